@@ -1,0 +1,28 @@
+"""Back-to-back rebalances: round k+1 is fed from round k, as the parity vectors define."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model import Assignment, GroupSpec
+from .base import Assignor
+
+
+def next_round_spec(spec: GroupSpec, result: Assignment) -> GroupSpec:
+    """Every member owns exactly what it was given; generations become max(0, max) + 1."""
+    gen = max(0, max((m.generation for m in spec.members), default=0)) + 1
+    members = tuple(
+        replace(m, owned=tuple(result.get(m.member_id, ())), generation=gen) for m in spec.members
+    )
+    return GroupSpec(spec.topics, members)
+
+
+def run_rounds(assignor: Assignor, spec: GroupSpec, rounds: int) -> list[tuple[GroupSpec, Assignment]]:
+    """Run `rounds` rebalances; returns each round's input spec and output."""
+    out: list[tuple[GroupSpec, Assignment]] = []
+    current = spec
+    for _ in range(rounds):
+        result = assignor.assign(current)
+        out.append((current, result))
+        current = next_round_spec(current, result)
+    return out

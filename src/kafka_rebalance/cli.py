@@ -1,0 +1,53 @@
+"""The `kafka-rebalance` command: parses arguments and hands off to a command module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from . import __version__
+from .commands import COMMANDS
+from .errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-rebalance",
+        description="Kafka rebalancing toolkit: assignors, group protocol simulator, cluster plans, Spark pipeline.",
+    )
+    parser.add_argument("--version", action="version", version=f"kafka-rebalance {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f".commands.{name}_cmd", __package__)
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.commands.{name}_cmd":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        rc = args.func(args)
+    except InputError as exc:
+        print(f"kafka-rebalance {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

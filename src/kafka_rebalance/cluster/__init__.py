@@ -1,0 +1,1 @@
+"""Cluster skew, preferred leader election, reassignment planning and execution batches (pure)."""

@@ -1,0 +1,56 @@
+"""File helpers for the shell: read JSON/YAML with clear errors, write atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+
+def read_structured(path: str | os.PathLike) -> Any:
+    """Load a JSON or YAML file; errors name the file and the position."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(p)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", source=str(p)) from None
+    if p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(f"malformed YAML: {exc}", source=str(p)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(p)) from None
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write to a temporary file beside the target, then rename: never half-written."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")

@@ -1,0 +1,1 @@
+"""Adapters to real Kafka clients: assignor plug-ins, Admin API, parallel consumer, test brokers."""

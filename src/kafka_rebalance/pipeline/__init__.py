@@ -1,0 +1,1 @@
+"""PySpark jobs over telemetry: load model, offsets, lag, simulation sweeps."""

@@ -1,0 +1,1 @@
+"""Deterministic discrete-event simulator that drives group/ and assign/ over a virtual clock."""
