@@ -1,0 +1,194 @@
+"""Kafka's client-side `RangeAssignor`, with KIP-881 rack awareness.
+
+Per topic, the sorted subscribers each take a contiguous range of
+`partitions // consumers` partitions, the first `partitions % consumers`
+one more. When consumer racks and partition racks are both known (and not
+every partition is on every rack), a first pass gives each consumer the
+partitions on its own rack within the same per-topic quota; topics with the
+same subscribers and the same partition count stay co-partitioned (partition
+p of each goes to one consumer). The rest is assigned by plain ranges.
+
+Mirrors clients/.../consumer/RangeAssignor.java; the result's sets do not
+depend on HashMap order, so none is emulated here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping
+
+from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+
+
+def _has_wide(strings: Iterable[str]) -> bool:
+    """True when a supplementary character is present: only then do Python and Java orders differ."""
+    return any(ord(c) > 0xFFFF for s in strings for c in s)
+
+
+def _utf16(s: str) -> bytes:
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def sort_java_strings(values: Iterable[str]) -> list[str]:
+    """Strings sorted as Java's `String.compareTo` (UTF-16 code units) orders them."""
+    vals = list(values)
+    return sorted(vals, key=_utf16) if _has_wide(vals) else sorted(vals)
+
+
+def member_info_order(members: Iterable[MemberSubscription]) -> list[MemberSubscription]:
+    """Kafka's `MemberInfo` order: static members first by group.instance.id, then the rest by member id."""
+    ms = list(members)
+    conv = _utf16 if _has_wide(s for m in ms for s in (m.member_id, m.instance_id or "")) else str
+    return sorted(ms, key=lambda m: (0, conv(m.instance_id)) if m.instance_id is not None
+                  else (1, conv(m.member_id)))
+
+
+class _TopicState:
+    """One topic's progress: who may still take how many, what is still free (TopicAssignmentState)."""
+
+    __slots__ = ("topic", "consumers", "racks", "partition_racks", "unassigned", "assigned_count",
+                 "per_consumer", "extra_left", "needs_rack_aware", "n")
+
+    def __init__(self, topic: str, n: int, consumers: list[str], racks: Mapping[str, str],
+                 partition_racks: Callable[[int], frozenset[str]]) -> None:
+        self.topic = topic
+        self.n = n
+        self.consumers = consumers  # sorted, unique
+        self.racks = {c: racks[c] for c in consumers if c in racks}
+        self.unassigned: list[int] = list(range(n))
+        self.assigned_count = dict.fromkeys(consumers, 0)
+        self.per_consumer = n // len(consumers) if consumers else 0
+        self.extra_left = n % len(consumers) if consumers else 0
+        consumer_racks = set(self.racks.values())
+        if consumer_racks:
+            self.partition_racks = [partition_racks(p) for p in range(n)]
+            all_partition_racks: set[str] = set().union(*self.partition_racks) if n else set()
+        else:
+            self.partition_racks = []
+            all_partition_racks = set()
+        # AbstractPartitionAssignor.useRackAwareAssignment
+        self.needs_rack_aware = bool(consumer_racks) and not consumer_racks.isdisjoint(all_partition_racks) \
+            and not all(r == all_partition_racks for r in self.partition_racks)
+
+    @property
+    def rack_key_size(self) -> int:
+        """`partitionRacks.size()`: the partition count when any consumer has a rack, else 0."""
+        return len(self.partition_racks)
+
+    def racks_match(self, consumer: str, p: int) -> bool:
+        rack = self.racks.get(consumer)
+        if rack is None:
+            return True
+        return p < len(self.partition_racks) and rack in self.partition_racks[p]
+
+    def max_assignable(self, consumer: str) -> int:
+        m = self.per_consumer + (1 if self.extra_left > 0 else 0) - self.assigned_count[consumer]
+        return m if m > 0 else 0
+
+    def on_assigned(self, consumer: str, partitions: list[int]) -> None:
+        count = self.assigned_count[consumer] + len(partitions)
+        self.assigned_count[consumer] = count
+        if count > self.per_consumer:
+            self.extra_left -= 1
+        if len(partitions) == 1:
+            self.unassigned.remove(partitions[0])
+        else:
+            taken = set(partitions)
+            self.unassigned = [p for p in self.unassigned if p not in taken]
+
+
+class RangeAssignor:
+    """Kafka's `range` consumer assignor."""
+
+    name = "range"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        members = spec.members
+        ordered = member_info_order(members)
+        racks = {m.member_id: m.rack for m in members if m.rack}
+        # consumersPerTopic: subscribers of each topic, in MemberInfo order, deduplicated
+        subscribers: dict[str, list[str]] = {}
+        for m in ordered:
+            for t in dict.fromkeys(m.topics):
+                subscribers.setdefault(t, []).append(m.member_id)
+
+        states: list[_TopicState] = []
+        for topic, consumers in subscribers.items():
+            meta = spec.topics.get(topic)
+            if meta is None or meta.partitions <= 0:
+                continue
+            states.append(_TopicState(topic, meta.partitions, consumers, racks, meta.racks_of))
+
+        out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
+        use_rack_aware = any(s.needs_rack_aware for s in states)
+        if use_rack_aware:
+            self._assign_with_rack_matching(states, out)
+            for s in states:
+                self._assign_ranges(s, None, out)
+            for lst in out.values():
+                lst.sort(key=lambda tp: (tp.topic, tp.partition))
+        else:
+            for s in states:
+                self._assign_plain(s, out)
+        return out
+
+    @staticmethod
+    def _assign_plain(s: _TopicState, out: dict[str, list[TopicPartition]]) -> None:
+        """Range assignment without rack constraints: contiguous ranges in consumer order."""
+        start = 0
+        topic = s.topic
+        for i, c in enumerate(s.consumers):
+            take = s.per_consumer + (1 if i < s.extra_left else 0)
+            if take:
+                out[c].extend(TopicPartition(topic, p) for p in range(start, start + take))
+            start += take
+
+    @staticmethod
+    def _give(s: _TopicState, consumer: str, partitions: list[int], out: dict[str, list[TopicPartition]]) -> None:
+        out[consumer].extend(TopicPartition(s.topic, p) for p in partitions)
+        s.on_assigned(consumer, partitions)
+
+    def _assign_ranges(self, s: _TopicState, rack_filter: bool | None, out: dict[str, list[TopicPartition]]) -> None:
+        for c in s.consumers:
+            if not s.unassigned:
+                break
+            limit = s.max_assignable(c)
+            if limit <= 0:
+                continue
+            if rack_filter:
+                chosen = []
+                for p in s.unassigned:
+                    if s.racks_match(c, p):
+                        chosen.append(p)
+                        if len(chosen) >= limit:
+                            break
+            else:
+                chosen = s.unassigned[:limit]
+            if chosen:
+                self._give(s, c, chosen, out)
+
+    def _assign_with_rack_matching(self, states: list[_TopicState], out: dict[str, list[TopicPartition]]) -> None:
+        groups: dict[tuple, dict[int, list[_TopicState]]] = {}
+        for s in states:
+            key = tuple((c, s.racks.get(c)) for c in s.consumers)
+            groups.setdefault(key, {}).setdefault(s.rack_key_size, []).append(s)
+        for by_size in groups.values():
+            for num_partitions, co in by_size.items():
+                if len(co) > 1:
+                    self._assign_co_partitioned(co[0].consumers, num_partitions, co, out)
+                elif co[0].needs_rack_aware:
+                    self._assign_ranges(co[0], True, out)
+
+    def _assign_co_partitioned(self, consumers: list[str], num_partitions: int, co: list[_TopicState],
+                               out: dict[str, list[TopicPartition]]) -> None:
+        remaining = list(consumers)
+        for p in range(num_partitions):
+            match = next((c for c in remaining
+                          if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in co)), None)
+            if match is None:
+                continue
+            for s in co:
+                self._give(s, match, [p], out)
+            if not any(s.max_assignable(match) > 0 for s in co):
+                remaining.remove(match)
+                if not remaining:
+                    break
