@@ -1,0 +1,879 @@
+"""Java semantics the Kafka assignors depend on, emulated exactly in Python.
+
+Kafka's assignors iterate `java.util.HashMap`/`HashSet`, sort with
+`String.compareTo` and hash `TopicPartition`; their output depends on all
+three, so an exact port needs them bit for bit.
+
+API (small on purpose):
+
+- `string_hash(s)`        -> `String.hashCode()` (signed 32-bit, over UTF-16 units)
+- `string_key(s)`         -> sort key ordering like `String.compareTo`
+- `java_compare(a, b)`    -> sign of `a.compareTo(b)` for two str or two int
+- `tp_hash(topic, p)`     -> Kafka `TopicPartition.hashCode()`
+- `java_hash(obj)`        -> hashCode of str / int / TopicPartition / (topic, partition)
+- `spread(h)`             -> `HashMap.hash`: `h ^ (h >>> 16)` (signed 32-bit)
+- `table_size_for(c)`     -> `HashMap.tableSizeFor`
+- `JavaHashMap(initial_capacity=None, hasher=java_hash)`
+      put, put_if_absent, compute_if_absent, merge_insert, get, remove(key, movable=True),
+      `in`, len, keys()/values()/items() in Java iteration order, clear(), put_all(m),
+      JavaHashMap.copy_of(m) (`new HashMap<>(m)`), capacity
+- `JavaHashSet(initial_capacity=None, hasher=java_hash)`
+      add, remove, discard, `in`, len, iteration in Java order, add_all,
+      JavaHashSet.copy_of(iterable, size) (`new HashSet<>(collection)`)
+- `set_jdk(feature)`      -> choose JDK sizing rules (17: `s/0.75f + 1`; 19+: `ceil(s/0.75)`)
+
+The map keeps a Python dict for values and, per key, its spread hash and a
+sequence number giving its position inside a plain bin (appends get rising
+positive numbers, head insertions by compute/merge get falling negative ones;
+resize splits and removals keep relative order, so sorting a bin by sequence
+gives Java's linked order). Bins that Java turns into red-black trees are
+emulated node for node (treeify, putTreeVal, removeTreeNode, split,
+untreeify, moveRootToFront), since their linked order changes with the tree.
+
+Not emulated: `tieBreakOrder` between two non-Comparable keys with the same
+spread hash uses `System.identityHashCode`, which is not deterministic in Java
+either; here the new key goes left ("<=").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+MAXIMUM_CAPACITY = 1 << 30
+DEFAULT_INITIAL_CAPACITY = 16
+TREEIFY_THRESHOLD = 8
+UNTREEIFY_THRESHOLD = 6
+MIN_TREEIFY_CAPACITY = 64
+_INT_MAX = (1 << 31) - 1
+
+_JDK = {"feature": 17}
+
+
+def set_jdk(feature: int) -> None:
+    """Select the JDK whose HashMap/HashSet presizing rules apply (changed in JDK 19)."""
+    _JDK["feature"] = feature
+
+
+def jdk_feature() -> int:
+    return _JDK["feature"]
+
+
+# ---------------------------------------------------------------------------
+# Scalars
+
+
+def _to_int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - 0x100000000 if x & 0x80000000 else x
+
+
+_STR_HASH_CACHE: dict[str, int] = {}
+
+
+def string_hash(s: str) -> int:
+    """`String.hashCode()`: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed int."""
+    h = _STR_HASH_CACHE.get(s)
+    if h is not None:
+        return h
+    acc = 0
+    if s.isascii() or max(s) < "\U00010000":
+        for ch in s:
+            acc = (acc * 31 + ord(ch)) & 0xFFFFFFFF
+    else:
+        data = s.encode("utf-16-be", "surrogatepass")
+        for i in range(0, len(data), 2):
+            acc = (acc * 31 + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    h = acc - 0x100000000 if acc & 0x80000000 else acc
+    if len(_STR_HASH_CACHE) < 1_000_000:
+        _STR_HASH_CACHE[s] = h
+    return h
+
+
+def string_key(s: str) -> str:
+    """Sort key that orders strings like `String.compareTo` (UTF-16 code units).
+
+    Code-point order equals UTF-16 order unless supplementary characters are
+    present; those are rewritten as their surrogate pair.
+    """
+    if s.isascii() or max(s) < "\U00010000":
+        return s
+    out = []
+    for ch in s:
+        c = ord(ch)
+        if c >= 0x10000:
+            c -= 0x10000
+            out.append(chr(0xD800 + (c >> 10)))
+            out.append(chr(0xDC00 + (c & 0x3FF)))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def java_compare(a: Any, b: Any) -> int:
+    """Sign of `a.compareTo(b)` for two strings (UTF-16 order) or two ints."""
+    if isinstance(a, str):
+        ka, kb = string_key(a), string_key(b)
+    else:
+        ka, kb = a, b
+    return (ka > kb) - (ka < kb)
+
+
+def tp_hash(topic: str, partition: int) -> int:
+    """Kafka `TopicPartition.hashCode()`: 31 * (31 + partition) + topic.hashCode()."""
+    return _to_int32(31 * (31 + partition) + string_hash(topic))
+
+
+def java_hash(obj: Any) -> int:
+    """hashCode of a str, int (`Integer`), Kafka TopicPartition or (topic, partition) tuple."""
+    if isinstance(obj, str):
+        return string_hash(obj)
+    if isinstance(obj, int):
+        return _to_int32(obj)
+    if isinstance(obj, tuple):
+        return tp_hash(obj[0], obj[1])
+    topic = getattr(obj, "topic", None)
+    if topic is not None:
+        return tp_hash(topic, obj.partition)
+    raise TypeError(f"no Java hashCode emulation for {type(obj).__name__}")
+
+
+def spread(h: int) -> int:
+    """`HashMap.hash(key)`: h ^ (h >>> 16), kept signed (trees compare it signed)."""
+    u = h & 0xFFFFFFFF
+    u ^= u >> 16
+    return u - 0x100000000 if u & 0x80000000 else u
+
+
+def table_size_for(cap: int) -> int:
+    """`HashMap.tableSizeFor`: the power of two >= cap (1 for cap <= 1)."""
+    if cap <= 1:
+        return 1
+    n = 1 << (cap - 1).bit_length()
+    return MAXIMUM_CAPACITY if n >= MAXIMUM_CAPACITY else n
+
+
+def _f32_div(n: int, d: float) -> float:
+    return float(np.float32(n) / np.float32(d))
+
+
+def presize_for_copy(s: int) -> int:
+    """Initial threshold `putMapEntries` sets for an empty map receiving s mappings."""
+    if _JDK["feature"] >= 19:
+        t = math.ceil(s / 0.75)
+    else:
+        ft = float(np.float32(_f32_div(s, 0.75)) + np.float32(1.0))
+        t = int(ft)
+    return min(t, MAXIMUM_CAPACITY)
+
+
+def hashset_copy_capacity(n: int) -> int:
+    """initialCapacity `new HashSet<>(collection)` passes to its HashMap."""
+    if _JDK["feature"] >= 19:
+        return math.ceil(max(n, 12) / 0.75)
+    return max(int(_f32_div(n, 0.75)) + 1, 16)
+
+
+def new_hash_map_capacity(n: int) -> int:
+    """`HashMap.calculateHashMapCapacity(n)` used by `HashMap.newHashMap(n)` (JDK 19+)."""
+    return math.ceil(n / 0.75)
+
+
+# ---------------------------------------------------------------------------
+# Red-black tree bins (java.util.HashMap.TreeNode)
+
+
+class _Node:
+    __slots__ = ("key", "h", "parent", "left", "right", "red")
+
+    def __init__(self, key: Any, h: int) -> None:
+        self.key = key
+        self.h = h
+        self.parent = self.left = self.right = None
+        self.red = False
+
+
+def _comparable(a: Any, b: Any) -> int:
+    """compareComparables, or 0 when the keys are not mutually Comparable (String/Integer)."""
+    if isinstance(a, str) and isinstance(b, str):
+        return java_compare(a, b)
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        return (a > b) - (a < b)
+    return 0
+
+
+def _tie_break(a: Any, b: Any) -> int:
+    na, nb = _class_name(a), _class_name(b)
+    d = (na > nb) - (na < nb)
+    return d if d != 0 else -1
+
+
+def _class_name(o: Any) -> str:
+    if isinstance(o, str):
+        return "java.lang.String"
+    if isinstance(o, int):
+        return "java.lang.Integer"
+    return "org.apache.kafka.common.TopicPartition"
+
+
+def _rotate_left(root, p):
+    if p is not None and p.right is not None:
+        r = p.right
+        rl = p.right = r.left
+        if rl is not None:
+            rl.parent = p
+        pp = r.parent = p.parent
+        if pp is None:
+            root = r
+            r.red = False
+        elif pp.left is p:
+            pp.left = r
+        else:
+            pp.right = r
+        r.left = p
+        p.parent = r
+    return root
+
+
+def _rotate_right(root, p):
+    if p is not None and p.left is not None:
+        l = p.left
+        lr = p.left = l.right
+        if lr is not None:
+            lr.parent = p
+        pp = l.parent = p.parent
+        if pp is None:
+            root = l
+            l.red = False
+        elif pp.right is p:
+            pp.right = l
+        else:
+            pp.left = l
+        l.right = p
+        p.parent = l
+    return root
+
+
+def _balance_insertion(root, x):
+    x.red = True
+    while True:
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        xpp = xp.parent
+        if not xp.red or xpp is None:
+            return root
+        xppl = xpp.left
+        if xp is xppl:
+            xppr = xpp.right
+            if xppr is not None and xppr.red:
+                xppr.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.right:
+                    x = xp
+                    root = _rotate_left(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_right(root, xpp)
+        else:
+            if xppl is not None and xppl.red:
+                xppl.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.left:
+                    x = xp
+                    root = _rotate_right(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_left(root, xpp)
+
+
+def _balance_deletion(root, x):
+    while True:
+        if x is None or x is root:
+            return root
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        if x.red:
+            x.red = False
+            return root
+        xpl = xp.left
+        if xpl is x:
+            xpr = xp.right
+            if xpr is not None and xpr.red:
+                xpr.red = False
+                xp.red = True
+                root = _rotate_left(root, xp)
+                xp = x.parent
+                xpr = None if xp is None else xp.right
+            if xpr is None:
+                x = xp
+            else:
+                sl, sr = xpr.left, xpr.right
+                if (sr is None or not sr.red) and (sl is None or not sl.red):
+                    xpr.red = True
+                    x = xp
+                else:
+                    if sr is None or not sr.red:
+                        if sl is not None:
+                            sl.red = False
+                        xpr.red = True
+                        root = _rotate_right(root, xpr)
+                        xp = x.parent
+                        xpr = None if xp is None else xp.right
+                    if xpr is not None:
+                        xpr.red = False if xp is None else xp.red
+                        sr = xpr.right
+                        if sr is not None:
+                            sr.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_left(root, xp)
+                    x = root
+        else:
+            if xpl is not None and xpl.red:
+                xpl.red = False
+                xp.red = True
+                root = _rotate_right(root, xp)
+                xp = x.parent
+                xpl = None if xp is None else xp.left
+            if xpl is None:
+                x = xp
+            else:
+                sl, sr = xpl.left, xpl.right
+                if (sl is None or not sl.red) and (sr is None or not sr.red):
+                    xpl.red = True
+                    x = xp
+                else:
+                    if sl is None or not sl.red:
+                        if sr is not None:
+                            sr.red = False
+                        xpl.red = True
+                        root = _rotate_left(root, xpl)
+                        xp = x.parent
+                        xpl = None if xp is None else xp.left
+                    if xpl is not None:
+                        xpl.red = False if xp is None else xp.red
+                        sl = xpl.left
+                        if sl is not None:
+                            sl.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_right(root, xp)
+                    x = root
+
+
+class _TreeBin:
+    """One treeified bin: the red-black tree plus its `next`-linked order (a list)."""
+
+    __slots__ = ("root", "order", "nodes")
+
+    def __init__(self, keys_hashes: list[tuple[Any, int]]) -> None:
+        self.order: list[_Node] = [_Node(k, h) for k, h in keys_hashes]
+        self.nodes: dict[Any, _Node] = {n.key: n for n in self.order}
+        self.root = None
+        self._treeify()
+
+    def _treeify(self) -> None:
+        root = None
+        for x in self.order:
+            x.left = x.right = None
+            if root is None:
+                x.parent = None
+                x.red = False
+                root = x
+                continue
+            k, h = x.key, x.h
+            p = root
+            while True:
+                ph = p.h
+                if ph > h:
+                    d = -1
+                elif ph < h:
+                    d = 1
+                else:
+                    d = _comparable(k, p.key)
+                    if d == 0:
+                        d = _tie_break(k, p.key)
+                xp = p
+                p = p.left if d <= 0 else p.right
+                if p is None:
+                    x.parent = xp
+                    if d <= 0:
+                        xp.left = x
+                    else:
+                        xp.right = x
+                    root = _balance_insertion(root, x)
+                    break
+        self.root = root
+        self._move_root_to_front(root)
+
+    def _move_root_to_front(self, root) -> None:
+        order = self.order
+        if root is not None and order and order[0] is not root:
+            order.remove(root)
+            order.insert(0, root)
+
+    def put(self, key: Any, h: int) -> None:
+        """putTreeVal for a key known to be absent."""
+        root = self.root
+        p = root
+        while True:
+            ph = p.h
+            if ph > h:
+                d = -1
+            elif ph < h:
+                d = 1
+            else:
+                d = _comparable(key, p.key)
+                if d == 0:
+                    d = _tie_break(key, p.key)
+            xp = p
+            p = p.left if d <= 0 else p.right
+            if p is None:
+                x = _Node(key, h)
+                if d <= 0:
+                    xp.left = x
+                else:
+                    xp.right = x
+                x.parent = xp
+                self.order.insert(self.order.index(xp) + 1, x)
+                self.nodes[key] = x
+                self.root = _balance_insertion(root, x)
+                self._move_root_to_front(self.root)
+                return
+
+    def remove(self, key: Any, movable: bool) -> bool:
+        """removeTreeNode; returns True when the bin became a plain bin (or empty)."""
+        p = self.nodes.pop(key)
+        self.order.remove(p)
+        if not self.order:
+            return True
+        root = self.root
+        if movable and (root.right is None or root.left is None or root.left.left is None):
+            return True
+        pl, pr = p.left, p.right
+        if pl is not None and pr is not None:
+            s = pr
+            while s.left is not None:
+                s = s.left
+            s.red, p.red = p.red, s.red
+            sr = s.right
+            pp = p.parent
+            if s is pr:
+                p.parent = s
+                s.right = p
+            else:
+                sp = s.parent
+                p.parent = sp
+                if sp is not None:
+                    if s is sp.left:
+                        sp.left = p
+                    else:
+                        sp.right = p
+                s.right = pr
+                if pr is not None:
+                    pr.parent = s
+            p.left = None
+            p.right = sr
+            if sr is not None:
+                sr.parent = p
+            s.left = pl
+            if pl is not None:
+                pl.parent = s
+            s.parent = pp
+            if pp is None:
+                root = s
+            elif p is pp.left:
+                pp.left = s
+            else:
+                pp.right = s
+            replacement = sr if sr is not None else p
+        elif pl is not None:
+            replacement = pl
+        elif pr is not None:
+            replacement = pr
+        else:
+            replacement = p
+        if replacement is not p:
+            pp = replacement.parent = p.parent
+            if pp is None:
+                root = replacement
+                replacement.red = False
+            elif p is pp.left:
+                pp.left = replacement
+            else:
+                pp.right = replacement
+            p.left = p.right = p.parent = None
+        r = root if p.red else _balance_deletion(root, replacement)
+        if replacement is p:
+            pp = p.parent
+            p.parent = None
+            if pp is not None:
+                if p is pp.left:
+                    pp.left = None
+                elif p is pp.right:
+                    pp.right = None
+        self.root = r
+        if movable:
+            self._move_root_to_front(r)
+        return False
+
+
+# ---------------------------------------------------------------------------
+# HashMap
+
+
+class JavaHashMap:
+    """`java.util.HashMap` with Java's iteration order (see module docstring)."""
+
+    __slots__ = ("_hasher", "_vals", "_meta", "_cap", "_thr", "_counts", "_trees", "_order", "_tick")
+
+    def __init__(self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash) -> None:
+        self._hasher = hasher
+        self._vals: dict[Any, Any] = {}
+        self._meta: dict[Any, list] = {}  # key -> [spread hash, sequence in bin]
+        self._cap = 0
+        if initial_capacity is None:
+            self._thr = 0
+        else:
+            if initial_capacity < 0:
+                raise ValueError(f"Illegal initial capacity: {initial_capacity}")
+            self._thr = table_size_for(min(initial_capacity, MAXIMUM_CAPACITY))
+        self._counts: list[int] = []
+        self._trees: dict[int, _TreeBin] = {}
+        self._order: list | None = None
+        self._tick = 0
+
+    # -- construction helpers -------------------------------------------------
+
+    @classmethod
+    def copy_of(cls, m: "JavaHashMap | Iterable[tuple[Any, Any]]", size: int | None = None,
+                hasher: Callable[[Any], int] = java_hash) -> "JavaHashMap":
+        """`new HashMap<>(m)`: presized for m, filled in m's iteration order."""
+        out = cls(hasher=hasher if not isinstance(m, JavaHashMap) else m._hasher)
+        out.put_all(m, size)
+        return out
+
+    def put_all(self, m: "JavaHashMap | Iterable[tuple[Any, Any]]", size: int | None = None) -> None:
+        """`putAll` / putMapEntries: presize (or pre-grow), then put in m's order."""
+        items = list(m.items()) if isinstance(m, (JavaHashMap, dict)) else list(m)
+        s = len(items) if size is None else size
+        if s > 0:
+            if self._cap == 0:
+                t = presize_for_copy(s)
+                if t > self._thr:
+                    self._thr = table_size_for(t)
+            else:
+                while s > self._thr and self._cap < MAXIMUM_CAPACITY:
+                    self._resize()
+        for k, v in items:
+            self.put(k, v)
+
+    @property
+    def capacity(self) -> int:
+        return self._cap
+
+    # -- reads ----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._vals)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._vals
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._vals.get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._vals[key]
+
+    def keys(self) -> list:
+        """Keys in Java iteration order."""
+        if self._order is None:
+            self._order = self._compute_order()
+        return self._order
+
+    def __iter__(self) -> Iterator:
+        return iter(self.keys())
+
+    def values(self) -> list:
+        vals = self._vals
+        return [vals[k] for k in self.keys()]
+
+    def items(self) -> list:
+        vals = self._vals
+        return [(k, vals[k]) for k in self.keys()]
+
+    def _compute_order(self) -> list:
+        meta = self._meta
+        if not meta:
+            return []
+        mask = self._cap - 1
+        if self._trees:
+            pos: dict[Any, int] = {}
+            for tree in self._trees.values():
+                for i, node in enumerate(tree.order):
+                    pos[node.key] = i
+            return sorted(meta, key=lambda k: ((meta[k][0] & mask), pos[k] if k in pos else meta[k][1]))
+        n = len(meta)
+        if n < 2048:
+            return sorted(meta, key=lambda k: ((meta[k][0] & mask), meta[k][1]))
+        keys = list(meta)
+        arr = np.fromiter((v[0] for v in meta.values()), dtype=np.int64, count=n) & mask
+        seq = np.fromiter((v[1] for v in meta.values()), dtype=np.int64, count=n)
+        idx = np.lexsort((seq, arr))
+        return [keys[i] for i in idx.tolist()]
+
+    # -- writes ---------------------------------------------------------------
+
+    def _next_tick(self) -> int:
+        self._tick += 1
+        return self._tick
+
+    def put(self, key: Any, value: Any) -> Any:
+        """`put` (putVal): new keys go to the tail of their bin; resize after insert."""
+        vals = self._vals
+        if key in vals:
+            old = vals[key]
+            vals[key] = value
+            return old
+        self._insert(key, value, head=False)
+        if len(vals) > self._thr:
+            self._resize()
+        return None
+
+    def put_if_absent(self, key: Any, value: Any) -> Any:
+        vals = self._vals
+        if key in vals and vals[key] is not None:
+            return vals[key]
+        return self.put(key, value)
+
+    def compute_if_absent(self, key: Any, fn: Callable[[Any], Any]) -> Any:
+        """`computeIfAbsent`: resize before, new key at the head of its bin."""
+        vals = self._vals
+        if len(vals) > self._thr or self._cap == 0:
+            self._resize()
+        if key in vals and vals[key] is not None:
+            return vals[key]
+        v = fn(key)
+        if v is None:
+            return None
+        if key in vals:
+            vals[key] = v
+            return v
+        self._insert(key, v, head=True)
+        return v
+
+    def merge_insert(self, key: Any, value: Any, fn: Callable[[Any, Any], Any]) -> Any:
+        """`merge(key, value, fn)` (never removing): head insertion like computeIfAbsent."""
+        vals = self._vals
+        if len(vals) > self._thr or self._cap == 0:
+            self._resize()
+        if key in vals:
+            old = vals[key]
+            v = value if old is None else fn(old, value)
+            vals[key] = v
+            return v
+        self._insert(key, value, head=True)
+        return value
+
+    def _insert(self, key: Any, value: Any, head: bool) -> None:
+        if self._cap == 0:
+            self._resize()
+        self._order = None
+        h = spread(self._hasher(key))
+        i = h & (self._cap - 1)
+        self._vals[key] = value
+        self._tick += 1
+        self._meta[key] = [h, -self._tick if head else self._tick]
+        existing = self._counts[i]
+        self._counts[i] = existing + 1
+        tree = self._trees.get(i)
+        if tree is not None:
+            tree.put(key, h)
+        elif existing >= (TREEIFY_THRESHOLD - 1 if head else TREEIFY_THRESHOLD):
+            self._treeify_bin(i)
+
+    def remove(self, key: Any, movable: bool = True) -> Any:
+        """`remove(key)`; movable=False is `Iterator.remove` (no untreeify, no root move)."""
+        vals = self._vals
+        if key not in vals:
+            return None
+        self._order = None
+        old = vals.pop(key)
+        h = self._meta.pop(key)[0]
+        i = h & (self._cap - 1)
+        self._counts[i] -= 1
+        tree = self._trees.get(i)
+        if tree is not None:
+            if tree.remove(key, movable):
+                del self._trees[i]
+                self._relink_plain([n.key for n in tree.order])
+        return old
+
+    def __delitem__(self, key: Any) -> None:
+        if key not in self._vals:
+            raise KeyError(key)
+        self.remove(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.put(key, value)
+
+    def clear(self) -> None:
+        """`clear()` keeps the table size."""
+        self._vals.clear()
+        self._meta.clear()
+        self._trees.clear()
+        self._counts = [0] * self._cap
+        self._order = None
+
+    def _relink_plain(self, keys_in_order: list) -> None:
+        """Make a bin plain again with the given linked order."""
+        meta = self._meta
+        for k in keys_in_order:
+            self._tick += 1
+            meta[k][1] = self._tick
+
+    def _bin_keys(self, i: int) -> list:
+        mask = self._cap - 1
+        meta = self._meta
+        ks = [k for k, m in meta.items() if (m[0] & mask) == i]
+        ks.sort(key=lambda k: meta[k][1])
+        return ks
+
+    def _treeify_bin(self, i: int) -> None:
+        if self._cap < MIN_TREEIFY_CAPACITY:
+            self._resize()
+            return
+        keys = self._bin_keys(i)
+        meta = self._meta
+        self._trees[i] = _TreeBin([(k, meta[k][0]) for k in keys])
+
+    def _resize(self) -> None:
+        old_cap, old_thr = self._cap, self._thr
+        new_thr = 0
+        if old_cap > 0:
+            if old_cap >= MAXIMUM_CAPACITY:
+                self._thr = _INT_MAX
+                return
+            new_cap = old_cap << 1
+            if new_cap < MAXIMUM_CAPACITY and old_cap >= DEFAULT_INITIAL_CAPACITY:
+                new_thr = old_thr << 1
+        elif old_thr > 0:
+            new_cap = old_thr
+        else:
+            new_cap = DEFAULT_INITIAL_CAPACITY
+            new_thr = int(0.75 * DEFAULT_INITIAL_CAPACITY)
+        if new_thr == 0:
+            ft = new_cap * 0.75
+            new_thr = int(ft) if new_cap < MAXIMUM_CAPACITY and ft < MAXIMUM_CAPACITY else _INT_MAX
+        self._thr = new_thr
+        self._cap = new_cap
+        self._order = None
+        mask = new_cap - 1
+        counts = [0] * new_cap
+        for m in self._meta.values():
+            counts[m[0] & mask] += 1
+        self._counts = counts
+        if not self._trees:
+            return
+        old_trees = self._trees
+        self._trees = {}
+        meta = self._meta
+        for j, tree in sorted(old_trees.items()):
+            lo = [n for n in tree.order if (n.h & old_cap) == 0]
+            hi = [n for n in tree.order if (n.h & old_cap) != 0]
+            for nodes, index, other in ((lo, j, hi), (hi, j + old_cap, lo)):
+                if not nodes:
+                    continue
+                if len(nodes) <= UNTREEIFY_THRESHOLD:
+                    self._relink_plain([n.key for n in nodes])
+                elif other:
+                    self._trees[index] = _TreeBin([(n.key, meta[n.key][0]) for n in nodes])
+                else:
+                    self._trees[index] = tree
+
+
+# ---------------------------------------------------------------------------
+# HashSet
+
+
+_PRESENT = True
+
+
+class JavaHashSet:
+    """`java.util.HashSet`: a JavaHashMap whose keys are the elements."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash) -> None:
+        self._map = JavaHashMap(initial_capacity, hasher)
+
+    @classmethod
+    def copy_of(cls, items: Iterable[Any], size: int | None = None,
+                hasher: Callable[[Any], int] = java_hash) -> "JavaHashSet":
+        """`new HashSet<>(collection)`: presized from the collection's size, added in its order."""
+        seq = list(items)
+        n = len(seq) if size is None else size
+        out = cls(hashset_copy_capacity(n), hasher)
+        for e in seq:
+            out.add(e)
+        return out
+
+    def add(self, e: Any) -> bool:
+        if e in self._map:
+            return False
+        self._map.put(e, _PRESENT)
+        return True
+
+    def add_all(self, items: Iterable[Any]) -> bool:
+        changed = False
+        for e in items:
+            changed |= self.add(e)
+        return changed
+
+    def remove(self, e: Any, movable: bool = True) -> bool:
+        if e not in self._map:
+            return False
+        self._map.remove(e, movable)
+        return True
+
+    discard = remove
+
+    def __contains__(self, e: Any) -> bool:
+        return e in self._map
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._map.keys())
+
+    def to_list(self) -> list:
+        return list(self._map.keys())
+
+    def clear(self) -> None:
+        self._map.clear()
+
+    @property
+    def capacity(self) -> int:
+        return self._map.capacity
