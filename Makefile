@@ -26,6 +26,7 @@ run: $(STAMP)
 	$(BIN)/kafka-rebalance demo
 
 test: $(DEVSTAMP)
+	@bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 bench: $(DEVSTAMP)

@@ -1,0 +1,80 @@
+"""The HTML report renders every plot without script errors in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.cli import main
+from kafka_rebalance.report.build import build_sections
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+
+
+def sample_doc() -> dict:
+    return {
+        "title": "test report", "subtitle": "fixture", "cards": {"replica moves": 12, "lower bound": 11},
+        "broker_load": {"before": {"replicas": {"1": 10, "2": 2, "3": 6}, "leaders": {"1": 5, "2": 0, "3": 3}},
+                        "after": {"replicas": {"1": 6, "2": 6, "3": 6}, "leaders": {"1": 3, "2": 2, "3": 3}},
+                        "max_over_mean": {"before": {"replicas": 1.67}, "after": {"replicas": 1.0}}},
+        "leaders": {"after restart": {"1": 5, "2": 0}, "after election": {"1": 3, "2": 2}},
+        "moves": {"plan": 12, "lower bound": 11, "kafka --generate": 900},
+        "ownership": {"eager": {"duration_ms": 60000, "stops": [{"start_ms": 10000, "end_ms": 13000}],
+                                "intervals": [{"partition": "t-0", "member": "m0", "start_ms": 0, "end_ms": 10000},
+                                              {"partition": "t-0", "member": "m1", "start_ms": 13000, "end_ms": 60000}]}},
+        "compare": {"eager": {"rebalances": 4, "unavailable_partition_ms": 9000, "member_paused_ms": 7000,
+                              "records": {"duplicates": 3, "lost": 0}},
+                    "cooperative": {"rebalances": 6, "unavailable_partition_ms": 1000, "member_paused_ms": 0,
+                                    "records": {"duplicates": 1, "lost": 0}}},
+        "lag": {"series": {"g": [[0, 0], [60, 120], [120, 40]]},
+                "statuses": {"columns": ["group", "status"], "rows": [["g", "OK"]]}},
+        "sweep": {"columns": ["protocol", "assignor", "seed", "unavailable_partition_ms"],
+                  "rows": [["classic", "range", 1, 9000], ["classic", "cooperative-sticky", 1, 1000]],
+                  "label_columns": ["protocol", "assignor"]},
+    }
+
+
+def test_sections_cover_every_part():
+    titles = [s.title for s in build_sections(sample_doc())]
+    assert len(titles) == 7 and "Not in these results" not in titles
+    partial = [s.title for s in build_sections({"moves": {"plan": 1}})]
+    assert partial[-1] == "Not in these results"
+
+
+def test_bad_results_document(tmp_path, capsys):
+    (tmp_path / "report.json").write_text(json.dumps({"moves": [1, 2]}))
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "report.json" in err and "moves" in err
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_report_renders_in_chromium(tmp_path, capsys):
+    (tmp_path / "report.json").write_text(json.dumps(sample_doc()))
+    assert main(["report", str(tmp_path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    page = Path(out["report"])
+    assert page.exists() and "cdn" not in page.read_text()[:2000].lower()
+    profile = tmp_path / "profile"
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=15000",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    status = re.search(r'<div id="render-status"([^>]*)>', dom)
+    assert status, "render status element missing"
+    attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', status.group(1)))
+    assert attrs.get("done") == "true"
+    assert int(attrs["expected"]) >= 7 and attrs["rendered"] == attrs["expected"]
+    assert json.loads(attrs["errors"].replace("&quot;", '"')) == []
+    shot = Path(__file__).parent.parent / "out" / "report-screenshot.png"
+    shot.parent.mkdir(exist_ok=True)
+    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=15000",
+                    "--window-size=1400,2400", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 10_000
