@@ -1,0 +1,241 @@
+"""Split a reassignment plan into execution batches and compute the replication throttle.
+
+Pure: no I/O, no clock. What `kafka-reassign-partitions.sh --execute --throttle`
+does for one reassignment, done here per batch:
+
+* broker configs `leader.replication.throttled.rate` and
+  `follower.replication.throttled.rate` (bytes/s) on every broker that is a
+  source or a destination of a move in the batch;
+* topic config `leader.replication.throttled.replicas`: `partition:broker`
+  for every replica the partition has now (any of them may serve the fetch);
+* topic config `follower.replication.throttled.replicas`: `partition:broker`
+  for every replica being added.
+
+Both lists are sorted as strings and joined by commas, as the tool's TreeSet
+does (so `10:1` sorts before `1:2`).
+
+Batching: a move occupies one slot on each broker that gains or loses a replica
+of the partition (destinations and sources); a batch holds at most
+`max_moves_per_broker` slots per broker and `max_moves` partitions in all.
+Moves are taken largest first (size_bytes, then topic and partition): a batch
+lasts as long as its slowest copy, so putting copies of similar size together
+wastes the least wall time, and the biggest copies start while the throttle
+budget is fresh. Each batch is filled first-fit from that order, so the output
+is the same for the same input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from ..errors import InputError
+
+LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
+FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
+LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
+REPLICA_ALTER_LOG_DIRS_IO_MAX = "replica.alter.log.dirs.io.max.bytes.per.second"
+# What the tool deletes when it clears throttles (ReassignPartitionsCommand.BROKER_LEVEL_THROTTLES ...).
+BROKER_LEVEL_THROTTLES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, REPLICA_ALTER_LOG_DIRS_IO_MAX)
+TOPIC_LEVEL_THROTTLES = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
+ANY_LOG_DIR = "any"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMove:
+    """One partition of a plan: where its replicas are and where they go."""
+
+    topic: str
+    partition: int
+    old_replicas: tuple[int, ...]
+    new_replicas: tuple[int, ...]
+    size_bytes: float = 0.0
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        return tuple(b for b in self.new_replicas if b not in self.old_replicas)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.old_replicas if b not in self.new_replicas)
+
+    @property
+    def brokers_busy(self) -> frozenset[int]:
+        """Brokers that send or receive data for this move (each counts one slot)."""
+        return frozenset(self.adding) | frozenset(self.removing)
+
+    @property
+    def bytes_moved(self) -> float:
+        return self.size_bytes * len(self.adding)
+
+    @property
+    def changes(self) -> bool:
+        return self.old_replicas != self.new_replicas
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    """The configs the reassignment tool sets for one batch (rate None = no throttle)."""
+
+    rate: int | None
+    brokers: tuple[int, ...]
+    leader_replicas: tuple[tuple[str, str], ...]  # (topic, "p:b,p:b")
+    follower_replicas: tuple[tuple[str, str], ...]
+
+    def broker_configs(self) -> dict[int, dict[str, str]]:
+        if self.rate is None:
+            return {}
+        value = str(int(self.rate))
+        return {b: {LEADER_THROTTLED_RATE: value, FOLLOWER_THROTTLED_RATE: value} for b in self.brokers}
+
+    def topic_configs(self) -> dict[str, dict[str, str]]:
+        if self.rate is None:
+            return {}
+        out: dict[str, dict[str, str]] = {}
+        for topic, value in self.leader_replicas:
+            out.setdefault(topic, {})[LEADER_THROTTLED_REPLICAS] = value
+        for topic, value in self.follower_replicas:
+            out.setdefault(topic, {})[FOLLOWER_THROTTLED_REPLICAS] = value
+        return out
+
+    def to_json(self) -> dict:
+        return {"rate": self.rate,
+                "brokers": {str(b): c for b, c in self.broker_configs().items()},
+                "topics": self.topic_configs()}
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    index: int
+    moves: tuple[PartitionMove, ...]
+    throttle: Throttle
+
+    @property
+    def bytes_moved(self) -> float:
+        return sum(m.bytes_moved for m in self.moves)
+
+    def reassignment_json(self) -> dict:
+        return reassignment_json(self.moves)
+
+    def broker_load(self) -> dict[int, int]:
+        load: dict[int, int] = {}
+        for m in self.moves:
+            for b in m.brokers_busy:
+                load[b] = load.get(b, 0) + 1
+        return dict(sorted(load.items()))
+
+
+def reassignment_json(moves: Iterable[PartitionMove]) -> dict:
+    """The JSON `kafka-reassign-partitions.sh --execute` reads, in the tool's own layout."""
+    parts = sorted(moves, key=lambda m: (m.topic, m.partition))
+    return {"version": 1, "partitions": [
+        {"topic": m.topic, "partition": m.partition, "replicas": list(m.new_replicas),
+         "log_dirs": [ANY_LOG_DIR] * len(m.new_replicas)} for m in parts]}
+
+
+def throttle_for(moves: Sequence[PartitionMove], rate: int | None) -> Throttle:
+    """ReassignPartitionsCommand.calculateLeaderThrottles / calculateFollowerThrottles for these moves."""
+    leader: dict[str, set[str]] = {}
+    follower: dict[str, set[str]] = {}
+    brokers: set[int] = set()
+    for m in moves:
+        sources = set(m.old_replicas)
+        destinations = set(m.new_replicas) - sources
+        leader.setdefault(m.topic, set()).update(f"{m.partition}:{s}" for s in sources)
+        follower.setdefault(m.topic, set()).update(f"{m.partition}:{d}" for d in destinations)
+        brokers |= sources | destinations
+    return Throttle(
+        rate=None if rate is None else int(rate),
+        brokers=tuple(sorted(brokers)),
+        leader_replicas=tuple((t, ",".join(sorted(v))) for t, v in sorted(leader.items())),
+        follower_replicas=tuple((t, ",".join(sorted(v))) for t, v in sorted(follower.items())),
+    )
+
+
+def move_order(move: PartitionMove) -> tuple:
+    return (-move.bytes_moved, -move.size_bytes, move.topic, move.partition)
+
+
+def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | None = None,
+                 max_moves: int | None = None, throttle: int | None = None) -> list[Batch]:
+    """Every changing move in exactly one batch, caps respected, largest first."""
+    if max_moves_per_broker is not None and max_moves_per_broker < 1:
+        raise InputError(f"must be >= 1, got {max_moves_per_broker}", field="max_moves_per_broker")
+    if max_moves is not None and max_moves < 1:
+        raise InputError(f"must be >= 1, got {max_moves}", field="max_moves")
+    if throttle is not None and throttle < 0:
+        raise InputError(f"must be >= 0, got {throttle}", field="throttle")
+    pending = sorted((m for m in moves if m.changes), key=move_order)
+    seen: set[tuple[str, int]] = set()
+    for m in pending:
+        if (m.topic, m.partition) in seen:
+            raise InputError(f"partition {m.topic}-{m.partition} appears twice in the plan", field="partitions")
+        seen.add((m.topic, m.partition))
+    batches: list[Batch] = []
+    while pending:
+        taken: list[PartitionMove] = []
+        rest: list[PartitionMove] = []
+        load: dict[int, int] = {}
+        for m in pending:
+            fits = (max_moves is None or len(taken) < max_moves) and (
+                max_moves_per_broker is None
+                or all(load.get(b, 0) < max_moves_per_broker for b in m.brokers_busy))
+            if fits:
+                taken.append(m)
+                for b in m.brokers_busy:
+                    load[b] = load.get(b, 0) + 1
+            else:
+                rest.append(m)
+        batches.append(Batch(len(batches), tuple(taken), throttle_for(taken, throttle)))
+        pending = rest
+    return batches
+
+
+# ---------------------------------------------------------------------------
+# Reading the tool's JSON and pairing it with the current placement.
+
+
+def parse_reassignment(doc: object) -> dict[tuple[str, int], tuple[int, ...]]:
+    """Target replicas per partition from `{"version":1,"partitions":[...]}`, validated as the tool does."""
+    if not isinstance(doc, Mapping):
+        raise InputError("expected a JSON object with 'version' and 'partitions'")
+    version = doc.get("version", 1)
+    if version != 1:
+        raise InputError(f"unsupported version {version!r} (expected 1)", field="version")
+    parts = doc.get("partitions")
+    if not isinstance(parts, list):
+        raise InputError("missing or not a list", field="partitions")
+    out: dict[tuple[str, int], tuple[int, ...]] = {}
+    for i, p in enumerate(parts):
+        where = f"partitions[{i}]"
+        if not isinstance(p, Mapping):
+            raise InputError(f"expected an object, got {p!r}", field=where)
+        topic, part, reps = p.get("topic"), p.get("partition"), p.get("replicas")
+        if not isinstance(topic, str) or not topic:
+            raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
+        if not isinstance(part, int) or isinstance(part, bool) or part < 0:
+            raise InputError(f"expected a partition >= 0, got {part!r}", field=f"{where}.partition")
+        if (not isinstance(reps, list) or not reps
+                or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in reps)):
+            raise InputError(f"expected a non-empty list of broker ids, got {reps!r}", field=f"{where}.replicas")
+        if len(set(reps)) != len(reps):
+            raise InputError(f"duplicate replica in {reps}", field=f"{where}.replicas")
+        if (topic, part) in out:
+            raise InputError(f"partition {topic}-{part} appears twice", field=where)
+        out[(topic, part)] = tuple(reps)
+    return out
+
+
+def moves_from_plan(target: Mapping[tuple[str, int], Sequence[int]],
+                    current: Mapping[tuple[str, int], Sequence[int]],
+                    sizes: Mapping[tuple[str, int], float] | None = None) -> list[PartitionMove]:
+    """Pair each planned partition with its current replicas; unknown partitions are an input error."""
+    sizes = sizes or {}
+    moves = []
+    for key in sorted(target):
+        if key not in current:
+            raise InputError(f"partition {key[0]}-{key[1]} does not exist in the cluster", field="partitions")
+        moves.append(PartitionMove(key[0], key[1], tuple(current[key]), tuple(target[key]),
+                                   float(sizes.get(key, 0.0))))
+    return moves

@@ -1,0 +1,115 @@
+"""Execution batches: caps, coverage, order, and throttle strings exactly as kafka-reassign-partitions.sh."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kafka_rebalance.cluster.batches import (
+    FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS,
+    PartitionMove, moves_from_plan, parse_reassignment, plan_batches, reassignment_json, throttle_for)
+from kafka_rebalance.errors import InputError
+
+
+def test_throttle_strings_match_kafka_unit_test():
+    # The move map of ReassignPartitionsUnitTest.testMoveMap, expressed as (sources -> new replicas).
+    moves = [
+        PartitionMove("foo", 0, (1, 2, 3), (1, 2, 5)),
+        PartitionMove("foo", 1, (4, 5, 6), (7, 8)),
+        PartitionMove("foo", 2, (1, 2), (3, 4)),
+        PartitionMove("foo", 3, (1, 2), (5, 6)),
+        PartitionMove("foo", 4, (1, 2), (3,)),
+        PartitionMove("foo", 5, (1, 2), (3, 4, 5, 6)),
+        PartitionMove("bar", 0, (2, 3, 4), (1, 2, 3)),
+    ]
+    t = throttle_for(moves, 1000)
+    topics = t.topic_configs()
+    assert topics["foo"][LEADER_THROTTLED_REPLICAS] == "0:1,0:2,0:3,1:4,1:5,1:6,2:1,2:2,3:1,3:2,4:1,4:2,5:1,5:2"
+    assert topics["bar"][LEADER_THROTTLED_REPLICAS] == "0:2,0:3,0:4"
+    assert topics["foo"][FOLLOWER_THROTTLED_REPLICAS] == "0:5,1:7,1:8,2:3,2:4,3:5,3:6,4:3,5:3,5:4,5:5,5:6"
+    assert topics["bar"][FOLLOWER_THROTTLED_REPLICAS] == "0:1"
+    assert t.brokers == (1, 2, 3, 4, 5, 6, 7, 8)
+    brokers = t.broker_configs()
+    assert set(brokers) == {1, 2, 3, 4, 5, 6, 7, 8}
+    assert brokers[7] == {LEADER_THROTTLED_RATE: "1000", FOLLOWER_THROTTLED_RATE: "1000"}
+
+
+def test_throttle_lists_sort_as_strings_like_treeset():
+    moves = [PartitionMove("t", 10, (1,), (2,)), PartitionMove("t", 2, (1,), (3,))]
+    t = throttle_for(moves, 5)
+    assert t.topic_configs()["t"][LEADER_THROTTLED_REPLICAS] == "10:1,2:1"
+    assert t.topic_configs()["t"][FOLLOWER_THROTTLED_REPLICAS] == "10:2,2:3"
+
+
+def test_no_throttle_sets_nothing():
+    t = throttle_for([PartitionMove("t", 0, (1,), (2,))], None)
+    assert t.broker_configs() == {} and t.topic_configs() == {}
+
+
+def test_reassignment_json_layout_is_the_tools():
+    doc = reassignment_json([PartitionMove("b", 1, (1, 2), (3, 2)), PartitionMove("a", 0, (1,), (2,))])
+    assert doc == {"version": 1, "partitions": [
+        {"topic": "a", "partition": 0, "replicas": [2], "log_dirs": ["any"]},
+        {"topic": "b", "partition": 1, "replicas": [3, 2], "log_dirs": ["any", "any"]}]}
+
+
+def test_largest_first_and_deterministic():
+    moves = [PartitionMove("t", p, (1,), (2,), size_bytes=float(s)) for p, s in enumerate([5, 50, 20, 50])]
+    batches = plan_batches(moves, max_moves_per_broker=1)
+    assert [b.moves[0].partition for b in batches] == [1, 3, 2, 0]
+    assert plan_batches(list(reversed(moves)), max_moves_per_broker=1) == batches
+
+
+def test_unchanged_partitions_are_dropped_and_duplicates_rejected():
+    same = PartitionMove("t", 0, (1, 2), (1, 2))
+    assert plan_batches([same]) == []
+    with pytest.raises(InputError):
+        plan_batches([PartitionMove("t", 0, (1,), (2,)), PartitionMove("t", 0, (1,), (3,))])
+    with pytest.raises(InputError):
+        plan_batches([same], max_moves_per_broker=0)
+
+
+def test_parse_reassignment_validates_like_the_tool():
+    assert parse_reassignment({"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1, 2]}]}) \
+        == {("a", 0): (1, 2)}
+    for bad in ({"partitions": [{"topic": "a", "partition": 0, "replicas": [1, 1]}]},
+                {"partitions": [{"topic": "a", "partition": 0, "replicas": []}]},
+                {"partitions": [{"topic": "a", "partition": 0, "replicas": [1]},
+                                {"topic": "a", "partition": 0, "replicas": [2]}]},
+                {"version": 2, "partitions": []}, []):
+        with pytest.raises(InputError):
+            parse_reassignment(bad)
+    with pytest.raises(InputError):
+        moves_from_plan({("x", 0): (1,)}, {("a", 0): (2,)})
+
+
+@st.composite
+def plans(draw):
+    brokers = list(range(draw(st.integers(2, 7))))
+    n = draw(st.integers(0, 25))
+    moves = []
+    for p in range(n):
+        rf = draw(st.integers(1, len(brokers)))
+        old = draw(st.permutations(brokers))[:rf]
+        new = draw(st.permutations(brokers))[:rf]
+        size = draw(st.integers(0, 10**6))
+        moves.append(PartitionMove("t" + str(p % 3), p, tuple(old), tuple(new), float(size)))
+    return moves
+
+
+@settings(max_examples=60, deadline=None)
+@given(plans(), st.one_of(st.none(), st.integers(1, 4)), st.one_of(st.none(), st.integers(1, 6)))
+def test_caps_respected_and_every_move_in_exactly_one_batch(moves, per_broker, cluster):
+    batches = plan_batches(moves, max_moves_per_broker=per_broker, max_moves=cluster, throttle=100)
+    placed = [(m.topic, m.partition) for b in batches for m in b.moves]
+    expected = sorted((m.topic, m.partition) for m in moves if m.changes)
+    assert sorted(placed) == expected and len(placed) == len(set(placed))
+    for i, b in enumerate(batches):
+        assert b.index == i and b.moves
+        if cluster is not None:
+            assert len(b.moves) <= cluster
+        if per_broker is not None:
+            assert all(v <= per_broker for v in b.broker_load().values())
+        # The throttle covers exactly the batch's brokers and topics.
+        assert set(b.throttle.brokers) == {x for m in b.moves for x in (*m.old_replicas, *m.new_replicas)}
+        assert set(b.throttle.topic_configs()) == {m.topic for m in b.moves}
