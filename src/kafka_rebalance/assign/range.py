@@ -17,29 +17,18 @@ from __future__ import annotations
 from typing import Callable, Iterable, Mapping
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
-
-
-def _has_wide(strings: Iterable[str]) -> bool:
-    """True when a supplementary character is present: only then do Python and Java orders differ."""
-    return any(ord(c) > 0xFFFF for s in strings for c in s)
-
-
-def _utf16(s: str) -> bytes:
-    return s.encode("utf-16-be", "surrogatepass")
+from .javacompat import string_key
 
 
 def sort_java_strings(values: Iterable[str]) -> list[str]:
     """Strings sorted as Java's `String.compareTo` (UTF-16 code units) orders them."""
-    vals = list(values)
-    return sorted(vals, key=_utf16) if _has_wide(vals) else sorted(vals)
+    return sorted(values, key=string_key)
 
 
 def member_info_order(members: Iterable[MemberSubscription]) -> list[MemberSubscription]:
     """Kafka's `MemberInfo` order: static members first by group.instance.id, then the rest by member id."""
-    ms = list(members)
-    conv = _utf16 if _has_wide(s for m in ms for s in (m.member_id, m.instance_id or "")) else str
-    return sorted(ms, key=lambda m: (0, conv(m.instance_id)) if m.instance_id is not None
-                  else (1, conv(m.member_id)))
+    return sorted(members, key=lambda m: (0, string_key(m.instance_id)) if m.instance_id is not None
+                  else (1, string_key(m.member_id)))
 
 
 class _TopicState:
