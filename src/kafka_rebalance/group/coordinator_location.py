@@ -10,14 +10,15 @@ OFFSETS_TOPIC_NUM_PARTITIONS = 50
 
 
 def _java_string_hash(s: str) -> int:
+    """Java's `String.hashCode` over UTF-16 code units, as a signed 32-bit int."""
     try:
-        from ..assign.javacompat import java_string_hash  # H1's shared helper, when present
+        from ..assign.javacompat import string_hash  # the shared Java-compat helper
     except ImportError:
         h = 0
         for unit in _utf16_units(s):
             h = (31 * h + unit) & 0xFFFFFFFF
         return h - (1 << 32) if h & 0x80000000 else h
-    return java_string_hash(s)
+    return string_hash(s)
 
 
 def _utf16_units(s: str):

@@ -1,0 +1,729 @@
+"""The classic group coordinator for one group, as an explicit state machine.
+
+Follows Kafka's GroupMetadataManager classic paths (join, sync, heartbeat,
+leave, timers) and ClassicGroup. Every entry point takes `now_ms` and returns
+a list of effects (responses to send, timers to (re)schedule or cancel,
+state changes, metadata to persist); nothing here reads a clock or does I/O.
+
+The group is a mutable aggregate, like Kafka's: a request costs O(1) rather
+than a copy of a 1,000-member group, which the simulator needs. Determinism
+holds because every input (time, member id salt) is a parameter.
+
+Members are kept in insertion order; Kafka keeps them in a HashMap, so where
+Kafka's choice depends on HashMap order (re-electing a leader, the order the
+leader sees members) we use the join order instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .classic_messages import (
+    JOIN_KEY,
+    NO_GENERATION,
+    SYNC_KEY,
+    UNKNOWN_MEMBER_ID,
+    CancelTimer,
+    GroupMetadataChanged,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupMember,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    MemberRemoved,
+    ScheduleTimer,
+    StateChanged,
+    SyncGroupRequest,
+    SyncGroupResponse,
+    heartbeat_key,
+)
+from .classic_state import ClassicGroupState, check_transition
+from .errors import Errors
+
+S = ClassicGroupState
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicGroupConfig:
+    """Broker-side settings (Kafka defaults)."""
+
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    max_size: int = INT_MAX  # group.max.size
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    new_member_join_timeout_ms: int = 300_000  # classic new member join timeout
+    require_known_member_id: bool = True  # JoinGroup v4+ (KIP-394)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, Any], ...]
+    assignment: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicGroupSnapshot:
+    """What a GroupMetadataValue record holds: enough to reload the group after failover."""
+
+    group_id: str
+    protocol_type: str | None
+    generation_id: int
+    protocol_name: str | None
+    leader: str | None
+    state_timestamp_ms: int
+    members: tuple[MemberSnapshot, ...]
+
+
+class ClassicGroupMember:
+    """One member as the coordinator knows it (Kafka's ClassicGroupMember)."""
+
+    __slots__ = ("member_id", "group_instance_id", "client_id", "rebalance_timeout_ms", "session_timeout_ms",
+                 "protocol_type", "protocols", "assignment", "awaiting_join", "awaiting_sync", "is_new")
+
+    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str, rebalance_timeout_ms: int,
+                 session_timeout_ms: int, protocol_type: str, protocols: tuple[tuple[str, Any], ...],
+                 assignment: Any = None) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        self.protocol_type = protocol_type
+        self.protocols = protocols
+        self.assignment = assignment
+        self.awaiting_join: str | None = None  # client to answer the parked JoinGroup
+        self.awaiting_sync: str | None = None  # client to answer the parked SyncGroup
+        self.is_new = False
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None
+
+    def protocol_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.protocols)
+
+    def metadata(self, protocol: str) -> Any:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        raise KeyError(protocol)
+
+    def matches(self, protocols: tuple[tuple[str, Any], ...]) -> bool:
+        return self.protocols == protocols
+
+    def vote(self, candidates: set[str]) -> str:
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise ValueError("member does not support any candidate protocol")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """Members parked in a rebalance count as alive; new members can still expire."""
+        if self.is_new:
+            return False
+        return self.awaiting_join is not None or self.awaiting_sync is not None
+
+
+class ClassicGroup:
+    """A classic consumer group on its coordinator."""
+
+    def __init__(self, group_id: str, config: ClassicGroupConfig | None = None, *, member_id_salt: str = "",
+                 now_ms: int = 0) -> None:
+        self.group_id = group_id
+        self.config = config or ClassicGroupConfig()
+        self.state = S.EMPTY
+        self.previous_state: ClassicGroupState | None = None
+        self.state_timestamp_ms = now_ms
+        self.generation_id = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.members: dict[str, ClassicGroupMember] = {}
+        self.pending_members: dict[str, None] = {}  # KIP-394: ids handed out, not yet joined
+        self.pending_sync: set[str] = set()
+        self.static_members: dict[str, str] = {}  # group.instance.id -> member id
+        self.num_awaiting_join = 0
+        self.new_member_added = False
+        self._supported: dict[str, int] = {}
+        self._salt = member_id_salt
+        self._seq = 0
+        self._initial_delay: tuple[int, int] = (0, 0)
+
+    # ------------------------------------------------------------------ queries
+
+    def is_in(self, *states: ClassicGroupState) -> bool:
+        return self.state in states
+
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id == member_id
+
+    def has_member(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def rebalance_timeout_ms(self) -> int:
+        """The join barrier waits for the slowest member's max.poll.interval.ms."""
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.num_awaiting_join and not self.pending_members
+
+    def can_rebalance(self) -> bool:
+        return self.state in S.PREPARING_REBALANCE.valid_previous_states
+
+    def candidate_protocols(self) -> set[str]:
+        n = len(self.members)
+        return {p for p, c in self._supported.items() if c == n}
+
+    def supports_protocols(self, protocol_type: str, protocols: Iterable[str]) -> bool:
+        names = list(protocols)
+        if not self.members:
+            return bool(protocol_type) and bool(names)
+        return protocol_type == self.protocol_type and any(self._supported.get(p, 0) == len(self.members) for p in names)
+
+    def select_protocol(self) -> str:
+        candidates = self.candidate_protocols()
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            p = m.vote(candidates)
+            votes[p] = votes.get(p, 0) + 1
+        best = None
+        for p, c in votes.items():  # first maximum wins, like Stream.max over the votes
+            if best is None or c > votes[best]:
+                best = p
+        assert best is not None
+        return best
+
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> Errors:
+        if group_instance_id is not None:
+            existing = self.static_members.get(group_instance_id)
+            if existing is None:
+                return Errors.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return Errors.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return Errors.UNKNOWN_MEMBER_ID
+        return Errors.NONE
+
+    def validate_offset_commit(self, member_id: str, group_instance_id: str | None, generation_id: int) -> Errors:
+        """The error an OffsetCommit gets in the current state (ClassicGroup.validateOffsetCommit)."""
+        if self.state is S.DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and self.state is S.EMPTY:
+            return Errors.NONE
+        if generation_id >= 0 or member_id or group_instance_id is not None:
+            err = self.validate_member(member_id, group_instance_id)
+            if err is not Errors.NONE:
+                return err
+            if generation_id != self.generation_id:
+                return Errors.ILLEGAL_GENERATION
+        elif self.state is not S.EMPTY:
+            return Errors.UNKNOWN_MEMBER_ID
+        if self.state is S.COMPLETING_REBALANCE:
+            return Errors.REBALANCE_IN_PROGRESS
+        return Errors.NONE
+
+    def snapshot(self) -> ClassicGroupSnapshot:
+        return ClassicGroupSnapshot(
+            self.group_id, self.protocol_type, self.generation_id, self.protocol_name, self.leader_id,
+            self.state_timestamp_ms,
+            tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id, m.rebalance_timeout_ms,
+                                 m.session_timeout_ms, m.protocols, m.assignment) for m in self.members.values()))
+
+    # ----------------------------------------------------------- internals
+
+    def _transition(self, target: ClassicGroupState, now_ms: int, fx: list, reason: str = "") -> None:
+        check_transition(self.state, target)
+        old = self.state
+        self.previous_state, self.state = old, target
+        self.state_timestamp_ms = now_ms
+        fx.append(StateChanged(old, target, self.generation_id, reason))
+
+    def _new_member_id(self, prefix: str) -> str:
+        self._seq += 1
+        return f"{prefix}-{self._salt}{self._seq:08x}"
+
+    def _add(self, member: ClassicGroupMember, client: str) -> None:
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        self.members[member.member_id] = member
+        for p in member.protocol_names():
+            self._supported[p] = self._supported.get(p, 0) + 1
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        member.awaiting_join = client
+        self.num_awaiting_join += 1
+        self.pending_members.pop(member.member_id, None)
+
+    def _remove(self, member_id: str) -> None:
+        m = self.members.pop(member_id, None)
+        if m is not None:
+            for p in m.protocol_names():
+                self._supported[p] -= 1
+            if m.awaiting_join is not None:
+                self.num_awaiting_join -= 1
+            if m.group_instance_id is not None and self.static_members.get(m.group_instance_id) == member_id:
+                del self.static_members[m.group_instance_id]
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        self.pending_members.pop(member_id, None)
+        self.pending_sync.discard(member_id)
+
+    def _update_member(self, m: ClassicGroupMember, req: JoinGroupRequest) -> None:
+        for p in m.protocol_names():
+            self._supported[p] -= 1
+        m.protocols = req.protocols
+        for p in m.protocol_names():
+            self._supported[p] = self._supported.get(p, 0) + 1
+        m.rebalance_timeout_ms = req.rebalance_timeout_ms
+        m.session_timeout_ms = req.session_timeout_ms
+        if m.awaiting_join is None:
+            self.num_awaiting_join += 1
+        m.awaiting_join = req.client
+
+    def _complete_join_future(self, m: ClassicGroupMember, resp: JoinGroupResponse, fx: list) -> None:
+        if m.awaiting_join is not None:
+            fx.append(resp if resp.client == m.awaiting_join else _with_client(resp, m.awaiting_join))
+            m.awaiting_join = None
+            self.num_awaiting_join -= 1
+
+    def _complete_sync_future(self, m: ClassicGroupMember, resp: SyncGroupResponse, fx: list) -> bool:
+        if m.awaiting_sync is not None:
+            fx.append(SyncGroupResponse(m.awaiting_sync, resp.error, resp.assignment, resp.protocol_name))
+            m.awaiting_sync = None
+            return True
+        return False
+
+    def _reschedule_heartbeat(self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int | None = None) -> None:
+        fx.append(ScheduleTimer(heartbeat_key(m.member_id), now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms)))
+
+    def _join_response(self, m: ClassicGroupMember, client: str, *, with_members: bool) -> JoinGroupResponse:
+        members: tuple[JoinGroupMember, ...] = ()
+        if with_members and self.protocol_name is not None:
+            members = tuple(JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(self.protocol_name))
+                            for x in self.members.values())
+        return JoinGroupResponse(client, Errors.NONE, m.member_id, self.generation_id, self.protocol_name,
+                                 self.leader_id or "", members)
+
+    # --------------------------------------------------------------- JoinGroup
+
+    def join(self, req: JoinGroupRequest, now_ms: int) -> list:
+        fx: list = []
+        if not (self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms):
+            fx.append(JoinGroupResponse(req.client, Errors.INVALID_SESSION_TIMEOUT, req.member_id))
+            return fx
+        is_unknown = req.member_id == UNKNOWN_MEMBER_ID
+        if not self._accept_joining_member(req.member_id):
+            self._remove(req.member_id)
+            fx.append(JoinGroupResponse(req.client, Errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID))
+            return fx
+        if is_unknown:
+            self._join_new_member(req, now_ms, fx)
+        else:
+            self._join_existing_member(req, now_ms, fx)
+        return fx
+
+    def _accept_joining_member(self, member_id: str) -> bool:
+        if self.state in (S.EMPTY, S.DEAD):
+            return True
+        if self.state is S.PREPARING_REBALANCE:
+            m = self.members.get(member_id)
+            return (m is not None and m.awaiting_join is not None) or self.num_awaiting_join < self.config.max_size
+        return member_id in self.members or len(self.members) < self.config.max_size
+
+    def _join_new_member(self, req: JoinGroupRequest, now_ms: int, fx: list) -> None:
+        if self.state is S.DEAD:
+            fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
+            return
+        if not self.supports_protocols(req.protocol_type, (p for p, _ in req.protocols)):
+            fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
+            return
+        new_id = self._new_member_id(req.group_instance_id or req.client)
+        if req.group_instance_id is not None:
+            existing = self.static_members.get(req.group_instance_id)
+            if existing is not None:
+                self._update_static_member(req, existing, new_id, now_ms, fx)
+            else:
+                self._add_member_then_rebalance(req, new_id, now_ms, fx)
+        elif self.config.require_known_member_id:
+            self.pending_members[new_id] = None
+            fx.append(ScheduleTimer(heartbeat_key(new_id), now_ms + req.session_timeout_ms))
+            fx.append(JoinGroupResponse(req.client, Errors.MEMBER_ID_REQUIRED, new_id))
+        else:
+            self._add_member_then_rebalance(req, new_id, now_ms, fx)
+
+    def _join_existing_member(self, req: JoinGroupRequest, now_ms: int, fx: list) -> None:
+        mid = req.member_id
+        if self.state is S.DEAD:
+            fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, mid))
+            return
+        if not self.supports_protocols(req.protocol_type, (p for p, _ in req.protocols)):
+            fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, mid))
+            return
+        if mid in self.pending_members:
+            self._add_member_then_rebalance(req, mid, now_ms, fx)
+            return
+        err = self.validate_member(mid, req.group_instance_id)
+        if err is not Errors.NONE:
+            fx.append(JoinGroupResponse(req.client, err, mid))
+            return
+        m = self.members[mid]
+        if self.state is S.PREPARING_REBALANCE:
+            self._update_member(m, req)
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"member {mid} joining during {self.state}")
+        elif self.state is S.COMPLETING_REBALANCE:
+            if m.matches(req.protocols):
+                fx.append(self._join_response(m, req.client, with_members=self.is_leader(mid)))
+            else:
+                self._update_member(m, req)
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"updating metadata for member {mid}")
+        elif self.state is S.STABLE:
+            if self.is_leader(mid) or not m.matches(req.protocols):
+                self._update_member(m, req)
+                why = f"leader {mid} re-joining" if self.is_leader(mid) else f"updating metadata for member {mid}"
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, why)
+            else:
+                fx.append(self._join_response(m, req.client, with_members=False))
+        else:  # Empty: the member must reset its generation and rejoin
+            fx.append(JoinGroupResponse(req.client, Errors.UNKNOWN_MEMBER_ID, mid))
+
+    def _add_member_then_rebalance(self, req: JoinGroupRequest, member_id: str, now_ms: int, fx: list) -> None:
+        m = ClassicGroupMember(member_id, req.group_instance_id, req.client, req.rebalance_timeout_ms,
+                               req.session_timeout_ms, req.protocol_type, req.protocols)
+        m.is_new = True
+        if self.state is S.PREPARING_REBALANCE and self.previous_state is S.EMPTY:
+            self.new_member_added = True
+        self._add(m, req.client)
+        self._reschedule_heartbeat(m, now_ms, fx, self.config.new_member_join_timeout_ms)
+        self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"adding new member {member_id}")
+
+    def _update_static_member(self, req: JoinGroupRequest, old_id: str, new_id: str, now_ms: int, fx: list) -> None:
+        """KIP-345: a returning instance id takes over its old member id, keeping its assignment."""
+        old = self.members.pop(old_id)
+        fx.append(CancelTimer(heartbeat_key(old_id)))
+        if old.awaiting_join is not None:
+            fx.append(JoinGroupResponse(old.awaiting_join, Errors.FENCED_INSTANCE_ID, old_id))
+            old.awaiting_join = None
+            self.num_awaiting_join -= 1
+        if old.awaiting_sync is not None:
+            fx.append(SyncGroupResponse(old.awaiting_sync, Errors.FENCED_INSTANCE_ID))
+            old.awaiting_sync = None
+        self.pending_sync.discard(old_id)
+        new = ClassicGroupMember(new_id, old.group_instance_id, req.client, old.rebalance_timeout_ms,
+                                 old.session_timeout_ms, old.protocol_type, old.protocols, old.assignment)
+        self.members[new_id] = new
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        self.static_members[req.group_instance_id] = new_id  # type: ignore[index]
+        fx.append(MemberRemoved(old_id, old.group_instance_id, "replaced by a rejoining static member"))
+        self._reschedule_heartbeat(new, now_ms, fx)
+        self._update_member(new, req)
+        if self.state is S.STABLE:
+            if (self.protocol_name or "") == self.select_protocol():
+                # No rebalance: answer with the current generation; the member syncs its old assignment.
+                fx.append(GroupMetadataChanged(self.snapshot()))
+                resp = JoinGroupResponse(req.client, Errors.NONE, new_id, self.generation_id, self.protocol_name,
+                                         self.leader_id or "", (), False)
+                if self.is_leader(new_id):
+                    resp = self._join_response(new, req.client, with_members=True)
+                    resp = JoinGroupResponse(resp.client, resp.error, resp.member_id, resp.generation_id,
+                                             resp.protocol_name, resp.leader, resp.members, True)
+                self._complete_join_future(new, resp, fx)
+            else:
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"static member {new_id} changed protocol")
+        elif self.state is S.COMPLETING_REBALANCE:
+            self._prepare_rebalance(now_ms, fx, f"updating metadata for static member {new_id}")
+        else:
+            self._maybe_complete_join_phase(now_ms, fx)
+
+    def _maybe_prepare_rebalance_or_complete_join(self, now_ms: int, fx: list, reason: str) -> None:
+        if self.can_rebalance():
+            self._prepare_rebalance(now_ms, fx, reason)
+        else:
+            self._maybe_complete_join_phase(now_ms, fx)
+
+    def _maybe_complete_join_phase(self, now_ms: int, fx: list) -> None:
+        if self.state is S.PREPARING_REBALANCE and self.previous_state is not S.EMPTY and self.has_all_members_joined():
+            self._complete_join(now_ms, fx)
+
+    def _prepare_rebalance(self, now_ms: int, fx: list, reason: str) -> None:
+        if self.state is S.COMPLETING_REBALANCE:
+            self._reset_and_propagate_assignment(Errors.REBALANCE_IN_PROGRESS, now_ms, fx)
+        self.pending_sync.clear()
+        fx.append(CancelTimer(SYNC_KEY))
+        initial = self.state is S.EMPTY
+        if initial:
+            delay = self.config.initial_rebalance_delay_ms
+            remaining = max(self.rebalance_timeout_ms() - delay, 0)
+            self._initial_delay = (delay, remaining)
+            fx.append(ScheduleTimer(JOIN_KEY, now_ms + delay, ("initial", delay, remaining)))
+        self._transition(S.PREPARING_REBALANCE, now_ms, fx, reason)
+        if not initial:
+            if self.has_all_members_joined():
+                self._complete_join(now_ms, fx)
+            else:
+                fx.append(ScheduleTimer(JOIN_KEY, now_ms + self.rebalance_timeout_ms(), ("join",)))
+
+    def _complete_join(self, now_ms: int, fx: list) -> None:
+        fx.append(CancelTimer(JOIN_KEY))
+        for mid in [mid for mid, m in self.members.items() if m.awaiting_join is None and not m.is_static]:
+            gi = self.members[mid].group_instance_id
+            self._remove(mid)
+            fx.append(CancelTimer(heartbeat_key(mid)))
+            fx.append(MemberRemoved(mid, gi, "did not rejoin before the rebalance timeout"))
+        if self.state is S.DEAD:
+            return
+        if not self._maybe_elect_new_joined_leader() and self.members:
+            fx.append(ScheduleTimer(JOIN_KEY, now_ms + self.rebalance_timeout_ms(), ("join",)))
+            return
+        self.generation_id += 1
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self._transition(S.COMPLETING_REBALANCE, now_ms, fx, "join phase complete")
+        else:
+            self.protocol_name = None
+            self._transition(S.EMPTY, now_ms, fx, "no members left")
+            fx.append(GroupMetadataChanged(self.snapshot()))
+        self.pending_sync.clear()
+        if self.state is S.COMPLETING_REBALANCE:
+            for m in list(self.members.values()):
+                resp = self._join_response(m, m.awaiting_join or m.client_id, with_members=self.is_leader(m.member_id))
+                self._complete_join_future(m, resp, fx)
+                self._reschedule_heartbeat(m, now_ms, fx)
+                m.is_new = False
+                self.pending_sync.add(m.member_id)
+            fx.append(ScheduleTimer(SYNC_KEY, now_ms + self.rebalance_timeout_ms(), ("sync", self.generation_id)))
+
+    def _maybe_elect_new_joined_leader(self) -> bool:
+        if self.leader_id is None:
+            return False
+        leader = self.members.get(self.leader_id)
+        if leader is not None and leader.awaiting_join is not None:
+            return True
+        for m in self.members.values():
+            if m.awaiting_join is not None:
+                self.leader_id = m.member_id
+                return True
+        return False
+
+    # --------------------------------------------------------------- SyncGroup
+
+    def sync(self, req: SyncGroupRequest, now_ms: int) -> list:
+        fx: list = []
+        err = self._validate_sync(req)
+        if err is not Errors.NONE:
+            fx.append(SyncGroupResponse(req.client, err))
+        elif self.state is S.PREPARING_REBALANCE:
+            fx.append(SyncGroupResponse(req.client, Errors.REBALANCE_IN_PROGRESS))
+        elif self.state is S.COMPLETING_REBALANCE:
+            m = self.members[req.member_id]
+            m.awaiting_sync = req.client
+            self._remove_pending_sync(req.member_id, fx)
+            if self.is_leader(req.member_id):
+                assignment = dict(req.assignments or {})
+                for x in self.members.values():
+                    x.assignment = assignment.get(x.member_id)
+                self._propagate_assignment(Errors.NONE, now_ms, fx)
+                self._transition(S.STABLE, now_ms, fx, "leader's assignment received")
+                fx.append(GroupMetadataChanged(self.snapshot()))
+        elif self.state is S.STABLE:
+            self._remove_pending_sync(req.member_id, fx)
+            fx.append(SyncGroupResponse(req.client, Errors.NONE, self.members[req.member_id].assignment,
+                                        self.protocol_name))
+        return fx
+
+    def _validate_sync(self, req: SyncGroupRequest) -> Errors:
+        if self.state is S.DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        err = self.validate_member(req.member_id, req.group_instance_id)
+        if err is not Errors.NONE:
+            return err
+        if req.generation_id != self.generation_id:
+            return Errors.ILLEGAL_GENERATION
+        if (req.protocol_type is not None and self.protocol_type is not None and req.protocol_type != self.protocol_type) or \
+                (req.protocol_name is not None and self.protocol_name is not None and req.protocol_name != self.protocol_name):
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        return Errors.NONE
+
+    def _remove_pending_sync(self, member_id: str, fx: list) -> None:
+        self.pending_sync.discard(member_id)
+        if self.state in (S.COMPLETING_REBALANCE, S.STABLE):
+            if not self.pending_sync:
+                fx.append(CancelTimer(SYNC_KEY))
+        else:
+            fx.append(CancelTimer(SYNC_KEY))
+
+    def _reset_and_propagate_assignment(self, error: Errors, now_ms: int, fx: list) -> None:
+        for m in self.members.values():
+            m.assignment = None
+        self._propagate_assignment(error, now_ms, fx)
+
+    def _propagate_assignment(self, error: Errors, now_ms: int, fx: list) -> None:
+        proto = self.protocol_name if error is Errors.NONE else None
+        for m in self.members.values():
+            if self._complete_sync_future(m, SyncGroupResponse("", error, m.assignment if error is Errors.NONE else None,
+                                                               proto), fx):
+                self._reschedule_heartbeat(m, now_ms, fx)
+
+    # --------------------------------------------------------------- Heartbeat
+
+    def heartbeat(self, req: HeartbeatRequest, now_ms: int) -> list:
+        fx: list = []
+        if self.state is S.DEAD:
+            err = Errors.COORDINATOR_NOT_AVAILABLE
+        else:
+            err = self.validate_member(req.member_id, req.group_instance_id)
+            if err is Errors.NONE and req.generation_id != self.generation_id:
+                err = Errors.ILLEGAL_GENERATION
+            if err is Errors.NONE:
+                if self.state is S.EMPTY:
+                    err = Errors.UNKNOWN_MEMBER_ID
+                else:
+                    self._reschedule_heartbeat(self.members[req.member_id], now_ms, fx)
+                    if self.state is S.PREPARING_REBALANCE:
+                        err = Errors.REBALANCE_IN_PROGRESS
+        fx.append(HeartbeatResponse(req.client, err))
+        return fx
+
+    # -------------------------------------------------------------- LeaveGroup
+
+    def leave(self, req: LeaveGroupRequest, now_ms: int) -> list:
+        fx: list = []
+        if self.state is S.DEAD:
+            fx.append(LeaveGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE))
+            return fx
+        results: list[tuple[str, Errors]] = []
+        for mid, inst in req.members:
+            if mid == UNKNOWN_MEMBER_ID:
+                if inst is not None and inst in self.static_members:
+                    self._remove_current_member(self.static_members[inst], fx, "LeaveGroup by instance id")
+                    results.append((mid, Errors.NONE))
+                else:
+                    results.append((mid, Errors.UNKNOWN_MEMBER_ID))
+            elif mid in self.pending_members:
+                self._remove(mid)
+                fx.append(CancelTimer(heartbeat_key(mid)))
+                results.append((mid, Errors.NONE))
+            else:
+                err = self.validate_member(mid, inst)
+                if err is Errors.NONE:
+                    self._remove_current_member(mid, fx, "LeaveGroup")
+                results.append((mid, err))
+        if any(e is Errors.NONE for _, e in results):
+            reason = "explicit LeaveGroup"
+            if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, reason)
+            elif self.state is S.PREPARING_REBALANCE:
+                self._maybe_complete_join_phase(now_ms, fx)
+        fx.append(LeaveGroupResponse(req.client, Errors.NONE, tuple(results)))
+        return fx
+
+    def _remove_current_member(self, member_id: str, fx: list, reason: str) -> None:
+        m = self.members[member_id]
+        fx.append(CancelTimer(heartbeat_key(member_id)))
+        self._complete_join_future(m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx)
+        self._remove(member_id)
+        fx.append(MemberRemoved(member_id, m.group_instance_id, reason))
+
+    # ------------------------------------------------------------------ timers
+
+    def on_timer(self, key: tuple, payload: Any, now_ms: int) -> list:
+        fx: list = []
+        kind = key[0]
+        if kind == "heartbeat":
+            self._expire_heartbeat(key[1], now_ms, fx)
+        elif kind == "join" and self.state is S.PREPARING_REBALANCE:
+            if payload and payload[0] == "initial":
+                _, delay, remaining = payload
+                if self.new_member_added and remaining != 0:
+                    self.new_member_added = False
+                    new_delay = min(self.config.initial_rebalance_delay_ms, remaining)
+                    new_remaining = max(remaining - delay, 0)
+                    fx.append(ScheduleTimer(JOIN_KEY, now_ms + new_delay, ("initial", new_delay, new_remaining)))
+                else:
+                    self._complete_join(now_ms, fx)
+            else:
+                self._complete_join(now_ms, fx)
+        elif kind == "sync":
+            self._expire_pending_sync(payload[1] if payload else self.generation_id, now_ms, fx)
+        return fx
+
+    def _expire_heartbeat(self, member_id: str, now_ms: int, fx: list) -> None:
+        if self.state is S.DEAD:
+            return
+        if member_id in self.pending_members:
+            self._remove(member_id)
+            if self.state is S.PREPARING_REBALANCE and self.has_all_members_joined():
+                self._complete_join(now_ms, fx)
+            return
+        m = self.members.get(member_id)
+        if m is None or m.has_satisfied_heartbeat():
+            return
+        self._complete_join_future(m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx)
+        self._remove(member_id)
+        fx.append(MemberRemoved(member_id, m.group_instance_id, "session timeout"))
+        if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"member {member_id} session expired")
+        elif self.state is S.PREPARING_REBALANCE and self.has_all_members_joined():
+            self._complete_join(now_ms, fx)
+
+    def _expire_pending_sync(self, generation_id: int, now_ms: int, fx: list) -> None:
+        if generation_id != self.generation_id or self.state not in (S.COMPLETING_REBALANCE, S.STABLE):
+            return
+        if self.pending_sync:
+            for mid in sorted(self.pending_sync):
+                gi = self.members[mid].group_instance_id if mid in self.members else None
+                self._remove(mid)
+                fx.append(CancelTimer(heartbeat_key(mid)))
+                fx.append(MemberRemoved(mid, gi, "pending SyncGroup expired"))
+            self._prepare_rebalance(now_ms, fx, "pending sync expired")
+
+    # ------------------------------------------------------------ coordinator
+
+    def mark_dead(self, now_ms: int) -> list:
+        """The coordinator unloads the group (partition emigration / failover)."""
+        fx: list = []
+        self._transition(S.DEAD, now_ms, fx, "unloaded")
+        return fx
+
+    @classmethod
+    def load(cls, snap: ClassicGroupSnapshot, config: ClassicGroupConfig | None, now_ms: int,
+             member_id_salt: str = "") -> tuple["ClassicGroup", list]:
+        """Rebuild a group from its last GroupMetadataValue: Stable (or Empty), fresh session timers."""
+        g = cls(snap.group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
+        g.protocol_type = snap.protocol_type
+        g.generation_id = snap.generation_id
+        g.protocol_name = snap.protocol_name
+        g.state_timestamp_ms = snap.state_timestamp_ms
+        fx: list = []
+        for ms in snap.members:
+            m = ClassicGroupMember(ms.member_id, ms.group_instance_id, ms.client_id, ms.rebalance_timeout_ms,
+                                   ms.session_timeout_ms, g.protocol_type or "consumer", ms.protocols, ms.assignment)
+            g.members[m.member_id] = m
+            if m.group_instance_id is not None:
+                g.static_members[m.group_instance_id] = m.member_id
+            for p in m.protocol_names():
+                g._supported[p] = g._supported.get(p, 0) + 1
+        g.leader_id = snap.leader if snap.leader in g.members else next(iter(g.members), None)
+        if g.members:
+            g.state = S.STABLE
+            for m in g.members.values():
+                g._reschedule_heartbeat(m, now_ms, fx)
+            if len(g.members) > g.config.max_size:
+                g._prepare_rebalance(now_ms, fx, "group size above group.max.size after load")
+        return g, fx
+
+
+def _with_client(resp: JoinGroupResponse, client: str) -> JoinGroupResponse:
+    return JoinGroupResponse(client, resp.error, resp.member_id, resp.generation_id, resp.protocol_name,
+                             resp.leader, resp.members, resp.skip_assignment)
