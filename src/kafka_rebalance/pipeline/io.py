@@ -1,0 +1,98 @@
+"""Reading inputs and writing outputs for the Spark jobs: validated, never half-written.
+
+Outputs are Parquet folders written by Spark into a hidden temporary folder
+beside the target and then renamed into place, so a reader never sees a
+partial `commits.parquet`. Quarantined rows share one schema across jobs:
+`source` (which input), `reason` (why it was set aside), `detail` (the row,
+as JSON or hex, for a person to look at).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import InputError
+
+QUARANTINE_COLUMNS = ("source", "reason", "detail")
+
+
+def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: str):
+    """Read a Parquet file or folder and check the columns a job needs are there."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", source=str(p))
+    nanos = _nanosecond_columns(p)
+    try:
+        if nanos:
+            # pandas writes timestamp[ns], which Spark only reads as a long of nanoseconds.
+            spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+        df = spark.read.parquet(str(p))
+    except Exception as exc:  # AnalysisException and friends: unreadable input
+        raise InputError(f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=str(p)) from None
+    if nanos:
+        from pyspark.sql import functions as F
+
+        for c in nanos:
+            if c in df.columns and dict(df.dtypes)[c] in ("bigint", "long"):
+                df = df.withColumn(c, F.timestamp_micros(F.floor(F.col(c) / 1000)))
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise InputError(f"{what} lacks column(s) {', '.join(missing)}; has {', '.join(df.columns)}",
+                         source=str(p), field=missing[0])
+    return df
+
+
+def _nanosecond_columns(p: Path) -> list[str]:
+    """Columns stored as timestamp[ns] (as pandas writes them), read from one file's footer."""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(str(p), format="parquet").schema
+    except Exception:
+        return []
+    return [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+
+
+def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> None:
+    """Write `df` as a Parquet folder at `path`, replacing what was there only once complete."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+    out = df.coalesce(files) if files else df
+    try:
+        out.write.mode("overwrite").parquet(str(tmp))
+        if target.exists():
+            old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def empty_quarantine(spark):
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema = StructType([StructField(c, StringType(), False) for c in QUARANTINE_COLUMNS])
+    return spark.createDataFrame([], schema)
+
+
+def quarantine_rows(df, condition, source: str, reason_col):
+    """Rows of `df` matching `condition`, as quarantine rows: the reason and the row itself as JSON."""
+    from pyspark.sql import functions as F
+
+    types = dict(df.dtypes)
+    cols = [F.hex(F.col(c)).alias(c) if types[c] == "binary" else F.col(c) for c in df.columns]
+    return df.where(condition).select(
+        F.lit(source).alias("source"),
+        reason_col.alias("reason"),
+        F.to_json(F.struct(*cols)).alias("detail"),
+    )
