@@ -1,0 +1,115 @@
+"""Kafka's `StickyAssignor` ("sticky") and `CooperativeStickyAssignor` ("cooperative-sticky").
+
+Both run AbstractStickyAssignor: the constrained builder when every member
+subscribes to the same topics, the general builder otherwise. They differ in
+how they read a member's state and in what they hand back:
+
+- sticky (eager) reads owned partitions and generation from its own user
+  data (StickyAssignor V1, or V0 without a generation), byte-exact via
+  `userdata`, so the owned list arrives grouped by topic in HashMap order.
+- cooperative-sticky reads them from the protocol fields, then removes every
+  partition that moves from one member to another (`adjustAssignment`): the
+  owner revokes it first and the follow-up rebalance hands it over.
+"""
+
+from __future__ import annotations
+
+from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+from .sticky_common import (
+    DEFAULT_GENERATION,
+    TP,
+    MemberData,
+    OwnedResolution,
+    RackInfo,
+    StickyContext,
+    build_context,
+    resolve_owned,
+)
+from .sticky_constrained import ConstrainedAssignmentBuilder
+from .sticky_general import GeneralAssignmentBuilder
+from .userdata import decode_sticky_user_data, encode_sticky_user_data
+
+
+def _owned_tuples(m: MemberSubscription) -> list[TP]:
+    return [(tp.topic, tp.partition) for tp in m.owned]
+
+
+def run_sticky(ctx: StickyContext) -> tuple[dict[str, list[TP]], dict[TP, str] | None, OwnedResolution]:
+    """AbstractStickyAssignor.assignPartitions: the builder's result and, for the
+    constrained builder, the partitions it moved between owners."""
+    res = resolve_owned(ctx)
+    rack = RackInfo(ctx)
+    if res.all_equal:
+        transferring: dict[TP, str] | None = {}
+        result = ConstrainedAssignmentBuilder(ctx, res, rack, transferring).build()
+    else:
+        transferring = None
+        result = GeneralAssignmentBuilder(ctx, res, rack).build()
+    return result, transferring, res
+
+
+def _to_assignment(spec: GroupSpec, result: dict[str, list[TP]]) -> Assignment:
+    return {m.member_id: [TopicPartition(t, p) for t, p in result.get(m.member_id, ())] for m in spec.members}
+
+
+class StickyAssignor:
+    """Eager sticky assignor; state travels in StickyAssignor user data."""
+
+    name = "sticky"
+
+    @staticmethod
+    def member_data(m: MemberSubscription) -> MemberData:
+        gen = None if m.generation == DEFAULT_GENERATION else m.generation
+        if not m.owned and gen is None:
+            return MemberData([], None)
+        decoded = decode_sticky_user_data(encode_sticky_user_data(_owned_tuples(m), gen))
+        return MemberData(list(decoded.partitions), decoded.generation)
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        if not spec.members:
+            return {}
+        ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+        result, _, _ = run_sticky(ctx)
+        return _to_assignment(spec, result)
+
+
+class CooperativeStickyAssignor:
+    """Cooperative sticky assignor: sticky result minus partitions that must be revoked first."""
+
+    name = "cooperative-sticky"
+
+    @staticmethod
+    def member_data(m: MemberSubscription) -> MemberData:
+        return MemberData(_owned_tuples(m), m.generation)
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        if not spec.members:
+            return {}
+        ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+        result, transferring, _ = run_sticky(ctx)
+        if transferring is None:
+            transferring = partitions_transferring_ownership(ctx, result)
+        for tp, consumer in transferring.items():
+            lst = result[consumer]
+            try:
+                lst.remove(tp)
+            except ValueError:
+                pass
+        return _to_assignment(spec, result)
+
+
+def partitions_transferring_ownership(ctx: StickyContext, result: dict[str, list[TP]]) -> dict[TP, str]:
+    """`computePartitionsTransferringOwnership`: added to one member while revoked from another."""
+    added: dict[TP, str] = {}
+    revoked: set[TP] = set()
+    for consumer, assigned in result.items():
+        owned = _owned_tuples(ctx.subs[consumer])
+        owned_set = set(owned)
+        for tp in assigned:
+            if tp not in owned_set:
+                added[tp] = consumer
+        assigned_set = set(assigned)
+        for tp in owned:
+            if tp not in assigned_set:
+                revoked.add(tp)
+    return {tp: c for tp, c in added.items() if tp in revoked}

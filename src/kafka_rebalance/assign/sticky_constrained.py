@@ -1,0 +1,200 @@
+"""Kafka's `ConstrainedAssignmentBuilder`: the sticky algorithm when all members subscribe alike.
+
+Steps, as in AbstractStickyAssignor:
+1. Members (in consumerToOwnedPartitions HashMap order) keep owned partitions
+   up to minQuota, or maxQuota while fewer than `total % members` members
+   have taken maxQuota. Owned partitions are sorted by (partition, topic)
+   first, so which ones are kept is deterministic.
+2. Rack-aware round robin over unfilled members (KIP-881), if racks apply.
+3. Round robin of the rest, members sorted by id, partitions by (topic, partition).
+Partitions leaving one owner for another are recorded for the cooperative assignor.
+"""
+
+from __future__ import annotations
+
+from .javacompat import string_key
+from .sticky_common import TP, OwnedResolution, RackInfo, StickyContext, sorted_topics
+
+
+class ConstrainedAssignmentBuilder:
+    def __init__(self, ctx: StickyContext, res: OwnedResolution, rack: RackInfo,
+                 transferring: dict[TP, str] | None) -> None:
+        self.ctx = ctx
+        self.res = res
+        self.rack = rack
+        self.transferring = transferring
+        n = len(res.owned)
+        total = ctx.total_partitions
+        self.min_quota = total // n
+        self.max_quota = -(-total // n)
+        self.expected_over = total % n
+        self.current_over = 0
+        self.maybe_revoked: dict[TP, str] = {}
+        self.under: list[str] = []
+        self.exact: list[str] = []
+        self.assignment: dict[str, list[TP]] = {c: [] for c in res.owned_order}
+        self.assigned_partitions: list[TP] = []
+
+    def build(self) -> dict[str, list[TP]]:
+        self._assign_owned_partitions()
+        unassigned = self._unassigned_partitions()
+        self.under.sort(key=string_key)
+        self.exact.sort(key=string_key)
+        unassigned = self.rack.sort_partitions_by_rack_consumers(unassigned)
+        unassigned = self._assign_rack_aware_round_robin(unassigned)
+        self._assign_round_robin(unassigned)
+        self._verify_unfilled_members()
+        return self.assignment
+
+    def _assign_owned_partitions(self) -> None:
+        rack = self.rack
+        multiple = self.res.multiple_owners
+        min_q, max_q = self.min_quota, self.max_quota
+        for consumer in self.res.owned_order:
+            owned = []
+            for tp in self.res.owned[consumer]:
+                if rack.consumer_racks and rack.racks_mismatch(consumer, tp):
+                    self.maybe_revoked[tp] = consumer
+                else:
+                    owned.append(tp)
+            owned.sort(key=lambda tp: (tp[1], string_key(tp[0])))
+            if multiple:
+                for tp in multiple:
+                    if tp in owned:
+                        owned.remove(tp)
+            mine = self.assignment[consumer]
+            if len(owned) < min_q:
+                mine.extend(owned)
+                self.assigned_partitions.extend(owned)
+                self.under.append(consumer)
+            elif len(owned) >= max_q and self.current_over < self.expected_over:
+                self.current_over += 1
+                if self.current_over == self.expected_over:
+                    self.exact.clear()
+                mine.extend(owned[:max_q])
+                self.assigned_partitions.extend(owned[:max_q])
+                for tp in owned[max_q:]:
+                    self.maybe_revoked[tp] = consumer
+            else:
+                mine.extend(owned[:min_q])
+                self.assigned_partitions.extend(owned[:min_q])
+                for tp in owned[min_q:]:
+                    self.maybe_revoked[tp] = consumer
+                if self.current_over < self.expected_over:
+                    self.exact.append(consumer)
+
+    def _unassigned_partitions(self) -> list[TP]:
+        """All partitions (topics sorted, then partition) minus those kept.
+
+        Kafka walks both sorted lists with two pointers; an owned partition
+        number beyond the topic's count stalls the pointer, so only the kept
+        partitions sorted before it count as assigned. Reproduced here.
+        """
+        ppt = self.ctx.partitions_per_topic
+        topics = sorted_topics(ppt)
+        assigned = self.assigned_partitions
+        if not assigned:
+            return [(t, p) for t in topics for p in range(ppt[t])]
+        assigned.sort(key=lambda tp: (string_key(tp[0]), tp[1]))
+        matched = set()
+        for tp in assigned:
+            n = ppt.get(tp[0])
+            if n is None or not (0 <= tp[1] < n):
+                break
+            matched.add(tp)
+        out = []
+        for t in topics:
+            out.extend((t, p) for p in range(ppt[t]) if (t, p) not in matched)
+        return out
+
+    def _assign_rack_aware_round_robin(self, unassigned: list[TP]) -> list[TP]:
+        rack = self.rack
+        if not rack.consumer_racks:
+            return unassigned
+        under, exact, assignment = self.under, self.exact, self.assignment
+        min_q, max_q = self.min_quota, self.max_quota
+        next_unfilled = 0
+        remaining: list[TP] = []
+        for tp in unassigned:
+            consumer = None
+            nxt = rack.next_rack_consumer(tp, under, next_unfilled)
+            if nxt >= 0:
+                consumer = under[nxt]
+                count = len(assignment[consumer]) + 1
+                if count >= min_q:
+                    under.remove(consumer)
+                    if count < max_q and self.current_over < self.expected_over:
+                        exact.append(consumer)
+                else:
+                    nxt += 1
+                next_unfilled = 0 if not under else nxt % len(under)
+            elif exact:
+                first = rack.next_rack_consumer(tp, exact, 0)
+                if first >= 0:
+                    consumer = exact[first]
+                    if len(assignment[consumer]) + 1 == max_q:
+                        del exact[first]
+                        self.current_over += 1
+                        if self.current_over == self.expected_over:
+                            exact.clear()
+            if consumer is not None:
+                self._assign_new_partition(tp, consumer)
+            else:
+                remaining.append(tp)
+        return remaining
+
+    def _assign_round_robin(self, unassigned: list[TP]) -> None:
+        under, exact = self.under, self.exact
+        min_q, max_q = self.min_quota, self.max_quota
+        cursor = 0  # the Java iterator over `under`: index of the next element
+        transferring = self.transferring
+        maybe_revoked = self.maybe_revoked
+        multiple = self.res.multiple_owners
+        assignment = self.assignment
+        for tp in unassigned:
+            from_under = True
+            if cursor < len(under):
+                consumer = under[cursor]
+                cursor += 1
+            elif not under and not exact:
+                raise RuntimeError("No more unfilled consumers to be assigned.")
+            elif not under:
+                consumer = exact.pop(0)
+                from_under = False
+            else:
+                consumer = under[0]
+                cursor = 1
+            mine = assignment[consumer]
+            mine.append(tp)
+            if transferring is not None:
+                prev = maybe_revoked.get(tp)
+                if (prev is not None and prev != consumer) or tp in multiple:
+                    transferring[tp] = consumer
+            count = len(mine)
+            if count == min_q:
+                if from_under:
+                    cursor -= 1
+                    del under[cursor]
+                exact.append(consumer)
+            elif count == max_q:
+                self.current_over += 1
+
+    def _assign_new_partition(self, tp: TP, consumer: str) -> int:
+        mine = self.assignment[consumer]
+        mine.append(tp)
+        if self.transferring is not None:
+            prev = self.maybe_revoked.get(tp)
+            if (prev is not None and prev != consumer) or tp in self.res.multiple_owners:
+                self.transferring[tp] = consumer
+        return len(mine)
+
+    def _verify_unfilled_members(self) -> None:
+        if not self.under:
+            return
+        if self.current_over != self.expected_over:
+            raise RuntimeError("We haven't reached the expected number of members with more than the "
+                               "minQuota partitions, but no more partitions to be assigned")
+        for member in self.under:
+            if len(self.assignment[member]) != self.min_quota:
+                raise RuntimeError(f"Consumer: [{member}] doesn't reach minQuota partitions, "
+                                   "and no more partitions to be assigned")

@@ -1,0 +1,378 @@
+"""Kafka's `GeneralAssignmentBuilder`: the sticky algorithm for differing subscriptions.
+
+Steps, as in AbstractStickyAssignor:
+1. Keep every owned partition the member still subscribes to (and, if
+   rack-aware, whose racks match).
+2. Assign the rest one by one to the member with the fewest partitions
+   (ties by member id) that subscribes to the topic; rack-matched first.
+3. Move partitions from members with more than one partition above another
+   eligible member's count, preferring the previous owner of an older
+   generation, and tracking movements so no partition ping-pongs
+   (`PartitionMovements`, whose `HashSet` iteration order decides which
+   partition of a topic moves back). Revert if the balance score did not improve.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+
+from .javacompat import JavaHashSet, string_key
+from .sticky_common import DEFAULT_GENERATION, TP, OwnedResolution, RackInfo, StickyContext
+
+
+class SortedMembers:
+    """`TreeSet<String>` ordered by (current assignment size, member id).
+
+    Entries remember the size they were inserted with, as a TreeSet node
+    keeps its position; callers remove before changing a size, as Kafka does.
+    """
+
+    __slots__ = ("entries", "where", "sizes")
+
+    def __init__(self, sizes: dict[str, list]) -> None:
+        self.entries: list[tuple[int, str, str]] = []
+        self.where: dict[str, tuple[int, str, str]] = {}
+        self.sizes = sizes
+
+    def add(self, c: str) -> None:
+        if c in self.where:
+            return
+        e = (len(self.sizes[c]), string_key(c), c)
+        insort(self.entries, e)
+        self.where[c] = e
+
+    def remove(self, c: str) -> None:
+        e = self.where.pop(c, None)
+        if e is not None:
+            i = bisect_left(self.entries, e)
+            del self.entries[i]
+
+    def first(self) -> str:
+        return self.entries[0][2]
+
+    def last(self) -> str:
+        return self.entries[-1][2]
+
+    def __iter__(self):
+        return (e[2] for e in self.entries)
+
+
+class PartitionMovements:
+    """Movement records per partition and per (topic, src->dst), as Kafka keeps them."""
+
+    __slots__ = ("by_topic", "movements")
+
+    def __init__(self) -> None:
+        self.by_topic: dict[str, dict[tuple[str, str], JavaHashSet]] = {}
+        self.movements: dict[TP, tuple[str, str]] = {}
+
+    def _remove_record(self, tp: TP) -> tuple[str, str]:
+        pair = self.movements.pop(tp)
+        per_topic = self.by_topic[tp[0]]
+        s = per_topic[pair]
+        s.remove(tp)
+        if not len(s):
+            del per_topic[pair]
+        if not per_topic:
+            del self.by_topic[tp[0]]
+        return pair
+
+    def _add_record(self, tp: TP, pair: tuple[str, str]) -> None:
+        self.movements[tp] = pair
+        per_topic = self.by_topic.setdefault(tp[0], {})
+        s = per_topic.get(pair)
+        if s is None:
+            s = per_topic[pair] = JavaHashSet()
+        s.add(tp)
+
+    def move(self, tp: TP, old: str, new: str) -> None:
+        if tp in self.movements:
+            src, _dst = self._remove_record(tp)
+            if src != new:
+                self._add_record(tp, (src, new))
+        else:
+            self._add_record(tp, (old, new))
+
+    def actual_partition_to_move(self, tp: TP, old: str, new: str) -> TP:
+        per_topic = self.by_topic.get(tp[0])
+        if per_topic is None:
+            return tp
+        if tp in self.movements:
+            old = self.movements[tp][0]
+        s = per_topic.get((new, old))
+        if s is None:
+            return tp
+        return next(iter(s))
+
+
+class GeneralAssignmentBuilder:
+    def __init__(self, ctx: StickyContext, res: OwnedResolution, rack: RackInfo) -> None:
+        self.ctx = ctx
+        self.res = res
+        self.rack = rack
+        ppt = ctx.partitions_per_topic
+        self.topic_consumers: dict[str, list[str]] = {t: [] for t in ppt}
+        self.consumer_topics: dict[str, list[str]] = {}
+        self.consumer_topic_set: dict[str, set[str]] = {}
+        for c in ctx.member_order:
+            lst = [t for t in ctx.subs[c].topics if t in ppt]
+            self.consumer_topics[c] = lst
+            self.consumer_topic_set[c] = set(lst)
+            for t in lst:
+                self.topic_consumers[t].append(c)
+        self.current: dict[str, list[TP]] = res.owned
+        for c in ctx.member_order:
+            self.current.setdefault(c, [])
+        self.owner: dict[TP, str] = {}
+        for c, parts in self.current.items():
+            for tp in parts:
+                self.owner[tp] = c
+        tc = self.topic_consumers
+        sorted_topics = sorted(tc, key=lambda t: (len(tc[t]), string_key(t)))
+        self.topic_rank = {t: i for i, t in enumerate(sorted_topics)}
+        self.sorted_all_partitions: list[TP] = [(t, p) for t in sorted_topics for p in range(ppt[t])]
+        self.sorted_members = SortedMembers(self.current)
+        self.revocation_required = False
+        self.movements = PartitionMovements()
+
+    # -- build ------------------------------------------------------------------
+
+    def build(self) -> dict[str, list[TP]]:
+        prev: dict[TP, tuple[str, int]] = {}
+        self._prepopulate(prev)
+        assigned = self._assign_owned_partitions()
+        unassigned = self._unassigned_partitions(assigned)
+        for c in self.current:
+            self.sorted_members.add(c)
+        self._balance(prev, unassigned)
+        return self.current
+
+    def _prepopulate(self, prev: dict[TP, tuple[str, int]]) -> None:
+        max_gen = self.res.max_generation
+        for c in self.ctx.member_order:
+            md = self.ctx.member_data[c]
+            if md.generation is not None and md.generation < max_gen:
+                gen = md.generation
+            elif md.generation is None and max_gen > DEFAULT_GENERATION:
+                gen = DEFAULT_GENERATION
+            else:
+                continue
+            for tp in md.partitions:
+                old = prev.get(tp)
+                if old is None or gen > old[1]:
+                    prev[tp] = (c, gen)
+
+    def _assign_owned_partitions(self) -> list[TP]:
+        assigned: list[TP] = []
+        rack = self.rack
+        for c, parts in self.current.items():
+            subscribed = set(self.ctx.subs[c].topics)
+            keep = []
+            for tp in parts:
+                if tp[0] not in self.topic_consumers:
+                    self.owner.pop(tp, None)
+                elif tp[0] not in subscribed or (rack.consumer_racks and rack.racks_mismatch(c, tp)):
+                    self.revocation_required = True
+                else:
+                    keep.append(tp)
+                    assigned.append(tp)
+            parts[:] = keep
+        return assigned
+
+    def _unassigned_partitions(self, assigned: list[TP]) -> list[TP]:
+        """sortedAllPartitions minus the kept ones (two-pointer walk, see the constrained builder)."""
+        if not assigned:
+            return self.sorted_all_partitions
+        rank = self.topic_rank
+        ppt = self.ctx.partitions_per_topic
+        assigned.sort(key=lambda tp: (rank[tp[0]], tp[1]))
+        matched = set()
+        for tp in assigned:
+            if not (0 <= tp[1] < ppt[tp[0]]):
+                break
+            matched.add(tp)
+        return [tp for tp in self.sorted_all_partitions if tp not in matched]
+
+    # -- balance ----------------------------------------------------------------
+
+    def _max_assignment_size(self, c: str) -> int:
+        topics = self.consumer_topics[c]
+        ppt = self.ctx.partitions_per_topic
+        if len(topics) == len(ppt):
+            return self.ctx.total_partitions
+        return sum(ppt[t] for t in topics)
+
+    def _is_balanced(self) -> bool:
+        current = self.current
+        sm = self.sorted_members
+        lo = len(current[sm.first()])
+        hi = len(current[sm.last()])
+        if lo >= hi - 1:
+            return True
+        ppt = self.ctx.partitions_per_topic
+        owner = self.owner
+        # the largest owner count among each topic's partitions, computed lazily
+        topic_max: dict[str, int] = {}
+        for c in sm:
+            count = len(current[c])
+            if count == self._max_assignment_size(c):
+                continue
+            for t in self.consumer_topics[c]:
+                m = topic_max.get(t)
+                if m is None:
+                    m = 0
+                    for p in range(ppt[t]):
+                        o = owner.get((t, p))
+                        if o is not None and o in current:
+                            n = len(current[o])
+                            if n > m:
+                                m = n
+                    topic_max[t] = m
+                if count + 1 < m:
+                    return False
+        return True
+
+    def _balance_score(self, assignment: dict[str, list[TP]]) -> int:
+        sizes = sorted(len(v) for v in assignment.values())
+        score = 0
+        acc = 0
+        for i, s in enumerate(sizes):
+            score += s * i - acc
+            acc += s
+        return score
+
+    def _maybe_assign_partition(self, tp: TP, rack: RackInfo | None) -> bool:
+        topic = tp[0]
+        cts = self.consumer_topic_set
+        for c in self.sorted_members:
+            if topic in cts[c] and (rack is None or not rack.racks_mismatch(c, tp)):
+                self.sorted_members.remove(c)
+                self.current[c].append(tp)
+                self.owner[tp] = c
+                self.sorted_members.add(c)
+                return True
+        return False
+
+    def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
+        tc = self.topic_consumers
+        kept = []
+        for tp in partitions:
+            if not tc[tp[0]]:
+                kept.append(tp)
+                continue
+            if not (self._maybe_assign_partition(tp, rack) and remove_assigned):
+                kept.append(tp)
+        if remove_assigned:
+            partitions[:] = kept
+
+    def _can_consumer_participate(self, c: str) -> bool:
+        parts = self.current[c]
+        if len(parts) < self._max_assignment_size(c):
+            return True
+        tc = self.topic_consumers
+        return any(len(tc[tp[0]]) >= 2 for tp in parts)
+
+    def _balance(self, prev: dict[TP, tuple[str, int]], unassigned: list[TP]) -> None:
+        current = self.current
+        initializing = not current[self.sorted_members.last()]
+        to_assign = unassigned
+        if self.rack.consumer_racks:
+            to_assign = list(unassigned)
+            self._maybe_assign(to_assign, self.rack, True)
+        self._maybe_assign(to_assign, None, False)
+
+        fixed_topics = {t for t, cs in self.topic_consumers.items() if len(cs) < 2}
+        if fixed_topics:
+            sap = self.sorted_all_partitions
+            sap[:] = [tp for tp in sap if tp[0] not in fixed_topics]
+            if unassigned is not sap:
+                unassigned[:] = [tp for tp in unassigned if tp[0] not in fixed_topics]
+
+        fixed: dict[str, list[TP]] = {}
+        for c in self.consumer_topics:
+            if not self._can_consumer_participate(c):
+                self.sorted_members.remove(c)
+                fixed[c] = current.pop(c)
+
+        pre_assignment = {c: list(v) for c, v in current.items()}
+        pre_owner = dict(self.owner)
+
+        if not self.revocation_required:
+            self._perform_reassignments(unassigned, prev)
+        performed = self._perform_reassignments(self.sorted_all_partitions, prev)
+
+        if not initializing and performed and self._balance_score(current) >= self._balance_score(pre_assignment):
+            current.clear()
+            for c, v in pre_assignment.items():
+                current[c] = list(v)
+            self.owner = pre_owner
+
+        for c, v in fixed.items():
+            current[c] = v
+
+    def _perform_reassignments(self, partitions: list[TP], prev: dict[TP, tuple[str, int]]) -> bool:
+        performed = False
+        current = self.current
+        rack = self.rack
+        tc = self.topic_consumers
+        while True:
+            modified = False
+            for tp in partitions:
+                if self._is_balanced():
+                    break
+                consumer = self.owner.get(tp)
+                mine = len(current[consumer])
+                p = prev.get(tp)
+                if p is not None and mine > len(current[p[0]]) + 1:
+                    self._reassign_partition_to(tp, p[0])
+                    performed = modified = True
+                    continue
+                consumer_rack = rack.consumer_racks.get(consumer)
+                found_rack = False
+                if consumer_rack is not None:
+                    racks = rack.partition_racks(tp)
+                    if racks and consumer_rack in racks:
+                        for other in tc[tp[0]]:
+                            other_rack = rack.consumer_racks.get(other)
+                            if other_rack is None or other_rack not in racks:
+                                continue
+                            if mine > len(current[other]) + 1:
+                                self._reassign_partition(tp)
+                                performed = modified = found_rack = True
+                                break
+                if not found_rack:
+                    for other in tc[tp[0]]:
+                        if mine > len(current[other]) + 1:
+                            self._reassign_partition(tp)
+                            performed = modified = True
+                            break
+            if not modified:
+                return performed
+
+    def _reassign_partition(self, tp: TP) -> None:
+        topic = tp[0]
+        cts = self.consumer_topic_set
+        new = None
+        for c in self.sorted_members:
+            if topic in cts[c]:
+                new = c
+                break
+        assert new is not None
+        self._reassign_partition_to(tp, new)
+
+    def _reassign_partition_to(self, tp: TP, new: str) -> None:
+        consumer = self.owner[tp]
+        to_move = self.movements.actual_partition_to_move(tp, consumer, new)
+        self._process_movement(to_move, new)
+
+    def _process_movement(self, tp: TP, new: str) -> None:
+        old = self.owner[tp]
+        sm = self.sorted_members
+        sm.remove(old)
+        sm.remove(new)
+        self.movements.move(tp, old, new)
+        self.current[old].remove(tp)
+        self.current[new].append(tp)
+        self.owner[tp] = new
+        sm.add(new)
+        sm.add(old)
