@@ -1,0 +1,487 @@
+"""A parallel consumer on confluent-kafka's `Consumer`: concurrency beyond partitions.
+
+One control thread owns the Kafka consumer (fetches, rebalance callbacks,
+commits); up to `max_concurrency` records run at once on a thread pool (sync
+user function) or as asyncio tasks on a private event loop (async function).
+The pure core in `kafka_rebalance.parallel` decides what may run (ordering by
+key, partition or none), tracks each partition's lowest incomplete offset and
+encodes the completed offsets above it into the commit metadata, so that a
+restart neither loses nor repeats completed work.
+
+Give it a consumer created with `enable.auto.commit=false`. Backpressure
+bounds the records this class buffers (`max_buffered_records`); librdkafka's
+own prefetch queue is bounded separately by `queued.max.messages.kbytes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import queue
+import threading
+import time
+import warnings
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Iterable, Sequence
+
+from ..parallel.budget import OFFSET_METADATA_MAX_BYTES, BudgetVerdict
+from ..parallel.offset_map import OffsetMapError, decode_offset_map
+from ..parallel.ordering import TP, Ordering, Scheduler, WorkItem
+from ..parallel.state import CommitPoint, PartitionState
+
+log = logging.getLogger(__name__)
+
+RetryDelay = float | Callable[[int, BaseException], float]
+
+
+class OffsetMapDroppedWarning(RuntimeWarning):
+    """A partition's completed-offsets map outgrew offset.metadata.max.bytes and was not committed."""
+
+
+class InFlightOnRevoke(str, Enum):
+    WAIT = "wait"      # let running records of revoked partitions finish, then commit
+    CANCEL = "cancel"  # cancel them (asyncio tasks) or stop waiting for them (threads), then commit
+
+
+@dataclass
+class ParallelConsumerOptions:
+    ordering: Ordering | str = Ordering.KEY
+    max_concurrency: int = 16
+    max_buffered_records: int = 10_000
+    commit_interval_s: float = 1.0
+    retry_delay: RetryDelay = 1.0           # seconds, or f(attempt, error) -> seconds
+    max_attempts: int | None = None         # None: retry forever
+    dead_letter: Callable[[Any, BaseException], None] | None = None
+    in_flight_on_revoke: InFlightOnRevoke | str = InFlightOnRevoke.WAIT
+    revoke_timeout_s: float = 30.0
+    max_metadata_bytes: int = OFFSET_METADATA_MAX_BYTES
+    poll_timeout_s: float = 0.05
+    fetch_batch: int = 500
+    committed_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.ordering = Ordering(self.ordering)
+        self.in_flight_on_revoke = InFlightOnRevoke(self.in_flight_on_revoke)
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        if self.max_buffered_records < 1:
+            raise ValueError("max_buffered_records must be >= 1")
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1 or None")
+
+
+@dataclass
+class ParallelStats:
+    processed: int = 0          # records whose user function succeeded
+    skipped_completed: int = 0  # records skipped because the commit metadata said they were done
+    failures: int = 0           # user function raised
+    retries: int = 0
+    dead_lettered: int = 0
+    given_up: int = 0           # out of attempts without a dead-letter callback
+    commits: int = 0
+    maps_dropped: int = 0
+    abandoned: int = 0          # running records of revoked/lost partitions not waited for
+    paused_for_backpressure: int = 0
+    max_buffered_seen: int = 0
+    revocations: list[list[TP]] = field(default_factory=list)
+    assignments: list[list[TP]] = field(default_factory=list)
+
+
+class _TP:
+    """confluent_kafka.TopicPartition, imported lazily (tests may pass a fake consumer)."""
+
+    cls: Any = None
+
+    @classmethod
+    def make(cls, topic: str, partition: int, offset: int = -1001, metadata: str | None = None) -> Any:
+        if cls.cls is None:
+            from confluent_kafka import TopicPartition
+
+            cls.cls = TopicPartition
+        if metadata is None:
+            return cls.cls(topic, partition, offset)
+        return cls.cls(topic, partition, offset, metadata)
+
+
+class ParallelConsumer:
+    """Runs `fn(message)` for every record, concurrently, in the order the options ask for."""
+
+    def __init__(self, consumer: Any, topics: Sequence[str], fn: Callable[[Any], Any],
+                 options: ParallelConsumerOptions | None = None, **overrides: Any) -> None:
+        if options is None:
+            options = ParallelConsumerOptions(**overrides)
+        elif overrides:
+            raise TypeError("pass either options or keyword overrides, not both")
+        self.options = options
+        self.consumer = consumer
+        self.topics = list(topics)
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.stats = ParallelStats()
+        self._scheduler = Scheduler(options.ordering)
+        self._states: dict[TP, PartitionState | None] = {}   # None: assigned, no commit yet (starts at first record)
+        self._running: dict[tuple[TP, int], tuple[WorkItem, Future]] = {}
+        self._attempts: dict[tuple[TP, int], int] = {}
+        self._outcomes: queue.SimpleQueue = queue.SimpleQueue()
+        self._finishing: set[TP] = set()   # revoked, waiting for their running records
+        self._paused: set[TP] = set()
+        self._dropped_warned: set[TP] = set()
+        self._stop = threading.Event()
+        self._last_commit = time.monotonic()
+        self._executor: ThreadPoolExecutor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._subscribed = False
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def _ensure_workers(self) -> None:
+        if self.is_async:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._loop_thread = threading.Thread(target=self._loop.run_forever, name="parallel-consumer-asyncio",
+                                                     daemon=True)
+                self._loop_thread.start()
+        elif self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self.options.max_concurrency,
+                                                thread_name_prefix="parallel-consumer")
+
+    def subscribe(self) -> None:
+        if not self._subscribed:
+            self.consumer.subscribe(self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                    on_lost=self._on_lost)
+            self._subscribed = True
+
+    def stop(self) -> None:
+        """Ask `run` to return (thread-safe)."""
+        self._stop.set()
+
+    def run(self, until: Callable[[], bool] | None = None, timeout_s: float | None = None) -> None:
+        """The control loop; returns after `stop()`, when `until()` is true, or after `timeout_s`."""
+        self.subscribe()
+        self._ensure_workers()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not self._stop.is_set():
+            if until is not None and until():
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            self.run_once()
+
+    def close(self, commit: bool = True, drain: bool = False, timeout_s: float = 30.0,
+              close_consumer: bool = False) -> None:
+        """Stop processing: wait for running records (and with `drain`, every buffered one), commit, shut down.
+
+        `commit=False` leaves the last periodic commit in place (what a crash leaves).
+        """
+        if self._closed:
+            return
+        deadline = time.monotonic() + timeout_s
+        if drain:
+            while self._scheduler.buffered and time.monotonic() < deadline:
+                self.run_once(fetch=False)
+        while self._running and time.monotonic() < deadline:
+            self._drain_outcomes(min(0.05, max(0.0, deadline - time.monotonic())))
+        if commit:
+            self.commit()
+        self._shutdown_workers(wait=not self._running)
+        self._closed = True
+        if close_consumer:
+            self.consumer.close()
+
+    def _shutdown_workers(self, wait: bool) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=wait, cancel_futures=True)
+            self._executor = None
+        if self._loop is not None:
+            loop = self._loop
+            loop.call_soon_threadsafe(loop.stop)
+            if self._loop_thread is not None:
+                self._loop_thread.join(timeout=5)
+            if not loop.is_running():
+                loop.close()
+            self._loop = None
+
+    def __enter__(self) -> "ParallelConsumer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ one turn
+    def run_once(self, fetch: bool = True) -> None:
+        """One turn of the loop: outcomes, dispatch, periodic commit, fetch (or wait for outcomes)."""
+        opts = self.options
+        self._drain_outcomes(0.0)
+        dispatched = self._dispatch()
+        now = time.monotonic()
+        if now - self._last_commit >= opts.commit_interval_s:
+            self.commit()
+        got = 0
+        if fetch:
+            room = opts.max_buffered_records - self._scheduler.buffered
+            self._backpressure(room <= 0)
+            idle = not self._running and not dispatched
+            msgs = self.consumer.consume(num_messages=max(1, min(opts.fetch_batch, room)),
+                                         timeout=opts.poll_timeout_s if idle else 0)
+            for msg in msgs or ():
+                got += self._receive(msg)
+            self.stats.max_buffered_seen = max(self.stats.max_buffered_seen, self._scheduler.buffered)
+        if not got and self._running and not dispatched:
+            wait = opts.poll_timeout_s
+            nxt = self._scheduler.next_retry_at()
+            if nxt is not None:
+                wait = max(0.0, min(wait, nxt - time.monotonic()))
+            self._drain_outcomes(wait)
+        elif not got and not self._running and not dispatched and self._scheduler.buffered:
+            nxt = self._scheduler.next_retry_at()
+            if nxt is not None:
+                time.sleep(max(0.0, min(opts.poll_timeout_s, nxt - time.monotonic())))
+
+    def _backpressure(self, full: bool) -> None:
+        if full:
+            todo = [tp for tp in self._states if tp not in self._paused]
+            if todo:
+                self.consumer.pause([_TP.make(t, p) for t, p in todo])
+                self._paused.update(todo)
+                self.stats.paused_for_backpressure += 1
+        elif self._paused:
+            todo = [tp for tp in self._paused if tp in self._states]
+            if todo:
+                self.consumer.resume([_TP.make(t, p) for t, p in todo])
+            self._paused.clear()
+
+    def _receive(self, msg: Any) -> int:
+        err = msg.error()
+        if err is not None:
+            if getattr(err, "code", lambda: None)() == getattr(_kafka_error(), "_PARTITION_EOF", object()):
+                return 0
+            if getattr(err, "fatal", lambda: False)():
+                raise RuntimeError(f"fatal consumer error: {err}")
+            log.warning("consumer error: %s", err)
+            return 0
+        tp = (msg.topic(), msg.partition())
+        if tp not in self._states or tp in self._finishing:
+            return 0  # fetched before a revocation
+        offset = msg.offset()
+        state = self._states[tp]
+        if state is None:
+            state = self._states[tp] = PartitionState(offset, max_metadata_bytes=self.options.max_metadata_bytes)
+        if not state.receive(offset):
+            self.stats.skipped_completed += 1
+            return 0
+        self._scheduler.add(WorkItem(tp[0], tp[1], offset, msg.key(), msg))
+        return 1
+
+    # ------------------------------------------------------------------ running records
+    def _allow(self, tp: TP) -> bool:
+        state = self._states.get(tp)
+        return state is None or state.takes_new_records()
+
+    def _dispatch(self) -> int:
+        free = self.options.max_concurrency - len(self._running)
+        if free <= 0 or not self._scheduler.buffered:
+            return 0
+        items = self._scheduler.take(free, time.monotonic(), self._allow)
+        for item in items:
+            self._submit(item)
+        return len(items)
+
+    def _submit(self, item: WorkItem) -> None:
+        key = (item.tp, item.offset)
+        if self.is_async:
+            assert self._loop is not None
+            fut = asyncio.run_coroutine_threadsafe(self.fn(item.payload), self._loop)
+        else:
+            assert self._executor is not None
+            fut = self._executor.submit(self.fn, item.payload)
+        self._running[key] = (item, fut)
+        outcomes = self._outcomes
+        fut.add_done_callback(lambda f, item=item: outcomes.put((item, f)))
+
+    def _drain_outcomes(self, block_s: float) -> int:
+        n = 0
+        try:
+            first = self._outcomes.get(timeout=block_s) if block_s > 0 else self._outcomes.get_nowait()
+        except queue.Empty:
+            return 0
+        self._outcome(*first)
+        n += 1
+        while True:
+            try:
+                nxt = self._outcomes.get_nowait()
+            except queue.Empty:
+                return n
+            self._outcome(*nxt)
+            n += 1
+
+    def _outcome(self, item: WorkItem, fut: Future) -> None:
+        key = (item.tp, item.offset)
+        entry = self._running.get(key)
+        if entry is None or entry[1] is not fut:
+            return  # abandoned on revoke/lost
+        del self._running[key]
+        try:
+            exc = fut.exception()
+        except CancelledError as cancelled:
+            exc = cancelled
+        state = self._states.get(item.tp)
+        finishing = item.tp in self._finishing
+        if exc is None:
+            self.stats.processed += 1
+            self._done(item, state, finishing)
+            return
+        self.stats.failures += 1
+        if isinstance(exc, CancelledError) or finishing or state is None and item.tp not in self._states:
+            return  # partition going away: the record stays incomplete for its next owner
+        attempts = self._attempts.get(key, 0) + 1
+        self._attempts[key] = attempts
+        if self.options.max_attempts is not None and attempts >= self.options.max_attempts:
+            if self.options.dead_letter is None:
+                log.error("giving up on %s-%d@%d after %d attempts: %r", item.topic, item.partition, item.offset,
+                          attempts, exc)
+                self.stats.given_up += 1
+                self._done(item, state, finishing)
+                return
+            try:
+                self.options.dead_letter(item.payload, exc)
+            except Exception as dlq_exc:  # the record must not be lost: try again later
+                log.error("dead-letter callback failed for %s-%d@%d: %r", item.topic, item.partition,
+                          item.offset, dlq_exc)
+            else:
+                self.stats.dead_lettered += 1
+                self._done(item, state, finishing)
+                return
+        delay = self.options.retry_delay
+        seconds = float(delay(attempts, exc) if callable(delay) else delay)
+        self.stats.retries += 1
+        self._scheduler.retry(item, time.monotonic() + max(0.0, seconds))
+
+    def _done(self, item: WorkItem, state: PartitionState | None, finishing: bool) -> None:
+        self._attempts.pop((item.tp, item.offset), None)
+        if not finishing:
+            self._scheduler.complete(item)
+        if state is not None:
+            state.complete(item.offset)
+
+    # ------------------------------------------------------------------ commits
+    def _commit_points(self, tps: Iterable[TP]) -> list[tuple[TP, PartitionState, CommitPoint]]:
+        out = []
+        for tp in tps:
+            state = self._states.get(tp)
+            if state is None or not state.needs_commit():
+                continue
+            point = state.commit_point()
+            if point.verdict is BudgetVerdict.DROP:
+                self.stats.maps_dropped += 1
+                if tp not in self._dropped_warned:
+                    self._dropped_warned.add(tp)
+                    warnings.warn(OffsetMapDroppedWarning(
+                        f"{tp[0]}-{tp[1]}: the map of {point.completed_above} completed offsets above "
+                        f"{point.offset} exceeds offset.metadata.max.bytes={state.max_metadata_bytes}; "
+                        f"committing the offset alone, so those records run again after a restart"),
+                        stacklevel=2)
+            else:
+                self._dropped_warned.discard(tp)
+            out.append((tp, state, point))
+        return out
+
+    def commit(self, tps: Iterable[TP] | None = None) -> int:
+        """Commit each partition's lowest incomplete offset with its completed-offsets map (sync)."""
+        self._last_commit = time.monotonic()
+        points = self._commit_points(list(self._states) if tps is None else tps)
+        if not points:
+            return 0
+        offsets = [_TP.make(tp[0], tp[1], p.offset, p.metadata) for tp, _, p in points]
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+        except Exception as exc:  # KafkaException: try again at the next interval
+            log.warning("commit failed: %s", exc)
+            return 0
+        for _, state, point in points:
+            state.committed_now(point)
+        self.stats.commits += 1
+        return len(points)
+
+    # ------------------------------------------------------------------ rebalances
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        tps = [(p.topic, p.partition) for p in partitions]
+        self.stats.assignments.append(tps)
+        committed = consumer.committed([_TP.make(t, p) for t, p in tps], timeout=self.options.committed_timeout_s) \
+            if tps else []
+        for c in committed:
+            tp = (c.topic, c.partition)
+            self._finishing.discard(tp)
+            self._paused.discard(tp)
+            if c.offset is None or c.offset < 0:
+                self._states[tp] = None
+                continue
+            try:
+                restored = decode_offset_map(c.offset, getattr(c, "metadata", None))
+            except OffsetMapError as exc:
+                log.warning("%s-%d: ignoring commit metadata that is not an offset map (%s)", tp[0], tp[1], exc)
+                restored = frozenset()
+            state = PartitionState(c.offset, restored, self.options.max_metadata_bytes)
+            state.committed_now(state.commit_point())
+            self._states[tp] = state
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        self._finish([(p.topic, p.partition) for p in partitions], commit=True)
+
+    def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        self._finish([(p.topic, p.partition) for p in partitions], commit=False)
+
+    def _finish(self, tps: list[TP], commit: bool) -> None:
+        """Stop taking records of `tps`, wait for or cancel their running work, commit (unless lost), forget them."""
+        tps = [tp for tp in tps if tp in self._states]
+        self.stats.revocations.append(tps)
+        if not tps:
+            return
+        gone = set(tps)
+        self._finishing.update(gone)
+        for tp in tps:
+            self._scheduler.remove_partition(tp)
+        mine = lambda: [k for k in self._running if k[0] in gone]  # noqa: E731
+        if commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT:
+            deadline = time.monotonic() + self.options.revoke_timeout_s
+            while mine() and time.monotonic() < deadline:
+                self._drain_outcomes(min(0.05, max(0.0, deadline - time.monotonic())))
+        for key in mine():
+            _, fut = self._running.pop(key)
+            fut.cancel()  # asyncio tasks stop; a running thread cannot be interrupted, its outcome is ignored
+            self.stats.abandoned += 1
+        if commit:
+            self.commit(tps)
+        for tp in tps:
+            self._states.pop(tp, None)
+            self._paused.discard(tp)
+            self._finishing.discard(tp)
+        self._attempts = {k: v for k, v in self._attempts.items() if k[0] not in gone}
+
+    # ------------------------------------------------------------------ introspection
+    @property
+    def assigned(self) -> list[TP]:
+        return list(self._states)
+
+    def state_of(self, topic: str, partition: int) -> PartitionState | None:
+        return self._states.get((topic, partition))
+
+    @property
+    def buffered(self) -> int:
+        return self._scheduler.buffered
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._running)
+
+
+def _kafka_error() -> Any:
+    try:
+        from confluent_kafka import KafkaError
+
+        return KafkaError
+    except ImportError:  # pragma: no cover
+        return None
