@@ -1,0 +1,65 @@
+"""The abstract goal every planner objective implements (Cruise Control's analyzer/goals shape).
+
+A goal improves the plan in `optimize`, using only moves that every goal
+optimized before it accepts (`accepts_move` / `accepts_leader`), so a later
+goal never undoes an earlier one: hard constraints first, then balance.
+`lower_bound` is a provable minimum number of replica moves to satisfy it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from .state import PlanState
+
+
+class Goal(ABC):
+    name: str = "goal"
+    hard: bool = False
+
+    @abstractmethod
+    def optimize(self, state: PlanState, ctx: "Context") -> None:
+        """Make moves (through ctx) until satisfied or stuck."""
+
+    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
+        """Would moving slot s of partition p to broker dst keep this goal satisfied?"""
+        return True
+
+    def accepts_leader(self, state: PlanState, p: int, s: int) -> bool:
+        """Would making slot s the leader of p keep this goal satisfied?"""
+        return True
+
+    def satisfied(self, state: PlanState) -> bool:
+        return True
+
+    def lower_bound(self, state: PlanState) -> int:
+        return 0
+
+
+class Context:
+    """The goals optimized so far; a move is allowed only if the state and all of them accept it."""
+
+    def __init__(self, state: PlanState) -> None:
+        self.state = state
+        self.done: list[Goal] = []
+        self.violations: list[str] = []
+
+    def can_move(self, p: int, s: int, dst: int, ignore: tuple[type, ...] = ()) -> bool:
+        st = self.state
+        if not st.structurally_ok(p, s, dst):
+            return False
+        for g in self.done:
+            if ignore and isinstance(g, ignore):
+                continue
+            if not g.accepts_move(st, p, s, dst):
+                return False
+        return True
+
+    def can_lead(self, p: int, s: int) -> bool:
+        st = self.state
+        if not st.can_lead(p, s):
+            return False
+        return all(g.accepts_leader(st, p, s) for g in self.done)
+
+    def move(self, p: int, s: int, dst: int) -> None:
+        self.state.move_replica(p, s, dst)

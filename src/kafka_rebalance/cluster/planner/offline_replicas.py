@@ -1,0 +1,54 @@
+"""Hard goal: no replica stays on a dead broker or on one being removed (decommission, offline fix).
+
+Each such replica moves exactly once, to the least loaded broker that keeps
+the partition's racks distinct, so the move count equals its lower bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .goal import Context, Goal
+from .state import PlanState
+
+
+class OfflineReplicasGoal(Goal):
+    name = "OfflineReplicasGoal"
+    hard = True
+
+    def _leaving(self, state: PlanState) -> np.ndarray:
+        return np.nonzero(~state.eligible)[0]
+
+    def lower_bound(self, state: PlanState) -> int:
+        return int(state.cnt[self._leaving(state)].sum())
+
+    def satisfied(self, state: PlanState) -> bool:
+        return self.lower_bound(state) == 0
+
+    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
+        return bool(state.eligible[dst])
+
+    def optimize(self, state: PlanState, ctx: Context) -> None:
+        elig = np.nonzero(state.eligible)[0]
+        if len(elig) == 0:
+            ctx.violations.append("no broker left to hold replicas")
+            return
+        R = state.R
+        for b in self._leaving(state).tolist():
+            slots = state.slots_on(b).copy()
+            # largest partitions first: they are the hardest to fit under disk limits
+            slots = slots[np.argsort(-state.size_bytes[slots // R], kind="stable")]
+            for f in slots.tolist():
+                p, s = divmod(f, R)
+                score = (state.cnt[elig] / max(state.cnt[elig].mean(), 1.0)
+                         + state.disk[elig] / max(state.disk[elig].mean(), 1.0)
+                         + state.bin[elig] / max(state.bin[elig].mean(), 1.0)
+                         + 0.1 * state.tcnt[state.topic[p], elig])
+                for dst in elig[np.argsort(score, kind="stable")].tolist():
+                    if ctx.can_move(p, s, dst):
+                        ctx.move(p, s, dst)
+                        break
+                else:
+                    ctx.violations.append(
+                        f"{state.topic_names[state.topic[p]]}-{state.partition_num[p]}: no broker can take the "
+                        f"replica on {state.broker_ids[b]} without breaking rack awareness or capacity")

@@ -1,0 +1,145 @@
+"""The optimizer: orders the goals for a mode, runs them, and reports the plan against its bounds.
+
+Modes (as Cruise Control's endpoints):
+- `full`: fix offline replicas, respect disk capacity, then even replica
+  counts, disk, bytes in (band x mean), then leadership (counts, bytes out,
+  messages in) without moving data.
+- `add-brokers`: only the new brokers receive replicas, filled to the even count.
+- `remove-brokers`: the removed brokers' replicas move, nothing else does.
+- `leaders`: no data moves; preferred leaders re-chosen among ISR replicas.
+Replicas on dead brokers are moved in every mode but `leaders`.
+
+Everything is deterministic: stable sorts, no randomness, ties broken by index.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from ...model import ClusterSnapshot, PartitionReplicas
+from ..kafka_json import Reassignment
+from .disk_capacity import DiskCapacityGoal
+from .goal import Context, Goal
+from .leader_distribution import LeaderDistributionGoal
+from .offline_replicas import OfflineReplicasGoal
+from .replica_distribution import ReplicaDistributionGoal
+from .resource_distribution import ResourceDistributionGoal
+from .state import PlanState
+
+DEFAULT_PLAN_BAND = 1.09  # a margin inside Cruise Control's 1.10 balance band
+
+
+class Mode(enum.Enum):
+    FULL = "full"
+    ADD_BROKERS = "add-brokers"
+    REMOVE_BROKERS = "remove-brokers"
+    LEADERS = "leaders"
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    mode: Mode
+    reassignments: tuple[Reassignment, ...]
+    replica_moves: int
+    bytes_moved: float
+    lower_bound_moves: int
+    leader_changes: int
+    optimal_leader_changes: int | None
+    before: dict[str, float]
+    after: dict[str, float]
+    goals: tuple[tuple[str, bool], ...]
+    violations: tuple[str, ...]
+    after_snapshot: ClusterSnapshot = field(repr=False)
+
+    def summary(self) -> dict:
+        return {"mode": self.mode.value, "replica_moves": self.replica_moves, "bytes_moved": self.bytes_moved,
+                "lower_bound_moves": self.lower_bound_moves, "leader_changes": self.leader_changes,
+                "optimal_leader_changes": self.optimal_leader_changes,
+                "partitions_changed": len(self.reassignments),
+                "before": self.before, "after": self.after,
+                "goals": [{"goal": g, "satisfied": ok} for g, ok in self.goals],
+                "violations": list(self.violations)}
+
+
+def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: float) -> list[Goal]:
+    hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), OfflineReplicasGoal()]
+    if mode is Mode.LEADERS:
+        return [LeaderDistributionGoal(band, by_bytes=False)]
+    if mode is Mode.REMOVE_BROKERS:
+        return hard + [LeaderDistributionGoal(band)]
+    if mode is Mode.ADD_BROKERS:
+        return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
+    return hard + [ReplicaDistributionGoal(band=band), ResourceDistributionGoal("size_bytes", band),
+                   ResourceDistributionGoal("bytes_in", band), LeaderDistributionGoal(band)]
+
+
+def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Sequence[int] = (),
+         band: float = DEFAULT_PLAN_BAND, capacity_threshold: float = 0.8,
+         leaders_by_bytes: bool = False) -> PlanResult:
+    """Plan a reassignment; `brokers` are the brokers added or removed."""
+    mode = Mode(mode) if not isinstance(mode, Mode) else mode
+    ids = {b.id for b in snapshot.brokers}
+    for b in brokers:
+        if b not in ids:
+            raise InputError(f"broker {b} is not in the cluster", field="brokers")
+    if mode in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS) and not brokers:
+        raise InputError(f"mode {mode.value} needs --brokers", field="brokers")
+    state = PlanState(snapshot, remove=tuple(brokers) if mode is Mode.REMOVE_BROKERS else (),
+                      new=tuple(brokers) if mode is Mode.ADD_BROKERS else ())
+    goals = goals_for(mode, state, band, capacity_threshold)
+    if mode is Mode.LEADERS and leaders_by_bytes:
+        goals = [LeaderDistributionGoal(band, by_bytes=True)]
+    bound = 0
+    if mode is not Mode.LEADERS:
+        for g in goals:
+            if isinstance(g, (OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal)):
+                bound = max(bound, g.lower_bound(state))
+    ctx = Context(state)
+    for g in goals:
+        g.optimize(state, ctx)
+        ctx.done.append(g)
+    status = tuple((g.name, bool(g.satisfied(state))) for g in goals)
+    moves, nbytes = state.moved_replicas()
+    reassign, after_snapshot, changes = _materialize(snapshot, state)
+    leader_goal = next((g for g in goals if isinstance(g, LeaderDistributionGoal)), None)
+    after = state.ratios(np.nonzero(state.eligible)[0])
+    return PlanResult(mode, tuple(reassign), moves, nbytes, bound, changes,
+                      leader_goal.optimal_changes if leader_goal else None,
+                      state.before, after, status, tuple(ctx.violations), after_snapshot)
+
+
+def _materialize(snapshot: ClusterSnapshot, state: PlanState):
+    """Reassignment entries (planned leader first, other replicas in slot order) and the resulting snapshot."""
+    ids = state.broker_ids.tolist()
+    out: list[Reassignment] = []
+    parts: list[PartitionReplicas] = []
+    changes = 0
+    rep, rep0, lslot = state.rep, state.rep0, state.lslot
+    touched = set(np.nonzero((rep != rep0).any(axis=1) | (lslot != 0))[0].tolist())
+    for i, p in enumerate(snapshot.partitions):
+        if i not in touched:
+            new_leader = p.replicas[0] if (p.leader is None and state.can_lead(i, 0)) else p.leader
+            if new_leader != p.leader:
+                changes += 1
+                parts.append(PartitionReplicas(p.topic, p.partition, p.replicas, new_leader, p.isr, p.load))
+            else:
+                parts.append(p)
+            continue
+        row = rep[i, : state.rf[i]].tolist()
+        ls = int(lslot[i])
+        order = [row[ls]] + [b for j, b in enumerate(row) if j != ls]
+        reps = tuple(ids[b] for b in order)
+        lead = reps[0]
+        if reps != p.replicas:
+            out.append(Reassignment(p.topic, p.partition, reps))
+        if lead != p.leader:
+            changes += 1
+        kept = set(p.isr) & set(reps)
+        isr = tuple(r for r in reps if r in kept or r not in p.replicas)
+        parts.append(PartitionReplicas(p.topic, p.partition, reps, lead, isr, p.load))
+    return out, ClusterSnapshot(snapshot.brokers, tuple(parts)), changes

@@ -1,0 +1,108 @@
+"""Replica counts even across brokers (Cruise Control's ReplicaDistributionGoal).
+
+Strict mode aims at floor/ceil of the (rack) mean, band mode only caps each
+broker at max(ceil, band x mean). In `receivers` mode (adding brokers) only
+the given brokers receive replicas. Donor-to-receiver moves come first, so the
+move count meets the lower bound max(excess, deficit) whenever racks allow;
+among a donor's replicas the one that best evens disk and bytes in moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .goal import Context, Goal
+from .state import PlanState
+from .targets import count_lower_bound, count_targets
+
+
+class ReplicaDistributionGoal(Goal):
+    name = "ReplicaDistributionGoal"
+
+    def __init__(self, band: float | None = None, receivers: np.ndarray | None = None) -> None:
+        self.band = band          # None: strict floor/ceil
+        self.receivers = receivers  # bool mask over brokers, or None for everyone
+        self.lo: np.ndarray | None = None
+        self.hi: np.ndarray | None = None
+
+    def _limits(self, state: PlanState):
+        lo, hi, gs = count_targets(state)
+        if self.band is not None:
+            el = state.eligible
+            mean = state.cnt.sum() / max(int(el.sum()), 1)
+            hi = np.where(el, np.maximum(hi, np.floor(self.band * mean)), 0)
+            lo = np.zeros_like(lo)
+        if self.receivers is not None:
+            # only the new brokers must fill up; nobody else has a count cap
+            hi = np.where(state.eligible, np.where(self.receivers, hi, np.inf), 0)
+            lo = np.where(self.receivers, lo, 0)
+        return lo, hi, gs
+
+    def lower_bound(self, state: PlanState) -> int:
+        lo, hi, gs = self._limits(state)
+        return count_lower_bound(state, lo, hi, gs)
+
+    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
+        src = state.rep[p, s]
+        if state.cnt[dst] + 1 > max(self.hi[dst], state.cnt[dst]):
+            return False
+        if state.eligible[src] and state.cnt[src] - 1 < min(self.lo[src], state.cnt[src]):
+            return False
+        return True
+
+    def satisfied(self, state: PlanState) -> bool:
+        return bool(((state.cnt <= self.hi) & (state.cnt >= self.lo)).all())
+
+    def _pick(self, state: PlanState, ctx: Context, d: int, r: int) -> bool:
+        R = state.R
+        slots = state.slots_on(d)
+        if len(slots) == 0:
+            return False
+        ps = slots // R
+        el = state.eligible
+        md = max(state.disk[el].mean(), 1e-9)
+        mb = max(state.bin[el].mean(), 1e-9)
+        sz, bi = state.size_bytes[ps], state.bytes_in[ps]
+        score = (((state.disk[d] - sz) / md - 1) ** 2 + ((state.disk[r] + sz) / md - 1) ** 2
+                 + ((state.bin[d] - bi) / mb - 1) ** 2 + ((state.bin[r] + bi) / mb - 1) ** 2
+                 + 0.01 * state.tcnt[state.topic[ps], r])
+        for f in slots[np.argsort(score, kind="stable")].tolist():
+            p, s = divmod(f, R)
+            if ctx.can_move(p, s, r):
+                ctx.move(p, s, r)
+                return True
+        return False
+
+    def optimize(self, state: PlanState, ctx: Context) -> None:
+        self.lo, self.hi, gs = self._limits(state)
+        lo, hi = self.lo, self.hi
+        recv_mask = state.eligible if self.receivers is None else (state.eligible & self.receivers)
+        for g in gs:
+            stuck: set[tuple[int, int]] = set()
+            dead_donors: set[int] = set()
+            while True:
+                cnt = state.cnt
+                donors = [b for b in g.tolist() if cnt[b] > hi[b] and b not in dead_donors]
+                short = [b for b in g.tolist() if recv_mask[b] and cnt[b] < lo[b]]
+                if donors:
+                    d = max(donors, key=lambda b: (cnt[b] - hi[b], -b))
+                    pool = short or [b for b in g.tolist() if recv_mask[b] and cnt[b] + 1 <= hi[b] and b != d]
+                elif short:
+                    donors2 = [b for b in g.tolist() if cnt[b] - 1 >= lo[b] and not recv_mask[b]] or \
+                              [b for b in g.tolist() if cnt[b] - 1 >= lo[b] and cnt[b] > min(cnt[x] for x in short) + 1]
+                    donors2 = [b for b in donors2 if b not in dead_donors]
+                    if not donors2:
+                        break
+                    d = max(donors2, key=lambda b: (cnt[b] - lo[b], -b))
+                    pool = short
+                else:
+                    break
+                pool = sorted((b for b in pool if (d, b) not in stuck), key=lambda b: (cnt[b], b))
+                moved = False
+                for r in pool:
+                    if self._pick(state, ctx, d, r):
+                        moved = True
+                        break
+                    stuck.add((d, r))
+                if not moved:
+                    dead_donors.add(d)

@@ -1,0 +1,118 @@
+"""Replica-carried resources even across brokers: disk (size_bytes) and network in (bytes_in).
+
+Cruise Control's DiskUsageDistributionGoal / NetworkInboundUsageDistributionGoal:
+every broker at most band x mean. The busiest broker gives away the replica
+whose size best fits both its excess and the receiver's room; when the
+replica-count goal leaves the receiver no room, a swap (big replica out, a
+smaller one back) keeps counts where they are at the cost of two moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .goal import Context, Goal
+from .replica_distribution import ReplicaDistributionGoal
+from .state import PlanState
+
+
+class ResourceDistributionGoal(Goal):
+    def __init__(self, resource: str, band: float) -> None:
+        if resource not in ("size_bytes", "bytes_in"):
+            raise ValueError(resource)
+        self.resource = resource
+        self.band = band
+        self.name = {"size_bytes": "DiskUsageDistributionGoal", "bytes_in": "NetworkInboundUsageDistributionGoal"}[resource]
+        self.limit = np.inf
+
+    def _limit(self, state: PlanState) -> float:
+        el = state.eligible
+        total = state.load(self.resource).sum()
+        return self.band * total / max(int(el.sum()), 1)
+
+    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
+        load = state.load(self.resource)
+        v = state.partition_value(self.resource)[p]
+        return bool(load[dst] + v <= max(self.limit, load[dst]))
+
+    def satisfied(self, state: PlanState) -> bool:
+        return bool((state.load(self.resource)[state.eligible] <= self._limit(state) * (1 + 1e-9)).all())
+
+    def lower_bound(self, state: PlanState) -> int:
+        lim = self._limit(state)
+        load = state.load(self.resource)
+        vals = state.partition_value(self.resource)
+        total = 0
+        for b in np.nonzero(state.eligible & (load > lim))[0].tolist():
+            v = np.sort(vals[state.slots_on(b) // state.R])[::-1]
+            total += int(np.searchsorted(np.cumsum(v), load[b] - lim) + 1)
+        return total
+
+    def optimize(self, state: PlanState, ctx: Context) -> None:
+        self.limit = lim = self._limit(state)
+        load = state.load(self.resource)
+        vals = state.partition_value(self.resource)
+        R = state.R
+        el = np.nonzero(state.eligible)[0]
+        stuck: set[int] = set()
+        while True:
+            over = [b for b in el[np.argsort(-load[el], kind="stable")].tolist() if load[b] > lim and b not in stuck]
+            if not over:
+                return
+            a = over[0]
+            excess = load[a] - lim
+            slots = state.slots_on(a)
+            v = vals[slots // R]
+            moved = False
+            for r in el[np.argsort(load[el], kind="stable")][:20].tolist():
+                if r == a:
+                    continue
+                room = lim - load[r]
+                if room <= 0:
+                    break
+                fit = (v > 0) & (v <= room)
+                if not fit.any():
+                    continue
+                # prefer the largest value not above the excess, then the smallest above it
+                key = np.where(v <= excess, excess - v, 2 * (v - excess) + excess)
+                key = np.where(fit, key, np.inf)
+                order = np.argsort(key, kind="stable")
+                for i in order[: 200].tolist():
+                    if not np.isfinite(key[i]):
+                        break
+                    p, s = divmod(int(slots[i]), R)
+                    if ctx.can_move(p, s, r):
+                        ctx.move(p, s, r)
+                        moved = True
+                        break
+                    if self._swap(state, ctx, p, s, a, r, vals, lim):
+                        moved = True
+                        break
+                if moved:
+                    break
+            if not moved:
+                stuck.add(a)
+
+    def _swap(self, state: PlanState, ctx: Context, p: int, s: int, a: int, r: int, vals: np.ndarray,
+              lim: float) -> bool:
+        """Move (p, s) a -> r ignoring the count cap, then a smaller replica r -> a to restore counts."""
+        if not ctx.can_move(p, s, r, ignore=(ReplicaDistributionGoal,)):
+            return False
+        R = state.R
+        vx = vals[p]
+        ctx.move(p, s, r)
+        load = state.load(self.resource)
+        cand = state.slots_on(r)
+        cv = vals[cand // R]
+        # y must be smaller than x and must not push a back over the limit
+        ok = (cv < vx) & (load[a] + cv <= lim) & (cand // R != p)
+        idx = np.nonzero(ok)[0]
+        idx = idx[np.argsort(cv[idx], kind="stable")]
+        for i in idx[:200].tolist():
+            q, t = divmod(int(cand[i]), R)
+            if ctx.can_move(q, t, a):
+                ctx.move(q, t, a)
+                return True
+        # undo: the slot goes back where it was
+        state.move_replica(p, s, a)
+        return False

@@ -1,0 +1,271 @@
+"""The planner's working state: numpy arrays indexed by partition and broker, updated per move.
+
+A cluster of 100,000 partitions at RF 3 is 300,000 replica slots; every goal
+reads per-broker load vectors that are kept current incrementally (a move
+touches two brokers), never recomputed from the partitions.
+
+`rep[p, s]` is the broker index holding slot s of partition p (-1 pads short
+replica lists); slot order is the original replica order. `lslot[p]` is the
+slot that will lead once the plan is applied (its broker becomes replicas[0]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model import ClusterSnapshot
+
+LEADER_RESOURCES = ("leaders", "bytes_out", "messages_in")
+REPLICA_RESOURCES = ("replicas", "size_bytes", "bytes_in")
+RESOURCES = ("replicas", "leaders", "size_bytes", "bytes_in", "bytes_out", "messages_in")
+
+
+class PlanState:
+    """Mutable arrays; every change goes through move_replica / set_leader so loads stay exact."""
+
+    def __init__(self, snapshot: ClusterSnapshot, remove: tuple[int, ...] = (), new: tuple[int, ...] = ()) -> None:
+        ids = [b.id for b in snapshot.brokers]
+        known = set(ids)
+        extra = sorted({r for p in snapshot.partitions for r in p.replicas if r not in known})
+        racks_by_id = {b.id: b.rack for b in snapshot.brokers}
+        self.broker_ids = np.array(ids + extra, dtype=np.int64)
+        self.index = {int(b): i for i, b in enumerate(self.broker_ids)}
+        B = len(self.broker_ids)
+        self.B = B
+        rack_names = sorted({r for r in racks_by_id.values() if r is not None})
+        self.rack_names = rack_names
+        rix = {r: i for i, r in enumerate(rack_names)}
+        self.rack = np.array([rix[racks_by_id[b]] if racks_by_id.get(b) is not None else -1
+                              for b in self.broker_ids.tolist()], dtype=np.int32)
+        alive_by_id = {b.id: b.alive for b in snapshot.brokers}
+        self.alive = np.array([alive_by_id.get(b, False) for b in self.broker_ids.tolist()], dtype=bool)
+        self.removed = np.zeros(B, dtype=bool)
+        for b in remove:
+            self.removed[self.index[b]] = True
+        self.new = np.zeros(B, dtype=bool)
+        for b in new:
+            self.new[self.index[b]] = True
+        # brokers that may hold replicas once the plan is applied
+        self.eligible = self.alive & ~self.removed
+        cap = {b.id: b.disk_bytes for b in snapshot.brokers}
+        self.disk_cap = np.array([cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
+
+        parts = snapshot.partitions
+        P = len(parts)
+        self.P = P
+        R = max((len(p.replicas) for p in parts), default=1)
+        self.R = R
+        topics = sorted({p.topic for p in parts})
+        self.topic_names = topics
+        tix = {t: i for i, t in enumerate(topics)}
+        self.topic = np.array([tix[p.topic] for p in parts], dtype=np.int32)
+        self.partition_num = np.array([p.partition for p in parts], dtype=np.int64)
+        self.rf = np.array([len(p.replicas) for p in parts], dtype=np.int32)
+        rep = np.full((P, R), -1, dtype=np.int32)
+        isr = np.zeros((P, R), dtype=bool)
+        leader = np.full(P, -1, dtype=np.int32)
+        idx = self.index
+        for i, p in enumerate(parts):
+            reps = p.replicas
+            isr_set = set(p.isr)
+            for s, b in enumerate(reps):
+                rep[i, s] = idx[b]
+                isr[i, s] = b in isr_set
+                if b == p.leader:
+                    leader[i] = s
+        self.rep0 = rep.copy()
+        self.rep = rep
+        # slot may lead after the plan: in the ISR on a broker that stays, or a new replica (caught up by then)
+        self.isr0 = isr & self.eligible[np.maximum(rep, 0)] & (rep >= 0)
+        self.leader0 = leader  # slot of the actual leader, -1 when leaderless
+        lslot = leader.copy()
+        # a leaderless partition, or one led from a broker that goes away, is planned on its first eligible slot
+        for i in np.nonzero((lslot < 0) | ~self.eligible[np.maximum(rep[np.arange(P), np.maximum(lslot, 0)], 0)])[0]:
+            ok = np.nonzero(self.isr0[i])[0]
+            lslot[i] = ok[0] if len(ok) else 0
+        self.lslot = lslot.astype(np.int32)
+        load = [p.load for p in parts]
+        self.bytes_in = np.array([x.bytes_in if x else 0.0 for x in load], dtype=np.float64)
+        self.bytes_out = np.array([x.bytes_out if x else 0.0 for x in load], dtype=np.float64)
+        self.messages_in = np.array([x.messages_in if x else 0.0 for x in load], dtype=np.float64)
+        self.size_bytes = np.array([x.size_bytes if x else 0.0 for x in load], dtype=np.float64)
+        self._recompute_loads()
+        self._build_index()
+        self.before = self._actual_ratios()
+
+    def _actual_ratios(self) -> dict[str, float]:
+        """max/mean over alive brokers as the cluster is now (actual leaders, not planned ones)."""
+        saved = self.lslot
+        has = self.leader0 >= 0
+        lb = np.where(has, self.rep[np.arange(self.P), np.maximum(self.leader0, 0)], -1)
+        lead = np.bincount(lb[has], minlength=self.B)
+        bout = np.bincount(lb[has], weights=self.bytes_out[has], minlength=self.B)
+        msg = np.bincount(lb[has], weights=self.messages_in[has], minlength=self.B)
+        alive = np.nonzero(self.alive)[0]
+        vals = {"replicas": self.cnt, "leaders": lead, "size_bytes": self.disk, "bytes_in": self.bin,
+                "bytes_out": bout, "messages_in": msg}
+        self.lslot = saved
+        out = {}
+        for r in RESOURCES:
+            v = vals[r][alive].astype(np.float64)
+            m = v.mean() if len(v) else 0.0
+            out[r] = float(v.max() / m) if m > 0 else 1.0
+        return out
+
+    # -- loads ---------------------------------------------------------------
+
+    def _recompute_loads(self) -> None:
+        B, R = self.B, self.R
+        valid = self.rep >= 0
+        flat = self.rep[valid]
+        rows = np.nonzero(valid)[0]
+        self.cnt = np.bincount(flat, minlength=B).astype(np.int64)
+        self.disk = np.bincount(flat, weights=self.size_bytes[rows], minlength=B)
+        self.bin = np.bincount(flat, weights=self.bytes_in[rows], minlength=B)
+        lb = self.leader_broker()
+        has = lb >= 0
+        self.lead = np.bincount(lb[has], minlength=B).astype(np.int64)
+        self.bout = np.bincount(lb[has], weights=self.bytes_out[has], minlength=B)
+        self.msg = np.bincount(lb[has], weights=self.messages_in[has], minlength=B)
+        T = len(self.topic_names)
+        self.tcnt = np.zeros((T, B), dtype=np.int32)
+        np.add.at(self.tcnt, (self.topic[rows], flat), 1)
+
+    def leader_broker(self) -> np.ndarray:
+        """Broker index of each partition's planned leader (-1 when it has none)."""
+        return self.rep[np.arange(self.P), self.lslot]
+
+    def load(self, resource: str) -> np.ndarray:
+        return {"replicas": self.cnt, "leaders": self.lead, "size_bytes": self.disk, "bytes_in": self.bin,
+                "bytes_out": self.bout, "messages_in": self.msg}[resource]
+
+    def partition_value(self, resource: str) -> np.ndarray:
+        return {"size_bytes": self.size_bytes, "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
+                "messages_in": self.messages_in}[resource]
+
+    # -- per-broker replica index (flat slot ids p*R+s), kept current by move_replica ----
+
+    def _build_index(self) -> None:
+        flat = self.rep.ravel()
+        order = np.argsort(flat, kind="stable")
+        sorted_b = flat[order]
+        self._on: list[np.ndarray] = []
+        starts = np.searchsorted(sorted_b, np.arange(self.B))
+        ends = np.searchsorted(sorted_b, np.arange(self.B), side="right")
+        for b in range(self.B):
+            self._on.append(order[starts[b]:ends[b]].astype(np.int64))
+
+    def slots_on(self, b: int) -> np.ndarray:
+        """Flat slot ids (p*R + s) of the replicas broker b holds now."""
+        return self._on[b]
+
+    # -- checks ----------------------------------------------------------------
+
+    def brokers_of(self, p: int) -> np.ndarray:
+        r = self.rep[p]
+        return r[r >= 0]
+
+    def rack_ok(self, p: int, s: int, dst: int) -> bool:
+        """Moving slot s of p to dst keeps the partition's distinct rack count (never breaks awareness)."""
+        rd = self.rack[dst]
+        if rd < 0:
+            return not self.rack_aware_partition(p)
+        src = self.rep[p, s]
+        if self.rack[src] == rd:
+            return True
+        others = self.rep[p, : self.rf[p]]
+        for j, b in enumerate(others):
+            if j != s and self.rack[b] == rd:
+                return False
+        return True
+
+    def rack_aware_partition(self, p: int) -> bool:
+        r = self.rack[self.rep[p, : self.rf[p]]]
+        return bool((r >= 0).all() and len(set(r.tolist())) == len(r))
+
+    def structurally_ok(self, p: int, s: int, dst: int) -> bool:
+        if not self.eligible[dst]:
+            return False
+        row = self.rep[p]
+        if (row == dst).any():
+            return False
+        return self.rack_ok(p, s, dst)
+
+    # -- mutations ---------------------------------------------------------------
+
+    def move_replica(self, p: int, s: int, dst: int) -> None:
+        src = int(self.rep[p, s])
+        sz, bi = self.size_bytes[p], self.bytes_in[p]
+        self.cnt[src] -= 1
+        self.cnt[dst] += 1
+        self.disk[src] -= sz
+        self.disk[dst] += sz
+        self.bin[src] -= bi
+        self.bin[dst] += bi
+        t = self.topic[p]
+        self.tcnt[t, src] -= 1
+        self.tcnt[t, dst] += 1
+        if self.lslot[p] == s:
+            self.lead[src] -= 1
+            self.lead[dst] += 1
+            self.bout[src] -= self.bytes_out[p]
+            self.bout[dst] += self.bytes_out[p]
+            self.msg[src] -= self.messages_in[p]
+            self.msg[dst] += self.messages_in[p]
+        self.rep[p, s] = dst
+        fid = p * self.R + s
+        on = self._on[src]
+        self._on[src] = on[on != fid]
+        self._on[dst] = np.append(self._on[dst], fid)
+
+    def set_leader(self, p: int, s: int) -> None:
+        old = int(self.rep[p, self.lslot[p]])
+        new = int(self.rep[p, s])
+        if old == new:
+            self.lslot[p] = s
+            return
+        self.lead[old] -= 1
+        self.lead[new] += 1
+        self.bout[old] -= self.bytes_out[p]
+        self.bout[new] += self.bytes_out[p]
+        self.msg[old] -= self.messages_in[p]
+        self.msg[new] += self.messages_in[p]
+        self.lslot[p] = s
+
+    def can_lead(self, p: int, s: int) -> bool:
+        """After the plan a slot may lead if it is a new replica or was in the ISR on a staying broker."""
+        if self.rep[p, s] < 0 or not self.eligible[self.rep[p, s]]:
+            return False
+        return bool(self.rep[p, s] != self.rep0[p, s] or self.isr0[p, s])
+
+    # -- summaries ---------------------------------------------------------------
+
+    def moved_replicas(self) -> tuple[int, float]:
+        """Replicas that land on a broker that did not hold the partition, and their bytes."""
+        moves = 0
+        nbytes = 0.0
+        changed = np.nonzero((self.rep != self.rep0).any(axis=1))[0]
+        for p in changed.tolist():
+            before = set(self.rep0[p][self.rep0[p] >= 0].tolist())
+            added = sum(1 for b in self.rep[p][self.rep[p] >= 0].tolist() if b not in before)
+            moves += added
+            nbytes += added * float(self.size_bytes[p])
+        return moves, nbytes
+
+    def ratios(self, brokers: np.ndarray) -> dict[str, float]:
+        out = {}
+        for r in RESOURCES:
+            v = self.load(r)[brokers].astype(np.float64)
+            m = v.mean() if len(v) else 0.0
+            out[r] = float(v.max() / m) if m > 0 else 1.0
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-broker bounds a goal keeps once it has been optimized (later goals must respect them)."""
+
+    lower: np.ndarray
+    upper: np.ndarray

@@ -1,0 +1,266 @@
+"""Read a cluster snapshot: the JSON of SCHEMAS.md section 3 or the text of `kafka-topics --describe`.
+
+Both readers validate everything and raise InputError naming the field
+(`partitions[3].replicas`) or the line, so a hand-written snapshot fails with a
+message that says where to look. `snapshot_to_json` writes the same JSON back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping
+
+from ..errors import InputError
+from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+
+_BROKER_KEYS = {"id", "rack", "alive", "capacity"}
+_CAPACITY_KEYS = {"disk_bytes", "nw_in_bytes", "nw_out_bytes", "cpu"}
+_PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load"}
+_LOAD_KEYS = {"bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
+    for key in obj:
+        if key not in allowed:
+            raise InputError(f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}.{key}")
+
+
+def _obj(v: Any, where: str) -> Mapping:
+    if not isinstance(v, Mapping):
+        raise InputError(f"expected an object, got {v!r}", field=where)
+    return v
+
+
+def _int_list(v: Any, where: str) -> list[int]:
+    if not isinstance(v, list) or not all(_is_int(x) for x in v):
+        raise InputError(f"expected a list of broker ids, got {v!r}", field=where)
+    if len(set(v)) != len(v):
+        raise InputError(f"duplicate broker id in {v!r}", field=where)
+    return list(v)
+
+
+def _numbers(doc: Any, where: str, keys: set[str]) -> dict[str, float]:
+    obj = _obj(doc, where)
+    _check_keys(obj, keys, where)
+    out = {}
+    for k, v in obj.items():
+        if v is None:
+            continue
+        if not _is_num(v) or v < 0:
+            raise InputError(f"expected a number >= 0, got {v!r}", field=f"{where}.{k}")
+        out[k] = float(v)
+    return out
+
+
+def parse_snapshot(doc: Any) -> ClusterSnapshot:
+    """Validate a decoded snapshot JSON document into a ClusterSnapshot."""
+    if not isinstance(doc, Mapping):
+        raise InputError("the snapshot must be a JSON object with 'brokers' and 'partitions'")
+    for key in doc:
+        if key not in ("brokers", "partitions"):
+            raise InputError("unknown field (allowed: brokers, partitions)", field=str(key))
+    if "brokers" not in doc:
+        raise InputError("missing", field="brokers")
+    if "partitions" not in doc:
+        raise InputError("missing", field="partitions")
+    if not isinstance(doc["brokers"], list):
+        raise InputError(f"expected a list, got {doc['brokers']!r}", field="brokers")
+    if not isinstance(doc["partitions"], list):
+        raise InputError(f"expected a list, got {doc['partitions']!r}", field="partitions")
+    brokers: list[Broker] = []
+    ids: set[int] = set()
+    for i, b in enumerate(doc["brokers"]):
+        where = f"brokers[{i}]"
+        b = _obj(b, where)
+        _check_keys(b, _BROKER_KEYS, where)
+        if "id" not in b:
+            raise InputError("missing", field=f"{where}.id")
+        bid = b["id"]
+        if not _is_int(bid) or bid < 0:
+            raise InputError(f"expected a broker id (int >= 0), got {bid!r}", field=f"{where}.id")
+        if bid in ids:
+            raise InputError(f"duplicate broker id {bid}", field=f"{where}.id")
+        ids.add(bid)
+        rack = b.get("rack")
+        if rack is not None and (not isinstance(rack, str) or not rack):
+            raise InputError(f"expected a rack name or null, got {rack!r}", field=f"{where}.rack")
+        alive = b.get("alive", True)
+        if not isinstance(alive, bool):
+            raise InputError(f"expected true or false, got {alive!r}", field=f"{where}.alive")
+        cap = _numbers(b["capacity"], f"{where}.capacity", _CAPACITY_KEYS) if b.get("capacity") is not None else {}
+        brokers.append(Broker(bid, rack, alive, cap.get("disk_bytes"), cap.get("nw_in_bytes"),
+                              cap.get("nw_out_bytes"), cap.get("cpu")))
+    partitions: list[PartitionReplicas] = []
+    seen: set[tuple[str, int]] = set()
+    for i, p in enumerate(doc["partitions"]):
+        where = f"partitions[{i}]"
+        p = _obj(p, where)
+        _check_keys(p, _PARTITION_KEYS, where)
+        for key in ("topic", "partition", "replicas"):
+            if key not in p:
+                raise InputError("missing", field=f"{where}.{key}")
+        topic = p["topic"]
+        if not isinstance(topic, str) or not topic:
+            raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
+        num = p["partition"]
+        if not _is_int(num) or num < 0:
+            raise InputError(f"expected a partition number >= 0, got {num!r}", field=f"{where}.partition")
+        if (topic, num) in seen:
+            raise InputError(f"duplicate partition {topic}-{num}", field=where)
+        seen.add((topic, num))
+        replicas = _int_list(p["replicas"], f"{where}.replicas")
+        if not replicas:
+            raise InputError("a partition needs at least one replica", field=f"{where}.replicas")
+        for r in replicas:
+            if r not in ids:
+                raise InputError(f"broker {r} is not in 'brokers'", field=f"{where}.replicas")
+        leader = p.get("leader", replicas[0])  # absent: a healthy partition led by its preferred replica
+        if leader is not None:
+            if not _is_int(leader):
+                raise InputError(f"expected a broker id or null, got {leader!r}", field=f"{where}.leader")
+            if leader == -1:
+                leader = None
+            elif leader not in replicas:
+                raise InputError(f"leader {leader} is not one of the replicas {replicas}", field=f"{where}.leader")
+        isr = _int_list(p["isr"], f"{where}.isr") if "isr" in p else list(replicas)
+        for r in isr:
+            if r not in replicas:
+                raise InputError(f"ISR member {r} is not one of the replicas {replicas}", field=f"{where}.isr")
+        load = None
+        if p.get("load") is not None:
+            ld = _numbers(p["load"], f"{where}.load", _LOAD_KEYS)
+            load = PartitionLoad(**ld)
+        partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr), load))
+    return ClusterSnapshot(tuple(brokers), tuple(partitions))
+
+
+def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
+    """The snapshot as SCHEMAS.md section 3 JSON (only fields that carry information)."""
+    brokers = []
+    for b in snapshot.brokers:
+        d: dict[str, Any] = {"id": b.id}
+        if b.rack is not None:
+            d["rack"] = b.rack
+        d["alive"] = b.alive
+        cap = {k: v for k, v in (("disk_bytes", b.disk_bytes), ("nw_in_bytes", b.nw_in_bytes),
+                                 ("nw_out_bytes", b.nw_out_bytes), ("cpu", b.cpu)) if v is not None}
+        if cap:
+            d["capacity"] = cap
+        brokers.append(d)
+    parts = []
+    for p in snapshot.partitions:
+        d = {"topic": p.topic, "partition": p.partition, "replicas": list(p.replicas),
+             "leader": p.leader, "isr": list(p.isr)}
+        if p.load is not None:
+            d["load"] = {"bytes_in": p.load.bytes_in, "bytes_out": p.load.bytes_out,
+                         "messages_in": p.load.messages_in, "size_bytes": p.load.size_bytes}
+            if p.load.cpu:
+                d["load"]["cpu"] = p.load.cpu
+        parts.append(d)
+    return {"brokers": brokers, "partitions": parts}
+
+
+# ---------------------------------------------------------------------------
+# `kafka-topics.sh --describe` text
+
+_KEYS = ("TopicId", "Topic", "PartitionCount", "ReplicationFactor", "Configs", "Partition", "Leader",
+         "Replicas", "Isr", "Elr", "LastKnownElr", "Offline", "Adding Replicas", "Removing Replicas",
+         "MarkedForDeletion")
+_KEY_RE = re.compile(r"(?:^|(?<=\s))(" + "|".join(re.escape(k) for k in _KEYS) + r"):")
+
+
+def _fields(line: str) -> dict[str, str]:
+    marks = list(_KEY_RE.finditer(line))
+    out = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(line)
+        out[m.group(1)] = line[m.end():end].strip()
+    return out
+
+
+def _ids(text: str, lineno: int, key: str) -> list[int]:
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated broker ids, got {text!r}", field=f"line {lineno}: {key}") from None
+    if len(set(out)) != len(out):
+        raise InputError(f"duplicate broker id in {text!r}", field=f"line {lineno}: {key}")
+    return out
+
+
+def parse_describe_text(text: str) -> ClusterSnapshot:
+    """Parse `kafka-topics --describe` output; brokers are the replica ids, `Offline:` ones dead."""
+    partitions: list[PartitionReplicas] = []
+    all_ids: set[int] = set()
+    offline: set[int] = set()
+    seen: set[tuple[str, int]] = set()
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        f = _fields(line)
+        if "Partition" not in f:
+            continue  # topic header, blank line, tool warnings
+        if "Topic" not in f or not f["Topic"]:
+            raise InputError("partition line without a topic", field=f"line {lineno}: Topic")
+        topic = f["Topic"].split()[0]
+        try:
+            num = int(f["Partition"])
+        except ValueError:
+            raise InputError(f"expected a partition number, got {f['Partition']!r}",
+                             field=f"line {lineno}: Partition") from None
+        if (topic, num) in seen:
+            raise InputError(f"duplicate partition {topic}-{num}", field=f"line {lineno}")
+        seen.add((topic, num))
+        if "Replicas" not in f:
+            raise InputError("missing", field=f"line {lineno}: Replicas")
+        replicas = _ids(f["Replicas"], lineno, "Replicas")
+        if not replicas:
+            raise InputError("a partition needs at least one replica", field=f"line {lineno}: Replicas")
+        lead_text = f.get("Leader", "none").strip()
+        if lead_text.lower() in ("none", "-1", ""):
+            leader = None
+        else:
+            try:
+                leader = int(lead_text)
+            except ValueError:
+                raise InputError(f"expected a broker id or none, got {lead_text!r}",
+                                 field=f"line {lineno}: Leader") from None
+            if leader not in replicas:
+                raise InputError(f"leader {leader} is not one of the replicas {replicas}",
+                                 field=f"line {lineno}: Leader")
+        isr = _ids(f.get("Isr", ""), lineno, "Isr")
+        for r in isr:
+            if r not in replicas:
+                raise InputError(f"ISR member {r} is not one of the replicas {replicas}", field=f"line {lineno}: Isr")
+        off = _ids(f.get("Offline", ""), lineno, "Offline")
+        offline.update(off)
+        all_ids.update(replicas)
+        partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr)))
+    if not partitions:
+        raise InputError("no 'Topic: .. Partition: .. Replicas: ..' lines found")
+    brokers = tuple(Broker(i, None, i not in offline) for i in sorted(all_ids))
+    return ClusterSnapshot(brokers, tuple(partitions))
+
+
+def parse_snapshot_text(text: str) -> ClusterSnapshot:
+    """Either format: JSON when the text starts with '{', else the describe text."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        import json
+
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        return parse_snapshot(doc)
+    return parse_describe_text(text)
