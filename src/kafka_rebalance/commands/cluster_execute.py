@@ -1,0 +1,188 @@
+"""`kafka-rebalance cluster execute`: apply a reassignment plan in throttled batches (dry run by default).
+
+Registered by commands/cluster_cmd.py through `register_execute(cluster_subparsers)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cluster.batches import parse_reassignment
+from ..errors import InputError
+from ..io_util import read_structured
+from ..output import add_format_flag, emit, stderr
+
+# Cruise Control's defaults: num.concurrent.partition.movements.per.broker=5,
+# max.num.cluster.partition.movements=1250.
+DEFAULT_MAX_MOVES_PER_BROKER = 5
+DEFAULT_MAX_MOVES = 1250
+
+
+def register_execute(cluster_subparsers) -> argparse.ArgumentParser:
+    p = cluster_subparsers.add_parser(
+        "execute", help="apply a reassignment plan in throttled batches (dry run unless --execute)",
+        description="Split a kafka-reassign-partitions.sh plan into batches under concurrency caps, then "
+                    "(with --execute) apply them one by one: set the replication throttle, "
+                    "alter_partition_reassignments, wait, verify, clear the throttle; finally elect the "
+                    "preferred leaders. Without --execute nothing is written to the cluster.")
+    p.add_argument("--reassignment-json-file", required=True, metavar="PLAN.json",
+                   help='the plan: {"version":1,"partitions":[{"topic","partition","replicas"}]}')
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the live cluster")
+    src.add_argument("--snapshot", metavar="FILE", help="a cluster snapshot (dry run only)")
+    p.add_argument("--command-config", metavar="FILE", help="client properties (security.protocol, sasl.*, ssl.*)")
+    p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S",
+                   help="inter-broker replication throttle, as kafka-reassign-partitions.sh --throttle")
+    p.add_argument("--max-moves-per-broker", type=int, default=DEFAULT_MAX_MOVES_PER_BROKER, metavar="N",
+                   help=f"partition moves in flight per broker, sources and destinations "
+                        f"(default {DEFAULT_MAX_MOVES_PER_BROKER})")
+    p.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES, metavar="N",
+                   help=f"partition moves per batch in the whole cluster (default {DEFAULT_MAX_MOVES})")
+    p.add_argument("--state-file", metavar="F", help="execution state (default: PLAN.json.state.json)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted execution from its state file")
+    p.add_argument("--execute", action="store_true", help="really apply the plan (default: dry run)")
+    p.add_argument("--output-dir", metavar="DIR", help="write one reassignment JSON per batch here")
+    p.add_argument("--max-batches", type=int, default=None, metavar="N",
+                   help="apply at most N batches in this run, then stop (resume later)")
+    p.add_argument("--poll-interval", type=float, default=1.0, metavar="S",
+                   help="seconds between list_partition_reassignments polls (default 1)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S", help="give up on a batch after S seconds")
+    add_format_flag(p)
+    p.set_defaults(func=run_execute)
+    return p
+
+
+def _table(console, result: dict) -> None:
+    from rich.table import Table
+
+    plan = result["plan"]
+    mode = result["mode"]
+    t = Table(title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
+                    f"replica moves, {plan['bytes_moved'] / 1e9:.2f} GB, throttle "
+                    f"{plan['throttle'] if plan['throttle'] is not None else 'none'} B/s")
+    for col in ("batch", "partitions", "replica moves", "GB", "busiest broker slots", "est. s", "status"):
+        t.add_column(col, justify="right" if col != "status" else "left")
+    statuses = result.get("status") or {}
+    for b in plan["batches"]:
+        slots = max(b["broker_slots"].values(), default=0)
+        est = b["estimated_seconds"]
+        t.add_row(str(b["index"] + 1), str(b["partitions"]), str(b["replica_moves"]), f"{b['bytes_moved'] / 1e9:.2f}",
+                  str(slots), "-" if est is None else f"{est:.0f}", statuses.get(str(b["index"]), "planned"))
+    console.print(t)
+    if plan["batches"] and plan["throttle"] is not None:
+        first = plan["batches"][0]["throttle"]
+        console.print("[bold]batch 1 throttle configs[/bold] (kafka-configs --alter --add-config):")
+        for broker, cfg in first["brokers"].items():
+            console.print(f"  broker {broker}: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
+        for topic, cfg in first["topics"].items():
+            console.print(f"  topic {topic}: " + ", ".join(f"{k}=[{v}]" for k, v in cfg.items()))
+    for path in result.get("batch_files") or []:
+        console.print(f"wrote {path}")
+    if result.get("election"):
+        e = result["election"]
+        console.print(f"preferred leader election: {e['elected']} elected, {e['not_needed']} not needed, "
+                      f"{len(e['failed'])} failed")
+    if mode == "dry-run":
+        console.print("dry run: nothing was written to the cluster; add --execute to apply")
+
+
+def run_execute(args: argparse.Namespace) -> int:
+    from ..kafka.execute import (ExecutionError, Executor, batches_from_state, default_state_path, load_state,
+                                 plan_digest, plan_execution, state_from_plan, write_batch_files, ExecutionPlan)
+
+    plan_file = args.reassignment_json_file
+    doc = read_structured(plan_file)
+    try:
+        target = parse_reassignment(doc)
+    except InputError as exc:
+        raise exc.in_file(plan_file) from None
+    digest = plan_digest(doc)
+    if args.execute and not args.bootstrap_server:
+        raise InputError("--execute needs --bootstrap-server (a snapshot can only be dry-run)", field="--execute")
+    if args.resume and not args.execute:
+        raise InputError("--resume applies changes: add --execute", field="--resume")
+    if args.throttle is not None and args.throttle < 0:
+        raise InputError(f"must be >= 0, got {args.throttle}", field="--throttle")
+    state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
+
+    if not args.execute:
+        if args.snapshot:
+            from ..cluster.snapshot import parse_snapshot_text
+
+            try:
+                snapshot = parse_snapshot_text(Path(args.snapshot).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise InputError("file not found", source=args.snapshot) from None
+            except InputError as exc:
+                raise exc.in_file(args.snapshot) from None
+        else:
+            from ..kafka.admin import snapshot_from_bootstrap
+
+            snapshot = snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
+        plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=args.max_moves_per_broker,
+                              max_moves=args.max_moves, digest=digest)
+        files = write_batch_files(plan, args.output_dir) if args.output_dir else []
+        emit({"mode": "dry-run", "plan": plan.to_json(), "batch_files": files}, args.format, _table)
+        return 0
+
+    from ..kafka.admin import AdminError, KafkaAdmin
+
+    with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
+        if args.resume:
+            state = load_state(state_path)
+            if state.get("plan_digest") != digest:
+                raise InputError("the state file belongs to a different plan", source=str(state_path))
+            plan = ExecutionPlan(tuple(batches_from_state(state)), state.get("throttle"), digest)
+        else:
+            if state_path.exists():
+                old = load_state(state_path)
+                if old.get("phase") != "finished":
+                    raise InputError("an unfinished execution exists: use --resume, or delete the file",
+                                     source=str(state_path))
+            ongoing = admin.list_partition_reassignments()
+            if ongoing:
+                raise InputError(f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
+                                 "wait for them (kafka-reassign-partitions.sh --verify) first", field="--execute")
+            plan = plan_execution(target, admin.snapshot(), throttle=args.throttle,
+                                  max_moves_per_broker=args.max_moves_per_broker, max_moves=args.max_moves,
+                                  digest=digest)
+            state = state_from_plan(plan, args.bootstrap_server)
+        files = write_batch_files(plan, args.output_dir) if args.output_dir else []
+        executor = Executor(admin, state, state_path, poll_interval_s=args.poll_interval,
+                            batch_timeout_s=args.timeout, max_batches=args.max_batches,
+                            log=lambda msg: stderr.print(msg))
+        executor.save()
+        rc = 0
+        try:
+            with _progress() as progress:
+                executor.progress = progress
+                state = executor.run()
+        except (ExecutionError, AdminError) as exc:
+            stderr.print(f"[red]kafka-rebalance cluster execute: {exc}[/red]")
+            rc = 1
+    status = {str(b["index"]): b["status"] for b in state["batches"]}
+    emit({"mode": "execute", "state_file": str(state_path), "phase": state.get("phase"), "status": status,
+          "plan": plan.to_json(), "batch_files": files, "election": state.get("election")}, args.format, _table)
+    return rc
+
+
+class _progress:
+    """A rich progress bar on stderr, one task per batch."""
+
+    def __enter__(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=stderr, transient=False)
+        self._p.__enter__()
+        self._tasks: dict[str, int] = {}
+        return self.update
+
+    def update(self, label: str, done: int, total: int) -> None:
+        if label not in self._tasks:
+            self._tasks[label] = self._p.add_task(label, total=total)
+        self._p.update(self._tasks[label], completed=done)
+
+    def __exit__(self, *exc) -> None:
+        self._p.__exit__(*exc)

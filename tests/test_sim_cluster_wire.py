@@ -1,0 +1,207 @@
+"""The simulated cluster through the real kafka-python KafkaAdminClient and through our own wire codec."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from kafka_rebalance.kafka.admin import BROKER, DELETE, SET, TOPIC, APPEND, AdminError, KafkaAdmin, snapshot_from_bootstrap
+from kafka_rebalance.kafka.sim_cluster import SimCluster
+from kafka_rebalance.kafka.wire import Reader, WireClient, frame
+from kafka_rebalance.kafka.wire.protocol import frame_size
+from kafka_rebalance.kafka.wire import messages as M
+from kafka_rebalance.model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+
+MB = 1_000_000
+
+
+class FakeClock:
+    """Virtual time the test moves by hand: copies progress only when we say so."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_snapshot() -> ClusterSnapshot:
+    brokers = tuple(Broker(i, rack="abc"[i % 3]) for i in range(1, 7)) + (Broker(7, None, alive=False),)
+    parts = []
+    for p in range(6):
+        reps = (1 + p % 6, 1 + (p + 1) % 6, 1 + (p + 2) % 6)
+        parts.append(PartitionReplicas("orders", p, reps, reps[0], reps, PartitionLoad(size_bytes=float((p + 1) * MB))))
+    # Led by a non-preferred replica (the leader skew an election fixes).
+    parts.append(PartitionReplicas("payments", 0, (1, 2, 3), 2, (1, 2, 3), PartitionLoad(size_bytes=4.0 * MB)))
+    # Preferred replica out of the ISR: the election must fail as Kafka's does.
+    parts.append(PartitionReplicas("payments", 1, (4, 5, 6), 5, (5, 6), PartitionLoad(size_bytes=4.0 * MB)))
+    # A replica on the dead broker 7.
+    parts.append(PartitionReplicas("payments", 2, (2, 7), 2, (2,), PartitionLoad(size_bytes=3.0 * MB)))
+    return ClusterSnapshot(brokers, tuple(parts))
+
+
+def observable(s: ClusterSnapshot):
+    """What the wire carries: broker id/rack/alive and placement, leader, ISR and size per partition."""
+    return ([(b.id, b.rack, b.alive) for b in sorted(s.brokers, key=lambda b: b.id)],
+            [(p.topic, p.partition, p.replicas, p.leader, p.isr, p.load.size_bytes if p.load else None)
+             for p in sorted(s.partitions, key=lambda p: (p.topic, p.partition))])
+
+
+@pytest.fixture()
+def sim():
+    clock = FakeClock()
+    cluster = SimCluster(make_snapshot(), clock=clock, broker_bandwidth=10 * MB).start()
+    cluster.clock = clock
+    yield cluster
+    cluster.stop()
+
+
+def test_snapshot_through_kafka_python_equals_backing_snapshot(sim):
+    got = snapshot_from_bootstrap(sim.bootstrap)
+    assert observable(got) == observable(make_snapshot())
+
+
+def test_kafka_python_sees_every_broker_rack_and_controller(sim):
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=sim.bootstrap, request_timeout_ms=5000)
+    try:
+        cluster = admin.describe_cluster()
+        assert [(b["node_id"], b["rack"], b["port"]) for b in cluster["brokers"]] == \
+            [(i, "abc"[i % 3], sim.ports[i]) for i in range(1, 7)]
+        assert cluster["controller_id"] == 1
+        topics = {t["topic"]: t for t in admin.describe_topics(["payments"])}
+        p2 = [p for p in topics["payments"]["partitions"] if p["partition"] == 2][0]
+        assert p2["offline_replicas"] == [7] and p2["isr"] == [2]
+        # Each broker reports only its own replicas in DescribeLogDirs.
+        dirs = admin.describe_log_dirs()
+        assert all(d[0] == 0 for d in dirs.log_dirs)
+    finally:
+        admin.close()
+    assert {k for _, k, _ in sim.requests} >= {M.API_VERSIONS, M.METADATA, M.DESCRIBE_LOG_DIRS}
+
+
+def test_own_codec_describe_cluster_and_api_versions(sim):
+    with WireClient("127.0.0.1", sim.ports[3]) as c:
+        for v in (0, 3, 4):
+            resp = c.call(M.API_VERSIONS, v, {"client_software_name": "t", "client_software_version": "1"})
+            assert resp["error_code"] == 0
+            assert {k["api_key"]: (k["min_version"], k["max_version"]) for k in resp["api_keys"]} == M.SUPPORTED
+        for v in (0, 1):
+            dc = c.call(M.DESCRIBE_CLUSTER, v, {"include_cluster_authorized_operations": False})
+            assert dc["error_code"] == 0 and dc["controller_id"] == 1
+            assert [(b["broker_id"], b["rack"]) for b in dc["brokers"]] == [(i, "abc"[i % 3]) for i in range(1, 7)]
+        md = c.call(M.METADATA, 1, {"topics": [{"name": "nope"}]})
+        assert md["topics"][0]["error_code"] == 3
+    # An ApiVersions version the broker does not know: v0 body with UNSUPPORTED_VERSION, as Kafka answers.
+    with socket.create_connection(("127.0.0.1", sim.ports[1]), timeout=5) as s:
+        head = M.REQUEST_HEADER.encode(2, {"request_api_key": 18, "request_api_version": 9, "correlation_id": 5,
+                                           "client_id": "x"})
+        s.sendall(frame(head + M.API_VERSIONS_REQUEST.encode(4, {})))
+        r = Reader(s.recv(frame_size(s.recv(4, socket.MSG_WAITALL)), socket.MSG_WAITALL))
+        assert r.int32() == 5
+        assert M.API_VERSIONS_RESPONSE.decode(0, r)["error_code"] == 35
+
+
+def test_elect_leaders_as_kafka(sim):
+    from kafka import KafkaAdminClient
+    from kafka.errors import PreferredLeaderNotAvailableError
+
+    with KafkaAdmin(sim.bootstrap) as admin:
+        res = admin.elect_preferred([("payments", 0), ("payments", 1), ("orders", 0), ("orders", 99)])
+        assert res[("payments", 0)][0] == 0  # elected
+        assert res[("payments", 1)][0] == 80  # PREFERRED_LEADER_NOT_AVAILABLE (not in ISR)
+        assert res[("orders", 0)][0] == 84  # ELECTION_NOT_NEEDED
+        assert res[("orders", 99)][0] == 3  # UNKNOWN_TOPIC_OR_PARTITION
+    snap = sim.snapshot()
+    lead = {(p.topic, p.partition): p.leader for p in snap.partitions}
+    assert lead[("payments", 0)] == 1 and lead[("payments", 1)] == 5
+    # kafka-python's own call: ELECTION_NOT_NEEDED passes, PREFERRED_LEADER_NOT_AVAILABLE raises.
+    client = KafkaAdminClient(bootstrap_servers=sim.bootstrap, request_timeout_ms=5000)
+    try:
+        resp = client.perform_leader_election(0, {"payments": [0]})
+        assert resp.replication_election_results[0][1][0][1] == 84
+        with pytest.raises(PreferredLeaderNotAvailableError):
+            client.perform_leader_election(0, {"payments": [1]})
+    finally:
+        client.close()
+
+
+def test_alter_and_list_reassignments_copy_at_the_throttled_rate(sim):
+    with KafkaAdmin(sim.bootstrap) as admin:
+        # orders-2 (3 MB) moves from [3,4,5] to [6,4,1]: adds 6 and 1, removes 3 and 5; leader 3 leaves.
+        res = admin.alter_partition_reassignments({("orders", 2): [6, 4, 1], ("orders", 3): [1, 1, 2],
+                                                   ("orders", 4): [5, 9, 1], ("ghost", 0): [1]})
+        assert res[("orders", 2)] == (0, None)
+        assert res[("orders", 3)][0] == 39 and res[("orders", 4)][0] == 39  # INVALID_REPLICA_ASSIGNMENT
+        assert res[("ghost", 0)][0] == 3
+        ongoing = admin.list_partition_reassignments()
+        assert set(ongoing) == {("orders", 2)}
+        r = ongoing[("orders", 2)]
+        assert r.replicas == (6, 4, 1, 3, 5) and r.adding == (6, 1) and r.removing == (3, 5)
+        # Throttle exactly as the reassign tool would: 1 MB/s on the leader 3 and on the followers 6 and 1.
+        for b in (1, 3, 4, 5, 6):
+            admin.incremental_alter_configs(BROKER, str(b), [("leader.replication.throttled.rate", SET, str(MB)),
+                                                             ("follower.replication.throttled.rate", SET, str(MB))])
+        admin.incremental_alter_configs(TOPIC, "orders", [
+            ("leader.replication.throttled.replicas", SET, "2:3,2:4,2:5"),
+            ("follower.replication.throttled.replicas", SET, "2:1,2:6")])
+        # Two copies leave broker 3 and share its 1 MB/s: 0.5 MB/s each, 3 MB take 6 virtual seconds.
+        sim.clock.t = 2.0
+        snap = sim.snapshot()
+        assert sim.state.reassignments[("orders", 2)].copied == {6: 1.0 * MB, 1: 1.0 * MB}
+        assert [p for p in snap.partitions if (p.topic, p.partition) == ("orders", 2)][0].replicas == (6, 4, 1, 3, 5)
+        sim.clock.t = 5.9
+        assert set(admin.list_partition_reassignments()) == {("orders", 2)}
+        sim.clock.t = 6.1
+        assert admin.list_partition_reassignments() == {}
+    p = [p for p in sim.snapshot().partitions if (p.topic, p.partition) == ("orders", 2)][0]
+    assert p.replicas == (6, 4, 1) and set(p.isr) == {6, 4, 1}
+    assert p.leader == 6  # the old leader 3 left: the first target replica in the ISR leads
+
+
+def test_cancel_reassignment_reverts(sim):
+    with KafkaAdmin(sim.bootstrap) as admin:
+        assert admin.alter_partition_reassignments({("orders", 0): None})[("orders", 0)][0] == 85
+        admin.alter_partition_reassignments({("orders", 0): [4, 5, 6]})
+        sim.clock.t = 0.01
+        assert set(admin.list_partition_reassignments()) == {("orders", 0)}
+        assert admin.alter_partition_reassignments({("orders", 0): None})[("orders", 0)] == (0, None)
+        assert admin.list_partition_reassignments() == {}
+    p = [p for p in sim.snapshot().partitions if (p.topic, p.partition) == ("orders", 0)][0]
+    assert p.replicas == (1, 2, 3) and p.leader == 1
+
+
+def test_throttle_configs_through_both_alter_apis(sim):
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    with KafkaAdmin(sim.bootstrap) as admin:
+        admin.incremental_alter_configs(BROKER, "2", [("leader.replication.throttled.rate", SET, "5000")])
+        admin.incremental_alter_configs(TOPIC, "orders", [("leader.replication.throttled.replicas", SET, "0:1")])
+        admin.incremental_alter_configs(TOPIC, "orders", [("leader.replication.throttled.replicas", APPEND, "1:2")])
+        assert admin.describe_configs(TOPIC, "orders")["leader.replication.throttled.replicas"] == ("0:1,1:2", False)
+        assert admin.describe_configs(BROKER, "2")["leader.replication.throttled.rate"] == ("5000", False)
+        assert admin.describe_configs(BROKER, "2")["follower.replication.throttled.rate"][1] is True
+        with pytest.raises(AdminError, match="InvalidConfiguration"):
+            admin.incremental_alter_configs(TOPIC, "orders", [("leader.replication.throttled.replicas", SET, "x")])
+        admin.incremental_alter_configs(BROKER, "2", [("leader.replication.throttled.rate", DELETE, None)])
+        assert sim.state.broker_configs[2] == {}
+    # kafka-python's legacy AlterConfigs replaces the topic's whole dynamic set.
+    client = KafkaAdminClient(bootstrap_servers=sim.bootstrap, request_timeout_ms=5000)
+    try:
+        resp = client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "orders",
+                                                    configs={"retention.ms": "1000"})])
+        assert resp.resources[0][0] == 0
+        assert sim.state.topic_configs["orders"] == {"retention.ms": "1000"}
+        described = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "orders",
+                                                            configs={"retention.ms": None})])
+        entries = described[0].resources[0][4]
+        assert [(e[0], e[1]) for e in entries] == [("retention.ms", "1000")]
+    finally:
+        client.close()
+
+
+def test_sim_refuses_non_loopback():
+    with pytest.raises(ValueError):
+        SimCluster(make_snapshot(), host="0.0.0.0")
