@@ -620,7 +620,8 @@ class ClassicGroup:
                     self._remove_current_member(mid, fx, "LeaveGroup")
                 results.append((mid, err))
         if any(e is Errors.NONE for _, e in results):
-            reason = "explicit LeaveGroup"
+            reason = "explicit LeaveGroup from " + ", ".join(
+                mid or str(inst) for (mid, inst), (_, e) in zip(req.members, results) if e is Errors.NONE)
             if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
                 self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, reason)
             elif self.state is S.PREPARING_REBALANCE:

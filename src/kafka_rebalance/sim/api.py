@@ -1,0 +1,86 @@
+"""Public entry points of the simulator, used by the CLI, the Spark sweep and the benchmarks.
+
+    result = simulate(doc)          # doc: the decoded YAML/JSON scenario
+    result.summary                  # SCHEMAS.md section 2
+    result.events                   # event log rows: ts_ms, group, member, kind,
+                                    # generation, partitions, detail (JSON text)
+
+Same scenario and seed, same summary and event log, byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..errors import InputError
+from .scenario import Scenario, parse_simulation_scenario
+
+__all__ = ["SimulationResult", "simulate", "simulate_scenario", "parse_simulation_scenario", "compare",
+           "COMPARE_VARIANTS"]
+
+EVENT_COLUMNS = ("ts_ms", "group", "member", "kind", "generation", "partitions", "detail")
+
+
+@dataclass
+class SimulationResult:
+    summary: dict
+    events: list[dict] = field(default_factory=list)
+    simulated_events: int = 0
+
+
+def simulate(doc: Mapping[str, Any] | Scenario, *, progress: Callable[[int, int], None] | None = None,
+             collect_events: bool = True) -> SimulationResult:
+    """Run one scenario; `progress(now_ms, duration_ms)` is called now and then on long runs."""
+    sc = doc if isinstance(doc, Scenario) else parse_simulation_scenario(doc)
+    return simulate_scenario(sc, progress=progress, collect_events=collect_events)
+
+
+def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | None = None,
+                      collect_events: bool = True) -> SimulationResult:
+    events: list[dict] = []
+    sink = events.append if collect_events else None
+    if sc.protocol == "consumer":
+        from .consumer_world import ConsumerSimulation as World
+    else:
+        from .world import Simulation as World
+    world = World(sc, sink)
+    cb = None
+    if progress is not None:
+        def cb(now: int) -> None:
+            progress(now, sc.duration_ms)
+    summary = world.run(cb)
+    if progress is not None:
+        progress(sc.duration_ms, sc.duration_ms)
+    return SimulationResult(summary, events, world.loop.processed)
+
+
+# --compare: the same scenario under each protocol choice.
+COMPARE_VARIANTS = ("eager", "cooperative", "static", "consumer")
+
+
+def variant(sc: Scenario, name: str) -> Scenario:
+    """The scenario re-run as one protocol choice (eager: [range]; cooperative: [cooperative-sticky];
+    static: static membership on; consumer: the KIP-848 protocol)."""
+    from dataclasses import replace
+
+    if name == "eager":
+        return replace(sc, protocol="classic", group=replace(sc.group, assignors=("range",), static_membership=False))
+    if name == "cooperative":
+        return replace(sc, protocol="classic",
+                       group=replace(sc.group, assignors=("cooperative-sticky",), static_membership=False))
+    if name == "static":
+        return replace(sc, protocol="classic", group=replace(sc.group, static_membership=True))
+    if name == "consumer":
+        return replace(sc, protocol="consumer")
+    raise InputError(f"unknown variant {name!r} (known: {', '.join(COMPARE_VARIANTS)})", field="compare")
+
+
+def compare(doc: Mapping[str, Any] | Scenario, names: list[str], *,
+            progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict]:
+    sc = doc if isinstance(doc, Scenario) else parse_simulation_scenario(doc)
+    out: dict[str, dict] = {}
+    for n in names:
+        cb = (lambda now, end, _n=n: progress(_n, now, end)) if progress else None
+        out[n] = simulate_scenario(variant(sc, n), progress=cb, collect_events=False).summary
+    return out

@@ -1,0 +1,216 @@
+"""The group coordinator node: routes requests into the classic state machine and carries out its effects.
+
+Heartbeats are elided while nothing can come of them: a member whose
+heartbeat thread is running has, at any instant, sent its last heartbeat at a
+known phase time. When the session timer of such a member fires, the
+coordinator is handed that heartbeat (at its true send time) instead of an
+expiry, which is exactly what a heartbeat every `heartbeat.interval.ms` would
+have done. When the group starts a rebalance, real heartbeats are scheduled
+again so members learn about it at their next heartbeat, as in Kafka.
+
+Failover: the node goes down (parked requests fail with NOT_COORDINATOR), and
+on return rebuilds the group from the last GroupMetadata written to the
+offsets log and the committed offsets from their records.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..group.classic_group import ClassicGroup, ClassicGroupConfig
+from ..group.classic_messages import (
+    CancelTimer,
+    GroupMetadataChanged,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    MemberRemoved,
+    ScheduleTimer,
+    StateChanged,
+    SyncGroupResponse,
+)
+from ..group.classic_state import ClassicGroupState
+from ..group.errors import Errors
+from .offsets_store import SimOffsetsStore
+
+if TYPE_CHECKING:
+    from .world import Simulation
+
+S = ClassicGroupState
+_MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
+
+
+class ClassicCoordinator:
+    def __init__(self, world: "Simulation") -> None:
+        self.w = world
+        g = world.sc.group
+        self.config = ClassicGroupConfig(initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms,
+                                         max_size=g.group_max_size)
+        self.epoch = 0
+        self.group: ClassicGroup | None = ClassicGroup(g.id, self.config, member_id_salt="0-", now_ms=0)
+        self.up_at = 0
+        self.store = SimOffsetsStore(g.id)
+        self.by_member_id: dict[str, str] = {}  # member id -> member name (the simulator's routing table)
+
+    # ------------------------------------------------------------- requests
+
+    @property
+    def up(self) -> bool:
+        return self.group is not None
+
+    def receive(self, kind: str, req: Any, name: str) -> None:
+        now = self.w.loop.now
+        g = self.group
+        if g is None:
+            err = Errors.NOT_COORDINATOR
+            if kind == "join":
+                self.w.reply(req.client, kind, JoinGroupResponse(req.client, err, req.member_id))
+            elif kind == "sync":
+                self.w.reply(req.client, kind, SyncGroupResponse(req.client, err))
+            elif kind == "heartbeat":
+                self.w.reply(req.client, kind, HeartbeatResponse(req.client, err))
+            return
+        if kind == "join":
+            fx = g.join(req, now)
+        elif kind == "sync":
+            fx = g.sync(req, now)
+        elif kind == "heartbeat":
+            fx = g.heartbeat(req, now)
+        elif kind == "leave":
+            fx = g.leave(req, now)
+        else:
+            raise ValueError(kind)
+        self.apply(fx)
+
+    def commit(self, name: str, client: str, member_id: str, instance_id: str | None, generation: int,
+               offsets: dict[int, int], why: str) -> None:
+        w = self.w
+        g = self.group
+        err = Errors.NOT_COORDINATOR if g is None else g.validate_offset_commit(member_id, instance_id, generation)
+        if err is Errors.NONE:
+            parts = w.parts
+            committed = parts.committed
+            for p, off in offsets.items():
+                committed[p] = off
+                self.store.commit(parts.tps[p], off, w.loop.now)
+                tp = parts.tps[p]
+                w.emit("commit", name, generation, [parts.names[p]],
+                       {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
+                        "generation": generation, "member_id": member_id, "reason": why})
+        w.reply(client, "commit", err)
+
+    # -------------------------------------------------------------- effects
+
+    def apply(self, fx: list) -> None:
+        w = self.w
+        loop = w.loop
+        for e in fx:
+            t = type(e)
+            if t is ScheduleTimer:
+                loop.set_timer((self.epoch, e.key), e.deadline_ms, self._on_timer, e.payload)
+            elif t is CancelTimer:
+                loop.cancel_timer((self.epoch, e.key))
+            elif t is JoinGroupResponse:
+                if e.error is Errors.NONE or e.error is Errors.MEMBER_ID_REQUIRED:
+                    self.by_member_id[e.member_id] = e.client.partition("#")[0]
+                w.reply(e.client, "join", e)
+            elif t is SyncGroupResponse:
+                w.reply(e.client, "sync", e)
+            elif t is HeartbeatResponse:
+                w.reply(e.client, "heartbeat", e)
+            elif t is LeaveGroupResponse:
+                pass
+            elif t is StateChanged:
+                self._on_state(e)
+            elif t is MemberRemoved:
+                name = self.by_member_id.get(e.member_id, e.member_id)
+                w.emit("member_removed", name, detail={"member_id": e.member_id, "reason": e.reason})
+            elif t is GroupMetadataChanged:
+                self.store.write_group(e.snapshot, loop.now)
+
+    def _on_state(self, e: StateChanged) -> None:
+        w = self.w
+        w.emit("group_state", detail={"from": str(e.old), "to": str(e.new), "reason": e.reason},
+               generation=self.group.generation_id if self.group else e.generation_id)
+        if e.new is S.PREPARING_REBALANCE:
+            w.pending_cause = self._named(e.reason)
+            for m in w.members.values():
+                if m.heartbeating() and m.state.name == "STABLE":
+                    m.start_heartbeat_ticks()
+        elif e.new is S.COMPLETING_REBALANCE or (e.new is S.EMPTY and e.old is S.PREPARING_REBALANCE):
+            w.on_generation(self.group.generation_id if self.group else e.generation_id)
+            w.pending_cause = "-"
+
+    def _named(self, reason: str) -> str:
+        """Member ids in a reason, replaced by the simulator's member names."""
+        return _MEMBER_ID.sub(r"\1", reason)
+
+    def needs_real_heartbeats(self) -> bool:
+        g = self.group
+        return g is not None and g.state is not S.STABLE
+
+    def _on_timer(self, key: tuple, payload: Any) -> None:
+        epoch, gkey = key
+        g = self.group
+        if g is None or epoch != self.epoch:
+            return
+        now = self.w.loop.now
+        if gkey[0] == "heartbeat":
+            name = self.by_member_id.get(gkey[1])
+            m = self.w.members.get(name) if name is not None else None
+            if m is not None and m.member_id == gkey[1] and m.heartbeating():
+                # the elided heartbeat this member sent at its last phase time
+                lat = self.w.sc.network_latency_ms
+                t_hb = m.last_heartbeat_at(now - lat)
+                sent = max(t_hb + lat, g.state_timestamp_ms if g.state_timestamp_ms <= now else now)
+                if sent + m.w.sc.group.session_timeout_ms > now:
+                    self.apply(g.heartbeat(HeartbeatRequest(m.client, m.member_id, m.generation, m.instance_id), sent))
+                    return
+        self.apply(g.on_timer(gkey, payload, now))
+
+    # ------------------------------------------------------------- failover
+
+    def failover(self, down_ms: int) -> None:
+        w = self.w
+        now = w.loop.now
+        if self.group is None:
+            return
+        w.emit("coordinator_failover", detail={"down_ms": down_ms, "epoch": self.epoch + 1})
+        old = self.group
+        # parked JoinGroup / SyncGroup requests are answered NOT_COORDINATOR
+        for mem in list(old.members.values()):
+            if mem.awaiting_join is not None:
+                w.reply(mem.awaiting_join, "join", JoinGroupResponse(mem.awaiting_join, Errors.NOT_COORDINATOR, mem.member_id))
+                mem.awaiting_join = None
+            if mem.awaiting_sync is not None:
+                w.reply(mem.awaiting_sync, "sync", SyncGroupResponse(mem.awaiting_sync, Errors.NOT_COORDINATOR))
+                mem.awaiting_sync = None
+        old.mark_dead(now)
+        self.group = None
+        self.epoch += 1
+        self.up_at = now + down_ms
+        w.loop.at(self.up_at, self._load)
+
+    def _load(self) -> None:
+        """The new coordinator replays the offsets log: group metadata and committed offsets."""
+        w = self.w
+        now = w.loop.now
+        snap, offsets = self.store.recover()
+        if snap is None:
+            self.group = ClassicGroup(w.sc.group.id, self.config, member_id_salt=f"{self.epoch}-", now_ms=now)
+            fx: list = []
+        else:
+            self.group, fx = ClassicGroup.load(snap, self.config, now, member_id_salt=f"{self.epoch}-")
+        parts = w.parts
+        for tp, off in offsets.items():
+            p = parts.index.get(tp)
+            if p is not None:
+                parts.committed[p] = off
+        w.emit("coordinator_loaded", detail={"epoch": self.epoch, "members": len(self.group.members),
+                                             "generation": self.group.generation_id,
+                                             "state": str(self.group.state)})
+        self.apply(fx)
+

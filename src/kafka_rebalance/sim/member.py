@@ -1,0 +1,518 @@
+"""A simulated consumer: poll loop, record processing, commits and the classic rebalance client.
+
+Decisions (what to revoke, how to react to an error code, which protocol the
+assignor list selects) come from `group.consumer_client`; this module only
+carries them out in virtual time. Like the Java client, rebalance progress
+(JoinGroup/SyncGroup responses, revocation callbacks) is handled inside
+poll(): a member busy processing a batch handles them when the batch is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..group import consumer_client as cc
+from ..group.classic_messages import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from ..group.consumer_client import MemberState, RebalanceProtocol
+from ..group.errors import Errors
+from ..model import TopicPartition
+
+if TYPE_CHECKING:
+    from .world import Simulation
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """ConsumerProtocolSubscription: what a member tells the leader in JoinGroup metadata."""
+
+    topics: tuple[str, ...]
+    owned: tuple[TopicPartition, ...]
+    generation: int
+    rack: str | None
+
+
+class SimMember:
+    def __init__(self, world: "Simulation", name: str, rack: str | None) -> None:
+        self.w = world
+        self.name = name
+        self.rack = rack
+        g = world.sc.group
+        self.instance_id = name if g.static_membership else None
+        self.protocol = cc.choose_protocol(g.assignors)
+        self.ms_per_record = world.sc.processing_ms_per_record
+        self.alive = False
+        self.incarnation = 0
+        self.client = ""
+        self.state = MemberState.UNJOINED
+        self.member_id = ""
+        self.generation = -1
+        self.is_leader = False
+        self.owned: list[int] = []
+        self.positions: dict[int, int] = {}
+        self.rejoin_needed = False
+        self.join_inflight = False
+        self.waiting = False  # blocked inside poll() on the rebalance (eager, or nothing owned yet)
+        self.deferred: list = []  # responses that arrived while the member was busy processing
+        self.batch: list[tuple[int, int, int]] = []
+        self.batch_t0 = 0
+        self.busy_until = 0
+        self.stall_until = 0
+        self.last_poll = 0
+        self.poll_token = 0
+        self.next_autocommit = 0
+        self.hb_base = 0
+        self.hb_ticking = False
+        self.pause_start: int | None = None
+        self.known_partitions: dict[str, int] = {}
+        self.assigned_view: dict[str, int] = {}
+        self.started_at = 0
+        self.poll_timed_out = False
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        w = self.w
+        now = w.loop.now
+        self.alive = True
+        self.incarnation += 1
+        self.client = f"{self.name}#{self.incarnation}"
+        self.state = MemberState.UNJOINED
+        self.member_id = ""
+        self.generation = -1
+        self.is_leader = False
+        self.owned, self.positions = [], {}
+        self.rejoin_needed = True
+        self.join_inflight = False
+        self.waiting = False
+        self.deferred = []
+        self.batch = []
+        self.busy_until = now
+        self.stall_until = 0
+        self.last_poll = now
+        self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
+        self.hb_ticking = False
+        self.started_at = now
+        self.poll_timed_out = False
+        self.known_partitions = w.partition_counts()
+        self.pause_start = now
+        w.emit("start", self.name)
+        self._schedule_poll(now)
+
+    def shutdown(self) -> None:
+        """Clean close(): commit, revoke, LeaveGroup (dynamic members only, KIP-345)."""
+        if not self.alive:
+            return
+        w = self.w
+        now = w.loop.now
+        self._finish_batch(now)
+        if self.generation >= 0 and self.owned:
+            self._commit_positions("close")
+        if self.owned:
+            w.revoke(self, list(self.owned), "close")
+        self.owned, self.positions = [], {}
+        if self.instance_id is None and self.member_id:
+            w.send(self, "leave", LeaveGroupRequest(self.client, ((self.member_id, None),), "consumer closed"))
+        self._die("stop")
+
+    def crash(self) -> None:
+        """Hard kill: no commit, no LeaveGroup; a batch in flight is processed only partly."""
+        if not self.alive:
+            return
+        now = self.w.loop.now
+        self._finish_batch(now, partial=True)
+        for p in self.owned:
+            self.w.set_unavailable(p, now)
+        self._die("crash")
+
+    def _die(self, kind: str) -> None:
+        now = self.w.loop.now
+        if self.pause_start is not None:
+            self.w.add_paused(self, now - self.pause_start)
+            self.pause_start = None
+        self.alive = False
+        self.owned, self.positions = [], {}
+        self.poll_token += 1
+        self.state = MemberState.UNJOINED
+        self.w.emit(kind, self.name, self.generation)
+
+    def pause(self, for_ms: int) -> None:
+        """A stuck poll (long processing): heartbeats continue, polling and processing stop."""
+        if not self.alive:
+            return
+        w = self.w
+        now = w.loop.now
+        self.stall_until = max(self.stall_until, now + for_ms)
+        for p in self.owned:
+            w.set_unavailable(p, now)
+        w.emit("pause", self.name, self.generation, detail={"for_ms": for_ms})
+        deadline = self.last_poll + w.sc.group.max_poll_interval_ms
+        if deadline < self.stall_until:
+            w.loop.at(deadline, self._poll_timeout, self.incarnation, self.last_poll)
+        w.loop.at(self.stall_until, self._stall_end, self.incarnation)
+
+    def _stall_end(self, inc: int) -> None:
+        if inc != self.incarnation or not self.alive or self.w.loop.now < self.stall_until:
+            return
+        now = self.w.loop.now
+        if not self.waiting:
+            for p in self.owned:
+                self.w.set_available(p, now, self.name)
+
+    def _poll_timeout(self, inc: int, last_poll: int) -> None:
+        """The heartbeat thread sees max.poll.interval.ms exceeded (AbstractCoordinator.maybeLeaveGroup)."""
+        if inc != self.incarnation or not self.alive or self.last_poll != last_poll:
+            return
+        w = self.w
+        w.emit("poll_timeout", self.name, self.generation)
+        if cc.should_leave_on_poll_timeout(self.instance_id is not None) and self.member_id:
+            w.send(self, "leave", LeaveGroupRequest(self.client, ((self.member_id, None),),
+                                                    "consumer poll timeout has expired"))
+            w.emit("leave", self.name, self.generation, detail={"reason": "poll timeout"})
+        # the generation is reset either way; a static member simply goes silent
+        self.generation = -1
+        if self.instance_id is None:
+            self.member_id = ""
+        self.state = MemberState.UNJOINED
+        self.join_inflight = False
+        self.rejoin_needed = True
+        self.poll_timed_out = True
+
+    # ------------------------------------------------------------- poll loop
+
+    def _schedule_poll(self, t: int) -> None:
+        self.poll_token += 1
+        self.w.loop.at(t, self._poll, self.poll_token)
+
+    def wake(self) -> None:
+        """Something needs poll() (a rejoin, a response): run it as soon as the current batch is done."""
+        if self.alive and not self.waiting:
+            self._schedule_poll(max(self.w.loop.now, self.busy_until, self.stall_until))
+
+    def _poll(self, token: int) -> None:
+        if token != self.poll_token or not self.alive:
+            return
+        w = self.w
+        now = w.loop.now
+        self._finish_batch(now)
+        if now < self.stall_until:
+            self._schedule_poll(self.stall_until)
+            return
+        self.last_poll = now
+        if self.poll_timed_out:
+            self.poll_timed_out = False
+            if self.owned:
+                w.lose(self, list(self.owned), "poll timeout")
+                self.owned, self.positions = [], {}
+        while self.deferred:
+            resp = self.deferred.pop(0)
+            self._handle_response(resp)
+            if not self.alive:
+                return
+        if self.rejoin_needed and not self.join_inflight and self.state in (MemberState.UNJOINED, MemberState.STABLE):
+            self._prepare_join()
+        if self.waiting or not self.alive:
+            return
+        g = w.sc.group
+        if g.delivery == "at-least-once" and g.enable_auto_commit and now >= self.next_autocommit:
+            self.next_autocommit = now + g.auto_commit_interval_ms
+            if self.generation >= 0 and self.owned:
+                self._commit_positions("auto")
+        n = self._fetch(now)
+        if n and g.delivery == "at-most-once" and self.generation >= 0:
+            self._commit_positions("before-processing")
+        dur = int(n * self.ms_per_record + 0.999999) if n else 0
+        self.busy_until = now + dur
+        nxt = now + dur if n >= g.max_poll_records else now + max(dur, w.sc.poll_idle_ms)
+        if g.delivery == "at-least-once" and g.enable_auto_commit:
+            nxt = min(nxt, max(self.next_autocommit, now + dur))
+        self._schedule_poll(max(nxt, now + 1))
+
+    def _fetch(self, now: int) -> int:
+        """One poll's records: up to max.poll.records, partition by partition."""
+        budget = self.w.sc.group.max_poll_records
+        batch = []
+        parts = self.w.parts
+        owned = self.owned
+        k = len(owned)
+        if not k:
+            self.batch = []
+            return 0
+        start = (self.poll_token * 7) % k
+        taken = 0
+        for i in range(k):
+            if taken >= budget:
+                break
+            p = owned[(start + i) % k]
+            pos = self.positions.get(p)
+            if pos is None:
+                continue
+            avail = parts.leo(p, now) - pos
+            if avail <= 0:
+                continue
+            n = min(avail, budget - taken)
+            batch.append((p, pos, pos + n))
+            self.positions[p] = pos + n
+            taken += n
+        self.batch = batch
+        self.batch_t0 = now
+        return taken
+
+    def _finish_batch(self, now: int, partial: bool = False) -> None:
+        if not self.batch:
+            return
+        limit = None
+        if partial:
+            limit = int((now - self.batch_t0) / self.ms_per_record)
+        w = self.w
+        for p, a, b in self.batch:
+            if limit is not None:
+                if limit <= 0:
+                    break
+                b = min(b, a + limit)
+                limit -= b - a
+            w.record_processed(p, a, b)
+        self.batch = []
+
+    # ------------------------------------------------------------- commits
+
+    def _commit_positions(self, why: str) -> None:
+        offsets = {p: self.positions[p] for p in self.owned if p in self.positions}
+        if offsets:
+            self.w.commit(self, offsets, why)
+
+    def on_commit_response(self, error: Errors) -> None:
+        if error is Errors.NONE or not self.alive:
+            return
+        outcome = cc.on_commit_error(error, generation_unchanged=True, state=self.state)
+        self.w.emit("commit_failed", self.name, self.generation,
+                    detail={"error": error.name, "exception": outcome.exception.__name__ if outcome.exception else None})
+        if outcome.reset_generation:
+            self.generation = -1
+            self.state = MemberState.UNJOINED
+        if outcome.reset_member_id:
+            self.member_id = ""
+        if outcome.request_rejoin:
+            self.rejoin_needed = True
+            self.wake()
+
+    # ---------------------------------------------------------- heartbeats
+
+    def heartbeating(self) -> bool:
+        """Is the heartbeat thread sending heartbeats for the current member id?"""
+        return self.alive and bool(self.member_id) and self.generation >= 0 and \
+            self.state in (MemberState.STABLE, MemberState.COMPLETING_REBALANCE) and not self.poll_timed_out
+
+    def last_heartbeat_at(self, t: int) -> int:
+        hb = self.w.sc.group.heartbeat_interval_ms
+        if t < self.hb_base:
+            return self.hb_base
+        return self.hb_base + ((t - self.hb_base) // hb) * hb
+
+    def next_heartbeat_at(self, t: int) -> int:
+        hb = self.w.sc.group.heartbeat_interval_ms
+        if t <= self.hb_base:
+            return self.hb_base + hb
+        return self.hb_base + ((t - self.hb_base) // hb + 1) * hb
+
+    def start_heartbeat_ticks(self) -> None:
+        if self.hb_ticking or not self.heartbeating():
+            return
+        self.hb_ticking = True
+        self.w.loop.at(self.next_heartbeat_at(self.w.loop.now), self._hb_tick, self.incarnation)
+
+    def _hb_tick(self, inc: int) -> None:
+        self.hb_ticking = False
+        if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
+            return
+        self.w.send(self, "heartbeat", HeartbeatRequest(self.client, self.member_id, self.generation, self.instance_id))
+
+    def on_heartbeat_response(self, error: Errors) -> None:
+        if not self.alive:
+            return
+        action = cc.on_heartbeat_error(error)
+        if action is cc.HeartbeatAction.CONTINUE:
+            if self.w.group_needs_heartbeats():
+                self.start_heartbeat_ticks()
+            return
+        self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
+        if action is cc.HeartbeatAction.FIND_COORDINATOR:
+            return
+        if action is cc.HeartbeatAction.FATAL:
+            self.w.emit("fenced", self.name, self.generation)
+            self.crash()
+            return
+        if action is cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN:
+            self.generation = -1
+            self.state = MemberState.UNJOINED
+        elif action is cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN:
+            self.generation = -1
+            self.member_id = ""
+            self.state = MemberState.UNJOINED
+        self.rejoin_needed = True
+        self.wake()
+
+    # ------------------------------------------------------------- rebalance
+
+    def _subscription(self) -> Subscription:
+        owned = tuple(self.w.parts.tps[p] for p in self.owned)
+        return Subscription(tuple(t for t in self.w.topic_names), owned, self.generation, self.rack)
+
+    def _prepare_join(self) -> None:
+        w = self.w
+        now = w.loop.now
+        g = w.sc.group
+        prep = cc.on_join_prepare(self.owned, self.protocol, generation_valid=self.generation >= 0,
+                                  auto_commit=g.enable_auto_commit and g.delivery == "at-least-once")
+        if prep.commit_first and self.owned:
+            self._commit_positions("before-rejoin")
+        if prep.revoked:
+            w.revoke(self, list(prep.revoked), "join prepare")
+            keep = set(prep.revoked)
+            self.owned = [p for p in self.owned if p not in keep]
+            for p in prep.revoked:
+                self.positions.pop(p, None)
+        if prep.lost:
+            w.lose(self, list(prep.lost), "membership lost")
+            self.owned, self.positions = [], {}
+        if not self.owned:
+            self.waiting = True
+            if self.pause_start is None:
+                self.pause_start = now
+        self._send_join()
+
+    def _send_join(self) -> None:
+        g = self.w.sc.group
+        self.join_inflight = True
+        self.rejoin_needed = False
+        self.state = MemberState.PREPARING_REBALANCE
+        sub = self._subscription()
+        protocols = tuple((a, sub) for a in g.assignors)
+        req = JoinGroupRequest(self.client, self.member_id, protocols, g.session_timeout_ms, g.max_poll_interval_ms,
+                               self.instance_id)
+        self.w.emit("join", self.name, self.generation, [self.w.parts.names[p] for p in self.owned])
+        self.w.send(self, "join", req)
+
+    def on_response(self, resp) -> None:
+        """A JoinGroup/SyncGroup response arrives; a busy member handles it at its next poll()."""
+        if not self.alive:
+            return
+        if not self.waiting and self.w.loop.now < max(self.busy_until, self.stall_until):
+            self.deferred.append(resp)
+            self.wake()
+            return
+        self._handle_response(resp)
+
+    def _handle_response(self, resp) -> None:
+        if isinstance(resp, JoinGroupResponse):
+            self._on_join(resp)
+        elif isinstance(resp, SyncGroupResponse):
+            self._on_sync(resp)
+
+    def _retry_later(self, what: str) -> None:
+        """Coordinator unavailable: rediscover it and resend (retry.backoff.ms steps)."""
+        t = self.w.coordinator_retry_time(self.w.loop.now, self.w.sc.group.retry_backoff_ms)
+        self.w.loop.at(t, self._resend_join, self.incarnation)
+
+    def _resend_join(self, inc: int) -> None:
+        if inc == self.incarnation and self.alive:
+            self._send_join()
+
+    def _on_join(self, r: JoinGroupResponse) -> None:
+        e = r.error
+        if e is Errors.NONE:
+            self.member_id = r.member_id
+            self.generation = r.generation_id
+            self.state = MemberState.COMPLETING_REBALANCE
+            self.is_leader = r.leader == self.member_id
+            assignments = None
+            if self.is_leader and not r.skip_assignment:
+                assignments = self.w.leader_assign(self, r)
+            self.w.send(self, "sync", SyncGroupRequest(self.client, self.member_id, self.generation, self.instance_id,
+                                                       "consumer", r.protocol_name, assignments))
+            return
+        if e is Errors.MEMBER_ID_REQUIRED:
+            self.member_id = r.member_id
+            self._send_join()
+            return
+        self.w.emit("join_error", self.name, self.generation, detail={"error": e.name})
+        if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+            self._retry_later("join")
+        elif e is Errors.UNKNOWN_MEMBER_ID:
+            self.member_id, self.generation = "", -1
+            self._send_join()
+        elif e is Errors.ILLEGAL_GENERATION:
+            self.generation = -1
+            self._send_join()
+        elif e is Errors.REBALANCE_IN_PROGRESS:
+            self._send_join()
+        else:  # FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL...: fatal
+            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.crash()
+
+    def _on_sync(self, r: SyncGroupResponse) -> None:
+        e = r.error
+        if e is Errors.NONE:
+            self._complete_join(r.assignment or [])
+            return
+        self.w.emit("sync_error", self.name, self.generation, detail={"error": e.name})
+        if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self._retry_later("sync")
+        elif e is Errors.REBALANCE_IN_PROGRESS:
+            self._send_join()
+        elif e is Errors.ILLEGAL_GENERATION:
+            self.generation = -1
+            self._send_join()
+        elif e is Errors.UNKNOWN_MEMBER_ID:
+            self.member_id, self.generation = "", -1
+            self._send_join()
+        else:
+            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.crash()
+
+    def _complete_join(self, assignment: list[int]) -> None:
+        w = self.w
+        now = w.loop.now
+        self.join_inflight = False
+        self.state = MemberState.STABLE
+        self.hb_base = now
+        done = cc.on_join_complete(self.owned, assignment, self.protocol)
+        if done.revoked:
+            self._finish_batch(now)
+            w.revoke(self, list(done.revoked), "cooperative")
+            for p in done.revoked:
+                self.positions.pop(p, None)
+        self.owned = list(done.owned)
+        for p in done.added:
+            self.positions[p] = int(w.parts.committed[p])
+        w.assigned(self, list(done.added), list(done.owned))
+        if self.pause_start is not None:
+            w.add_paused(self, now - self.pause_start)
+            self.pause_start = None
+        if now >= self.stall_until:
+            for p in self.owned:
+                w.set_available(p, now, self.name)
+        if done.rejoin:
+            self.rejoin_needed = True
+        if self.waiting:
+            self.waiting = False
+        self._schedule_poll(max(now, self.busy_until))
+        if w.group_needs_heartbeats():
+            self.start_heartbeat_ticks()
+
+    def on_metadata_refresh(self, inc: int) -> None:
+        """metadata.max.age.ms elapsed: the leader rejoins if partition counts changed since it assigned."""
+        if inc != self.incarnation or not self.alive:
+            return
+        self.known_partitions = self.w.partition_counts()
+        if self.is_leader and self.assigned_view and self.assigned_view != self.known_partitions:
+            self.w.emit("metadata_changed", self.name, self.generation, detail={"partitions": self.known_partitions})
+            self.rejoin_needed = True
+            self.wake()

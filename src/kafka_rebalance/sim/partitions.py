@@ -1,0 +1,137 @@
+"""Partitions as the simulator sees them: what was produced, processed and committed.
+
+Production is modelled in closed form (a topic's rate spread evenly over its
+partitions: log-end offset = base + rate * elapsed, integer-exact), so no
+event is spent per record. Processing is tracked per record but stored as
+disjoint offset intervals per partition: duplicates and losses are exact
+counts, memory stays proportional to the number of gaps and replays.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+from ..model import TopicPartition
+
+
+class ProcessedOffsets:
+    """Offsets processed at least once, as sorted disjoint half-open intervals."""
+
+    __slots__ = ("starts", "ends", "total")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.total = 0  # processing operations, duplicates included
+
+    def add(self, a: int, b: int) -> int:
+        """Record [a, b) as processed; return how many of them had been processed before."""
+        if b <= a:
+            return 0
+        self.total += b - a
+        starts, ends = self.starts, self.ends
+        if not starts or a > ends[-1]:
+            starts.append(a)
+            ends.append(b)
+            return 0
+        if a == ends[-1]:
+            ends[-1] = b
+            return 0
+        # general case: merge with every interval overlapping or touching [a, b)
+        i = bisect_right(ends, a - 1)  # first interval with end >= a
+        if i == len(starts) or starts[i] > b:
+            starts.insert(i, a)
+            ends.insert(i, b)
+            return 0
+        j = i
+        dup = 0
+        new_s, new_e = min(a, starts[i]), b
+        while j < len(starts) and starts[j] <= b:
+            dup += max(0, min(b, ends[j]) - max(a, starts[j]))
+            new_e = max(new_e, ends[j])
+            j += 1
+        starts[i:j] = [new_s]
+        ends[i:j] = [new_e]
+        return dup
+
+    def covered_below(self, n: int) -> int:
+        """How many distinct offsets < n were processed."""
+        c = 0
+        for s, e in zip(self.starts, self.ends):
+            if s >= n:
+                break
+            c += min(e, n) - s
+        return c
+
+
+class PartitionTable:
+    """Every partition of every topic, indexed 0..N-1 in creation order."""
+
+    def __init__(self) -> None:
+        self.tps: list[TopicPartition] = []
+        self.names: list[str] = []
+        self.index: dict[TopicPartition, int] = {}
+        self.topic_partitions: dict[str, list[int]] = {}
+        self.topic_rate: dict[str, float] = {}
+        # log-end offset at time t: base + (num * (t - base_t)) // den
+        self.base = np.zeros(0, dtype=np.int64)
+        self.base_t = np.zeros(0, dtype=np.int64)
+        self.num = np.zeros(0, dtype=np.int64)
+        self.den = np.ones(0, dtype=np.int64)
+        self.committed = np.zeros(0, dtype=np.int64)
+        self.processed: list[ProcessedOffsets] = []
+
+    def __len__(self) -> int:
+        return len(self.tps)
+
+    def add_topic(self, name: str, partitions: int, rate: float, now_ms: int) -> list[int]:
+        self.topic_partitions[name] = []
+        self.topic_rate[name] = rate
+        return self.add_partitions(name, partitions, now_ms)
+
+    def add_partitions(self, topic: str, count: int, now_ms: int) -> list[int]:
+        """Grow a topic; its produce rate is re-spread over the new partition count from now on."""
+        existing = self.topic_partitions[topic]
+        if existing:
+            idx = np.array(existing)
+            self.base[idx] = self.leo_many(idx, now_ms)
+            self.base_t[idx] = now_ms
+        new = []
+        for _ in range(count):
+            p = len(self.tps)
+            tp = TopicPartition(topic, len(existing))
+            self.tps.append(tp)
+            self.names.append(str(tp))
+            self.index[tp] = p
+            existing.append(p)
+            self.processed.append(ProcessedOffsets())
+            new.append(p)
+        grow = len(new)
+        self.base = np.concatenate([self.base, np.zeros(grow, np.int64)])
+        self.base_t = np.concatenate([self.base_t, np.full(grow, now_ms, np.int64)])
+        self.num = np.concatenate([self.num, np.zeros(grow, np.int64)])
+        self.den = np.concatenate([self.den, np.ones(grow, np.int64)])
+        self.committed = np.concatenate([self.committed, np.zeros(grow, np.int64)])
+        idx = np.array(existing)
+        # rate (records/s) as an exact fraction: records per ms = rate_milli / (1e6 * n)
+        rate_milli = int(round(self.topic_rate[topic] * 1000))
+        self.num[idx] = rate_milli
+        self.den[idx] = 1_000_000 * len(existing)
+        return new
+
+    def leo(self, p: int, now_ms: int) -> int:
+        return int(self.base[p] + (int(self.num[p]) * (now_ms - int(self.base_t[p]))) // int(self.den[p]))
+
+    def leo_many(self, idx: np.ndarray, now_ms: int) -> np.ndarray:
+        return self.base[idx] + (self.num[idx] * (now_ms - self.base_t[idx])) // self.den[idx]
+
+    def leo_all(self, now_ms: int) -> np.ndarray:
+        return self.base + (self.num * (now_ms - self.base_t)) // self.den
+
+    def total_lag(self, now_ms: int) -> int:
+        """Sum over partitions of log-end offset minus committed offset."""
+        if not len(self.tps):
+            return 0
+        return int(np.maximum(self.leo_all(now_ms) - self.committed, 0).sum())

@@ -1,0 +1,270 @@
+"""Simulation scenario (SCHEMAS.md section 2): validated, frozen, with Kafka's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from ..errors import InputError
+
+PROTOCOLS = ("classic", "consumer")
+DELIVERY = ("at-least-once", "at-most-once")
+EVENT_KINDS = ("join", "leave", "crash", "restart", "rolling_restart", "pause", "add_partitions",
+               "coordinator_failover")
+CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+SERVER_ASSIGNORS = ("uniform", "range")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    id: str = "group"
+    assignors: tuple[str, ...] = ("range", "cooperative-sticky")
+    server_assignor: str = "uniform"
+    static_membership: bool = False
+    session_timeout_ms: int = 45000
+    heartbeat_interval_ms: int = 3000
+    max_poll_interval_ms: int = 300000
+    group_initial_rebalance_delay_ms: int = 3000
+    enable_auto_commit: bool = True
+    auto_commit_interval_ms: int = 5000
+    max_poll_records: int = 500
+    delivery: str = "at-least-once"
+    # simulator extensions (not Kafka settings)
+    group_max_size: int = 2**31 - 1
+    metadata_max_age_ms: int = 300000
+    retry_backoff_ms: int = 100
+    rebalance_timeout_ms: int | None = None  # KIP-848 consumer protocol; default max_poll_interval_ms
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    produce_rate: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    name: str
+    rack: str | None = None
+    start_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    at_ms: int
+    kind: str
+    member: str | None = None
+    down_ms: int = 0
+    every_ms: int = 0
+    for_ms: int = 0
+    topic: str | None = None
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    seed: int
+    duration_ms: int
+    protocol: str
+    group: GroupConfig
+    topics: tuple[TopicSpec, ...]
+    members: tuple[MemberSpec, ...]
+    processing_ms_per_record: float
+    events: tuple[SimEvent, ...]
+    network_latency_ms: int = 1
+    poll_idle_ms: int = 1000  # how often a caught-up consumer's poll loop is modelled
+    lag_sample_ms: int = 5000
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_overrides(self, **group_fields: Any) -> "Scenario":
+        return replace(self, group=replace(self.group, **group_fields))
+
+
+_TOP = {"name", "seed", "duration_ms", "protocol", "group", "topics", "members", "events", "network",
+        "simulation", "description"}
+_GROUP = set(GroupConfig.__dataclass_fields__)
+_MEMBERS = {"count", "list", "processing_ms_per_record", "rack"}
+_EVENT = {"at_ms", "kind", "member", "down_ms", "every_ms", "for_ms", "topic", "count"}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _get(obj: Mapping, key: str, where: str, check, expected: str, default: Any = ..., min_value=None):
+    if key not in obj:
+        if default is ...:
+            raise InputError("missing", field=f"{where}{key}")
+        return default
+    v = obj[key]
+    if not check(v):
+        raise InputError(f"expected {expected}, got {v!r}", field=f"{where}{key}")
+    if min_value is not None and v < min_value:
+        raise InputError(f"must be >= {min_value}, got {v!r}", field=f"{where}{key}")
+    return v
+
+
+def _keys(obj: Mapping, allowed: set[str], where: str) -> None:
+    for k in obj:
+        if k not in allowed:
+            raise InputError(f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}{k}")
+
+
+def parse_simulation_scenario(doc: Any) -> Scenario:
+    """Validate a decoded scenario; InputError names the offending field."""
+    if not isinstance(doc, Mapping):
+        raise InputError("the scenario must be a mapping (YAML or JSON object)")
+    _keys(doc, _TOP, "")
+    name = str(doc.get("name", ""))
+    seed = _get(doc, "seed", "", _is_int, "an integer", 0)
+    duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=1)
+    protocol = _get(doc, "protocol", "", lambda v: v in PROTOCOLS, " or ".join(PROTOCOLS), "classic")
+    g = _parse_group(doc.get("group", {}), protocol)
+    topics = _parse_topics(doc.get("topics"))
+    members, ms_per_record = _parse_members(doc.get("members"))
+    events = _parse_events(doc.get("events", []) or [], {t.name for t in topics})
+    net = doc.get("network", {}) or {}
+    if not isinstance(net, Mapping):
+        raise InputError(f"expected a mapping, got {net!r}", field="network")
+    _keys(net, {"latency_ms"}, "network.")
+    latency = _get(net, "latency_ms", "network.", _is_int, "an integer", 1, min_value=0)
+    simdoc = doc.get("simulation", {}) or {}
+    if not isinstance(simdoc, Mapping):
+        raise InputError(f"expected a mapping, got {simdoc!r}", field="simulation")
+    _keys(simdoc, {"poll_idle_ms", "lag_sample_ms"}, "simulation.")
+    poll_idle = _get(simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1)
+    lag_sample = _get(simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1)
+    names = {m.name for m in members}
+    for i, e in enumerate(events):
+        if e.kind in ("leave", "crash", "restart", "pause") and e.member is None:
+            raise InputError("missing", field=f"events[{i}].member")
+        if e.kind == "join" and e.member is None:
+            raise InputError("missing", field=f"events[{i}].member")
+        if e.kind in ("leave", "crash", "restart", "pause") and e.member not in names and not any(
+                x.kind == "join" and x.member == e.member for x in events):
+            raise InputError(f"unknown member {e.member!r}", field=f"events[{i}].member")
+    return Scenario(name, seed, duration, protocol, g, topics, members, float(ms_per_record), events, latency,
+                    poll_idle, lag_sample)
+
+
+def _parse_group(gd: Any, protocol: str) -> GroupConfig:
+    if not isinstance(gd, Mapping):
+        raise InputError(f"expected a mapping, got {gd!r}", field="group")
+    _keys(gd, _GROUP, "group.")
+    d = GroupConfig()
+    w = "group."
+    assignors = _get(gd, "assignors", w, lambda v: isinstance(v, list) and v and all(isinstance(a, str) for a in v),
+                     "a non-empty list of assignor names", list(d.assignors))
+    for i, a in enumerate(assignors):
+        if a not in CLIENT_ASSIGNORS:
+            raise InputError(f"unknown assignor {a!r} (known: {', '.join(CLIENT_ASSIGNORS)})", field=f"group.assignors[{i}]")
+    server = _get(gd, "server_assignor", w, lambda v: v in SERVER_ASSIGNORS, " or ".join(SERVER_ASSIGNORS),
+                  d.server_assignor)
+    delivery = _get(gd, "delivery", w, lambda v: v in DELIVERY, " or ".join(DELIVERY), d.delivery)
+    ints = {}
+    for k in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "auto_commit_interval_ms",
+              "max_poll_records", "group_max_size", "metadata_max_age_ms", "retry_backoff_ms"):
+        ints[k] = _get(gd, k, w, _is_int, "an integer", getattr(d, k), min_value=1)
+    ints["group_initial_rebalance_delay_ms"] = _get(gd, "group_initial_rebalance_delay_ms", w, _is_int, "an integer",
+                                                    d.group_initial_rebalance_delay_ms, min_value=0)
+    rto = _get(gd, "rebalance_timeout_ms", w, _is_int, "an integer", None, min_value=1) \
+        if gd.get("rebalance_timeout_ms") is not None else None
+    if ints["heartbeat_interval_ms"] >= ints["session_timeout_ms"]:
+        raise InputError("must be lower than session_timeout_ms", field="group.heartbeat_interval_ms")
+    gid = _get(gd, "id", w, lambda v: isinstance(v, str) and v != "", "a non-empty string", d.id)
+    return GroupConfig(
+        id=gid, assignors=tuple(assignors), server_assignor=server,
+        static_membership=_get(gd, "static_membership", w, lambda v: isinstance(v, bool), "true or false", False),
+        enable_auto_commit=_get(gd, "enable_auto_commit", w, lambda v: isinstance(v, bool), "true or false", True),
+        delivery=delivery, rebalance_timeout_ms=rto, **ints)
+
+
+def _parse_topics(td: Any) -> tuple[TopicSpec, ...]:
+    if td is None:
+        raise InputError("missing", field="topics")
+    if not isinstance(td, list) or not td:
+        raise InputError(f"expected a non-empty list, got {td!r}", field="topics")
+    out = []
+    seen = set()
+    for i, t in enumerate(td):
+        w = f"topics[{i}]."
+        if not isinstance(t, Mapping):
+            raise InputError(f"expected a mapping, got {t!r}", field=f"topics[{i}]")
+        _keys(t, {"name", "partitions", "produce_rate"}, w)
+        name = _get(t, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string")
+        if name in seen:
+            raise InputError(f"duplicate topic {name!r}", field=f"{w}name")
+        seen.add(name)
+        n = _get(t, "partitions", w, _is_int, "an integer", min_value=1)
+        rate = _get(t, "produce_rate", w, _num, "a number", 0, min_value=0)
+        out.append(TopicSpec(name, n, float(rate)))
+    return tuple(out)
+
+
+def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
+    if md is None:
+        raise InputError("missing", field="members")
+    if not isinstance(md, Mapping):
+        raise InputError(f"expected a mapping, got {md!r}", field="members")
+    _keys(md, _MEMBERS, "members.")
+    ms = _get(md, "processing_ms_per_record", "members.", _num, "a number", 1.0)
+    if ms <= 0:
+        raise InputError(f"must be > 0, got {ms!r}", field="members.processing_ms_per_record")
+    if "list" in md:
+        lst = md["list"]
+        if not isinstance(lst, list):
+            raise InputError(f"expected a list, got {lst!r}", field="members.list")
+        out = []
+        for i, m in enumerate(lst):
+            w = f"members.list[{i}]."
+            if not isinstance(m, Mapping):
+                raise InputError(f"expected a mapping, got {m!r}", field=f"members.list[{i}]")
+            _keys(m, {"name", "rack", "start_ms"}, w)
+            out.append(MemberSpec(_get(m, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+                                  _get(m, "rack", w, lambda v: v is None or isinstance(v, str), "a string", None),
+                                  _get(m, "start_ms", w, _is_int, "an integer", 0, min_value=0)))
+        if len({m.name for m in out}) != len(out):
+            raise InputError("duplicate member names", field="members.list")
+    else:
+        count = _get(md, "count", "members.", _is_int, "an integer", min_value=0)
+        rack = md.get("rack")
+        out = [MemberSpec(f"m{i}", rack) for i in range(count)]
+    return tuple(out), ms
+
+
+def _parse_events(ed: Any, topics: set[str]) -> tuple[SimEvent, ...]:
+    if not isinstance(ed, list):
+        raise InputError(f"expected a list, got {ed!r}", field="events")
+    out = []
+    for i, e in enumerate(ed):
+        w = f"events[{i}]."
+        if not isinstance(e, Mapping):
+            raise InputError(f"expected a mapping, got {e!r}", field=f"events[{i}]")
+        _keys(e, _EVENT, w)
+        at = _get(e, "at_ms", w, _is_int, "an integer", min_value=0)
+        kind = _get(e, "kind", w, lambda v: v in EVENT_KINDS, "one of " + ", ".join(EVENT_KINDS))
+        member = _get(e, "member", w, lambda v: isinstance(v, str) and v != "", "a member name", None)
+        down = _get(e, "down_ms", w, _is_int, "an integer", 0, min_value=0)
+        every = _get(e, "every_ms", w, _is_int, "an integer", 0, min_value=0)
+        for_ms = _get(e, "for_ms", w, _is_int, "an integer", 0, min_value=0)
+        topic = _get(e, "topic", w, lambda v: isinstance(v, str), "a topic name", None)
+        count = _get(e, "count", w, _is_int, "an integer", 0, min_value=0)
+        if kind == "rolling_restart" and every <= 0:
+            raise InputError("must be > 0 for rolling_restart", field=f"{w}every_ms")
+        if kind == "pause" and for_ms <= 0:
+            raise InputError("must be > 0 for pause", field=f"{w}for_ms")
+        if kind == "add_partitions":
+            if topic is None:
+                raise InputError("missing", field=f"{w}topic")
+            if topic not in topics:
+                raise InputError(f"unknown topic {topic!r}", field=f"{w}topic")
+            if count <= 0:
+                raise InputError("must be > 0 for add_partitions", field=f"{w}count")
+        out.append(SimEvent(at, kind, member, down, every, for_ms, topic, count))
+    return tuple(out)

@@ -1,0 +1,300 @@
+"""The simulated world: partitions, members, the coordinator, the network and the books.
+
+`Simulation.run()` replays a Scenario over the event loop and returns the
+summary of SCHEMAS.md section 2. All accounting (unavailable partition time,
+member pause time, moves, revocations, duplicates, losses, lag) lives here so
+the member and coordinator code stays about protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from ..assign.registry import get_assignor
+from ..group.classic_messages import JoinGroupResponse
+from ..group.consumer_client import RebalanceProtocol, cooperative_adjust
+from ..model import GroupSpec, MemberSubscription, TopicMetadata
+from .coordinator import ClassicCoordinator
+from .engine import EventLoop
+from .member import SimMember
+from .partitions import PartitionTable
+from .scenario import Scenario
+
+EventSink = Callable[[dict], None]
+
+
+class Simulation:
+    def __init__(self, sc: Scenario, sink: EventSink | None = None) -> None:
+        self.sc = sc
+        self.loop = EventLoop()
+        self.parts = PartitionTable()
+        self._sink = sink
+        self.events_emitted = 0
+        self.topic_names: tuple[str, ...] = tuple(t.name for t in sc.topics)
+        for t in sc.topics:
+            self.parts.add_topic(t.name, t.partitions, t.produce_rate, 0)
+        self.members: dict[str, SimMember] = {}
+        for m in sc.members:
+            self.members[m.name] = SimMember(self, m.name, m.rack)
+        self.coord = ClassicCoordinator(self)
+        # books
+        self.rebalances = 0
+        self.generation = 0
+        self.timeline: list[dict] = []
+        self.pending_cause = "initial join"
+        self.member_paused_ms = 0
+        self.partitions_moved = 0
+        self.revocations = 0
+        self.duplicates = 0
+        self.processed = 0
+        self.lag_max = 0
+        n = len(self.parts)
+        self.last_owner: list[str | None] = [None] * n
+        self.avail_owner: list[str | None] = [None] * n
+        self.unavail_since: list[int] = [0] * n
+        self.unavailable_ms = 0
+        self._assignors: dict[str, Any] = {}
+
+    # ---------------------------------------------------------------- output
+
+    def emit(self, kind: str, member: str = "", generation: int | None = None, partitions: list[str] | None = None,
+             detail: dict | None = None) -> None:
+        self.events_emitted += 1
+        if self._sink is None:
+            return
+        self._sink({"ts_ms": self.loop.now, "group": self.sc.group.id, "member": member, "kind": kind,
+                    "generation": self.generation if generation is None else generation,
+                    "partitions": partitions or [],
+                    "detail": json.dumps(detail or {}, sort_keys=True, separators=(",", ":"))})
+
+    # ------------------------------------------------------------- network
+
+    def send(self, member: SimMember, kind: str, req: Any) -> None:
+        self.loop.after(self.sc.network_latency_ms, self.coord.receive, kind, req, member.name)
+
+    def reply(self, client: str, kind: str, resp: Any) -> None:
+        self.loop.after(self.sc.network_latency_ms, self._deliver, client, kind, resp)
+
+    def _deliver(self, client: str, kind: str, resp: Any) -> None:
+        name, _, inc = client.partition("#")
+        m = self.members.get(name)
+        if m is None or not m.alive or m.client != client:
+            return
+        if kind == "heartbeat":
+            m.on_heartbeat_response(resp.error)
+        elif kind == "commit":
+            m.on_commit_response(resp)
+        else:
+            m.on_response(resp)
+
+    def coordinator_retry_time(self, now: int, backoff: int) -> int:
+        up = self.coord.up_at
+        if up <= now:
+            return now + backoff
+        steps = -(-(up - now) // backoff)
+        return now + steps * backoff
+
+    def group_needs_heartbeats(self) -> bool:
+        return self.coord.needs_real_heartbeats()
+
+    # ----------------------------------------------------------- accounting
+
+    def partition_counts(self) -> dict[str, int]:
+        return {t: len(ps) for t, ps in self.parts.topic_partitions.items()}
+
+    def set_unavailable(self, p: int, now: int) -> None:
+        if self.avail_owner[p] is not None:
+            self.avail_owner[p] = None
+            self.unavail_since[p] = now
+
+    def set_available(self, p: int, now: int, name: str) -> None:
+        if self.avail_owner[p] is None:
+            self.unavailable_ms += now - self.unavail_since[p]
+        self.avail_owner[p] = name
+
+    def add_paused(self, m: SimMember, ms: int) -> None:
+        self.member_paused_ms += max(ms, 0)
+
+    def record_processed(self, p: int, a: int, b: int) -> None:
+        if b > a:
+            self.processed += b - a
+            self.duplicates += self.parts.processed[p].add(a, b)
+
+    def revoke(self, m: SimMember, ps: list[int], why: str) -> None:
+        now = self.loop.now
+        self.revocations += len(ps)
+        for p in ps:
+            self.set_unavailable(p, now)
+        self.emit("revoked", m.name, m.generation, [self.parts.names[p] for p in ps], {"reason": why})
+
+    def lose(self, m: SimMember, ps: list[int], why: str) -> None:
+        now = self.loop.now
+        for p in ps:
+            self.set_unavailable(p, now)
+        self.emit("lost", m.name, m.generation, [self.parts.names[p] for p in ps], {"reason": why})
+
+    def assigned(self, m: SimMember, added: list[int], owned: list[int]) -> None:
+        for p in added:
+            prev = self.last_owner[p]
+            if prev is not None and prev != m.name:
+                self.partitions_moved += 1
+            self.last_owner[p] = m.name
+        self.emit("assigned", m.name, m.generation, [self.parts.names[p] for p in added],
+                  {"owned": len(owned)})
+
+    def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
+        self.loop.after(self.sc.network_latency_ms, self.coord.commit, m.name, m.client, m.member_id,
+                        m.instance_id, m.generation, offsets, why)
+
+    def on_generation(self, generation: int) -> None:
+        self.generation = generation
+        self.rebalances += 1
+        self.timeline.append({"ts_ms": self.loop.now, "generation": generation, "cause": self.pending_cause})
+
+    # -------------------------------------------------------------- leader
+
+    def leader_assign(self, m: SimMember, r: JoinGroupResponse) -> dict[str, list[int]]:
+        """The leader runs the selected client-side assignor over the members' subscriptions."""
+        name = r.protocol_name or self.sc.group.assignors[0]
+        assignor = self._assignors.get(name)
+        if assignor is None:
+            assignor = self._assignors[name] = get_assignor(name)
+        counts = m.known_partitions
+        topics = {t: TopicMetadata(t, n) for t, n in counts.items()}
+        subs = []
+        owned_by: dict = {}
+        for jm in r.members:
+            s = jm.metadata
+            subs.append(MemberSubscription(jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id))
+            for tp in s.owned:
+                owned_by[tp] = jm.member_id
+        result = assignor.assign(GroupSpec(topics, tuple(subs)))
+        if m.protocol is RebalanceProtocol.COOPERATIVE:
+            result = cooperative_adjust(result, owned_by)
+        m.assigned_view = dict(counts)
+        index = self.parts.index
+        return {mid: [index[tp] for tp in tps if tp in index] for mid, tps in result.items()}
+
+    # -------------------------------------------------------- scenario events
+
+    def _schedule_scenario(self) -> None:
+        sc = self.sc
+        for spec in sc.members:
+            self.loop.at(spec.start_ms, self._start_member, spec.name)
+        for e in sc.events:
+            if e.kind == "rolling_restart":
+                self.loop.at(e.at_ms, self._rolling_restart, e.down_ms, e.every_ms)
+            else:
+                self.loop.at(e.at_ms, self._event, e)
+        self.loop.at(0, self._lag_sample)
+
+    def _start_member(self, name: str) -> None:
+        m = self.members.get(name)
+        if m is None:
+            m = self.members[name] = SimMember(self, name, None)
+        if not m.alive:
+            m.start()
+
+    def _rolling_restart(self, down_ms: int, every_ms: int) -> None:
+        names = [n for n, m in self.members.items() if m.alive]
+        self.emit("rolling_restart", detail={"members": len(names), "down_ms": down_ms, "every_ms": every_ms})
+        for i, name in enumerate(names):
+            self.loop.at(self.loop.now + i * every_ms, self._restart, name, down_ms)
+
+    def _restart(self, name: str, down_ms: int) -> None:
+        m = self.members[name]
+        if m.alive:
+            m.shutdown()
+        self.loop.after(down_ms, self._start_member, name)
+
+    def _event(self, e) -> None:
+        k = e.kind
+        if k == "join":
+            self._start_member(e.member)
+        elif k == "leave":
+            if e.member in self.members:
+                self.members[e.member].shutdown()
+        elif k == "crash":
+            if e.member in self.members:
+                self.members[e.member].crash()
+        elif k == "restart":
+            m = self.members.get(e.member)
+            if m is not None and m.alive:
+                m.shutdown()
+            self.loop.after(e.down_ms, self._start_member, e.member)
+        elif k == "pause":
+            if e.member in self.members:
+                self.members[e.member].pause(e.for_ms)
+        elif k == "add_partitions":
+            self._add_partitions(e.topic, e.count)
+        elif k == "coordinator_failover":
+            self.coord.failover(e.down_ms)
+
+    def _add_partitions(self, topic: str, count: int) -> None:
+        now = self.loop.now
+        new = self.parts.add_partitions(topic, count, now)
+        for _ in new:
+            self.last_owner.append(None)
+            self.avail_owner.append(None)
+            self.unavail_since.append(now)
+        self.emit("add_partitions", partitions=[self.parts.names[p] for p in new], detail={"topic": topic, "count": count})
+        age = self.sc.group.metadata_max_age_ms
+        for m in self.members.values():
+            if m.alive:
+                k = -(-(now - m.started_at) // age) if now > m.started_at else 1
+                self.loop.at(m.started_at + max(k, 1) * age, m.on_metadata_refresh, m.incarnation)
+
+    def _lag_sample(self) -> None:
+        lag = self.parts.total_lag(self.loop.now)
+        if lag > self.lag_max:
+            self.lag_max = lag
+        self.loop.after(self.sc.lag_sample_ms, self._lag_sample)
+
+    # ------------------------------------------------------------------ run
+
+    def run(self, progress: Callable[[int], None] | None = None) -> dict:
+        self._schedule_scenario()
+        end = self.sc.duration_ms
+        self.loop.run_until(end, progress)
+        for m in self.members.values():
+            if m.alive:
+                m._finish_batch(end, partial=True)
+                if m.pause_start is not None:
+                    self.add_paused(m, end - m.pause_start)
+                    m.pause_start = None
+        for p in range(len(self.parts)):
+            if self.avail_owner[p] is None:
+                self.unavailable_ms += end - self.unavail_since[p]
+        return self.summary(end)
+
+    def summary(self, end: int) -> dict:
+        parts = self.parts
+        leo = parts.leo_all(end)
+        produced = int(leo.sum())
+        lost = 0
+        for p in range(len(parts)):
+            c = int(parts.committed[p])
+            if c > 0:
+                lost += c - parts.processed[p].covered_below(c)
+        final_lag = int(np.maximum(leo - parts.committed, 0).sum()) if len(parts) else 0
+        self.lag_max = max(self.lag_max, final_lag)
+        return {
+            "rebalances": self.rebalances,
+            "generation": self.generation,
+            "unavailable_partition_ms": int(self.unavailable_ms),
+            "member_paused_ms": int(self.member_paused_ms),
+            "partitions_moved": self.partitions_moved,
+            "revocations": self.revocations,
+            "records": {"produced": produced, "processed": self.processed, "duplicates": self.duplicates,
+                        "lost": lost},
+            "lag": {"max": int(self.lag_max), "final": final_lag},
+            "timeline": list(self.timeline),
+            "protocol": self.sc.protocol,
+            "rebalance_protocol": next(iter(self.members.values())).protocol.name.lower() if self.members else None,
+            "static_membership": self.sc.group.static_membership,
+            "delivery": self.sc.group.delivery,
+            "simulated_events": self.loop.processed,
+        }
