@@ -1,0 +1,459 @@
+"""The KIP-848 consumer group coordinator (GroupMetadataManager.consumerGroupHeartbeat), pure.
+
+Every transition is `(group, input, now_ms) -> (group, response, effects)`:
+
+    heartbeat(group, ConsumerGroupHeartbeatRequest, now_ms, config)
+        -> (group, ConsumerGroupHeartbeatResponse, [Effect])
+    on_session_timeout(group, member_id, now_ms)                 -> (group, [Effect])
+    on_rebalance_timeout(group, member_id, member_epoch, now_ms)  -> (group, [Effect])
+    expire_timers(group, now_ms)  fires every due timer (a convenience for drivers)
+    update_topics(group, topics)  a new metadata image (e.g. partitions added)
+    group_view(group)             the offsets.GroupView for OffsetCommit/Fetch validation
+
+A heartbeat does, in Kafka's order: validate the request; leave (epoch -1,
+or -2 for a static member that will come back); get or create the member
+(epoch 0 joins; a static member with a released instance id takes over its
+predecessor's assignment without a rebalance); apply its subscription - a new
+member or a changed subscription bumps the group epoch by one; when the group
+epoch is ahead of the assignment epoch, recompute every member's target with
+the server-side assignor; reconcile this member one step
+(consumer_group_reconcile); reschedule its session timeout. The response
+carries the assignment only on a full request or when it changed.
+
+Fencing: a member whose epoch is ahead, or behind and not the previous epoch
+with a subset of its partitions, gets FENCED_MEMBER_EPOCH; an unknown member
+UNKNOWN_MEMBER_ID; a member still holding revoked partitions after its
+rebalance timeout, or silent for the session timeout, is removed and the
+group epoch bumped, which frees its partitions for their new owners.
+
+The coordinator never lets two members hold one partition:
+`partition_epochs` is updated on every member change and a conflicting update
+raises `IllegalStateError` (Kafka's IllegalStateException).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping
+
+from ..model import TopicMetadata, TopicPartition
+from .consumer_group_model import (
+    JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    CancelRebalanceTimeout,
+    ConsumerGroup,
+    ConsumerGroupConfig,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupMember,
+    Effect,
+    GroupEpochBumped,
+    MemberJoined,
+    MemberReconciled,
+    MemberRemoved,
+    MemberState,
+    ScheduleRebalanceTimeout,
+    ScheduleSessionTimeout,
+    TargetAssignmentComputed,
+)
+from .consumer_group_reconcile import FencedMemberEpoch, reconcile
+from .consumer_group_target import compute_target_assignment, preferred_assignor, subscription_metadata
+from .errors import Errors
+
+__all__ = ["IllegalStateError", "heartbeat", "on_session_timeout", "on_rebalance_timeout", "expire_timers",
+           "update_topics", "group_view", "new_group"]
+
+
+class IllegalStateError(RuntimeError):
+    """An update would break an invariant (e.g. a partition owned by two members)."""
+
+
+class _Reject(Exception):
+    def __init__(self, error: Errors, message: str = "") -> None:
+        self.error = error
+        super().__init__(message)
+
+
+def new_group(group_id: str, topics: Mapping[str, TopicMetadata], now_ms: int = 0) -> ConsumerGroup:
+    return ConsumerGroup(group_id, topics=dict(topics), state_timestamp_ms=now_ms)
+
+
+# ---------------------------------------------------------------------------
+# Group updates (copy on write).
+
+
+class _Tx:
+    """Accumulates changes to a frozen ConsumerGroup, copying each map at most once."""
+
+    def __init__(self, group: ConsumerGroup) -> None:
+        self.g = group
+        self.members = group.members
+        self.partition_epochs = group.partition_epochs
+        self.partition_owners = group.partition_owners
+        self.static_members = group.static_members
+        self.target_assignment = group.target_assignment
+        self.changes: dict[str, object] = {}
+        self._copied: set[str] = set()
+
+    def _own(self, name: str) -> dict:
+        if name not in self._copied:
+            setattr(self, name, dict(getattr(self, name)))
+            self._copied.add(name)
+        return getattr(self, name)
+
+    def _unindex(self, m: ConsumerGroupMember) -> None:
+        if not m.owned:
+            return
+        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+        for tp in m.owned:
+            if owners.get(tp) == m.member_id:
+                del epochs[tp]
+                del owners[tp]
+
+    def _index(self, m: ConsumerGroupMember) -> None:
+        if not m.owned:
+            return
+        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+        for tp in m.owned:
+            holder = owners.get(tp)
+            if holder is not None and holder != m.member_id:
+                raise IllegalStateError(f"Cannot set the epoch of {tp} to {m.member_epoch} for {m.member_id} "
+                                        f"because the partition is still owned by {holder} at epoch {epochs[tp]}.")
+            epochs[tp] = m.member_epoch
+            owners[tp] = m.member_id
+
+    def put_member(self, m: ConsumerGroupMember) -> None:
+        old = self.members.get(m.member_id)
+        if old is not None and (old.owned != m.owned or old.member_epoch != m.member_epoch):
+            self._unindex(old)
+            self._index(m)
+        elif old is None:
+            self._index(m)
+        self._own("members")[m.member_id] = m
+        if m.instance_id is not None and self.static_members.get(m.instance_id) != m.member_id:
+            self._own("static_members")[m.instance_id] = m.member_id
+
+    def remove_member(self, member_id: str) -> ConsumerGroupMember:
+        old = self._own("members").pop(member_id)
+        self._unindex(old)
+        if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
+            del self._own("static_members")[old.instance_id]
+        if member_id in self.target_assignment:
+            del self._own("target_assignment")[member_id]
+        return old
+
+    def set(self, **changes: object) -> None:
+        self.changes.update(changes)
+
+    def get(self, name: str):
+        return self.changes.get(name, getattr(self.g, name))
+
+    def build(self, now_ms: int) -> ConsumerGroup:
+        new = dataclasses.replace(self.g, members=self.members, partition_epochs=self.partition_epochs,
+                                  partition_owners=self.partition_owners, static_members=self.static_members,
+                                  target_assignment=self.target_assignment, **self.changes)
+        if new.state is not self.g.state:
+            new = dataclasses.replace(new, state_timestamp_ms=now_ms)
+        return new
+
+
+def _fence(tx: _Tx, member_id: str, reason: str, effects: list[Effect]) -> None:
+    """consumerGroupFenceMember: remove the member, refresh subscription metadata, bump the epoch."""
+    tx.remove_member(member_id)
+    tx.set(subscription_metadata=subscription_metadata(tx.members.values(), tx.g.topics))
+    epoch = tx.get("group_epoch") + 1
+    tx.set(group_epoch=epoch)
+    effects.append(MemberRemoved(member_id, reason))
+    effects.append(GroupEpochBumped(epoch, f"member {member_id} removed ({reason})"))
+
+
+# ---------------------------------------------------------------------------
+# Validation.
+
+
+def _validate(req: ConsumerGroupHeartbeatRequest, config: ConsumerGroupConfig) -> None:
+    if req.group_id == "":
+        raise _Reject(Errors.INVALID_REQUEST, "GroupId can't be empty.")
+    if req.instance_id == "":
+        raise _Reject(Errors.INVALID_REQUEST, "InstanceId can't be empty.")
+    if req.rack_id == "":
+        raise _Reject(Errors.INVALID_REQUEST, "RackId can't be empty.")
+    e = req.member_epoch
+    if e > 0 or e == LEAVE_GROUP_MEMBER_EPOCH:
+        if not req.member_id:
+            raise _Reject(Errors.INVALID_REQUEST, "MemberId can't be empty.")
+    elif e == JOIN_GROUP_MEMBER_EPOCH:
+        if req.rebalance_timeout_ms == -1:
+            raise _Reject(Errors.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+        if req.owned_partitions is None or req.owned_partitions:
+            raise _Reject(Errors.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+        if not req.subscribed_topic_names:
+            raise _Reject(Errors.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+    elif e == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if not req.member_id:
+            raise _Reject(Errors.INVALID_REQUEST, "MemberId can't be empty.")
+        if req.instance_id is None:
+            raise _Reject(Errors.INVALID_REQUEST, "InstanceId can't be null.")
+    else:
+        raise _Reject(Errors.INVALID_REQUEST, "MemberEpoch is invalid.")
+    if req.server_assignor is not None and req.server_assignor not in config.assignors:
+        raise _Reject(Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not supported.")
+
+
+def _check_epoch(member: ConsumerGroupMember, epoch: int, owned: tuple[TopicPartition, ...] | None) -> None:
+    """throwIfConsumerGroupMemberEpochIsInvalid."""
+    if epoch > member.member_epoch:
+        raise _Reject(Errors.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch ({epoch}) "
+                      f"than the one known by the group coordinator ({member.member_epoch}).")
+    if epoch < member.member_epoch:
+        subset = owned is not None and all(tp in member.assigned for tp in owned)
+        if epoch != member.previous_member_epoch or not subset:
+            raise _Reject(Errors.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member epoch "
+                          f"({epoch}) than the one known by the group coordinator ({member.member_epoch}).")
+
+
+# ---------------------------------------------------------------------------
+# Heartbeat.
+
+
+def heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int,
+              config: ConsumerGroupConfig = ConsumerGroupConfig()
+              ) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+    """Handle one ConsumerGroupHeartbeat. Errors leave the group unchanged."""
+    try:
+        _validate(req, config)
+        if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            return _leave(group, req, now_ms)
+        return _heartbeat(group, req, now_ms, config)
+    except _Reject as r:
+        return group, ConsumerGroupHeartbeatResponse(r.error, req.member_id or None, req.member_epoch,
+                                                     error_message=str(r)), []
+
+
+def _get_member(tx: _Tx, req: ConsumerGroupHeartbeatRequest, member_id: str,
+                effects: list[Effect]) -> tuple[ConsumerGroupMember, str | None]:
+    """The member before this heartbeat, and the id of a static predecessor it replaces."""
+    joining = req.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+    if req.instance_id is None:
+        member = tx.members.get(member_id)
+        if member is None:
+            if not joining:
+                raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group.")
+            effects.append(MemberJoined(member_id, None))
+            return ConsumerGroupMember(member_id), None
+        _check_epoch(member, req.member_epoch, req.owned_partitions)
+        return member, None
+    existing_id = tx.static_members.get(req.instance_id)
+    existing = tx.members.get(existing_id) if existing_id is not None else None
+    if joining:
+        if existing is None:
+            effects.append(MemberJoined(member_id, req.instance_id))
+            return ConsumerGroupMember(member_id, instance_id=req.instance_id), None
+        if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise _Reject(Errors.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                          f"{req.instance_id} cannot join the group because the instance id is owned by "
+                          f"{existing.member_id} member.")
+        # Replace the predecessor: same assignment and target, new member id, epoch 0.
+        replacement = dataclasses.replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        target = tx.target_assignment.get(existing.member_id)
+        tx.remove_member(existing.member_id)
+        if target is not None:
+            tx._own("target_assignment")[member_id] = target
+        tx.put_member(replacement)
+        effects.append(MemberRemoved(existing.member_id, "replaced"))
+        effects.append(MemberJoined(member_id, req.instance_id))
+        return replacement, existing.member_id
+    if existing is None:
+        raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+    if existing.member_id != member_id:
+        raise _Reject(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {req.instance_id} "
+                      f"was fenced by member {existing.member_id}.")
+    _check_epoch(existing, req.member_epoch, req.owned_partitions)
+    return existing, None
+
+
+def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int,
+               config: ConsumerGroupConfig) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+    if len(group.members) >= config.max_size and (not req.member_id or req.member_id not in group.members):
+        raise _Reject(Errors.GROUP_MAX_SIZE_REACHED,
+                      f"The consumer group has reached its maximum capacity of {config.max_size} members.")
+    tx = _Tx(group)
+    effects: list[Effect] = []
+    member_id = req.member_id
+    if not member_id:
+        counter = group.member_id_counter + 1
+        tx.set(member_id_counter=counter)
+        member_id = f"{group.group_id}-member-{counter}"
+    member, _replaced = _get_member(tx, req, member_id, effects)
+
+    # 1. Apply the request to the member; a changed subscription bumps the group epoch.
+    updated = dataclasses.replace(
+        member,
+        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
+        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+        rebalance_timeout_ms=req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
+        server_assignor=req.server_assignor if req.server_assignor is not None else member.server_assignor,
+        subscribed_topics=(tuple(sorted(set(req.subscribed_topic_names)))
+                           if req.subscribed_topic_names is not None else member.subscribed_topics),
+    )
+    bump = updated.subscribed_topics != member.subscribed_topics
+    cause = f"member {member_id} joined" if member.member_id not in group.members and not _replaced \
+        else f"member {member_id} changed its subscription"
+    group_epoch = tx.get("group_epoch")
+    if bump or tx.get("metadata_refresh_needed"):
+        others = [m for mid, m in tx.members.items() if mid != member_id]
+        meta = subscription_metadata(others + [updated], group.topics)
+        if meta != tx.get("subscription_metadata"):
+            if not bump:
+                cause = "topic metadata changed"
+            bump = True
+            tx.set(subscription_metadata=meta)
+        tx.set(metadata_refresh_needed=False)
+        if bump:
+            group_epoch += 1
+            tx.set(group_epoch=group_epoch)
+            effects.append(GroupEpochBumped(group_epoch, cause))
+
+    # 2. Recompute the target assignment when the group epoch moved ahead of it.
+    if group_epoch > tx.get("assignment_epoch"):
+        members_now = [updated if mid == member_id else m for mid, m in tx.members.items()]
+        if member_id not in tx.members:
+            members_now.append(updated)
+        name = preferred_assignor(members_now, config)
+        target_map = compute_target_assignment(members_now, tx.target_assignment, group.topics, name)
+        tx.target_assignment = target_map
+        tx._copied.add("target_assignment")
+        tx.set(assignment_epoch=group_epoch)
+        effects.append(TargetAssignmentComputed(group_epoch, name))
+    target_epoch = tx.get("assignment_epoch")
+    target = tx.target_assignment.get(member_id, frozenset())
+
+    # 3. Reconcile the member one step towards its target.
+    reconciled = updated
+    if not updated.is_reconciled_to(target_epoch):
+        epochs = tx.partition_epochs
+        try:
+            reconciled = reconcile(updated, target_epoch, target, lambda tp: epochs.get(tp, -1),
+                                   req.owned_partitions)
+        except FencedMemberEpoch as exc:
+            raise _Reject(Errors.FENCED_MEMBER_EPOCH, str(exc)) from None
+        if reconciled is not updated:
+            effects.append(MemberReconciled(member_id, reconciled.member_epoch, reconciled.state,
+                                            reconciled.assigned, reconciled.pending_revocation))
+            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+                deadline = now_ms + reconciled.rebalance_timeout_ms
+                reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=deadline)
+                effects.append(ScheduleRebalanceTimeout(member_id, reconciled.member_epoch, deadline))
+            elif reconciled.rebalance_deadline_ms is not None:
+                reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=None)
+                effects.append(CancelRebalanceTimeout(member_id))
+
+    session_deadline = now_ms + config.session_timeout_ms
+    reconciled = dataclasses.replace(reconciled, session_deadline_ms=session_deadline)
+    effects.append(ScheduleSessionTimeout(member_id, session_deadline))
+    tx.put_member(reconciled)
+
+    full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+                                     and req.owned_partitions is not None)
+    changed = reconciled.assigned != member.assigned
+    response = ConsumerGroupHeartbeatResponse(
+        Errors.NONE, member_id, reconciled.member_epoch, config.heartbeat_interval_ms,
+        reconciled.assigned if (full or changed) else None)
+    return tx.build(now_ms), response, effects
+
+
+def _leave(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest,
+           now_ms: int) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+    response = ConsumerGroupHeartbeatResponse(Errors.NONE, req.member_id, req.member_epoch)
+    tx = _Tx(group)
+    effects: list[Effect] = []
+    if req.instance_id is None:
+        if req.member_id not in group.members:
+            raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Member {req.member_id} is not a member of the group.")
+        _fence(tx, req.member_id, "leave", effects)
+        return tx.build(now_ms), response, effects
+    existing_id = group.static_members.get(req.instance_id)
+    if existing_id is None:
+        raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+    if existing_id != req.member_id:
+        raise _Reject(Errors.FENCED_INSTANCE_ID, f"Static member {req.member_id} with instance id "
+                      f"{req.instance_id} was fenced by member {existing_id}.")
+    if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        # Temporarily gone: keep its assignment (no rebalance) until it returns or its session expires.
+        member = group.members[existing_id]
+        tx.put_member(dataclasses.replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                          previous_member_epoch=member.previous_member_epoch,
+                                          pending_revocation=frozenset()))
+        effects.append(MemberReconciled(existing_id, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member.state,
+                                        member.assigned, frozenset()))
+        return tx.build(now_ms), dataclasses.replace(response, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH), effects
+    _fence(tx, existing_id, "leave", effects)
+    return tx.build(now_ms), response, effects
+
+
+# ---------------------------------------------------------------------------
+# Timers and metadata.
+
+
+def on_session_timeout(group: ConsumerGroup, member_id: str, now_ms: int) -> tuple[ConsumerGroup, list[Effect]]:
+    """The member's session expired (ignored when the timer is stale)."""
+    m = group.members.get(member_id)
+    if m is None or m.session_deadline_ms is None or m.session_deadline_ms > now_ms:
+        return group, []
+    tx, effects = _Tx(group), []
+    _fence(tx, member_id, "session timeout", effects)
+    return tx.build(now_ms), effects
+
+
+def on_rebalance_timeout(group: ConsumerGroup, member_id: str, member_epoch: int,
+                         now_ms: int) -> tuple[ConsumerGroup, list[Effect]]:
+    """The member failed to revoke within its rebalance timeout: fence it, unless it moved on."""
+    m = group.members.get(member_id)
+    if (m is None or m.member_epoch != member_epoch or m.rebalance_deadline_ms is None
+            or m.rebalance_deadline_ms > now_ms):
+        return group, []
+    tx, effects = _Tx(group), []
+    _fence(tx, member_id, "rebalance timeout", effects)
+    return tx.build(now_ms), effects
+
+
+def expire_timers(group: ConsumerGroup, now_ms: int) -> tuple[ConsumerGroup, list[Effect]]:
+    """Fire every due session and rebalance timeout, in member join order."""
+    effects: list[Effect] = []
+    for mid in list(group.members):
+        m = group.members.get(mid)
+        if m is None:
+            continue
+        if m.rebalance_deadline_ms is not None and m.rebalance_deadline_ms <= now_ms:
+            group, eff = on_rebalance_timeout(group, mid, m.member_epoch, now_ms)
+        else:
+            group, eff = on_session_timeout(group, mid, now_ms)
+        effects += eff
+    return group, effects
+
+
+def next_deadline(group: ConsumerGroup) -> int | None:
+    """The earliest pending timer, for drivers that sleep until something can happen."""
+    ds = [d for m in group.members.values() for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
+          if d is not None]
+    return min(ds) if ds else None
+
+
+def update_topics(group: ConsumerGroup, topics: Mapping[str, TopicMetadata]) -> ConsumerGroup:
+    """A new metadata image: the next heartbeat refreshes the subscription metadata (and bumps the epoch
+    if a subscribed topic changed, e.g. gained partitions)."""
+    changed = subscription_metadata(group.members.values(), topics) != group.subscription_metadata
+    return dataclasses.replace(group, topics=dict(topics),
+                               metadata_refresh_needed=group.metadata_refresh_needed or changed)
+
+
+def group_view(group: ConsumerGroup):
+    """The offsets.GroupView used to validate OffsetCommit/OffsetFetch against member epochs."""
+    from .offsets import GroupType, GroupView
+
+    return GroupView(group.group_id, GroupType.CONSUMER, group.state.value, group.group_epoch,
+                     {mid: m.member_epoch for mid, m in group.members.items()},
+                     dict(group.static_members), protocol_type="consumer",
+                     state_timestamp_ms=group.state_timestamp_ms,
+                     subscribed_topics=group.subscribed_topic_names())

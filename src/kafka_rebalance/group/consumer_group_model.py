@@ -1,0 +1,219 @@
+"""Values of the KIP-848 consumer group protocol: member and group state, requests, responses, effects.
+
+Names follow Kafka's group-coordinator `modern/` package. A member's
+`assigned` partitions plus its `pending_revocation` are what the coordinator
+considers it to own; `ConsumerGroup.partition_epochs` indexes them (partition
+-> owner epoch), which is how the reconciliation knows a partition is not yet
+free (Kafka's `currentPartitionEpoch`). States are documented on the enums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Mapping
+
+from ..model import TopicMetadata, TopicPartition
+from .errors import Errors
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+JOIN_GROUP_MEMBER_EPOCH = 0
+
+# Kafka's assignor names (group.consumer.assignors) -> our registry names.
+SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range"}
+
+
+class MemberState(Enum):
+    """Reconciliation state of one member (Kafka's modern.MemberState).
+
+    STABLE: reconciled to the target assignment of its epoch; moves on when a
+        newer target epoch exists.
+    UNREVOKED_PARTITIONS: must revoke `pending_revocation` before it may move to
+        the next epoch; stays until its heartbeat stops reporting them, and is
+        fenced if that takes longer than its rebalance timeout.
+    UNRELEASED_PARTITIONS: at the target epoch but waiting for partitions other
+        members still own; they are handed over as soon as they are released.
+    UNKNOWN: a state written by a newer coordinator; the member is fenced unless
+        it reports no partitions.
+    """
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+
+class ConsumerGroupState(Enum):
+    """Kafka's ConsumerGroup.ConsumerGroupState.
+
+    Empty: no members. Assigning: the group epoch is ahead of the target
+    assignment epoch (a member joined/left/changed subscription and no
+    heartbeat has recomputed the target yet). Reconciling: some member is not
+    yet STABLE at the target epoch. Stable: every member is. Dead: deleted.
+    """
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMember:
+    member_id: str
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topics: tuple[str, ...] = ()
+    server_assignor: str | None = None
+    client_id: str = ""
+    assigned: frozenset[TopicPartition] = frozenset()
+    pending_revocation: frozenset[TopicPartition] = frozenset()
+    # Timer deadlines, so the shell can schedule them and stale timers are ignored.
+    session_deadline_ms: int | None = None
+    rebalance_deadline_ms: int | None = None
+
+    def is_reconciled_to(self, target_epoch: int) -> bool:
+        return self.state is MemberState.STABLE and self.member_epoch == target_epoch
+
+    @property
+    def owned(self) -> frozenset[TopicPartition]:
+        """What the coordinator considers this member to hold."""
+        return self.assigned | self.pending_revocation
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupConfig:
+    """group.consumer.* broker configs (Kafka defaults)."""
+
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 5_000
+    max_size: int = 2**31 - 1
+    assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: Mapping[str, ConsumerGroupMember] = field(default_factory=dict)  # in join order
+    target_assignment: Mapping[str, frozenset[TopicPartition]] = field(default_factory=dict)
+    partition_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
+    partition_owners: Mapping[TopicPartition, str] = field(default_factory=dict)
+    static_members: Mapping[str, str] = field(default_factory=dict)  # instance id -> member id
+    # Topic metadata the coordinator knows (the metadata image) and the slice the group subscribes to.
+    topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+    subscription_metadata: Mapping[str, int] = field(default_factory=dict)  # topic -> partitions
+    metadata_refresh_needed: bool = False
+    member_id_counter: int = 0
+    state_timestamp_ms: int = 0
+    deleted: bool = False
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if self.deleted:
+            return ConsumerGroupState.DEAD
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        for m in self.members.values():
+            if not m.is_reconciled_to(self.assignment_epoch):
+                return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def current_partition_epoch(self, tp: TopicPartition) -> int:
+        """Epoch of the member still holding `tp`, or -1 if it is free."""
+        return self.partition_epochs.get(tp, -1)
+
+    def subscribed_topic_names(self) -> frozenset[str]:
+        return frozenset(t for m in self.members.values() for t in m.subscribed_topics)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatRequest:
+    """ConsumerGroupHeartbeatRequest. None means "not sent" (only changes are sent after joining)."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    server_assignor: str | None = None
+    owned_partitions: tuple[TopicPartition, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatResponse:
+    error: Errors = Errors.NONE
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: frozenset[TopicPartition] | None = None  # None: unchanged, not sent
+    error_message: str = ""
+
+
+# --- effects: what the shell must do after a transition -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEpochBumped:
+    group_epoch: int
+    cause: str
+
+
+@dataclass(frozen=True, slots=True)
+class TargetAssignmentComputed:
+    assignment_epoch: int
+    assignor: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemberJoined:
+    member_id: str
+    instance_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRemoved:
+    member_id: str
+    reason: str  # "leave" | "session timeout" | "rebalance timeout" | "replaced"
+
+
+@dataclass(frozen=True, slots=True)
+class MemberReconciled:
+    member_id: str
+    member_epoch: int
+    state: MemberState
+    assigned: frozenset[TopicPartition]
+    pending_revocation: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleSessionTimeout:
+    member_id: str
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRebalanceTimeout:
+    member_id: str
+    member_epoch: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRebalanceTimeout:
+    member_id: str
+
+
+Effect = (GroupEpochBumped | TargetAssignmentComputed | MemberJoined | MemberRemoved | MemberReconciled
+          | ScheduleSessionTimeout | ScheduleRebalanceTimeout | CancelRebalanceTimeout)
