@@ -59,15 +59,15 @@ def _table(console, result: dict) -> None:
     plan = result["plan"]
     mode = result["mode"]
     t = Table(title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
-                    f"replica moves, {plan['bytes_moved'] / 1e9:.2f} GB, throttle "
-                    f"{plan['throttle'] if plan['throttle'] is not None else 'none'} B/s")
-    for col in ("batch", "partitions", "replica moves", "GB", "busiest broker slots", "est. s", "status"):
+                    f"replica moves, {_human(plan['bytes_moved'])}, throttle "
+                    f"{_human(plan['throttle']) + '/s' if plan['throttle'] is not None else 'none'}")
+    for col in ("batch", "partitions", "replica moves", "bytes", "busiest broker slots", "est. s", "status"):
         t.add_column(col, justify="right" if col != "status" else "left")
     statuses = result.get("status") or {}
     for b in plan["batches"]:
         slots = max(b["broker_slots"].values(), default=0)
         est = b["estimated_seconds"]
-        t.add_row(str(b["index"] + 1), str(b["partitions"]), str(b["replica_moves"]), f"{b['bytes_moved'] / 1e9:.2f}",
+        t.add_row(str(b["index"] + 1), str(b["partitions"]), str(b["replica_moves"]), _human(b["bytes_moved"]),
                   str(slots), "-" if est is None else f"{est:.0f}", statuses.get(str(b["index"]), "planned"))
     console.print(t)
     if plan["batches"] and plan["throttle"] is not None:
@@ -85,6 +85,14 @@ def _table(console, result: dict) -> None:
                       f"{len(e['failed'])} failed")
     if mode == "dry-run":
         console.print("dry run: nothing was written to the cluster; add --execute to apply")
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
 
 
 def run_execute(args: argparse.Namespace) -> int:

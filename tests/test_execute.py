@@ -1,0 +1,223 @@
+"""`cluster execute` end to end against the simulated cluster, through the real kafka-python client."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.cluster.snapshot import snapshot_to_json
+from kafka_rebalance.errors import InputError
+from kafka_rebalance.kafka.admin import KafkaAdmin
+from kafka_rebalance.kafka.execute import Executor, load_state
+from kafka_rebalance.kafka.sim_cluster import SimCluster
+from kafka_rebalance.kafka.wire import messages as M
+from kafka_rebalance.model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+
+MB = 1_000_000
+WRITE_APIS = {M.ALTER_CONFIGS, M.INCREMENTAL_ALTER_CONFIGS, M.ALTER_PARTITION_REASSIGNMENTS, M.ELECT_LEADERS}
+
+
+def cluster() -> ClusterSnapshot:
+    brokers = tuple(Broker(i, rack="abc"[i % 3]) for i in range(1, 7))
+    parts = []
+    for t, n in (("orders", 8), ("payments", 4)):
+        for p in range(n):
+            reps = (1 + p % 6, 1 + (p + 1) % 6, 1 + (p + 2) % 6)
+            parts.append(PartitionReplicas(t, p, reps, reps[0], reps, PartitionLoad(size_bytes=float((1 + p % 3) * MB))))
+    return ClusterSnapshot(brokers, tuple(parts))
+
+
+def plan_doc() -> dict:
+    """Shift every orders replica one broker up, reverse payments' replica lists (leadership-only change)."""
+    parts = []
+    for p in cluster().partitions:
+        if p.topic == "orders":
+            new = [1 + (r % 6) for r in p.replicas]
+        else:
+            new = list(reversed(p.replicas))
+        parts.append({"topic": p.topic, "partition": p.partition, "replicas": new})
+    return {"version": 1, "partitions": parts}
+
+
+def run_cli(argv: list[str]) -> int:
+    """`kafka-rebalance cluster execute ...` in-process: through cli.main when cluster_cmd registers execute."""
+    from kafka_rebalance import cli
+
+    parser = cli.build_parser()
+    try:
+        ns = parser.parse_args(argv)
+        wired = getattr(ns, "func", None) is not None
+    except SystemExit:
+        wired = False
+    if wired:
+        return cli.main(argv)
+    from kafka_rebalance.commands.cluster_execute import register_execute
+
+    top = argparse.ArgumentParser(prog="kafka-rebalance")
+    sub = top.add_subparsers(dest="command")
+    cluster_parser = sub.add_parser("cluster")
+    register_execute(cluster_parser.add_subparsers(dest="cluster_command"))
+    args = top.parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"error: {exc}")
+        return 2
+
+
+@pytest.fixture()
+def sim():
+    s = SimCluster(cluster(), speedup=200.0, broker_bandwidth=50 * MB).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture()
+def files(tmp_path: Path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc()))
+    snap = tmp_path / "snapshot.json"
+    snap.write_text(json.dumps(snapshot_to_json(cluster())))
+    return plan, snap, tmp_path / "state.json"
+
+
+def placement(s: ClusterSnapshot) -> dict:
+    return {(p.topic, p.partition): p.replicas for p in s.partitions}
+
+
+def target() -> dict:
+    return {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in plan_doc()["partitions"]}
+
+
+def execute_argv(plan, state, bootstrap, *extra) -> list[str]:
+    return ["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", bootstrap,
+            "--throttle", str(10 * MB), "--max-moves-per-broker", "2", "--state-file", str(state),
+            "--poll-interval", "0.02", "--timeout", "60", "--format", "json", "--execute", *extra]
+
+
+def test_dry_run_from_snapshot_prints_batches_and_writes_nothing(files, capsys, tmp_path):
+    plan, snap, state = files
+    out_dir = tmp_path / "batches"
+    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
+                  "--throttle", "1000000", "--max-moves-per-broker", "2", "--output-dir", str(out_dir),
+                  "--format", "json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "dry-run" and out["plan"]["partitions"] == 12
+    assert out["plan"]["replica_moves"] == 8  # each orders partition gains one replica
+    batches = out["plan"]["batches"]
+    assert all(max(b["broker_slots"].values()) <= 2 for b in batches)
+    assert sorted((p["topic"], p["partition"]) for b in batches for p in b["reassignment"]["partitions"]) == \
+        sorted(target())
+    assert batches[0]["throttle"]["brokers"]["1"] == {"leader.replication.throttled.rate": "1000000",
+                                                      "follower.replication.throttled.rate": "1000000"}
+    assert len(list(out_dir.iterdir())) == len(batches)
+    assert not state.exists() and not Path(str(plan) + ".state.json").exists()
+
+
+def test_dry_run_against_the_cluster_sends_no_writes(sim, files, capsys):
+    plan, _, state = files
+    before = placement(sim.snapshot())
+    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", sim.bootstrap,
+                  "--throttle", "1000000", "--format", "json"])
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "dry-run"
+    assert not {k for _, k, _ in sim.requests} & WRITE_APIS
+    assert placement(sim.snapshot()) == before and not sim.state.reassignments
+    assert all(not c for c in sim.state.broker_configs.values())
+    assert not Path(str(plan) + ".state.json").exists()
+
+
+def test_execute_moves_replicas_clears_throttles_and_elects(sim, files, capsys):
+    plan, _, state = files
+    rc = run_cli(execute_argv(plan, state, sim.bootstrap))
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["phase"] == "finished" and set(out["status"].values()) == {"done"}
+    assert len(out["plan"]["batches"]) > 1
+    snap = sim.snapshot()
+    assert placement(snap) == target()
+    assert all(p.leader == p.replicas[0] for p in snap.partitions)  # preferred leaders elected
+    assert all(not c for c in sim.state.broker_configs.values())
+    assert all(not c for c in sim.state.topic_configs.values())
+    assert out["election"]["failed"] == {}
+    apis = [k for _, k, _ in sim.requests]
+    assert M.INCREMENTAL_ALTER_CONFIGS in apis and M.ELECT_LEADERS in apis
+    assert load_state(state)["phase"] == "finished"
+    # Copies took virtual time at the throttled rate: batches run one after another, and each lasts at least
+    # as long as its biggest copy at 10 MB/s.
+    bound = sum(max((m["size_bytes"] for m in b["moves"] if set(m["to"]) - set(m["from"])), default=0.0)
+                for b in out["plan"]["batches"]) / (10 * MB)
+    assert sim.state.completed and sim.state.completed[-1][0] >= bound * 0.999
+
+
+def test_stop_after_one_batch_then_resume(sim, files, capsys):
+    plan, _, state = files
+    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--max-batches", "1")) == 0
+    capsys.readouterr()
+    st = load_state(state)
+    statuses = [b["status"] for b in st["batches"]]
+    assert statuses[0] == "done" and set(statuses[1:]) == {"pending"}
+    moved = {(m["topic"], m["partition"]) for m in st["batches"][0]["moves"]}
+    now = placement(sim.snapshot())
+    for key, reps in target().items():
+        assert (now[key] == reps) == (key in moved or cluster_replicas(key) == reps)
+    # Starting afresh is refused while the state file is unfinished.
+    assert run_cli(execute_argv(plan, state, sim.bootstrap)) == 2
+    capsys.readouterr()
+    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--resume")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["phase"] == "finished"
+    assert placement(sim.snapshot()) == target()
+
+
+def cluster_replicas(key):
+    return placement(cluster())[key]
+
+
+def test_interrupt_mid_batch_and_resume(sim, files, capsys):
+    plan, _, state = files
+    from kafka_rebalance.cluster.batches import parse_reassignment
+    from kafka_rebalance.kafka.execute import plan_digest, plan_execution, state_from_plan
+
+    def interrupt(index: int, status: str) -> None:
+        if index == 1 and status == "submitted":
+            raise KeyboardInterrupt
+
+    with KafkaAdmin(sim.bootstrap) as admin:
+        xplan = plan_execution(parse_reassignment(plan_doc()), admin.snapshot(), throttle=10 * MB,
+                               max_moves_per_broker=2, max_moves=None, digest=plan_digest(plan_doc()))
+        ex = Executor(admin, state_from_plan(xplan, sim.bootstrap), state, poll_interval_s=0.02, on_step=interrupt)
+        ex.save()
+        with pytest.raises(KeyboardInterrupt):
+            ex.run()
+    st = load_state(state)
+    assert [b["status"] for b in st["batches"]][:2] == ["done", "submitted"]
+    # Throttles of the interrupted batch are still set: the resume must clear them.
+    assert any(sim.state.broker_configs.values())
+    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--resume")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["phase"] == "finished"
+    assert placement(sim.snapshot()) == target()
+    assert all(not c for c in sim.state.broker_configs.values())
+
+
+def test_refusals(sim, files, capsys, tmp_path):
+    plan, snap, state = files
+    # --execute on a snapshot
+    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
+                    "--execute"]) == 2
+    # a plan naming a broker the cluster does not have
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0,
+                                                             "replicas": [1, 2, 99]}]}))
+    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(bad), "--snapshot", str(snap)]) == 2
+    # resuming with a state file of another plan
+    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--max-batches", "1")) == 0
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"version": 1, "partitions": plan_doc()["partitions"][:3]}))
+    assert run_cli(execute_argv(other, state, sim.bootstrap, "--resume")) == 2
+    capsys.readouterr()
