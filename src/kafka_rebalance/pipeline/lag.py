@@ -1,0 +1,186 @@
+"""Commits + log-end-offset samples -> lag per group and partition over time, Burrow statuses.
+
+Each topic-partition is one Spark group (cogroup of its commits and its
+log-end samples), replayed in time order in a pandas task: every log-end
+sample is a poll, as Burrow's broker-offset refresh and kafka-lag-exporter's
+collector poll are. At each poll, for every group that has committed on the
+partition: committed offset, offset lag, time lag (timelag.py) and Burrow's
+partition status (burrow.py). A final evaluation at the end of the data gives
+each group's Burrow status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .burrow import BurrowConfig, PartitionStore, PartitionStatus, Status, group_status
+from .io import empty_quarantine, quarantine_rows, read_parquet, write_parquet
+from .timelag import LookupTable
+
+COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")
+LEO_COLUMNS = ("ts", "topic", "partition", "log_end_offset")
+
+LAG_SCHEMA = (
+    "ts timestamp, group string, topic string, partition int, log_end_offset long, committed_offset long, "
+    "lag long, time_lag_ms double, status string, current_lag long, complete double, final boolean"
+)
+
+
+@dataclass(frozen=True)
+class LagConfig:
+    burrow: BurrowConfig = BurrowConfig()
+    lookup_table_size: int = 60
+    group_interval_ms: int = 60_000
+
+
+def _ms(col_name: str, dtype: str):
+    from pyspark.sql import functions as F
+
+    if dtype.startswith("timestamp"):
+        return F.floor(F.unix_micros(F.col(col_name).cast("timestamp")) / 1000).cast("long")
+    return F.col(col_name).cast("long")
+
+
+def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, int, int]], end_ms: int,
+                     config: LagConfig = LagConfig()) -> list[dict[str, Any]]:
+    """One partition's lag rows.
+
+    `leo` is [(ts_ms, log_end_offset)], `commits` [(group, ts_ms, order, offset)].
+    Log-end samples at the same ms as a commit are seen first.
+    """
+    events = [(ts, 0, 0, None, off) for ts, off in leo] + [(ts, 1, order, g, off) for g, ts, order, off in commits]
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    table = LookupTable(config.lookup_table_size)
+    stores: dict[str, PartitionStore] = {}
+    broker_ring: list[int] = []
+    rows: list[dict[str, Any]] = []
+    latest_leo: int | None = None
+    for ts, kind, order, group, offset in events:
+        if kind == 0:
+            latest_leo = offset
+            table.add_point(offset, ts)
+            for store in stores.values():
+                store.add_broker_offset(offset)
+            broker_ring.append(offset)
+            del broker_ring[:-config.burrow.intervals]
+            for g, store in stores.items():
+                if store.commits:
+                    rows.append(_row(ts, g, store, latest_leo, table, False))
+        else:
+            store = stores.get(group)
+            if store is None:
+                store = stores[group] = PartitionStore(config.burrow)
+                for b in broker_ring:
+                    store.add_broker_offset(b)
+            store.add_commit(offset, ts, order)
+    if latest_leo is not None:
+        for g, store in stores.items():
+            if store.commits and not store.expired(end_ms):
+                rows.append(_row(end_ms, g, store, latest_leo, table, True))
+    return rows
+
+
+def _row(ts: int, group: str, store: PartitionStore, leo: int, table: LookupTable, final: bool) -> dict[str, Any]:
+    committed = store.commits[-1].offset
+    st: PartitionStatus = store.evaluate(ts)
+    return {"ts_ms": ts, "group": group, "log_end_offset": leo, "committed_offset": committed,
+            "lag": max(0, leo - committed), "time_lag_ms": table.time_lag_ms(committed, ts),
+            "status": st.status.name, "current_lag": st.current_lag, "complete": st.complete, "final": final}
+
+
+def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()) -> dict[str, Any]:
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    commits_path = Path(offsets_dir) / "commits.parquet"
+    commits = read_parquet(spark, commits_path if commits_path.exists() else offsets_dir, COMMIT_COLUMNS, "commits")
+    leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")
+    order_col = F.col("record_offset").cast("long") if "record_offset" in commits.columns else F.lit(0).cast("long")
+    c = commits.select(F.col("group").cast("string").alias("group"), F.col("topic").cast("string").alias("topic"),
+                       F.col("partition").cast("int").alias("partition"), F.col("offset").cast("long").alias("offset"),
+                       _ms("commit_ts", dict(commits.dtypes)["commit_ts"]).alias("ts_ms"), order_col.alias("order"))
+    bad_leo = F.col("ts").isNull() | F.col("topic").isNull() | F.col("partition").isNull() | F.col("log_end_offset").isNull()
+    reason = (F.when(F.col("ts").isNull(), F.lit("null ts")).when(F.col("topic").isNull(), F.lit("null topic"))
+              .when(F.col("partition").isNull(), F.lit("null partition")).otherwise(F.lit("null log_end_offset")))
+    quarantine = quarantine_rows(leo_raw, bad_leo, "log_end", reason)
+    bad_commit = F.col("ts_ms").isNull() | F.col("offset").isNull() | F.col("group").isNull() | F.col("topic").isNull() | F.col("partition").isNull()
+    quarantine = quarantine.unionByName(quarantine_rows(c, bad_commit, "commits", F.lit("null field in commit")))
+    leo = leo_raw.where(~bad_leo).select(_ms("ts", dict(leo_raw.dtypes)["ts"]).alias("ts_ms"), F.col("topic").cast("string").alias("topic"),
+                                         F.col("partition").cast("int").alias("partition"),
+                                         F.col("log_end_offset").cast("long").alias("log_end_offset"))
+    c = c.where(~bad_commit)
+    end_ms = max(v for v in (leo.agg(F.max("ts_ms")).first()[0], c.agg(F.max("ts_ms")).first()[0], 0) if v is not None)
+    cfg = config
+
+    def per_partition(key, leo_pdf: pd.DataFrame, commits_pdf: pd.DataFrame) -> pd.DataFrame:
+        topic, partition = key
+        rows = replay_partition(
+            list(zip(leo_pdf["ts_ms"].tolist(), leo_pdf["log_end_offset"].tolist())),
+            list(zip(commits_pdf["group"].tolist(), commits_pdf["ts_ms"].tolist(), commits_pdf["order"].tolist(),
+                     commits_pdf["offset"].tolist())), end_ms, cfg)
+        out = pd.DataFrame(rows, columns=["ts_ms", "group", "log_end_offset", "committed_offset", "lag", "time_lag_ms",
+                                          "status", "current_lag", "complete", "final"])
+        out.insert(0, "ts", pd.to_datetime(out.pop("ts_ms"), unit="ms"))
+        out.insert(2, "topic", topic)
+        out.insert(3, "partition", partition)
+        return out.astype({"partition": "int32", "log_end_offset": "int64", "committed_offset": "int64", "lag": "int64",
+                           "time_lag_ms": "float64", "current_lag": "int64", "complete": "float64", "final": "bool"})
+
+    lag = (leo.groupBy("topic", "partition").cogroup(c.groupBy("topic", "partition"))
+           .applyInPandas(per_partition, LAG_SCHEMA)).persist()
+    try:
+        outdir = Path(out)
+        write_parquet(lag.where(~F.col("final")).drop("final").orderBy("group", "topic", "partition", "ts"),
+                      outdir / "lag.parquet")
+        final = lag.where(F.col("final")).collect()
+        n_rows = lag.where(~F.col("final")).count()
+        groups = _group_statuses(final, config)
+        timeline = _group_timeline(lag.where(~F.col("final")), config.group_interval_ms)
+        write_parquet(timeline, outdir / "group_status.parquet", files=1)
+        n_q = quarantine.count()
+        write_parquet(quarantine if n_q else empty_quarantine(spark), outdir / "quarantine.parquet", files=1)
+    finally:
+        lag.unpersist()
+    return {"lag_rows": n_rows, "groups": groups, "partitions_evaluated": len(final), "quarantined": n_q,
+            "evaluated_at_ms": end_ms, "out": str(out)}
+
+
+def _group_statuses(final_rows, config: LagConfig) -> dict[str, Any]:
+    by_group: dict[str, list] = {}
+    for r in final_rows:
+        by_group.setdefault(r["group"], []).append(r)
+    result = {}
+    for g, rows in sorted(by_group.items()):
+        parts = [PartitionStatus(Status[r["status"]], int(r["current_lag"]), float(r["complete"])) for r in rows]
+        status, complete, total = group_status(parts)
+        worst = max(rows, key=lambda r: (int(r["current_lag"]), r["topic"], -int(r["partition"])))
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        result[g] = {"status": status.name, "complete": complete, "total_lag": total, "partitions": len(rows),
+                     "partition_statuses": counts,
+                     "maxlag": {"topic": worst["topic"], "partition": int(worst["partition"]),
+                                "current_lag": int(worst["current_lag"]), "status": worst["status"]}}
+    return result
+
+
+def _group_timeline(lag, interval_ms: int):
+    """Per group and interval: Burrow's group status from each partition's last evaluation in it."""
+    from pyspark.sql import functions as F
+
+    sev = F.create_map(*[x for s in Status for x in (F.lit(s.name), F.lit(int(s)))])
+    bucket = (F.floor(F.unix_micros("ts") / 1000 / interval_ms) * interval_ms).cast("long")
+    last = (lag.withColumn("bucket_ms", bucket)
+            .groupBy("group", "bucket_ms", "topic", "partition")
+            .agg(F.max_by(F.struct("status", "current_lag", "time_lag_ms"), "ts").alias("s")))
+    worst = F.max(sev[F.col("s.status")])
+    names = F.create_map(*[x for s in Status for x in (F.lit(int(s)), F.lit(s.name))])
+    return (last.groupBy("group", "bucket_ms")
+            .agg(F.least(worst, F.lit(int(Status.ERR))).alias("sev"), F.sum("s.current_lag").alias("total_lag"),
+                 F.max("s.time_lag_ms").alias("max_time_lag_ms"), F.count(F.lit(1)).alias("partitions"))
+            .select("group", F.timestamp_millis("bucket_ms").alias("ts"), names[F.col("sev")].alias("status"),
+                    "total_lag", "max_time_lag_ms", "partitions")
+            .orderBy("group", "ts"))
