@@ -54,6 +54,7 @@ class ClassicCoordinator:
         self.up_at = 0
         self.store = SimOffsetsStore(g.id)
         self.by_member_id: dict[str, str] = {}  # member id -> member name (the simulator's routing table)
+        self.hb_history: dict[str, tuple[int, int]] = {}  # member id -> (heartbeat phase base, stop time)
 
     # ------------------------------------------------------------- requests
 
@@ -158,18 +159,41 @@ class ClassicCoordinator:
         if g is None or epoch != self.epoch:
             return
         now = self.w.loop.now
-        if gkey[0] == "heartbeat":
-            name = self.by_member_id.get(gkey[1])
-            m = self.w.members.get(name) if name is not None else None
-            if m is not None and m.member_id == gkey[1] and m.heartbeating():
-                # the elided heartbeat this member sent at its last phase time
-                lat = self.w.sc.network_latency_ms
-                t_hb = m.last_heartbeat_at(now - lat)
-                sent = max(t_hb + lat, g.state_timestamp_ms if g.state_timestamp_ms <= now else now)
-                if sent + m.w.sc.group.session_timeout_ms > now:
-                    self.apply(g.heartbeat(HeartbeatRequest(m.client, m.member_id, m.generation, m.instance_id), sent))
-                    return
+        if gkey[0] == "heartbeat" and self._elided_heartbeat(g, gkey[1], now):
+            return
         self.apply(g.on_timer(gkey, payload, now))
+
+    def _elided_heartbeat(self, g: ClassicGroup, member_id: str, now: int) -> bool:
+        """Deliver the last heartbeat `member_id` really sent, if it keeps the session alive past now."""
+        w = self.w
+        name = self.by_member_id.get(member_id)
+        m = w.members.get(name) if name is not None else None
+        if m is None:
+            return False
+        lat = w.sc.network_latency_ms
+        if m.member_id == member_id and m.heartbeating():
+            hb_base, stop = m.hb_base, now
+        else:
+            hist = self.hb_history.get(member_id)
+            if hist is None:
+                return False
+            hb_base, stop = hist
+        if stop - lat < hb_base:
+            return False
+        hb = w.sc.group.heartbeat_interval_ms
+        sent = hb_base + ((stop - lat - hb_base) // hb) * hb + lat
+        member = g.members.get(member_id)
+        if member is None or sent + member.session_timeout_ms <= now:
+            return False
+        fx = g.heartbeat(HeartbeatRequest(m.client, member_id, m.generation, m.instance_id), sent)
+        rescheduled = any(type(e) is ScheduleTimer for e in fx)
+        self.apply(fx)
+        return rescheduled
+
+    def heartbeat_stopped(self, member_id: str, hb_base: int, now: int) -> None:
+        """A member's heartbeat thread stopped (crash, close, poll timeout): remember its last phase."""
+        if member_id:
+            self.hb_history[member_id] = (hb_base, now)
 
     # ------------------------------------------------------------- failover
 

@@ -132,8 +132,13 @@ class SimMember:
             self.w.set_unavailable(p, now)
         self._die("crash")
 
+    def _stop_heartbeats(self) -> None:
+        if self.heartbeating():
+            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.w.loop.now)
+
     def _die(self, kind: str) -> None:
         now = self.w.loop.now
+        self._stop_heartbeats()
         if self.pause_start is not None:
             self.w.add_paused(self, now - self.pause_start)
             self.pause_start = None
@@ -177,6 +182,7 @@ class SimMember:
                                                     "consumer poll timeout has expired"))
             w.emit("leave", self.name, self.generation, detail={"reason": "poll timeout"})
         # the generation is reset either way; a static member simply goes silent
+        self._stop_heartbeats()
         self.generation = -1
         if self.instance_id is None:
             self.member_id = ""
@@ -295,6 +301,7 @@ class SimMember:
         self.w.emit("commit_failed", self.name, self.generation,
                     detail={"error": error.name, "exception": outcome.exception.__name__ if outcome.exception else None})
         if outcome.reset_generation:
+            self._stop_heartbeats()
             self.generation = -1
             self.state = MemberState.UNJOINED
         if outcome.reset_member_id:
@@ -349,6 +356,7 @@ class SimMember:
             self.w.emit("fenced", self.name, self.generation)
             self.crash()
             return
+        self._stop_heartbeats()
         if action is cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN:
             self.generation = -1
             self.state = MemberState.UNJOINED
@@ -390,6 +398,7 @@ class SimMember:
 
     def _send_join(self) -> None:
         g = self.w.sc.group
+        self._stop_heartbeats()
         self.join_inflight = True
         self.rejoin_needed = False
         self.state = MemberState.PREPARING_REBALANCE

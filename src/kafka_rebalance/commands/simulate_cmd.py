@@ -1,0 +1,164 @@
+"""`kafka-rebalance simulate FILE`: run the deterministic rebalance simulator on a scenario.
+
+Output (SCHEMAS.md section 2): the summary object; `--events-out PATH` writes
+the event log (`.jsonl` or `.parquet`) the Spark pipeline reads; `--compare
+eager,cooperative,static,consumer` runs the same scenario under each protocol
+choice and prints them side by side (`{"compare": {name: summary}}`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .. import io_util, output
+from ..errors import InputError
+from ..sim.api import COMPARE_VARIANTS, EVENT_COLUMNS, compare, simulate_scenario
+from ..sim.scenario import parse_simulation_scenario
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="simulate a consumer group through restarts, crashes and failovers",
+        description="Replay a simulation scenario (YAML or JSON, SCHEMAS.md section 2) over a virtual clock "
+                    "and report what every rebalance cost: stop-the-world time, moves, duplicates, losses, lag.",
+    )
+    p.add_argument("file", metavar="FILE", help="simulation scenario")
+    p.add_argument("--events-out", metavar="PATH", default=None,
+                   help="write the event log to PATH (.jsonl or .parquet)")
+    p.add_argument("--compare", metavar="LIST", default=None,
+                   help=f"comma-separated variants to run side by side: {','.join(COMPARE_VARIANTS)}")
+    output.add_format_flag(p)
+    p.set_defaults(func=run)
+
+
+def _load(path: str):
+    doc = io_util.read_structured(path)
+    try:
+        return parse_simulation_scenario(doc)
+    except InputError as exc:
+        raise exc.in_file(path) from None
+
+
+def run(args) -> int:
+    sc = _load(args.file)
+    if args.events_out and not args.events_out.endswith((".jsonl", ".parquet")):
+        raise InputError("expected a path ending in .jsonl or .parquet", field="--events-out")
+    if args.compare:
+        names = [n.strip() for n in args.compare.split(",") if n.strip()]
+        for n in names:
+            if n not in COMPARE_VARIANTS:
+                raise InputError(f"unknown variant {n!r} (known: {', '.join(COMPARE_VARIANTS)})", field="--compare")
+        if args.events_out:
+            raise InputError("--events-out cannot be combined with --compare", field="--events-out")
+        with _Progress(sc.duration_ms * len(names)) as prog:
+
+            def cb(name: str, now: int, end: int) -> None:
+                prog.update(names.index(name) * sc.duration_ms + now, f"{name}")
+
+            result = {"compare": compare(sc, names, progress=cb)}
+        output.emit(result, args.format, _compare_table)
+        return 0
+    with _Progress(sc.duration_ms) as prog:
+        res = simulate_scenario(sc, progress=lambda now, end: prog.update(now, sc.name or "simulate"),
+                                collect_events=bool(args.events_out))
+    if args.events_out:
+        write_events(res.events, args.events_out)
+    output.emit(res.summary, args.format, _table)
+    return 0
+
+
+def write_events(events: list[dict], path: str) -> None:
+    """Write the event log atomically: JSON lines, or Parquet with a fixed schema."""
+    p = Path(path)
+    if p.suffix == ".jsonl":
+        io_util.atomic_write_text(p, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("ts_ms", pa.int64()), ("group", pa.string()), ("member", pa.string()),
+                        ("kind", pa.string()), ("generation", pa.int32()), ("partitions", pa.list_(pa.string())),
+                        ("detail", pa.string())])
+    table = pa.table({c: [e[c] for e in events] for c in EVENT_COLUMNS}, schema=schema)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class _Progress:
+    """A rich progress bar on stderr for runs that take a while (silent when stderr is not a terminal)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(total, 1)
+        self._p = None
+        self._task = None
+
+    def __enter__(self) -> "_Progress":
+        if output.stderr.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._p = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                               TimeElapsedColumn(), console=output.stderr, transient=True)
+            self._p.__enter__()
+            self._task = self._p.add_task("simulating", total=self.total)
+        return self
+
+    def update(self, completed: int, desc: str) -> None:
+        if self._p is not None:
+            self._p.update(self._task, completed=completed, description=desc)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._p is not None:
+            self._p.__exit__(*exc)
+
+
+_ROWS = (("rebalances", lambda s: s["rebalances"]), ("generation", lambda s: s["generation"]),
+         ("unavailable partition ms", lambda s: s["unavailable_partition_ms"]),
+         ("member paused ms", lambda s: s["member_paused_ms"]), ("partitions moved", lambda s: s["partitions_moved"]),
+         ("revocations", lambda s: s["revocations"]), ("records produced", lambda s: s["records"]["produced"]),
+         ("records processed", lambda s: s["records"]["processed"]),
+         ("duplicates", lambda s: s["records"]["duplicates"]), ("lost", lambda s: s["records"]["lost"]),
+         ("lag max", lambda s: s["lag"]["max"]), ("lag final", lambda s: s["lag"]["final"]))
+
+
+def _table(console: Console, s: dict) -> None:
+    t = Table(title="simulation summary")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for label, f in _ROWS:
+        t.add_row(label, f"{f(s):,}")
+    console.print(t)
+    if s.get("timeline"):
+        tl = Table(title="rebalances")
+        tl.add_column("ts_ms", justify="right")
+        tl.add_column("generation", justify="right")
+        tl.add_column("cause")
+        for r in s["timeline"]:
+            tl.add_row(f"{r['ts_ms']:,}", str(r["generation"]), r["cause"])
+        console.print(tl)
+
+
+def _compare_table(console: Console, obj: dict) -> None:
+    runs = obj["compare"]
+    t = Table(title="protocol comparison")
+    t.add_column("metric")
+    for name in runs:
+        t.add_column(name, justify="right")
+    for label, f in _ROWS:
+        t.add_row(label, *(f"{f(s):,}" for s in runs.values()))
+    console.print(t)
