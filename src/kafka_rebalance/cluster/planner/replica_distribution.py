@@ -60,12 +60,15 @@ class ReplicaDistributionGoal(Goal):
             return False
         ps = slots // R
         el = state.eligible
-        md = max(state.disk[el].mean(), 1e-9)
-        mb = max(state.bin[el].mean(), 1e-9)
         sz, bi = state.size_bytes[ps], state.bytes_in[ps]
-        score = (((state.disk[d] - sz) / md - 1) ** 2 + ((state.disk[r] + sz) / md - 1) ** 2
-                 + ((state.bin[d] - bi) / mb - 1) ** 2 + ((state.bin[r] + bi) / mb - 1) ** 2
-                 + 0.01 * state.tcnt[state.topic[ps], r])
+        n_el = state.cnt[el].sum()
+        score = 0.01 * state.tcnt[state.topic[ps], r]
+        for load, v in ((state.disk, sz), (state.bin, bi)):
+            mean_broker = max(load[el].mean(), 1e-9)
+            per_replica = load[el].sum() / max(n_el, 1)
+            # the receiver should carry an average replica's load per replica it holds
+            want = per_replica * (state.cnt[r] + 1)
+            score = score + 4 * ((load[r] + v - want) / mean_broker) ** 2 + ((load[d] - v) / mean_broker - 1) ** 2
         for f in slots[np.argsort(score, kind="stable")].tolist():
             p, s = divmod(f, R)
             if ctx.can_move(p, s, r):

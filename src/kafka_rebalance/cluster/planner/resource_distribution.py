@@ -14,6 +14,7 @@ import numpy as np
 from .goal import Context, Goal
 from .replica_distribution import ReplicaDistributionGoal
 from .state import PlanState
+from .targets import groups
 
 
 class ResourceDistributionGoal(Goal):
@@ -54,6 +55,9 @@ class ResourceDistributionGoal(Goal):
         vals = state.partition_value(self.resource)
         R = state.R
         el = np.nonzero(state.eligible)[0]
+        group_of = np.zeros(state.B, dtype=np.int64)
+        for k, g in enumerate(groups(state)):
+            group_of[g] = k  # replicas only move inside a group (a rack, when racks pin them)
         stuck: set[int] = set()
         while True:
             over = [b for b in el[np.argsort(-load[el], kind="stable")].tolist() if load[b] > lim and b not in stuck]
@@ -64,7 +68,8 @@ class ResourceDistributionGoal(Goal):
             slots = state.slots_on(a)
             v = vals[slots // R]
             moved = False
-            for r in el[np.argsort(load[el], kind="stable")][:20].tolist():
+            same = el[group_of[el] == group_of[a]]
+            for r in same[np.argsort(load[same], kind="stable")][:20].tolist():
                 if r == a:
                     continue
                 room = lim - load[r]
