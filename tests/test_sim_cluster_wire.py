@@ -205,3 +205,117 @@ def test_throttle_configs_through_both_alter_apis(sim):
 def test_sim_refuses_non_loopback():
     with pytest.raises(ValueError):
         SimCluster(make_snapshot(), host="0.0.0.0")
+
+
+# ---------------------------------------------------------------------------
+# The codec on its own: round trips, compact encodings, tagged fields, and agreement with kafka-python.
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from kafka_rebalance.kafka.wire.codec import F, Message, Versions, Writer  # noqa: E402
+
+_names = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF), max_size=12)
+_ints = st.lists(st.integers(-2**31, 2**31 - 1), max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_names, st.one_of(st.none(), _ints), st.lists(st.tuples(st.integers(0, 2**31 - 1), _ints), max_size=4))
+def test_list_reassignments_response_round_trips(name, maybe, parts):
+    msg = M.LIST_PARTITION_REASSIGNMENTS_RESPONSE
+    body = {"throttle_time_ms": 7, "error_code": 0, "error_message": None,
+            "topics": [{"name": name, "partitions": [
+                {"partition_index": i, "replicas": r, "adding_replicas": r[:1], "removing_replicas": []}
+                for i, r in parts]}]}
+    assert msg.decode(0, msg.encode(0, body)) == body
+    req = M.ALTER_PARTITION_REASSIGNMENTS_REQUEST
+    rbody = {"timeout_ms": 1, "topics": [{"name": name, "partitions": [{"partition_index": 0, "replicas": maybe}]}]}
+    assert req.decode(0, req.encode(0, rbody)) == rbody
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(-2**31, 2**31 - 1))
+def test_varints_round_trip(u, s):
+    from kafka_rebalance.kafka.wire.codec import Reader
+    w = Writer()
+    w.uvarint(u)
+    w.varint(s)
+    r = Reader(w.getvalue())
+    assert r.uvarint() == u and r.varint() == s
+
+
+def test_tagged_fields_known_and_unknown():
+    msg = Message("T", 0, Versions.parse("0+"), Versions.parse("0+"),
+                  (F("a", "int32"), F("note", "string", tag=3), F("b", "[]string")))
+    raw = msg.encode(0, {"a": 1, "note": "hi", "b": ["x", "y"]})
+    assert msg.decode(0, raw) == {"a": 1, "note": "hi", "b": ["x", "y"]}
+    # A peer with an older schema skips the tag it does not know and keeps the bytes.
+    old = Message("T", 0, Versions.parse("0+"), Versions.parse("0+"), (F("a", "int32"), F("b", "[]string")))
+    decoded = old.decode(0, raw)
+    assert decoded["a"] == 1 and decoded["b"] == ["x", "y"] and 3 in decoded["_unknown_tagged_fields"]
+    # Compact string: length + 1 as an unsigned varint; null is 0.
+    s = Message("S", 0, Versions.parse("0+"), Versions.parse("1+"), (F("s", "string", nullable="0+"),))
+    assert s.encode(1, {"s": "ab"}) == b"\x03ab\x00" and s.encode(1, {"s": None}) == b"\x00\x00"
+    assert s.encode(0, {"s": "ab"}) == b"\x00\x02ab" and s.encode(0, {"s": None}) == b"\xff\xff"
+
+
+def test_our_responses_decode_with_kafka_pythons_classes():
+    from kafka.protocol.admin import DescribeConfigsResponse, ElectLeadersResponse, ListPartitionReassignmentsResponse
+    body = {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": [
+        {"topic": "t", "partition_result": [{"partition_id": 1, "error_code": 84, "error_message": "x"}]}]}
+    got = ElectLeadersResponse[1].decode(M.ELECT_LEADERS_RESPONSE.encode(1, body))
+    assert got.replication_election_results == [("t", [(1, 84, "x")])]
+    lbody = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 2, "replicas": [1, 2], "adding_replicas": [2],
+                                      "removing_replicas": []}]}]}
+    got = ListPartitionReassignmentsResponse[0].decode(M.LIST_PARTITION_REASSIGNMENTS_RESPONSE.encode(0, lbody))
+    assert got.topics == [("t", [(2, [1, 2], [2], [], {})], {})]
+    dbody = {"throttle_time_ms": 0, "results": [{"error_code": 0, "error_message": None, "resource_type": 2,
+                                                 "resource_name": "t", "configs": [
+                                                     {"name": "a", "value": "b", "config_source": 1}]}]}
+    got = DescribeConfigsResponse[1].decode(M.DESCRIBE_CONFIGS_RESPONSE.encode(1, dbody))
+    assert got.resources[0][4] == [("a", "b", False, 1, False, [])]
+
+
+def test_command_config_maps_java_properties_to_kafka_python():
+    from kafka_rebalance.errors import InputError
+    from kafka_rebalance.kafka.admin import admin_kwargs, read_properties
+
+    props = read_properties(
+        "# client.properties\n"
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanism = SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '    username="alice" password="s3cr=t";\n'
+        "ssl.truststore.type=PEM\nssl.truststore.location=/etc/ca.pem\n"
+        "ssl.endpoint.identification.algorithm=\n"
+        "request.timeout.ms: 5000\n")
+    kw = admin_kwargs(props)
+    assert kw == {"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
+                  "sasl_plain_username": "alice", "sasl_plain_password": "s3cr=t", "ssl_cafile": "/etc/ca.pem",
+                  "ssl_check_hostname": False, "request_timeout_ms": 5000}
+    with pytest.raises(InputError, match="PEM"):
+        admin_kwargs({"ssl.truststore.location": "/etc/truststore.jks"})
+
+
+def test_launcher_serves_a_snapshot_file_and_stops_by_pid(tmp_path):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from kafka_rebalance.cluster.snapshot import snapshot_to_json
+
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(snapshot_to_json(make_snapshot())))
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_rebalance.kafka.sim_cluster", "--snapshot", str(snap),
+                             "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        info = json.loads(line)
+        assert set(info["brokers"]) == {"1", "2", "3", "4", "5", "6"}
+        got = snapshot_from_bootstrap(info["bootstrap"])
+        assert observable(got) == observable(make_snapshot())
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0

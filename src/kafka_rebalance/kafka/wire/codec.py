@@ -153,7 +153,10 @@ class Writer:
         self.parts.append(v)
 
     def varint(self, v: int) -> None:
-        self.uvarint((v << 1) ^ (v >> 63))
+        """Zig-zag signed int32 (Kafka's varint)."""
+        if not -2**31 <= v < 2**31:
+            raise ValueError(f"varint out of int32 range: {v}")
+        self.uvarint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
 
     def uuid(self, v: str | None) -> None:
         self.parts += _uuid.UUID(v).bytes if v else bytes(16)
