@@ -221,3 +221,20 @@ def test_refusals(sim, files, capsys, tmp_path):
     other.write_text(json.dumps({"version": 1, "partitions": plan_doc()["partitions"][:3]}))
     assert run_cli(execute_argv(other, state, sim.bootstrap, "--resume")) == 2
     capsys.readouterr()
+
+
+def test_plan_refuses_dead_and_unknown_brokers():
+    from dataclasses import replace
+
+    from kafka_rebalance.kafka.execute import plan_execution
+
+    snap = cluster()
+    dead = replace(snap, brokers=tuple(replace(b, alive=b.id != 6) for b in snap.brokers))
+    with pytest.raises(InputError, match="not alive"):
+        plan_execution({("orders", 0): (4, 5, 6)}, dead, throttle=None, max_moves_per_broker=None, max_moves=None)
+    with pytest.raises(InputError, match="not in the cluster"):
+        plan_execution({("orders", 0): (4, 5, 60)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
+    with pytest.raises(InputError, match="does not exist"):
+        plan_execution({("nope", 0): (4,)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
+    ok = plan_execution({("orders", 0): (4, 5, 3)}, dead, throttle=5, max_moves_per_broker=1, max_moves=1)
+    assert [len(b.moves) for b in ok.batches] == [1] and ok.batches[0].moves[0].adding == (4, 5)

@@ -235,6 +235,17 @@ class KafkaAdmin:
         brokers += [Broker(i, None, False) for i in sorted(referenced - set(live))]
         return ClusterSnapshot(tuple(sorted(brokers, key=lambda b: b.id)), tuple(partitions))
 
+    def replica_assignment(self, topics: Iterable[str] | None = None) -> dict[tuple[str, int], tuple[int, ...]]:
+        """Replica lists from Metadata only (cheap: no DescribeLogDirs)."""
+        names = None if topics is None else sorted(set(topics))
+        out = {}
+        for t in self.client.describe_topics(names):
+            if t["error_code"]:
+                continue
+            for p in t["partitions"]:
+                out[(t["topic"], p["partition"])] = tuple(p["replicas"])
+        return out
+
     def describe_configs(self, resource_type: int, name: str) -> dict[str, tuple[str | None, bool]]:
         """name -> (value, is_default) of one resource."""
         from kafka.admin import ConfigResource, ConfigResourceType

@@ -40,6 +40,7 @@ PENDING, THROTTLED, SUBMITTED, COMPLETED, DONE = "pending", "throttled", "submit
 
 class Admin(Protocol):  # what the executor needs from kafka/admin.py's KafkaAdmin
     def snapshot(self) -> ClusterSnapshot: ...
+    def replica_assignment(self, topics=None) -> dict: ...
     def list_partition_reassignments(self) -> dict: ...
     def alter_partition_reassignments(self, targets) -> dict: ...
     def incremental_alter_configs(self, resource_type: int, name: str, ops) -> None: ...
@@ -102,12 +103,14 @@ def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: Clu
     """Pair the plan with the cluster's placement and split it into batches (pure)."""
     current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
     sizes = {(p.topic, p.partition): (p.load.size_bytes if p.load else 0.0) for p in snapshot.partitions}
-    known = {b.id for b in snapshot.brokers}
-    for (topic, part), reps in target.items():
+    alive = {b.id: b.alive for b in snapshot.brokers}
+    for (topic, part), reps in sorted(target.items()):
         for r in reps:
-            if known and r not in known:
-                raise InputError(f"partition {topic}-{part}: broker {r} is not in the cluster",
-                                 field="partitions")
+            if r not in alive:
+                raise InputError(f"partition {topic}-{part}: broker {r} is not in the cluster", field="partitions")
+            if not alive[r]:
+                # As the reassign tool's verifyBrokerIds: a copy to a dead broker would never finish.
+                raise InputError(f"partition {topic}-{part}: broker {r} is not alive", field="partitions")
     moves = moves_from_plan(target, current, sizes)
     batches = plan_batches(moves, max_moves_per_broker=max_moves_per_broker, max_moves=max_moves,
                            throttle=throttle)
@@ -241,7 +244,7 @@ class Executor:
     def _resubmit_lost(self, batch: Batch) -> None:
         """After a crash between submit and the state write, start what the cluster does not know about."""
         ongoing = self.admin.list_partition_reassignments()
-        current = {(p.topic, p.partition): p.replicas for p in self.admin.snapshot().partitions}
+        current = self.admin.replica_assignment({m.topic for m in batch.moves})
         lost = [m for m in batch.moves
                 if (m.topic, m.partition) not in ongoing and current.get((m.topic, m.partition)) != m.new_replicas]
         if lost:
@@ -265,7 +268,7 @@ class Executor:
             time.sleep(self.poll_interval_s)
 
     def _verify(self, batch: Batch) -> None:
-        current = {(p.topic, p.partition): p.replicas for p in self.admin.snapshot().partitions}
+        current = self.admin.replica_assignment({m.topic for m in batch.moves})
         wrong = [(m, current.get((m.topic, m.partition))) for m in batch.moves
                  if current.get((m.topic, m.partition)) != m.new_replicas]
         if wrong:
