@@ -14,10 +14,94 @@ depend on HashMap order, so none is emulated here.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+import itertools
+from collections import deque
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from .javacompat import string_key
+
+_TP_NEW = TopicPartition.__new__
+_TP_SET_TOPIC = TopicPartition.topic.__set__  # slot descriptors: C-level field stores
+_TP_SET_PARTITION = TopicPartition.partition.__set__
+
+
+def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int]) -> list[TopicPartition]:
+    """Many `TopicPartition(topic, p)` at once, built in C loops (about 2x faster than the constructor).
+
+    `topics` is one topic for all, or one per partition. The objects are the
+    same as the constructor's: TopicPartition is a frozen slotted dataclass
+    without __post_init__, so storing its two slots is all __init__ does.
+    """
+    n = len(partitions)
+    objs = list(map(_TP_NEW, itertools.repeat(TopicPartition, n)))
+    deque(map(_TP_SET_TOPIC, objs, itertools.repeat(topics, n) if isinstance(topics, str) else topics), 0)
+    deque(map(_TP_SET_PARTITION, objs, partitions), 0)
+    return objs
+
+
+def subscribed_topics(members: Iterable[MemberSubscription]) -> list[str]:
+    """Every topic some member subscribes to, in first-seen order (members with equal subscriptions read once)."""
+    distinct = dict.fromkeys(m.topics for m in members)
+    return list(dict.fromkeys(t for topics in distinct for t in topics))
+
+
+def subscriber_matrix(members: Sequence[MemberSubscription], topics: Sequence[str]) -> np.ndarray:
+    """`M[i, j]`: member i subscribes to topics[j]. Members with equal subscriptions are filled together."""
+    col = {t: j for j, t in enumerate(topics)}
+    m = np.zeros((len(members), len(topics)), dtype=bool)
+    rows_by_subscription: dict[tuple[str, ...], list[int]] = {}
+    for i, member in enumerate(members):
+        rows_by_subscription.setdefault(member.topics, []).append(i)
+    for subscription, rows in rows_by_subscription.items():
+        cols = sorted({col[t] for t in subscription if t in col})
+        if cols:
+            m[np.ix_(rows, cols)] = True
+    return m
+
+
+def group_by_owner(member_ids: Sequence[str], owner: np.ndarray, topic_index: np.ndarray,
+                   partition: np.ndarray, topics: Sequence[str]) -> dict[str, list[TopicPartition]]:
+    """Per member (owner = index into member_ids) its partitions, in the order given."""
+    order = np.argsort(owner, kind="stable")
+    names = np.array(list(topics), dtype=object)[topic_index[order]].tolist() if len(order) else []
+    tps = new_topic_partitions(names, partition[order].tolist())
+    counts = np.bincount(owner, minlength=len(member_ids)).tolist() if len(owner) else [0] * len(member_ids)
+    out: dict[str, list[TopicPartition]] = {}
+    pos = 0
+    for mid, c in zip(member_ids, counts):
+        out[mid] = tps[pos:pos + c]
+        pos += c
+    return out
+
+
+def plain_ranges(member_ids: Sequence[str], subscribed: np.ndarray, topics: Sequence[str],
+                 counts: Sequence[int]) -> dict[str, list[TopicPartition]]:
+    """Contiguous ranges per topic: its k-th subscriber (in `member_ids` order) gets
+    `n // s + (k < n % s)` partitions starting at `k * (n // s) + min(k, n % s)`."""
+    ranks_l, topic_l, start_l, len_l = [], [], [], []
+    for j, n in enumerate(counts):
+        ranks = np.flatnonzero(subscribed[:, j])
+        s = len(ranks)
+        if s == 0 or n <= 0:
+            continue
+        q, extra = divmod(n, s)
+        k = np.arange(s)
+        lengths = q + (k < extra)
+        ranks_l.append(ranks)
+        topic_l.append(np.full(s, j))
+        start_l.append(k * q + np.minimum(k, extra))
+        len_l.append(lengths)
+    if not ranks_l:
+        return {mid: [] for mid in member_ids}
+    ranks, tix, starts, lengths = (np.concatenate(x) for x in (ranks_l, topic_l, start_l, len_l))
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    owner = np.repeat(ranks, lengths)
+    partition = np.arange(total) - np.repeat(offsets - starts, lengths)
+    return group_by_owner(member_ids, owner, np.repeat(tix, lengths), partition, topics)
 
 
 def sort_java_strings(values: Iterable[str]) -> list[str]:
@@ -94,6 +178,9 @@ class RangeAssignor:
         members = spec.members
         ordered = member_info_order(members)
         racks = {m.member_id: m.rack for m in members if m.rack}
+        if not racks:
+            # No consumer rack: rack-aware assignment cannot apply, plain ranges for every topic.
+            return self._assign_without_racks(spec, ordered)
         # consumersPerTopic: subscribers of each topic, in MemberInfo order, deduplicated
         subscribers: dict[str, list[str]] = {}
         for m in ordered:
@@ -121,14 +208,23 @@ class RangeAssignor:
         return out
 
     @staticmethod
+    def _assign_without_racks(spec: GroupSpec, ordered: list[MemberSubscription]) -> Assignment:
+        topics = [t for t in subscribed_topics(spec.members)
+                  if t in spec.topics and spec.topics[t].partitions > 0]
+        subscribed = subscriber_matrix(ordered, topics)
+        ids = [m.member_id for m in ordered]
+        by_member = plain_ranges(ids, subscribed, topics, [spec.topics[t].partitions for t in topics])
+        return {m.member_id: by_member[m.member_id] for m in spec.members}
+
+    @staticmethod
     def _assign_plain(s: _TopicState, out: dict[str, list[TopicPartition]]) -> None:
         """Range assignment without rack constraints: contiguous ranges in consumer order."""
         start = 0
-        topic = s.topic
+        tps = new_topic_partitions(s.topic, range(s.n))
         for i, c in enumerate(s.consumers):
             take = s.per_consumer + (1 if i < s.extra_left else 0)
             if take:
-                out[c].extend(TopicPartition(topic, p) for p in range(start, start + take))
+                out[c].extend(tps[start:start + take])
             start += take
 
     @staticmethod

@@ -8,8 +8,10 @@ per topic. Mirrors clients/.../consumer/RoundRobinAssignor.java.
 
 from __future__ import annotations
 
-from ..model import Assignment, GroupSpec, TopicPartition
-from .range import member_info_order, sort_java_strings
+import numpy as np
+
+from ..model import Assignment, GroupSpec
+from .range import group_by_owner, member_info_order, sort_java_strings, subscribed_topics, subscriber_matrix
 
 
 class RoundRobinAssignor:
@@ -18,32 +20,31 @@ class RoundRobinAssignor:
     name = "roundrobin"
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in spec.members}
         ring = member_info_order(spec.members)
         if not ring:
-            return out
-        subs = [frozenset(m.topics) for m in ring]
-        lists = [out[m.member_id] for m in ring]
-        n = len(ring)
-        all_topics = sort_java_strings({t for m in spec.members for t in m.topics})
-        pos = 0  # the CircularIterator's cursor
-        for topic in all_topics:
-            meta = spec.topics.get(topic)
-            if meta is None or meta.partitions <= 0:
-                continue
-            takers = [i for i in range(n) if topic in subs[i]]
-            if len(takers) == n:
-                # Everyone subscribes: the dealer simply cycles.
-                for p in range(meta.partitions):
-                    lists[pos].append(TopicPartition(topic, p))
-                    pos += 1
-                    if pos == n:
-                        pos = 0
-                continue
-            is_taker = [topic in s for s in subs]
-            for p in range(meta.partitions):
-                while not is_taker[pos]:
-                    pos = pos + 1 if pos + 1 < n else 0
-                lists[pos].append(TopicPartition(topic, p))
-                pos = pos + 1 if pos + 1 < n else 0
-        return out
+            return {}
+        n_members = len(ring)
+        topics = [t for t in sort_java_strings(subscribed_topics(spec.members))
+                  if t in spec.topics and spec.topics[t].partitions > 0]
+        subscribed = subscriber_matrix(ring, topics)
+        owners, topic_index, partitions = [], [], []
+        pos = 0  # the CircularIterator's cursor, as a ring position
+        for j, t in enumerate(topics):
+            n = spec.topics[t].partitions
+            takers = np.flatnonzero(subscribed[:, j])
+            s = len(takers)
+            if s == n_members:
+                owner = (pos + np.arange(n)) % n_members
+            else:
+                # skip non-subscribers: the dealer resumes at the first subscriber at or after the cursor
+                first = int(np.searchsorted(takers, pos))
+                owner = takers[(first % s + np.arange(n)) % s]
+            pos = (int(owner[-1]) + 1) % n_members
+            owners.append(owner)
+            topic_index.append(np.full(n, j))
+            partitions.append(np.arange(n))
+        if not owners:
+            return {m.member_id: [] for m in spec.members}
+        by_member = group_by_owner([m.member_id for m in ring], np.concatenate(owners),
+                                   np.concatenate(topic_index), np.concatenate(partitions), topics)
+        return {m.member_id: by_member[m.member_id] for m in spec.members}

@@ -15,8 +15,8 @@ member subscribes to every topic), so one path serves both.
 
 from __future__ import annotations
 
-from ..model import Assignment, GroupSpec, TopicPartition
-from .range import member_info_order
+from ..model import Assignment, GroupSpec
+from .range import member_info_order, plain_ranges, subscribed_topics, subscriber_matrix
 
 
 def sorted_member_ids(spec: GroupSpec) -> list[str]:
@@ -30,28 +30,12 @@ class ServerRangeAssignor:
     name = "server-range"
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in spec.members}
         if not spec.members:
-            return out
-        order = sorted_member_ids(spec)
-        subs = {m.member_id: [t for t in dict.fromkeys(m.topics) if t in spec.topics] for m in spec.members}
-        subscribers: dict[str, int] = {}
-        for mid in order:
-            for t in subs[mid]:
-                subscribers[t] = subscribers.get(t, 0) + 1
-        # topic -> [next range start, min quota, extra partitions left]
-        state = {t: [0, spec.topics[t].partitions // n, spec.topics[t].partitions % n]
-                 for t, n in subscribers.items()}
-        for mid in order:
-            lst = out[mid]
-            for t in subs[mid]:
-                st = state[t]
-                start, quota = st[0], st[1]
-                if st[2] > 0:
-                    quota += 1
-                    st[2] -= 1
-                end = min(start + quota, spec.topics[t].partitions)
-                st[0] = end
-                if start < end:
-                    lst.extend(TopicPartition(t, p) for p in range(start, end))
-        return out
+            return {}
+        ordered = member_info_order(spec.members)
+        # subscribed topic ids: only topics present in metadata
+        topics = [t for t in subscribed_topics(spec.members) if t in spec.topics]
+        subscribed = subscriber_matrix(ordered, topics)
+        by_member = plain_ranges([m.member_id for m in ordered], subscribed, topics,
+                                 [spec.topics[t].partitions for t in topics])
+        return {m.member_id: by_member[m.member_id] for m in spec.members}
