@@ -26,6 +26,10 @@ TP = tuple[str, int]
 DEFAULT_GENERATION = -1
 
 
+class KafkaAssignorFailure(RuntimeError):
+    """Input on which Kafka's own assignor throws (e.g. a NullPointerException); we fail alike."""
+
+
 @dataclass(slots=True)
 class MemberData:
     """Owned partitions and generation as `AbstractStickyAssignor.memberData` returns them."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 
 from .javacompat import JavaHashSet, string_key
-from .sticky_common import DEFAULT_GENERATION, TP, OwnedResolution, RackInfo, StickyContext
+from .sticky_common import DEFAULT_GENERATION, TP, KafkaAssignorFailure, OwnedResolution, RackInfo, StickyContext
 
 
 class SortedMembers:
@@ -323,6 +323,10 @@ class GeneralAssignmentBuilder:
                 consumer = self.owner.get(tp)
                 mine = len(current[consumer])
                 p = prev.get(tp)
+                if p is not None and p[0] not in current:
+                    raise KafkaAssignorFailure(
+                        f"previous owner {p[0]!r} of {tp[0]}-{tp[1]} (generation {p[1]}) takes no part in the "
+                        "reassignment; Kafka's GeneralAssignmentBuilder throws NullPointerException here")
                 if p is not None and mine > len(current[p[0]]) + 1:
                     self._reassign_partition_to(tp, p[0])
                     performed = modified = True
