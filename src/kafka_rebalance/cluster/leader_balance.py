@@ -102,6 +102,7 @@ def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarr
     starts = np.searchsorted(ep, np.arange(len(choice)))
     ends = np.searchsorted(ep, np.arange(len(choice)), side="right")
     has = choice >= 0
+    edges = set(zip(edge_p.tolist(), edge_b.tolist()))
     cnt = np.bincount(choice[has], minlength=n_brokers)
     loads = [np.bincount(choice[has], weights=w[has], minlength=n_brokers) for w, _ in weights]
     limits = [lim for _, lim in weights]
@@ -131,19 +132,53 @@ def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarr
                         continue
                     if best < 0 or loads[k][b] < best_load:
                         best, best_load = b, loads[k][b]
+                if best < 0:
+                    best, back = _swap_partner(p, a, choice, eb[starts[p]:ends[p]].tolist(), edges, w, loads, limits,
+                                               weights, k)
+                    if back >= 0:
+                        _shift(choice, back, best, a, cnt, loads, weights)
                 if best >= 0:
-                    choice[p] = best
-                    cnt[a] -= 1
-                    cnt[best] += 1
-                    for j in range(len(weights)):
-                        loads[j][a] -= weights[j][0][p]
-                        loads[j][best] += weights[j][0][p]
+                    _shift(choice, p, a, best, cnt, loads, weights)
                     moved = True
                     if loads[k][a] <= limits[k]:
                         break
             if not moved:
                 stuck.add(a)
     return choice
+
+
+def _shift(choice, p, a, b, cnt, loads, weights) -> None:
+    choice[p] = b
+    cnt[a] -= 1
+    cnt[b] += 1
+    for j in range(len(weights)):
+        loads[j][a] -= weights[j][0][p]
+        loads[j][b] += weights[j][0][p]
+
+
+def _swap_partner(p, a, choice, cands, edges, w, loads, limits, weights, k) -> tuple[int, int]:
+    """Leadership of p to b and of a lighter q back from b to a: counts stay, weight moves."""
+    for b in cands:
+        if b == a:
+            continue
+        led_b = np.nonzero(choice == b)[0]
+        if len(led_b) == 0:
+            continue
+        led_b = led_b[np.argsort(w[led_b], kind="stable")]
+        for q in led_b.tolist():
+            if w[q] >= w[p]:
+                break
+            if (q, a) not in edges:
+                continue
+            ok = True
+            for j in range(k + 1):
+                wj = weights[j][0]
+                if loads[j][b] + wj[p] - wj[q] > limits[j] or (j < k and loads[j][a] - wj[p] + wj[q] > limits[j]):
+                    ok = False
+                    break
+            if ok:
+                return b, q
+    return -1, -1
 
 
 @dataclass(frozen=True, slots=True)
