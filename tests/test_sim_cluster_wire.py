@@ -319,3 +319,22 @@ def test_launcher_serves_a_snapshot_file_and_stops_by_pid(tmp_path):
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
+
+
+def test_admin_against_a_real_kafka_protocol_broker(tansu):
+    """tansu is a real broker (no DescribeLogDirs, no reassignment): reading and config writes still work."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    client = KafkaAdminClient(bootstrap_servers=tansu.bootstrap, request_timeout_ms=10000)
+    try:
+        client.create_topics([NewTopic("h7-wire", 3, 1)])
+    finally:
+        client.close()
+    snap = snapshot_from_bootstrap(tansu.bootstrap)
+    mine = sorted((p.partition, len(p.replicas), p.leader is not None) for p in snap.partitions if p.topic == "h7-wire")
+    assert mine == [(0, 1, True), (1, 1, True), (2, 1, True)]
+    assert all(b.alive for b in snap.brokers)
+    with KafkaAdmin(tansu.bootstrap) as admin:
+        # Our IncrementalAlterConfigs v0 (built from kafka-python's protocol types) is accepted by a real broker.
+        admin.incremental_alter_configs(TOPIC, "h7-wire", [("retention.ms", SET, "3600000")])
+        assert not {k for k in admin.list_partition_reassignments() if k[0] == "h7-wire"}

@@ -20,6 +20,7 @@ All sends go through the client's connection handling (`_send_request_to_node`,
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -28,6 +29,7 @@ from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
 BROKER, TOPIC = 4, 2
+_log = logging.getLogger(__name__)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -199,14 +201,21 @@ class KafkaAdmin:
     # -- reading ------------------------------------------------------------------------------
 
     def snapshot(self) -> ClusterSnapshot:
+        from kafka.errors import KafkaError
         from kafka.protocol.admin import DescribeLogDirsRequest
 
         cluster = self.client.describe_cluster()
         topics = self.client.describe_topics()
         live = {b["node_id"]: b.get("rack") for b in cluster["brokers"]}
         sizes: dict[tuple[str, int], dict[int, int]] = {}
-        for node in sorted(live):
-            resp = self._send(node, DescribeLogDirsRequest[0]())
+        if not self._supports(35):
+            _log.warning("the brokers do not support DescribeLogDirs: partition sizes are unknown")
+        for node in sorted(live) if self._supports(35) else ():
+            try:
+                resp = self._send(node, DescribeLogDirsRequest[0]())
+            except KafkaError as exc:
+                _log.warning("DescribeLogDirs on broker %s failed (%s): its replica sizes are unknown", node, exc)
+                continue
             for err, _dir, dir_topics in resp.log_dirs:
                 if err:
                     continue
@@ -272,7 +281,8 @@ class KafkaAdmin:
         out = {}
         for name, parts, _tags in resp.topics:
             for index, replicas, adding, removing, _t in parts:
-                out[(name, index)] = OngoingReassignment(tuple(replicas), tuple(adding), tuple(removing))
+                if adding or removing:  # some brokers (tansu) list every partition; Kafka lists only moving ones
+                    out[(name, index)] = OngoingReassignment(tuple(replicas), tuple(adding), tuple(removing))
         return out
 
     # -- writing ------------------------------------------------------------------------------
