@@ -1,0 +1,401 @@
+"""The classic coordinator state machine: transitions, barrier, initial delay, static members, errors per state."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_rebalance.group.classic_group import ClassicGroup, ClassicGroupConfig
+from kafka_rebalance.group.classic_messages import (
+    JOIN_KEY,
+    SYNC_KEY,
+    CancelTimer,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    ScheduleTimer,
+    StateChanged,
+    SyncGroupRequest,
+    SyncGroupResponse,
+    heartbeat_key,
+)
+from kafka_rebalance.group.classic_state import ClassicGroupState as S
+from kafka_rebalance.group.classic_state import IllegalStateTransition, check_transition
+from kafka_rebalance.group.coordinator_location import partition_for
+from kafka_rebalance.group.errors import Errors
+
+
+class Driver:
+    """A minimal timer-driving harness: applies effects, fires due timers in deadline order."""
+
+    def __init__(self, config: ClassicGroupConfig | None = None) -> None:
+        self.g = ClassicGroup("g", config)
+        self.timers: dict[tuple, tuple[int, object]] = {}
+        self.out: list = []
+
+    def apply(self, fx: list) -> list:
+        for e in fx:
+            if isinstance(e, ScheduleTimer):
+                self.timers[e.key] = (e.deadline_ms, e.payload)
+            elif isinstance(e, CancelTimer):
+                self.timers.pop(e.key, None)
+        self.out.extend(fx)
+        return fx
+
+    def advance(self, until: int) -> None:
+        while True:
+            due = sorted((d, k) for k, (d, _) in self.timers.items() if d <= until)
+            if not due:
+                return
+            d, k = due[0]
+            _, payload = self.timers.pop(k)
+            self.apply(self.g.on_timer(k, payload, d))
+
+    def join(self, client: str, now: int, member_id: str = "", instance: str | None = None, meta: object = None,
+             rebalance_timeout: int = 300_000) -> list:
+        req = JoinGroupRequest(client, member_id, (("range", meta if meta is not None else client),), 45_000,
+                               rebalance_timeout, instance)
+        return self.apply(self.g.join(req, now))
+
+    def join_dynamic(self, client: str, now: int) -> str:
+        fx = self.join(client, now)
+        r = _one(fx, JoinGroupResponse)
+        assert r.error is Errors.MEMBER_ID_REQUIRED  # KIP-394
+        self.join(client, now, r.member_id)
+        return r.member_id
+
+
+def _one(fx: list, t: type):
+    found = [e for e in fx if isinstance(e, t)]
+    assert len(found) == 1, fx
+    return found[0]
+
+
+def _stable_group(n: int = 2) -> tuple[Driver, list[str]]:
+    d = Driver()
+    ids = [d.join_dynamic(f"c{i}", 0) for i in range(n)]
+    d.advance(10_000)
+    assert d.g.state is S.COMPLETING_REBALANCE
+    leader = d.g.leader_id
+    d.apply(d.g.sync(SyncGroupRequest("c0", leader, d.g.generation_id, assignments={m: [m] for m in ids}), 10_000))
+    assert d.g.state is S.STABLE
+    return d, ids
+
+
+def test_valid_previous_states_table():
+    check_transition(S.EMPTY, S.PREPARING_REBALANCE)
+    check_transition(S.STABLE, S.PREPARING_REBALANCE)
+    check_transition(S.COMPLETING_REBALANCE, S.STABLE)
+    with pytest.raises(IllegalStateTransition):
+        check_transition(S.EMPTY, S.STABLE)
+    with pytest.raises(IllegalStateTransition):
+        check_transition(S.STABLE, S.COMPLETING_REBALANCE)
+    assert S.DEAD.valid_previous_states == frozenset(S)
+
+
+def test_coordinator_partition_matches_java_hashcode():
+    # "hello".hashCode() == 99162322; "polygenelubricants".hashCode() == Integer.MIN_VALUE -> Utils.abs == 0
+    assert partition_for("hello") == 99162322 % 50
+    assert partition_for("polygenelubricants") == 0
+    assert all(0 <= partition_for(f"group-{i}") < 50 for i in range(200))
+
+
+def test_member_id_required_then_join():
+    d = Driver()
+    fx = d.join("c0", 0)
+    r = _one(fx, JoinGroupResponse)
+    assert r.error is Errors.MEMBER_ID_REQUIRED and r.member_id
+    assert d.g.state is S.EMPTY and r.member_id in d.g.pending_members
+    d.join("c0", 5, r.member_id)
+    assert d.g.state is S.PREPARING_REBALANCE and d.g.leader_id == r.member_id
+
+
+def test_initial_delay_rearmed_by_new_joins_and_one_generation():
+    """Behaviour 1: members joining an empty group within the delay make one rebalance, >= 3 s after the first join."""
+    d = Driver()
+    d.join_dynamic("c0", 0)
+    d.join_dynamic("c1", 1000)
+    d.join_dynamic("c2", 2500)
+    d.advance(2999)
+    assert d.g.state is S.PREPARING_REBALANCE
+    d.advance(20_000)
+    changes = [e for e in d.out if isinstance(e, StateChanged) and e.new is S.COMPLETING_REBALANCE]
+    assert len(changes) == 1 and d.g.generation_id == 1
+    joins = [e for e in d.out if isinstance(e, JoinGroupResponse) and e.error is Errors.NONE]
+    assert len(joins) == 3 and all(j.generation_id == 1 for j in joins)
+    # the delay was re-armed once (members added during the first window): completes at 6000
+    assert d.g.state_timestamp_ms == 6000
+    leader = [j for j in joins if j.member_id == j.leader]
+    assert len(leader) == 1 and len(leader[0].members) == 3
+
+
+def test_initial_delay_capped_by_rebalance_timeout():
+    d = Driver()
+    d.join("c0", 0, "", meta="a", rebalance_timeout=4000)
+    mid = d.out[-1].member_id
+    d.join("c0", 0, mid, meta="a", rebalance_timeout=4000)
+    for i in range(1, 10):  # a new member every second keeps re-arming
+        d.join_dynamic(f"c{i}", i * 1000)
+    d.advance(20_000)
+    # remaining = 4000 - 3000 = 1000: one extension of min(3000, 1000)
+    assert d.g.state is S.COMPLETING_REBALANCE
+    assert d.g.state_timestamp_ms == 4000
+
+
+def test_barrier_waits_for_all_known_members_then_rebalance_timeout():
+    d, ids = _stable_group(3)
+    # the leader rejoins: Stable -> PreparingRebalance
+    d.join("c0", 20_000, ids[0])
+    assert d.g.state is S.PREPARING_REBALANCE
+    d.join("c1", 21_000, ids[1])
+    for t in range(30_000, 320_001, 10_000):  # c2 keeps heartbeating but never rejoins
+        d.advance(t)
+        if d.g.state is S.PREPARING_REBALANCE:
+            assert _hb(d.g, ids[2], 1, now=t) is Errors.REBALANCE_IN_PROGRESS
+        if t == 310_000:
+            assert d.g.state is S.PREPARING_REBALANCE  # c2 may still come within the rebalance timeout
+    # c2 never rejoined: removed at the rebalance timeout, generation 2 with two members
+    assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2
+    assert set(d.g.members) == {ids[0], ids[1]}
+
+
+def test_barrier_completes_when_all_rejoined():
+    d, ids = _stable_group(3)
+    d.join("c1", 20_000, ids[1], meta="changed")  # follower with new metadata triggers a rebalance
+    assert d.g.state is S.PREPARING_REBALANCE
+    d.join("c0", 20_100, ids[0])
+    fx = d.join("c2", 20_200, ids[2])
+    assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2
+    assert len([e for e in fx if isinstance(e, JoinGroupResponse)]) == 3
+
+
+def test_leader_reelected_when_it_leaves():
+    d, ids = _stable_group(3)
+    assert d.g.leader_id == ids[0]
+    fx = d.apply(d.g.leave(LeaveGroupRequest("c0", ((ids[0], None),)), 20_000))
+    assert d.g.state is S.PREPARING_REBALANCE and d.g.leader_id == ids[1]
+    assert any(isinstance(e, StateChanged) and "LeaveGroup" in e.reason for e in fx)
+
+
+def test_follower_unchanged_join_in_stable_returns_current_generation():
+    d, ids = _stable_group(2)
+    fx = d.join("c1", 20_000, ids[1])
+    r = _one(fx, JoinGroupResponse)
+    assert r.error is Errors.NONE and r.generation_id == 1 and d.g.state is S.STABLE
+
+
+def test_session_expiry_removes_member_and_rebalances():
+    d, ids = _stable_group(2)
+    d.apply(d.g.heartbeat(HeartbeatRequest("c0", ids[0], 1), 40_000))
+    d.advance(56_000)  # c1's session (45 s from 10 s) expired; c0's did not
+    assert ids[1] not in d.g.members and d.g.state is S.PREPARING_REBALANCE
+
+
+def test_pending_sync_timeout_removes_silent_members():
+    d = Driver()
+    ids = [d.join_dynamic(f"c{i}", 0) for i in range(2)]
+    d.advance(10_000)
+    assert d.g.state is S.COMPLETING_REBALANCE
+    # only the follower syncs; the leader never sends its assignment
+    d.apply(d.g.sync(SyncGroupRequest("c1", ids[1], 1), 10_000))
+    for t in range(20_000, 300_001, 20_000):  # both stay alive
+        for i, m in enumerate(ids):
+            d.apply(d.g.heartbeat(HeartbeatRequest(f"c{i}", m, 1), t))
+        d.advance(t)
+    d.advance(305_999)
+    assert d.g.state is S.COMPLETING_REBALANCE
+    d.advance(306_000)  # rebalance timeout after the join completed at 6000
+    assert ids[0] not in d.g.members and d.g.state is S.PREPARING_REBALANCE
+
+
+def test_group_max_size():
+    d = Driver(ClassicGroupConfig(max_size=2))
+    d.join_dynamic("c0", 0)
+    d.join_dynamic("c1", 0)
+    fx = d.join("c2", 0)  # two members already await the join: the third is turned away
+    assert _one(fx, JoinGroupResponse).error is Errors.GROUP_MAX_SIZE_REACHED
+    assert len(d.g.members) == 2
+
+
+def test_inconsistent_protocol_rejected():
+    d, ids = _stable_group(1)
+    req = JoinGroupRequest("x", "", (("roundrobin", None),), 45_000, 300_000)
+    assert _one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_invalid_session_timeout():
+    d = Driver()
+    req = JoinGroupRequest("x", "", (("range", None),), 1000, 300_000)
+    assert _one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INVALID_SESSION_TIMEOUT
+
+
+# ----------------------------------------------------------------------------- static membership (KIP-345)
+
+
+def _static_stable(n: int = 2) -> tuple[Driver, list[str]]:
+    d = Driver()
+    ids = []
+    for i in range(n):
+        fx = d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
+        ids.append(d.g.static_members[f"i{i}"])
+    d.advance(10_000)
+    d.apply(d.g.sync(SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}), 10_000))
+    assert d.g.state is S.STABLE
+    return d, ids
+
+
+def test_static_member_rejoin_replaces_old_id_without_rebalance():
+    d, ids = _static_stable(2)
+    fx = d.join("c1-new", 20_000, instance="i1", meta="m1")
+    r = _one(fx, JoinGroupResponse)
+    assert r.error is Errors.NONE and r.generation_id == 1 and r.member_id != ids[1]
+    assert d.g.state is S.STABLE and d.g.generation_id == 1
+    assert d.g.static_members["i1"] == r.member_id and ids[1] not in d.g.members
+    # it syncs and gets its previous assignment back
+    fx = d.apply(d.g.sync(SyncGroupRequest("c1-new", r.member_id, 1, "i1"), 20_001))
+    assert _one(fx, SyncGroupResponse).assignment == [ids[1]]
+    # the old member id is fenced
+    fx = d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), 20_002)
+    assert _one(fx, HeartbeatResponse).error is Errors.FENCED_INSTANCE_ID
+
+
+def test_static_member_with_changed_protocol_triggers_rebalance():
+    d, ids = _static_stable(2)
+    req = JoinGroupRequest("c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1")
+    d.apply(d.g.join(req, 20_000))
+    # roundrobin is not supported by every member, so the selected protocol (range) is unchanged: no rebalance
+    assert d.g.state is S.STABLE
+
+
+def test_static_member_not_removed_at_rebalance_timeout():
+    d, ids = _static_stable(2)
+    d.join("c0", 20_000, ids[0], instance="i0", meta="changed")
+    d.apply(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), 20_000))
+    d.advance(320_001)
+    # the static member that did not rejoin stays in the group (only its session timeout removes it)
+    assert ids[1] in d.g.members or d.g.state is not S.COMPLETING_REBALANCE
+
+
+# ----------------------------------------------------------------------------- Behaviour 5: errors per state
+
+
+def _commit(g: ClassicGroup, mid: str, gen: int, inst: str | None = None) -> Errors:
+    return g.validate_offset_commit(mid, inst, gen)
+
+
+def _hb(g: ClassicGroup, mid: str, gen: int, inst: str | None = None, now: int = 1) -> Errors:
+    return _one(g.heartbeat(HeartbeatRequest("c", mid, gen, inst), now), HeartbeatResponse).error
+
+
+def test_errors_in_empty_state():
+    d = Driver()
+    g = d.g
+    assert g.state is S.EMPTY
+    assert _hb(g, "nobody", 0) is Errors.UNKNOWN_MEMBER_ID
+    assert _one(g.sync(SyncGroupRequest("c", "nobody", 0), 1), SyncGroupResponse).error is Errors.UNKNOWN_MEMBER_ID
+    assert _commit(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
+    assert _commit(g, "", -1) is Errors.NONE  # admin / manual assignment commits are allowed on an empty group
+    lr = g.leave(LeaveGroupRequest("c", (("nobody", None),)), 1)[-1]
+    assert lr.member_errors == (("nobody", Errors.UNKNOWN_MEMBER_ID),)
+
+
+def test_errors_in_preparing_rebalance():
+    d, ids = _stable_group(2)
+    d.join("c0", 20_000, ids[0])  # leader rejoin
+    g = d.g
+    assert g.state is S.PREPARING_REBALANCE
+    assert _hb(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
+    assert _hb(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
+    assert _hb(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
+    assert _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error is Errors.REBALANCE_IN_PROGRESS
+    assert _commit(g, ids[1], 1) is Errors.NONE  # commits of the current generation still allowed
+    assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
+
+
+def test_errors_in_completing_rebalance():
+    d = Driver()
+    ids = [d.join_dynamic(f"c{i}", 0) for i in range(2)]
+    d.advance(10_000)
+    g = d.g
+    assert g.state is S.COMPLETING_REBALANCE
+    assert _hb(g, ids[1], 1) is Errors.NONE
+    assert _commit(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
+    assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
+    assert _one(g.sync(SyncGroupRequest("c", ids[1], 2), 1), SyncGroupResponse).error is Errors.ILLEGAL_GENERATION
+    # a follower's sync is parked until the leader's arrives
+    assert not [e for e in g.sync(SyncGroupRequest("c1", ids[1], 1), 1) if isinstance(e, SyncGroupResponse)]
+
+
+def test_errors_in_stable():
+    d, ids = _stable_group(2)
+    g = d.g
+    assert _hb(g, ids[1], 1) is Errors.NONE
+    assert _hb(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
+    assert _hb(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
+    assert _commit(g, ids[1], 1) is Errors.NONE
+    assert _commit(g, ids[1], 2) is Errors.ILLEGAL_GENERATION
+    assert _commit(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
+    assert _commit(g, "", -1) is Errors.UNKNOWN_MEMBER_ID  # v0 commits only on an empty group
+
+
+def test_errors_with_static_fencing():
+    d, ids = _static_stable(2)
+    g = d.g
+    assert _hb(g, "someone-else", 1, "i1") is Errors.FENCED_INSTANCE_ID
+    assert _hb(g, ids[1], 1, "unknown-instance") is Errors.UNKNOWN_MEMBER_ID
+    assert _commit(g, "someone-else", 1, "i1") is Errors.FENCED_INSTANCE_ID
+
+
+def test_errors_in_dead():
+    d, ids = _stable_group(2)
+    g = d.g
+    d.apply(g.mark_dead(20_000))
+    assert g.state is S.DEAD
+    assert _hb(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
+    assert _commit(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
+    assert _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert _one(g.join(JoinGroupRequest("c", "", (("range", 1),), 45_000, 1), 1), JoinGroupResponse).error \
+        is Errors.COORDINATOR_NOT_AVAILABLE
+
+
+def test_load_from_snapshot_is_stable_with_fresh_session_timers():
+    d, ids = _stable_group(3)
+    snap = d.g.snapshot()
+    g2, fx = ClassicGroup.load(snap, None, 50_000)
+    assert g2.state is S.STABLE and g2.generation_id == 1 and g2.leader_id == ids[0]
+    deadlines = {e.key: e.deadline_ms for e in fx if isinstance(e, ScheduleTimer)}
+    assert deadlines == {heartbeat_key(m): 95_000 for m in ids}
+    assert _one(g2.sync(SyncGroupRequest("c", ids[2], 1), 50_001), SyncGroupResponse).assignment == [ids[2]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["join", "leave", "hb", "tick"]), st.integers(0, 4),
+                          st.integers(1, 20_000)), min_size=1, max_size=40))
+def test_random_traffic_keeps_invariants(ops):
+    """Whatever members do, the state machine keeps its books consistent and only makes legal moves."""
+    d = Driver()
+    now = 0
+    known: dict[int, str] = {}
+    for op, who, dt in ops:
+        now += dt
+        d.advance(now)
+        client = f"c{who}"
+        if op == "join":
+            fx = d.join(client, now, known.get(who, ""))
+            for r in (e for e in fx if isinstance(e, JoinGroupResponse)):
+                if r.client == client and r.error in (Errors.MEMBER_ID_REQUIRED, Errors.NONE):
+                    known[who] = r.member_id
+        elif op == "leave" and who in known:
+            d.apply(d.g.leave(LeaveGroupRequest(client, ((known.pop(who), None),)), now))
+        elif op == "hb" and who in known:
+            d.apply(d.g.heartbeat(HeartbeatRequest(client, known[who], d.g.generation_id), now))
+        g = d.g
+        assert g.num_awaiting_join == sum(1 for m in g.members.values() if m.awaiting_join is not None)
+        assert (g.leader_id is None) == (not g.members) or g.leader_id in g.members
+        assert g.state is not S.STABLE or g.members
+        for e in d.out:
+            if isinstance(e, StateChanged):
+                assert e.old in e.new.valid_previous_states
