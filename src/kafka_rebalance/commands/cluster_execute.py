@@ -61,12 +61,12 @@ def _table(console, result: dict) -> None:
     t = Table(title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
                     f"replica moves, {_human(plan['bytes_moved'])}, throttle "
                     f"{_human(plan['throttle']) + '/s' if plan['throttle'] is not None else 'none'}")
-    for col in ("batch", "partitions", "replica moves", "bytes", "busiest broker slots", "est. s", "status"):
+    for col in ("batch", "partitions", "replica moves", "bytes", "busiest broker slots", "min s at throttle", "status"):
         t.add_column(col, justify="right" if col != "status" else "left")
     statuses = result.get("status") or {}
     for b in plan["batches"]:
         slots = max(b["broker_slots"].values(), default=0)
-        est = b["estimated_seconds"]
+        est = b["min_seconds"]
         t.add_row(str(b["index"] + 1), str(b["partitions"]), str(b["replica_moves"]), _human(b["bytes_moved"]),
                   str(slots), "-" if est is None else f"{est:.0f}", statuses.get(str(b["index"]), "planned"))
     console.print(t)

@@ -71,13 +71,13 @@ class ExecutionPlan:
 def batch_json(b: Batch, throttle: int | None) -> dict:
     return {"index": b.index, "partitions": len(b.moves), "replica_moves": sum(len(m.adding) for m in b.moves),
             "bytes_moved": b.bytes_moved, "broker_slots": {str(k): v for k, v in b.broker_load().items()},
-            "estimated_seconds": estimated_seconds(b, throttle), "throttle": b.throttle.to_json(),
+            "min_seconds": min_seconds(b, throttle), "throttle": b.throttle.to_json(),
             "reassignment": b.reassignment_json(),
             "moves": [{"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas),
                        "to": list(m.new_replicas), "size_bytes": m.size_bytes} for m in b.moves]}
 
 
-def estimated_seconds(b: Batch, throttle: int | None) -> float | None:
+def min_seconds(b: Batch, throttle: int | None) -> float | None:
     """Lower bound on the batch's duration: the busiest broker's bytes in or out at the throttle rate."""
     if not throttle:
         return None

@@ -195,7 +195,7 @@ class SimCluster:
             names = [t["name"] for t in requested]
         topics = []
         for name in names:
-            keys = sorted(k for k in st.partitions if k[0] == name)
+            keys = st.by_topic.get(name, [])
             if not keys:
                 topics.append({"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
                 continue

@@ -119,6 +119,9 @@ class ClusterState:
             size = p.load.size_bytes if p.load is not None else 0.0
             self.partitions[(p.topic, p.partition)] = PartitionState(
                 p.topic, p.partition, list(p.replicas), p.leader, list(p.isr), float(size), p.load)
+        self.by_topic: dict[str, list[tuple[str, int]]] = {}
+        for key in sorted(self.partitions):
+            self.by_topic.setdefault(key[0], []).append(key)
         self.reassignments: dict[tuple[str, int], Reassignment] = {}
         self.broker_configs: dict[int, dict[str, str]] = {b: {} for b in self.brokers}
         self.topic_configs: dict[str, dict[str, str]] = {t: {} for t, _ in self.partitions}
@@ -141,7 +144,7 @@ class ClusterState:
         return live[0].id if live else -1
 
     def topics(self) -> list[str]:
-        return sorted({t for t, _ in self.partitions})
+        return sorted(self.by_topic)
 
     def replicas_of(self, key: tuple[str, int]) -> list[int]:
         r = self.reassignments.get(key)
