@@ -120,7 +120,7 @@ def _materialize(snapshot: ClusterSnapshot, state: PlanState):
     parts: list[PartitionReplicas] = []
     changes = 0
     rep, rep0, lslot = state.rep, state.rep0, state.lslot
-    touched = set(np.nonzero((rep != rep0).any(axis=1) | (lslot != 0))[0].tolist())
+    touched = set(np.nonzero((rep != rep0).any(axis=1) | (lslot != 0) | (lslot != state.leader0))[0].tolist())
     for i, p in enumerate(snapshot.partitions):
         if i not in touched:
             new_leader = p.replicas[0] if (p.leader is None and state.can_lead(i, 0)) else p.leader
