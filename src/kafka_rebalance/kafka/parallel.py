@@ -372,13 +372,13 @@ class ParallelConsumer:
         out = []
         for tp in tps:
             state = self._states.get(tp)
-            if state is None or not state.needs_commit():
+            if state is None:
                 continue
             point = state.commit_point()
             if point.verdict is BudgetVerdict.DROP:
-                self.stats.maps_dropped += 1
-                if tp not in self._dropped_warned:
+                if tp not in self._dropped_warned:  # once per episode, even when the offset has not moved
                     self._dropped_warned.add(tp)
+                    self.stats.maps_dropped += 1
                     warnings.warn(OffsetMapDroppedWarning(
                         f"{tp[0]}-{tp[1]}: the map of {point.completed_above} completed offsets above "
                         f"{point.offset} exceeds offset.metadata.max.bytes={state.max_metadata_bytes}; "
@@ -386,7 +386,8 @@ class ParallelConsumer:
                         stacklevel=2)
             else:
                 self._dropped_warned.discard(tp)
-            out.append((tp, state, point))
+            if state.needs_commit():
+                out.append((tp, state, point))
         return out
 
     def commit(self, tps: Iterable[TP] | None = None) -> int:
