@@ -26,7 +26,8 @@ def cluster() -> ClusterSnapshot:
     for t, n in (("orders", 8), ("payments", 4)):
         for p in range(n):
             reps = (1 + p % 6, 1 + (p + 1) % 6, 1 + (p + 2) % 6)
-            parts.append(PartitionReplicas(t, p, reps, reps[0], reps, PartitionLoad(size_bytes=float((1 + p % 3) * MB))))
+            load = PartitionLoad(size_bytes=float((1 + p % 3) * MB))
+            parts.append(PartitionReplicas(t, p, reps, reps[0], reps, load))
     return ClusterSnapshot(brokers, tuple(parts))
 
 

@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from kafka_rebalance.kafka.admin import BROKER, DELETE, SET, TOPIC, APPEND, AdminError, KafkaAdmin, snapshot_from_bootstrap
+from kafka_rebalance.kafka.admin import (APPEND, BROKER, DELETE, SET, TOPIC, AdminError, KafkaAdmin,
+                                         snapshot_from_bootstrap)
 from kafka_rebalance.kafka.sim_cluster import SimCluster
 from kafka_rebalance.kafka.wire import Reader, WireClient, frame
 from kafka_rebalance.kafka.wire.protocol import frame_size

@@ -355,7 +355,10 @@ class KafkaAdmin:
             else:
                 items = [x for x in current.get(cname, "").split(",") if x]
                 new = [x for x in (value or "").split(",") if x]
-                items = items + [x for x in new if x not in items] if op == APPEND else [x for x in items if x not in new]
+                if op == APPEND:
+                    items = items + [x for x in new if x not in items]
+                else:
+                    items = [x for x in items if x not in new]
                 current[cname] = ",".join(items)
         req = AlterConfigsRequest[0](resources=[(resource_type, name, sorted(current.items()))], validate_only=False)
         node = int(name) if resource_type == BROKER else self._controller()

@@ -295,11 +295,9 @@ def default_state_path(plan_file: str) -> Path:
 
 def write_batch_files(plan: ExecutionPlan, out_dir: str) -> list[str]:
     """One `kafka-reassign-partitions.sh` JSON per batch (batch-001.json, ...)."""
-    from ..io_util import atomic_write_json as write
-
     paths = []
     for b in plan.batches:
         path = Path(out_dir) / f"batch-{b.index + 1:03d}.json"
-        write(path, reassignment_json(b.moves))
+        atomic_write_json(path, reassignment_json(b.moves))
         paths.append(str(path))
     return paths

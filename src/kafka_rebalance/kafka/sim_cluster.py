@@ -319,7 +319,8 @@ class SimCluster:
         st = self.state
         wanted = body.get("topics")
         keys = sorted(st.reassignments) if wanted is None else sorted(
-            (t["name"], p) for t in wanted for p in t.get("partition_indexes") or [] if (t["name"], p) in st.reassignments)
+            (t["name"], p) for t in wanted for p in t.get("partition_indexes") or []
+            if (t["name"], p) in st.reassignments)
         by_topic: dict[str, list[dict]] = {}
         for key in keys:
             r = st.reassignments[key]
@@ -347,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafka_rebalance.kafka.sim_cluster",
                                      description="Serve a cluster snapshot as a simulated Kafka cluster on 127.0.0.1.")
     parser.add_argument("--snapshot", required=True, help="cluster snapshot JSON (or kafka-topics --describe text)")
-    parser.add_argument("--port", type=int, default=0, help="port of the first broker; broker k on PORT+k (0: free ports)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="port of the first broker; broker k on PORT+k (0: free ports)")
     parser.add_argument("--speedup", type=float, default=1.0, help="virtual seconds per wall second")
     parser.add_argument("--bandwidth", type=float, default=100e6, help="unthrottled replication bytes/s per broker")
     args = parser.parse_args(argv)
