@@ -95,6 +95,15 @@ def test_own_codec_describe_cluster_and_api_versions(sim):
             assert [(b["broker_id"], b["rack"]) for b in dc["brokers"]] == [(i, "abc"[i % 3]) for i in range(1, 7)]
         md = c.call(M.METADATA, 1, {"topics": [{"name": "nope"}]})
         assert md["topics"][0]["error_code"] == 3
+        # IncrementalAlterConfigs v1 is flexible (compact strings, tagged fields): Java's admin would send it.
+        ia = c.call(M.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [
+            {"resource_type": 2, "resource_name": "orders", "configs": [
+                {"name": "follower.replication.throttled.replicas", "config_operation": 0, "value": "1:4"}]}]})
+        assert ia["responses"][0]["error_code"] == 0
+        assert sim.state.topic_configs["orders"] == {"follower.replication.throttled.replicas": "1:4"}
+        logs = c.call(M.DESCRIBE_LOG_DIRS, 1, {"topics": [{"topic": "orders", "partitions": [0, 1, 5]}]})
+        sizes = {p["partition_index"]: p["partition_size"] for p in logs["results"][0]["topics"][0]["partitions"]}
+        assert sizes == {0: 1 * MB, 1: 2 * MB}  # broker 3 holds orders-0 and orders-1, not orders-5
     # An ApiVersions version the broker does not know: v0 body with UNSUPPORTED_VERSION, as Kafka answers.
     with socket.create_connection(("127.0.0.1", sim.ports[1]), timeout=5) as s:
         head = M.REQUEST_HEADER.encode(2, {"request_api_key": 18, "request_api_version": 9, "correlation_id": 5,
