@@ -27,6 +27,7 @@ class SimulationResult:
     summary: dict
     events: list[dict] = field(default_factory=list)
     simulated_events: int = 0
+    paused_ms_by_member: dict[str, int] = field(default_factory=dict)
 
 
 def simulate(doc: Mapping[str, Any] | Scenario, *, progress: Callable[[int, int], None] | None = None,
@@ -52,7 +53,7 @@ def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | No
     summary = world.run(cb)
     if progress is not None:
         progress(sc.duration_ms, sc.duration_ms)
-    return SimulationResult(summary, events, world.loop.processed)
+    return SimulationResult(summary, events, world.loop.processed, dict(world.paused_by_member))
 
 
 # --compare: the same scenario under each protocol choice.

@@ -54,7 +54,7 @@ class ClassicCoordinator:
         self.up_at = 0
         self.store = SimOffsetsStore(g.id)
         self.by_member_id: dict[str, str] = {}  # member id -> member name (the simulator's routing table)
-        self.hb_history: dict[str, tuple[int, int]] = {}  # member id -> (heartbeat phase base, stop time)
+        self.hb_history: dict[str, tuple] = {}  # member id -> (phase base, stop time, generation, client)
 
     # ------------------------------------------------------------- requests
 
@@ -172,12 +172,12 @@ class ClassicCoordinator:
             return False
         lat = w.sc.network_latency_ms
         if m.member_id == member_id and m.heartbeating():
-            hb_base, stop = m.hb_base, now
+            hb_base, stop, generation, client = m.hb_base, now, m.generation, m.client
         else:
             hist = self.hb_history.get(member_id)
             if hist is None:
                 return False
-            hb_base, stop = hist
+            hb_base, stop, generation, client = hist
         if stop - lat < hb_base:
             return False
         hb = w.sc.group.heartbeat_interval_ms
@@ -185,15 +185,15 @@ class ClassicCoordinator:
         member = g.members.get(member_id)
         if member is None or sent + member.session_timeout_ms <= now:
             return False
-        fx = g.heartbeat(HeartbeatRequest(m.client, member_id, m.generation, m.instance_id), sent)
+        fx = g.heartbeat(HeartbeatRequest(client, member_id, generation, m.instance_id), sent)
         rescheduled = any(type(e) is ScheduleTimer for e in fx)
         self.apply(fx)
         return rescheduled
 
-    def heartbeat_stopped(self, member_id: str, hb_base: int, now: int) -> None:
+    def heartbeat_stopped(self, member_id: str, hb_base: int, now: int, generation: int, client: str) -> None:
         """A member's heartbeat thread stopped (crash, close, poll timeout): remember its last phase."""
         if member_id:
-            self.hb_history[member_id] = (hb_base, now)
+            self.hb_history[member_id] = (hb_base, now, generation, client)
 
     # ------------------------------------------------------------- failover
 

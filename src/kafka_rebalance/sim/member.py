@@ -134,7 +134,7 @@ class SimMember:
 
     def _stop_heartbeats(self) -> None:
         if self.heartbeating():
-            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.w.loop.now)
+            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.w.loop.now, self.generation, self.client)
 
     def _die(self, kind: str) -> None:
         now = self.w.loop.now

@@ -46,6 +46,7 @@ class Simulation:
         self.timeline: list[dict] = []
         self.pending_cause = "initial join"
         self.member_paused_ms = 0
+        self.paused_by_member: dict[str, int] = {}
         self.partitions_moved = 0
         self.revocations = 0
         self.duplicates = 0
@@ -116,7 +117,10 @@ class Simulation:
         self.avail_owner[p] = name
 
     def add_paused(self, m: SimMember, ms: int) -> None:
-        self.member_paused_ms += max(ms, 0)
+        if ms > 0:
+            self.member_paused_ms += ms
+            self.paused_by_member[m.name] = self.paused_by_member.get(m.name, 0) + ms
+            self.emit("paused", m.name, m.generation, detail={"ms": ms, "since_ms": self.loop.now - ms})
 
     def record_processed(self, p: int, a: int, b: int) -> None:
         if b > a:
