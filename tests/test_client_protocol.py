@@ -1,0 +1,113 @@
+"""Consumer-side decisions: protocol choice, revocation, error handling (ConsumerCoordinator semantics)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_rebalance.group import consumer_client as cc
+from kafka_rebalance.group.consumer_client import MemberState, RebalanceProtocol
+from kafka_rebalance.group.errors import Errors
+from kafka_rebalance.model import TopicPartition
+
+TP = [TopicPartition("t", i) for i in range(8)]
+
+
+@pytest.mark.parametrize("assignors, expected", [
+    (["range"], RebalanceProtocol.EAGER),
+    (["cooperative-sticky"], RebalanceProtocol.COOPERATIVE),
+    (["range", "cooperative-sticky"], RebalanceProtocol.EAGER),  # Kafka's default list runs eager
+    (["cooperative-sticky", "range"], RebalanceProtocol.EAGER),
+    (["sticky", "roundrobin"], RebalanceProtocol.EAGER),
+])
+def test_protocol_is_highest_common(assignors, expected):
+    assert cc.choose_protocol(assignors) is expected
+
+
+def test_no_assignor_is_an_error():
+    with pytest.raises(ValueError):
+        cc.choose_protocol([])
+
+
+def test_eager_revokes_everything_before_rejoin_and_commits_first():
+    prep = cc.on_join_prepare(TP[:3], RebalanceProtocol.EAGER, generation_valid=True, auto_commit=True)
+    assert prep.commit_first and prep.revoked == tuple(TP[:3]) and prep.lost == ()
+
+
+def test_cooperative_revokes_nothing_before_rejoin():
+    prep = cc.on_join_prepare(TP[:3], RebalanceProtocol.COOPERATIVE, generation_valid=True, auto_commit=True)
+    assert prep.revoked == () and prep.lost == () and prep.commit_first
+
+
+def test_lost_membership_loses_partitions_without_commit():
+    for proto in RebalanceProtocol:
+        prep = cc.on_join_prepare(TP[:2], proto, generation_valid=False, auto_commit=True)
+        assert prep.lost == tuple(TP[:2]) and prep.revoked == () and not prep.commit_first
+
+
+def test_cooperative_join_complete_revokes_only_what_moves_then_rejoins():
+    done = cc.on_join_complete(TP[:4], TP[2:6], RebalanceProtocol.COOPERATIVE)
+    assert done.revoked == (TP[0], TP[1]) and done.added == (TP[4], TP[5]) and done.rejoin
+    done = cc.on_join_complete(TP[:4], TP[:4] + TP[6:7], RebalanceProtocol.COOPERATIVE)
+    assert done.revoked == () and done.added == (TP[6],) and not done.rejoin
+
+
+def test_eager_join_complete_assigns_all():
+    done = cc.on_join_complete((), TP[:3], RebalanceProtocol.EAGER)
+    assert done.added == tuple(TP[:3]) and done.owned == tuple(TP[:3]) and not done.rejoin
+
+
+def test_cooperative_adjust_withholds_partitions_changing_owner():
+    owned_by = {TP[0]: "a", TP[1]: "a", TP[2]: "b"}
+    out = cc.cooperative_adjust({"a": [TP[0]], "b": [TP[1], TP[2], TP[3]]}, owned_by)
+    assert out == {"a": [TP[0]], "b": [TP[2], TP[3]]}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(TP), st.sampled_from("abc")),
+       st.dictionaries(st.sampled_from(TP), st.sampled_from("abc")))
+def test_cooperative_adjust_never_double_owns(owned_by, target_owner):
+    assignment: dict[str, list[TopicPartition]] = {m: [] for m in "abc"}
+    for tp, m in target_owner.items():
+        assignment[m].append(tp)
+    adjusted = cc.cooperative_adjust(assignment, owned_by)
+    for m, tps in adjusted.items():
+        for tp in tps:
+            assert owned_by.get(tp, m) == m  # only unowned or already-owned partitions are handed out
+
+
+@pytest.mark.parametrize("error, action", [
+    (Errors.NONE, cc.HeartbeatAction.CONTINUE),
+    (Errors.REBALANCE_IN_PROGRESS, cc.HeartbeatAction.REJOIN),
+    (Errors.ILLEGAL_GENERATION, cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN),
+    (Errors.UNKNOWN_MEMBER_ID, cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN),
+    (Errors.NOT_COORDINATOR, cc.HeartbeatAction.FIND_COORDINATOR),
+    (Errors.COORDINATOR_NOT_AVAILABLE, cc.HeartbeatAction.FIND_COORDINATOR),
+    (Errors.FENCED_INSTANCE_ID, cc.HeartbeatAction.FATAL),
+])
+def test_heartbeat_error_handling(error, action):
+    assert cc.on_heartbeat_error(error) is action
+
+
+def test_commit_errors_map_to_kafka_exceptions():
+    o = cc.on_commit_error(Errors.REBALANCE_IN_PROGRESS, generation_unchanged=True, state=MemberState.STABLE)
+    assert o.exception is cc.RebalanceInProgressException and o.request_rejoin and not o.reset_generation
+    o = cc.on_commit_error(Errors.ILLEGAL_GENERATION, generation_unchanged=True, state=MemberState.STABLE)
+    assert o.exception is cc.CommitFailedException and o.reset_generation and not o.reset_member_id
+    o = cc.on_commit_error(Errors.UNKNOWN_MEMBER_ID, generation_unchanged=True, state=MemberState.STABLE)
+    assert o.exception is cc.CommitFailedException and o.reset_member_id
+    # the member already rejoined under a new generation: it is told to finish the rebalance, not that it failed
+    o = cc.on_commit_error(Errors.ILLEGAL_GENERATION, generation_unchanged=False,
+                           state=MemberState.PREPARING_REBALANCE)
+    assert o.exception is cc.RebalanceInProgressException
+    o = cc.on_commit_error(Errors.FENCED_INSTANCE_ID, generation_unchanged=True, state=MemberState.STABLE)
+    assert o.exception is cc.FencedInstanceIdException
+    o = cc.on_commit_error(Errors.NOT_COORDINATOR, generation_unchanged=True, state=MemberState.STABLE)
+    assert o.exception is cc.RetriableCommitFailedException and o.coordinator_unknown
+    assert cc.on_commit_error(Errors.NONE, generation_unchanged=True, state=MemberState.STABLE).exception is None
+
+
+def test_poll_timeout_leave_only_for_dynamic_members():
+    assert cc.should_leave_on_poll_timeout(is_static=False)
+    assert not cc.should_leave_on_poll_timeout(is_static=True)
