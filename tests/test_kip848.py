@@ -422,8 +422,9 @@ def test_conflicting_ownership_is_refused():
 
 # --- property: never two owners --------------------------------------------------------------------
 
-ACTIONS = st.lists(st.tuples(st.sampled_from(["hb", "finish", "join", "leave", "crash", "tick", "wait"]),
-                             st.integers(0, 4)), min_size=5, max_size=60)
+ACTIONS = st.lists(st.tuples(st.sampled_from(["hb", "hb", "hb", "finish", "finish", "revoked", "join", "join",
+                                              "leave", "crash", "tick", "wait"]),
+                             st.integers(0, 4)), min_size=5, max_size=80)
 
 
 @settings(max_examples=60, deadline=None)
@@ -444,6 +445,8 @@ def test_no_partition_ever_owned_by_two_members(actions, assignor, static):
             h.hb(n)
         elif action == "finish" and c.state is ClientState.RECONCILING:
             h.finish(n)
+        elif action == "revoked" and c.state is ClientState.RECONCILING:
+            h.clients[n] = revocation_done(c)
         elif action == "leave":
             h.group, _, _ = heartbeat(h.group, leave_request(c), h.now, CFG)
             h.clients[n] = on_left(c)
@@ -458,3 +461,25 @@ def test_no_partition_ever_owned_by_two_members(actions, assignor, static):
                         if cl.member_id == e.member_id and cl.state is not ClientState.LEFT:
                             h.clients[name] = on_left(cl)
         check_invariants(h)
+
+
+def test_coordinator_failover_within_session_timeout_keeps_the_group():
+    from kafka_rebalance.group.consumer_group import on_loaded, persisted
+
+    h = Harness()
+    h.join("a")
+    h.join("b")
+    h.settle()
+    epoch = h.group.group_epoch
+    owned = {n: h.owned(n) for n in "ab"}
+    stored = persisted(h.group)
+    assert all(m.session_deadline_ms is None for m in stored.members.values())
+    h.now += 30_000  # the old coordinator is gone for 30 s; the new one loads the group
+    h.group, eff = on_loaded(stored, h.now, CFG)
+    assert {e.member_id for e in eff} == {"a", "b"}
+    h.now += 10_000  # members find the new coordinator within the session timeout
+    h.group, eff = expire_timers(h.group, h.now)
+    assert eff == []
+    h.settle()
+    assert h.group.group_epoch == epoch
+    assert {n: h.owned(n) for n in "ab"} == owned

@@ -7,6 +7,8 @@ Every transition is `(group, input, now_ms) -> (group, response, effects)`:
     on_session_timeout(group, member_id, now_ms)                 -> (group, [Effect])
     on_rebalance_timeout(group, member_id, member_epoch, now_ms)  -> (group, [Effect])
     expire_timers(group, now_ms)  fires every due timer (a convenience for drivers)
+    persisted(group) / on_loaded(group, now_ms)  coordinator failover: what the log keeps, and
+                                  the timers a new coordinator arms when it loads the group
     update_topics(group, topics)  a new metadata image (e.g. partitions added)
     group_view(group)             the offsets.GroupView for OffsetCommit/Fetch validation
 
@@ -62,7 +64,7 @@ from .consumer_group_target import compute_target_assignment, preferred_assignor
 from .errors import Errors
 
 __all__ = ["IllegalStateError", "heartbeat", "on_session_timeout", "on_rebalance_timeout", "expire_timers",
-           "update_topics", "group_view", "new_group"]
+           "next_deadline", "persisted", "on_loaded", "update_topics", "group_view", "new_group"]
 
 
 class IllegalStateError(RuntimeError):
@@ -438,6 +440,31 @@ def next_deadline(group: ConsumerGroup) -> int | None:
     ds = [d for m in group.members.values() for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
           if d is not None]
     return min(ds) if ds else None
+
+
+def persisted(group: ConsumerGroup) -> ConsumerGroup:
+    """The group as its records persist it: everything but the timers, which live only in memory."""
+    members = {mid: dataclasses.replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
+               for mid, m in group.members.items()}
+    return dataclasses.replace(group, members=members)
+
+
+def on_loaded(group: ConsumerGroup, now_ms: int,
+              config: ConsumerGroupConfig = ConsumerGroupConfig()) -> tuple[ConsumerGroup, list[Effect]]:
+    """A new coordinator loaded the group (GroupMetadataManager.onLoaded): every member gets a fresh
+    session timeout, members still revoking a fresh rebalance timeout. Members that come back within
+    the session timeout carry on without a rebalance."""
+    members: dict[str, ConsumerGroupMember] = {}
+    effects: list[Effect] = []
+    for mid, m in group.members.items():
+        deadline = now_ms + config.session_timeout_ms
+        effects.append(ScheduleSessionTimeout(mid, deadline))
+        rebalance_deadline = None
+        if m.state is MemberState.UNREVOKED_PARTITIONS:
+            rebalance_deadline = now_ms + m.rebalance_timeout_ms
+            effects.append(ScheduleRebalanceTimeout(mid, m.member_epoch, rebalance_deadline))
+        members[mid] = dataclasses.replace(m, session_deadline_ms=deadline, rebalance_deadline_ms=rebalance_deadline)
+    return dataclasses.replace(group, members=members), effects
 
 
 def update_topics(group: ConsumerGroup, topics: Mapping[str, TopicMetadata]) -> ConsumerGroup:

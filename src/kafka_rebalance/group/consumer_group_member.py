@@ -5,7 +5,11 @@ A member heartbeats every `heartbeat_interval_ms`; the first heartbeat (epoch
 response carries an assignment different from what the member owns, the
 member *reconciles*: it revokes `owned - target` (commit offsets,
 onPartitionsRevoked), then takes `target - owned` (onPartitionsAssigned) and
-acknowledges with an immediate heartbeat reporting its new partitions. The
+acknowledges with an immediate heartbeat reporting its new partitions.
+`owned` is what the member holds and reports in its heartbeats (Kafka's
+subscriptions.assignedPartitions): the revoked partitions until the
+revocation is done, the target from then on (new partitions may still be
+waiting for onPartitionsAssigned before they are fetched). The
 coordinator only ever sends partitions nobody else holds, so keeping
 partitions never stops processing: only the revoked ones pause.
 
@@ -118,14 +122,18 @@ def _start(m: ConsumerMember, target: frozenset[TopicPartition]) -> tuple[Consum
     if target == m.owned:
         return m, None
     rec = Reconciliation(target, m.owned - target, target - m.owned, m.member_epoch)
-    return dataclasses.replace(m, state=ClientState.RECONCILING, reconciling=rec), rec
+    # With nothing to revoke the new partitions are the member's at once (Kafka marks them assigned,
+    # awaiting onPartitionsAssigned, and reports them); otherwise only after the revocation.
+    owned = target if not rec.revoke else m.owned
+    return dataclasses.replace(m, state=ClientState.RECONCILING, reconciling=rec, owned=owned), rec
 
 
 def revocation_done(m: ConsumerMember) -> ConsumerMember:
-    """The revoked partitions are released (callback and commit done) but new ones not yet taken."""
+    """Revocation finished (offsets committed, onPartitionsRevoked returned): the member now holds and
+    reports its target; onPartitionsAssigned for `reconciling.assign` may still be running."""
     if m.reconciling is None:
         return m
-    return dataclasses.replace(m, owned=m.owned - m.reconciling.revoke)
+    return dataclasses.replace(m, owned=m.reconciling.target)
 
 
 def complete_reconciliation(m: ConsumerMember) -> tuple[ConsumerMember, Reconciliation | None]:
