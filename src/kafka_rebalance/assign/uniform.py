@@ -17,11 +17,19 @@ metadata image), and members are iterated in the order of the group's
 from __future__ import annotations
 
 import hashlib
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
+
+import numpy as np
 
 from ..model import Assignment, GroupSpec, TopicPartition
-from .javacompat import JavaHashMap, JavaHashSet
+from .javacompat import JavaHashMap, JavaHashSet, string_hash
+from .range import new_topic_partitions, subscriber_matrix
+
+_TOPIC = attrgetter("topic")
+_PARTITION = attrgetter("partition")
 
 
 def _int32(x: int) -> int:
@@ -63,22 +71,109 @@ def topic_id_hash(name: str) -> int:
 
 @dataclass(slots=True)
 class UniformGroup:
-    """The assignor's view of the group (Kafka's GroupSpec + SubscribedTopicDescriber)."""
+    """The assignor's view of the group (Kafka's GroupSpec + SubscribedTopicDescriber), as arrays.
 
-    member_ids: list[str]  # in HashMap iteration order (groupSpec.memberIds())
-    subscriptions: dict[str, list[str]]  # member -> subscribed existing topics, distinct, in order given
-    subscribed_names: dict[str, tuple[str, ...]]  # member -> subscribed topic names as given (may be absent)
-    partitions: dict[str, int]  # topic -> partition count (topics in metadata)
-    owned: dict[str, tuple[TopicPartition, ...]]  # member -> current assignment, in order given
-    instance_ids: dict[str, str | None]
+    Topics are the subscribed topics present in metadata, numbered 0..T-1;
+    partition p of topic j has the flat index `base[j] + p`. Members are
+    numbered in HashMap iteration order (groupSpec.memberIds()).
+    """
+
+    member_ids: list[str]
+    subscriptions: list[list[str]]  # per member: subscribed topics in metadata, distinct, as given
+    subscribed_names: list[tuple[str, ...]]  # per member: subscribed topic names as given (may be absent)
+    owned: list[tuple[TopicPartition, ...]]  # per member: current assignment, in order given
+    topics: list[str]
+    topic_index: dict[str, int]
+    counts: np.ndarray  # partitions per topic
+    base: np.ndarray  # flat index of each topic's partition 0
+    subscribed: np.ndarray  # bool [member, topic]
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    def flat_topic(self, flat: np.ndarray) -> np.ndarray:
+        """Topic index of each flat partition index."""
+        return np.searchsorted(self.base, flat, side="right") - 1
+
+    def topic_partitions(self, flat: np.ndarray) -> list[TopicPartition]:
+        """TopicPartition objects for flat indices, in that order."""
+        if len(flat) == 0:
+            return []
+        tix = self.flat_topic(flat)
+        names = np.array(self.topics, dtype=object)[tix].tolist()
+        return new_topic_partitions(names, (flat - self.base[tix]).tolist())
+
+
+@dataclass(slots=True)
+class OwnedArrays:
+    """Every member's current assignment flattened: one row per owned entry, members in order."""
+
+    member: np.ndarray  # member index of the entry
+    topic: np.ndarray  # topic index, -1 when the topic is not a subscribed topic in metadata
+    partition: np.ndarray
+    flat: np.ndarray  # flat partition index, -1 when the entry is not a partition of a known topic
+    first: np.ndarray  # bool: first occurrence of (member, flat) among valid entries
+    objects: list[TopicPartition]  # the entries' TopicPartition objects (reused for kept partitions)
 
 
 def member_iteration_order(spec: GroupSpec) -> list[str]:
     """Member ids as a `HashMap<String, ...>` filled in `spec.members` order iterates them."""
+    ids = [m.member_id for m in spec.members]
+    fast = _plain_hashmap_order(ids)
+    if fast is not None:
+        return fast
     m = JavaHashMap()
-    for member in spec.members:
-        m.put(member.member_id, True)
+    for mid in ids:
+        m.put(mid, True)
     return list(m.keys())
+
+
+def _string_hashes(keys: list[str]) -> np.ndarray:
+    """`String.hashCode()` of each key as unsigned 32-bit values; ASCII keys of one length at a time in numpy."""
+    n = len(keys)
+    out = np.zeros(n, dtype=np.int64)
+    by_length: dict[int, list[int]] = {}
+    for i, k in enumerate(keys):
+        if k.isascii():
+            by_length.setdefault(len(k), []).append(i)
+        else:
+            out[i] = string_hash(k) & 0xFFFFFFFF
+    for length, idx in by_length.items():
+        if length == 0:
+            continue
+        codes = np.frombuffer("".join(keys[i] for i in idx).encode("ascii"), dtype=np.uint8)
+        codes = codes.reshape(len(idx), length).astype(np.uint32)
+        powers = np.array([pow(31, length - 1 - j, 1 << 32) for j in range(length)], dtype=np.uint32)
+        # uint32 products and sums wrap mod 2**32, like Java int arithmetic
+        out[np.array(idx)] = (codes * powers).sum(axis=1, dtype=np.uint32).astype(np.int64)
+    return out
+
+
+def _plain_hashmap_order(keys: list[str]) -> list[str] | None:
+    """Iteration order of `new HashMap<>()` after `put`s of distinct keys, or None if a bin treeified.
+
+    Without tree bins the order is bucket by bucket (spread hash & (capacity - 1)),
+    insertion order within a bucket (resizes split bins keeping order). A bin
+    treeifies only on reaching 9 nodes; if that may have happened at any
+    capacity the table went through, the caller falls back to JavaHashMap.
+    """
+    n = len(keys)
+    if n == 0:
+        return []
+    h = _string_hashes(keys)
+    spread = h ^ (h >> 16)
+    cap = 16
+    while True:
+        threshold = int(cap * 0.75)
+        present = min(n, threshold + 1)  # the put that crosses the threshold happens at this capacity
+        if np.bincount(spread[:present] & (cap - 1)).max() > 8:
+            return None
+        if n <= threshold:
+            break
+        cap <<= 1
+    order = np.lexsort((np.arange(n), spread & (cap - 1)))
+    return [keys[i] for i in order.tolist()]
 
 
 def current_assignment(owned: tuple[TopicPartition, ...]) -> list[tuple[str, list[int]]]:
@@ -99,28 +194,58 @@ def _new_set(_key: object) -> JavaHashSet:
 
 
 def group_view(spec: GroupSpec) -> UniformGroup:
-    partitions = {name: t.partitions for name, t in spec.topics.items()}
-    subs = {m.member_id: [t for t in dict.fromkeys(m.topics) if t in partitions] for m in spec.members}
+    by_id = {m.member_id: m for m in spec.members}
+    ids = member_iteration_order(spec)
+    members = [by_id[i] for i in ids]
+    # members with equal subscriptions share one list
+    known: dict[tuple[str, ...], list[str]] = {}
+    for topics in dict.fromkeys(m.topics for m in members):
+        known[topics] = [t for t in dict.fromkeys(topics) if t in spec.topics]
+    subs = [known[m.topics] for m in members]
+    topic_names = list(dict.fromkeys(t for lst in known.values() for t in lst))
+    counts = np.array([spec.topics[t].partitions for t in topic_names], dtype=np.int64)
+    base = np.zeros(len(topic_names), dtype=np.int64)
+    if len(topic_names) > 1:
+        base[1:] = np.cumsum(counts)[:-1]
     return UniformGroup(
-        member_ids=member_iteration_order(spec),
+        member_ids=ids,
         subscriptions=subs,
-        subscribed_names={m.member_id: m.topics for m in spec.members},
-        partitions=partitions,
-        owned={m.member_id: m.owned for m in spec.members},
-        instance_ids={m.member_id: m.instance_id for m in spec.members},
+        subscribed_names=[m.topics for m in members],
+        owned=[m.owned for m in members],
+        topics=topic_names,
+        topic_index={t: j for j, t in enumerate(topic_names)},
+        counts=counts,
+        base=base,
+        subscribed=subscriber_matrix(members, topic_names),
     )
+
+
+def flatten_owned(group: UniformGroup) -> OwnedArrays:
+    """All owned entries as arrays; entries of unknown topics or out-of-range partitions get flat -1."""
+    lens = [len(o) for o in group.owned]
+    objects = [tp for o in group.owned for tp in o]
+    n = len(objects)
+    member = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+    topic = np.fromiter(map(group.topic_index.get, map(_TOPIC, objects), itertools.repeat(-1, n)),
+                        dtype=np.int64, count=n)
+    partition = np.fromiter(map(_PARTITION, objects), dtype=np.int64, count=n)
+    ok = topic >= 0
+    ok[ok] = (partition[ok] >= 0) & (partition[ok] < group.counts[topic[ok]])
+    flat = np.full(n, -1, dtype=np.int64)
+    flat[ok] = group.base[topic[ok]] + partition[ok]
+    first = np.zeros(n, dtype=bool)
+    if n:
+        key = member * (group.total + 1) + flat
+        idx = np.flatnonzero(ok)
+        _, first_pos = np.unique(key[idx], return_index=True)
+        first[idx[first_pos]] = True
+    return OwnedArrays(member, topic, partition, flat, first, objects)
 
 
 def is_homogeneous(group: UniformGroup) -> bool:
     """SubscriptionType.HOMOGENEOUS: every member subscribes to the same topic ids."""
-    first = None
-    for subs in group.subscriptions.values():
-        s = frozenset(subs)
-        if first is None:
-            first = s
-        elif s != first:
-            return False
-    return True
+    distinct = {frozenset(s) for s in {id(s): s for s in group.subscriptions}.values()}
+    return len(distinct) <= 1
 
 
 class UniformAssignor:

@@ -15,8 +15,10 @@ including its `MemberAssignmentBalancer` ranges.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..model import TopicPartition
-from .uniform import UniformGroup, topic_id
+from .uniform import UniformGroup, flatten_owned, topic_id
 
 MAX_ITERATION_COUNT = 16
 
@@ -39,10 +41,11 @@ class _Balancer:
         self.next_most = -1
 
     def initialize(self, members: list[int]) -> int:
-        if not members:
+        if len(members) == 0:
             raise ValueError("Cannot balance an empty subscriber list.")
         sizes = self.sizes
-        sm = sorted(members, key=lambda i: (sizes[i], i))
+        members = np.asarray(members)
+        sm = members[np.lexsort((members, sizes[members]))].tolist()
         self.sorted_members = sm
         self.least_end = 0
         self.least_count = sizes[sm[0]] - 1
@@ -97,115 +100,122 @@ class _Balancer:
 
 
 class _Builder:
+    """The builder's state: partition owners and member sizes as arrays over flat partition indices."""
+
     def __init__(self, group: UniformGroup) -> None:
-        self.member_ids = list(group.member_ids)
-        self.partitions = group.partitions
-        self.subscriptions = group.subscriptions
-        self.owned = group.owned
-        n = len(self.member_ids)
-        self.sizes = [0] * n
-        self.subscribers: dict[str, list[int]] = {}
-        for idx, m in enumerate(self.member_ids):
-            for t in self.subscriptions[m]:
-                self.subscribers.setdefault(t, []).append(idx)
-        self.owners: dict[str, list[int]] = {t: [-1] * self.partitions[t] for t in self.subscribers}
-        # target assignment: member index -> topic -> partitions
-        self.target: list[dict[str, set[int]]] = [{} for _ in range(n)]
+        self.group = group
+        n = len(group.member_ids)
+        self.sizes = np.zeros(n, dtype=np.int64)
+        self.owners = np.full(group.total, -1, dtype=np.int64)
+        self.subscribers = [np.flatnonzero(group.subscribed[:, j]) for j in range(len(group.topics))]
+        # Conflicts (one partition in two members' current assignments): the later
+        # member becomes its owner, the earlier one keeps it in its target too.
+        self.leftovers: dict[int, set[int]] = {}
+        self.owned = flatten_owned(group)
+        self.keep = np.zeros(0, dtype=bool)
 
     # -- ordering ----------------------------------------------------------------
 
-    def _topic_sort_key(self, t: str):
-        n, s = self.partitions[t], len(self.subscribers[t])
-        return (-(n / s), s, topic_id(t))
+    def _topic_sort_key(self, j: int):
+        n, s = int(self.group.counts[j]), len(self.subscribers[j])
+        return (-(n / s), s, topic_id(self.group.topics[j]))
 
-    def sorted_topics(self, topics) -> list[str]:
+    def sorted_topics(self, topics) -> list[int]:
         return sorted(topics, key=self._topic_sort_key)
 
     # -- steps ---------------------------------------------------------------------
 
     def revoke_unsubscribed(self) -> None:
-        """maybeRevokePartitions: keep current partitions of still-subscribed topics."""
-        for idx, m in enumerate(self.member_ids):
-            subs = set(self.subscriptions[m])
-            tgt = self.target[idx]
-            for tp in self.owned[m]:
-                t = tp.topic
-                if t not in subs:
-                    continue
-                owners = self.owners[t]
-                p = tp.partition
-                if p >= len(owners):
-                    continue  # beyond the topic's partition count: not a partition any more
-                parts = tgt.get(t)
-                if parts is None:
-                    parts = tgt[t] = set()
-                if p in parts:
-                    continue
-                parts.add(p)
-                self.sizes[idx] += 1
-                owners[p] = idx
+        """maybeRevokePartitions: keep current partitions of still-subscribed topics.
 
-    def unassigned(self) -> dict[str, list[int]]:
-        out = {}
-        for t, owners in self.owners.items():
-            free = [p for p, o in enumerate(owners) if o == -1]
-            if free:
-                out[t] = free
-        return out
+        Entries beyond a topic's partition count are dropped (Kafka would fail on them).
+        """
+        ow = self.owned
+        keep = ow.first.copy()
+        keep[keep] = self.group.subscribed[ow.member[keep], ow.topic[keep]]
+        self.keep = keep
+        km, kf = ow.member[keep], ow.flat[keep]
+        self.sizes += np.bincount(km, minlength=len(self.sizes))
+        if len(kf):
+            # members are in order, so the last entry for a partition is its owner
+            uniq, pos = np.unique(kf[::-1], return_index=True)
+            self.owners[uniq] = km[::-1][pos]
+            lost = self.owners[kf] != km
+            for m, f in zip(km[lost].tolist(), kf[lost].tolist()):
+                self.leftovers.setdefault(m, set()).add(f)
 
-    def assign_partition(self, t: str, p: int, idx: int) -> None:
-        owners = self.owners[t]
-        old = owners[p]
+    def assign_remaining(self) -> None:
+        """assignRemainingPartitions: deal each topic's free partitions to its least loaded subscribers."""
+        g = self.group
+        free_by_topic = {}
+        for j in range(len(g.topics)):
+            seg = self.owners[g.base[j]:g.base[j] + g.counts[j]]
+            free = np.flatnonzero(seg == -1)
+            if len(free):
+                free_by_topic[j] = free + g.base[j]
+        sizes, owners = self.sizes, self.owners
+        for j in self.sorted_topics(free_by_topic):
+            subs = self.subscribers[j]
+            sm = subs[np.lexsort((subs, sizes[subs]))]
+            level_sizes = sizes[sm]
+            parts = free_by_topic[j]
+            # MemberAssignmentBalancer.nextLeastLoadedMember, a whole pass over the range at a time
+            level = int(level_sizes[0]) - 1
+            end = nxt = i = 0
+            k = len(parts)
+            while i < k:
+                if nxt >= end:
+                    level += 1
+                    end = int(np.searchsorted(level_sizes, level, side="right"))
+                    nxt = 0
+                take = min(end - nxt, k - i)
+                chunk = sm[nxt:nxt + take]
+                owners[parts[i:i + take]] = chunk
+                sizes[chunk] += 1
+                nxt += take
+                i += take
+
+    def move_partition(self, flat: int, idx: int) -> None:
+        """assignPartition for an owned partition: revoke from its owner, give to idx."""
+        old = int(self.owners[flat])
         if old != -1:
-            parts = self.target[old].get(t)
-            if parts is not None:
-                parts.discard(p)
-                if not parts:
-                    del self.target[old][t]
             self.sizes[old] -= 1
-        tgt = self.target[idx]
-        parts = tgt.get(t)
-        if parts is None:
-            parts = tgt[t] = set()
-        parts.add(p)
-        owners[p] = idx
+            if self.leftovers and old in self.leftovers:
+                self.leftovers[old].discard(flat)
+        self.owners[flat] = idx
         self.sizes[idx] += 1
 
-    def assign_remaining(self, unassigned: dict[str, list[int]]) -> None:
-        balancer = _Balancer(self.sizes)
-        for t in self.sorted_topics(unassigned):
-            balancer.initialize(self.subscribers[t])
-            for p in unassigned[t]:
-                self.assign_partition(t, p, balancer.next_least_loaded())
-
     def balance(self) -> None:
-        topics = [t for t in self.subscribers if len(self.subscribers[t]) >= 2]
+        topics = [j for j in range(len(self.group.topics)) if len(self.subscribers[j]) >= 2]
         if not topics:
             return
         ordered = self.sorted_topics(topics)
         last = -1
         balancer = _Balancer(self.sizes)
         for _ in range(MAX_ITERATION_COUNT):
-            for i, t in enumerate(ordered):
+            for i, j in enumerate(ordered):
                 if i == last:
                     return
-                moved = self.balance_topic(t, balancer)
+                moved = self.balance_topic(j, balancer)
                 if moved > 0 or last == -1:
                     last = i
 
-    def balance_topic(self, t: str, balancer: _Balancer) -> int:
+    def balance_topic(self, j: int, balancer: _Balancer) -> int:
+        subs = self.subscribers[j]
+        sz = self.sizes[subs]
+        if int(sz.max()) - int(sz.min()) <= 1:
+            return 0  # what balancer.initialize would report; nothing to move
+        balancer.initialize(subs)
+        base = int(self.group.base[j])
+        seg = self.owners[base:base + int(self.group.counts[j])]
+        order = np.argsort(seg, kind="stable")  # partitions grouped by owner, ascending
+        parts = order.tolist()
+        owners_sorted = seg[order]
+        uniq, first = np.unique(owners_sorted, return_index=True)
+        counts = np.diff(np.append(first, len(parts)))
+        start = dict(zip(uniq.tolist(), first.tolist()))
+        end = dict(zip(uniq.tolist(), (first + counts).tolist()))
         moved = 0
-        if balancer.initialize(self.subscribers[t]) <= 1:
-            return 0
-        owners = self.owners[t]
-        parts = sorted(range(len(owners)), key=lambda p: (owners[p], p))
-        start: dict[int, int] = {}
-        end: dict[int, int] = {}
-        for i, p in enumerate(parts):
-            o = owners[p]
-            if o not in start:
-                start[o] = i
-            end[o] = i + 1
         while not balancer.is_balanced():
             most = -1
             while True:
@@ -223,17 +233,43 @@ class _Builder:
             least = balancer.next_least_loaded()
             if balancer.is_balanced():
                 break
-            self.assign_partition(t, p, least)
+            self.move_partition(base + p, least)
             moved += 1
         return moved
+
+    def result(self) -> dict[str, list[TopicPartition]]:
+        """Kept partitions as the members' own TopicPartition objects, then the new ones."""
+        g, ow = self.group, self.owned
+        km, kf = ow.member[self.keep], ow.flat[self.keep]
+        still = self.owners[kf] == km
+        if self.leftovers:
+            for e in np.flatnonzero(~still).tolist():
+                if kf[e] in self.leftovers.get(int(km[e]), ()):
+                    still[e] = True
+        entries = np.flatnonzero(self.keep)[still]
+        out: list[list[TopicPartition]] = [[] for _ in g.member_ids]
+        for m, k in zip(ow.member[entries].tolist(), entries.tolist()):
+            out[m].append(ow.objects[k])
+        known = np.zeros(len(self.owners), dtype=bool)
+        known[kf[still & (self.owners[kf] == km)]] = True
+        new = np.flatnonzero((self.owners >= 0) & ~known)
+        if len(new):
+            new = new[np.argsort(self.owners[new], kind="stable")]
+            tps = g.topic_partitions(new)
+            counts = np.bincount(self.owners[new], minlength=len(out)).tolist()
+            pos = 0
+            for m, c in enumerate(counts):
+                if c:
+                    out[m].extend(tps[pos:pos + c])
+                    pos += c
+        return dict(zip(g.member_ids, out))
 
 
 def build_heterogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     b = _Builder(group)
-    if not b.subscribers:
-        return {m: [] for m in b.member_ids}
+    if not group.topics:
+        return {m: [] for m in group.member_ids}
     b.revoke_unsubscribed()
-    b.assign_remaining(b.unassigned())
+    b.assign_remaining()
     b.balance()
-    return {m: [TopicPartition(t, p) for t, ps in b.target[idx].items() for p in sorted(ps)]
-            for idx, m in enumerate(b.member_ids)}
+    return b.result()

@@ -10,16 +10,18 @@ group-coordinator/.../assignor/UniformHomogeneousAssignmentBuilder.java.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..model import TopicPartition
 from .javacompat import JavaHashSet
-from .uniform import UniformGroup, current_assignment, topic_id_hash
+from .uniform import UniformGroup, current_assignment, flatten_owned, topic_id_hash
 
 
 class PartitionAssignorException(RuntimeError):
     """Kafka's PartitionAssignorException: the assignor could not produce an assignment."""
 
 
-def subscribed_topic_order(names: list[str], partitions: dict[str, int]) -> list[str]:
+def subscribed_topic_order(names: tuple[str, ...], known: dict[str, int]) -> list[str]:
     """Iteration order of `new HashSet<>(member.subscribedTopicIds())`.
 
     As in the coordinator, a member's subscribed topic ids are a view
@@ -31,82 +33,86 @@ def subscribed_topic_order(names: list[str], partitions: dict[str, int]) -> list
     name_set = JavaHashSet()
     for t in names:
         name_set.add(t)
-    ids = [t for t in name_set if t in partitions]
+    ids = [t for t in name_set if t in known]
     return JavaHashSet.copy_of(ids, size=len(name_set), hasher=topic_id_hash).to_list()
 
 
 def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     members = group.member_ids
-    first = members[0]
-    topics = subscribed_topic_order(group.subscribed_names[first], group.partitions)
+    n = len(members)
+    topics = subscribed_topic_order(group.subscribed_names[0], group.topic_index)
     if not topics:
         return {m: [] for m in members}
-    subscribed = set(topics)
-    partitions = group.partitions
+    owned = flatten_owned(group)
+    valid = owned.flat >= 0
 
-    # groupSpec.isPartitionAssigned: owned by any member at all
-    assigned: dict[str, set[int]] = {}
-    for m in members:
-        for tp in group.owned[m]:
-            assigned.setdefault(tp.topic, set()).add(tp.partition)
-
-    unassigned: list[tuple[str, int]] = []
-    total = 0
+    # groupSpec.isPartitionAssigned: some member's current assignment holds it
+    taken = np.zeros(group.total, dtype=bool)
+    taken[owned.flat[valid]] = True
+    fresh_parts = []
     for t in topics:
-        n = partitions[t]
-        taken = assigned.get(t)
-        if taken:
-            unassigned.extend((t, p) for p in range(n) if p not in taken)
-        else:
-            unassigned.extend((t, p) for p in range(n))
-        total += n
+        j = group.topic_index[t]
+        r = np.arange(group.base[j], group.base[j] + group.counts[j])
+        fresh_parts.append(r[~taken[r]])
+    fresh = np.concatenate(fresh_parts)
+    total = group.total
+    min_quota, extra = divmod(total, n)
 
-    min_quota, extra = divmod(total, len(members))
+    # maybeRevokePartitions. A member whose current partitions all fit its quota
+    # keeps them whatever the order; only a member over quota (or holding
+    # partitions beyond a topic's count) needs Java's iteration order.
+    held = np.bincount(owned.member[owned.first], minlength=n)
+    odd = np.zeros(n, dtype=bool)
+    odd[owned.member[(owned.topic >= 0) & ~valid]] = True
+    quotas = np.full(n, min_quota, dtype=np.int64)
+    quotas[:extra] += 1
+    slow = (held > quotas) | odd
+    kept_entries = np.flatnonzero(owned.first & ~slow[owned.member])
+    kept_objects = [owned.objects[k] for k in kept_entries.tolist()]
+    kept_count = np.bincount(owned.member[kept_entries], minlength=n).tolist()
+    remaining = (quotas - np.where(slow, 0, held)).tolist()
 
-    # maybeRevokePartitions
-    target: dict[str, list[tuple[str, int]]] = {}
-    unfilled: list[tuple[str, int]] = []
-    for m in members:
-        quota = min_quota
-        if extra > 0:
-            quota += 1
-            extra -= 1
-        owned = group.owned[m]
-        distinct = dict.fromkeys(owned)
-        keep_all = all(tp.topic in subscribed for tp in distinct) and len(distinct) <= quota
-        if keep_all:
-            # Nothing to revoke: iteration order cannot matter.
-            target[m] = [(tp.topic, tp.partition) for tp in distinct]
-            quota -= len(distinct)
-        else:
-            kept: list[tuple[str, int]] = []
-            for t, parts in current_assignment(owned):
-                if t not in subscribed:
-                    continue  # the whole topic is revoked, not re-queued
-                if len(parts) <= quota:
-                    quota -= len(parts)
-                    kept.extend((t, p) for p in parts)
-                else:
-                    for p in parts:
-                        if quota > 0:
-                            quota -= 1
-                            kept.append((t, p))
-                        else:
-                            unassigned.append((t, p))
-            target[m] = kept
-        if quota > 0:
-            unfilled.append((m, quota))
+    target: list[list[TopicPartition]] = []
+    revoked: list[tuple[str, int]] = []
+    pos = 0
+    subscribed = set(topics)
+    for i in range(n):
+        if not slow[i]:
+            target.append(kept_objects[pos:pos + kept_count[i]])
+            pos += kept_count[i]
+            continue
+        quota = remaining[i]
+        kept: list[TopicPartition] = []
+        for t, parts in current_assignment(group.owned[i]):
+            if t not in subscribed:
+                continue  # the whole topic is revoked, not re-queued
+            if len(parts) <= quota:
+                quota -= len(parts)
+                kept.extend(TopicPartition(t, p) for p in parts)
+            else:
+                for p in parts:
+                    if quota > 0:
+                        quota -= 1
+                        kept.append(TopicPartition(t, p))
+                    else:
+                        revoked.append((t, p))
+        remaining[i] = quota
+        target.append(kept)
 
-    # assignRemainingPartitions
-    i = 0
-    n_unassigned = len(unassigned)
-    for m, quota in unfilled:
-        if i >= n_unassigned:
-            break
-        take = unassigned[i:i + quota]
-        i += len(take)
-        target[m].extend(take)
-    if i < n_unassigned:
+    # assignRemainingPartitions: deal the fresh, then the revoked partitions in order
+    n_fresh, n_all = len(fresh), len(fresh) + len(revoked)
+    fresh_tps = group.topic_partitions(fresh)
+    at = 0
+    for i in range(n):
+        quota = remaining[i]
+        if quota <= 0 or at >= n_all:
+            continue
+        end = min(at + quota, n_all)
+        if at < n_fresh:
+            target[i].extend(fresh_tps[at:min(end, n_fresh)])
+        if end > n_fresh:
+            target[i].extend(TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh:end - n_fresh])
+        at = end
+    if at < n_all:
         raise PartitionAssignorException("Partitions were left unassigned")
-
-    return {m: [TopicPartition(t, p) for t, p in target[m]] for m in members}
+    return dict(zip(members, target))
