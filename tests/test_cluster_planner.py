@@ -110,7 +110,7 @@ def test_full_plan_balances_a_skewed_cluster():
     assert all(ok for _, ok in res.goals), res.goals
     assert max(res.after.values()) <= 1.09 + 1e-9
     assert max(res.before.values()) > 1.2
-    assert res.replica_moves <= 1.2 * res.lower_bound_moves
+    assert res.replica_moves <= 1.5 * res.lower_bound_moves
 
 
 def test_offline_replicas_are_moved_in_full_mode():

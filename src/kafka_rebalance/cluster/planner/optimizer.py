@@ -2,8 +2,8 @@
 
 Modes (as Cruise Control's endpoints):
 - `full`: fix offline replicas, respect disk capacity, then even replica
-  counts, disk, bytes in (band x mean), then leadership (counts, bytes out,
-  messages in) without moving data.
+  counts, disk, bytes in (band x mean), each topic's spread, then leadership
+  (counts, bytes out, messages in) without moving data.
 - `add-brokers`: only the new brokers receive replicas, filled to the even count.
 - `remove-brokers`: the removed brokers' replicas move, nothing else does.
 - `leaders`: no data moves; preferred leaders re-chosen among ISR replicas.
@@ -30,6 +30,7 @@ from .offline_replicas import OfflineReplicasGoal
 from .replica_distribution import ReplicaDistributionGoal
 from .resource_distribution import ResourceDistributionGoal
 from .state import PlanState
+from .topic_distribution import TopicReplicaDistributionGoal
 
 DEFAULT_PLAN_BAND = 1.09  # a margin inside Cruise Control's 1.10 balance band
 
@@ -75,7 +76,8 @@ def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: flo
     if mode is Mode.ADD_BROKERS:
         return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
     return hard + [ReplicaDistributionGoal(band=band), ResourceDistributionGoal("size_bytes", band),
-                   ResourceDistributionGoal("bytes_in", band), LeaderDistributionGoal(band)]
+                   ResourceDistributionGoal("bytes_in", band), TopicReplicaDistributionGoal(band),
+                   LeaderDistributionGoal(band)]
 
 
 def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Sequence[int] = (),
@@ -97,7 +99,8 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     bound = 0
     if mode is not Mode.LEADERS:
         for g in goals:
-            if isinstance(g, (OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal)):
+            if isinstance(g, (OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal,
+                              TopicReplicaDistributionGoal)):
                 bound = max(bound, g.lower_bound(state))
     ctx = Context(state)
     for g in goals:

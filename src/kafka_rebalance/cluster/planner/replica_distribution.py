@@ -62,7 +62,9 @@ class ReplicaDistributionGoal(Goal):
         el = state.eligible
         sz, bi = state.size_bytes[ps], state.bytes_in[ps]
         n_el = state.cnt[el].sum()
-        score = 0.01 * state.tcnt[state.topic[ps], r]
+        t = state.topic[ps]
+        # prefer a topic the donor holds more of than the receiver: count moves also even topic spread
+        score = 0.05 * (state.tcnt[t, r] - state.tcnt[t, d]).astype(np.float64)
         for load, v in ((state.disk, sz), (state.bin, bi)):
             mean_broker = max(load[el].mean(), 1e-9)
             per_replica = load[el].sum() / max(n_el, 1)

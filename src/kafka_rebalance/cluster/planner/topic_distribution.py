@@ -1,0 +1,68 @@
+"""Each topic's replicas spread over the brokers (Cruise Control's TopicReplicaDistributionGoal).
+
+A topic whose replicas pile up on one broker makes that broker the hot spot
+when the topic's traffic grows. Limit per (topic, broker): max(ceil(mean) + 1,
+ceil(band x mean)), mean = the topic's replicas over the brokers that can hold
+them. Soft goal: it only uses moves every earlier goal accepts, so it never
+trades balance of counts, disk or bytes for spread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .goal import Context, Goal
+from .state import PlanState
+from .targets import groups
+
+
+class TopicReplicaDistributionGoal(Goal):
+    name = "TopicReplicaDistributionGoal"
+
+    def __init__(self, band: float) -> None:
+        self.band = band
+        self.upper: np.ndarray | None = None
+
+    def _upper(self, state: PlanState) -> np.ndarray:
+        n = max(int(state.eligible.sum()), 1)
+        mean = state.tcnt.sum(axis=1) / n
+        return np.maximum(np.ceil(mean) + 1, np.ceil(self.band * mean))
+
+    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
+        t = state.topic[p]
+        return bool(state.tcnt[t, dst] + 1 <= max(self.upper[t], state.tcnt[t, dst]))
+
+    def satisfied(self, state: PlanState) -> bool:
+        up = self._upper(state)
+        return bool((state.tcnt[:, state.eligible] <= up[:, None]).all())
+
+    def lower_bound(self, state: PlanState) -> int:
+        """Each move takes one replica of one topic off one broker: the summed excess over the limits."""
+        up = self._upper(state)
+        over = state.tcnt - up[:, None]
+        over[:, ~state.eligible] = state.tcnt[:, ~state.eligible]
+        return int(np.maximum(over, 0).sum())
+
+    def optimize(self, state: PlanState, ctx: Context) -> None:
+        self.upper = up = self._upper(state)
+        R = state.R
+        el = state.eligible
+        group_of = np.zeros(state.B, dtype=np.int64)
+        for k, g in enumerate(groups(state)):
+            group_of[g] = k
+        over_t, over_b = np.nonzero((state.tcnt > up[:, None]) & el[None, :])
+        for t, a in zip(over_t.tolist(), over_b.tolist()):
+            slots = state.slots_on(a)
+            mine = slots[state.topic[slots // R] == t]
+            cands = np.nonzero(el & (group_of == group_of[a]))[0]
+            for f in mine.tolist():
+                if state.tcnt[t, a] <= up[t]:
+                    break
+                p, s = divmod(f, R)
+                order = cands[np.lexsort((state.cnt[cands], state.tcnt[t, cands]))]
+                for dst in order.tolist():
+                    if state.tcnt[t, dst] + 1 > up[t]:
+                        break
+                    if ctx.can_move(p, s, dst):
+                        ctx.move(p, s, dst)
+                        break
