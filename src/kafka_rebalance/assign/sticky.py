@@ -14,6 +14,8 @@ how they read a member's state and in what they hand back:
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from .sticky_common import (
     DEFAULT_GENERATION,
@@ -30,8 +32,11 @@ from .sticky_general import GeneralAssignmentBuilder
 from .userdata import decode_sticky_user_data, encode_sticky_user_data
 
 
+_TP_FIELDS = attrgetter("topic", "partition")
+
+
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
-    return [(tp.topic, tp.partition) for tp in m.owned]
+    return list(map(_TP_FIELDS, m.owned))
 
 
 def run_sticky(ctx: StickyContext) -> tuple[dict[str, list[TP]], dict[TP, str] | None, OwnedResolution]:
@@ -48,8 +53,29 @@ def run_sticky(ctx: StickyContext) -> tuple[dict[str, list[TP]], dict[TP, str] |
     return result, transferring, res
 
 
+_new = object.__new__
+_set_topic = TopicPartition.topic.__set__  # slot descriptors: skip the frozen __setattr__
+_set_partition = TopicPartition.partition.__set__
+
+
+def _make_tp(topic: str, partition: int) -> TopicPartition:
+    o = _new(TopicPartition)
+    _set_topic(o, topic)
+    _set_partition(o, partition)
+    return o
+
+
 def _to_assignment(spec: GroupSpec, result: dict[str, list[TP]]) -> Assignment:
-    return {m.member_id: [TopicPartition(t, p) for t, p in result.get(m.member_id, ())] for m in spec.members}
+    """Model objects for the result, reusing the members' owned TopicPartition objects."""
+    known: dict[TP, TopicPartition] = {}
+    for m in spec.members:
+        known.update(zip(map(_TP_FIELDS, m.owned), m.owned))
+    out: Assignment = {}
+    get = known.get
+    for m in spec.members:
+        tps = result.get(m.member_id, ())
+        out[m.member_id] = [get(tp) or _make_tp(tp[0], tp[1]) for tp in tps]
+    return out
 
 
 class StickyAssignor:

@@ -90,6 +90,9 @@ class OwnedResolution:
 def resolve_owned(ctx: StickyContext) -> OwnedResolution:
     """`allSubscriptionsEqual`: equal subscriptions? plus still-valid owned partitions per member."""
     all_topics = ctx.partitions_per_topic
+    fast = _resolve_without_conflicts(ctx)
+    if fast is not None:
+        return fast
     is_equal = True
     subscribed: set[str] = set()
     owner_of: dict[TP, str] = {}
@@ -126,6 +129,43 @@ def resolve_owned(ctx: StickyContext) -> OwnedResolution:
                 owner_of[tp] = consumer
     # consumerToOwnedPartitions is a fresh HashMap filled in subscription order
     return OwnedResolution(is_equal, owned, java_key_order(ctx.member_order), multiple, max_gen)
+
+
+def _subscriptions_equal(ctx: StickyContext) -> bool:
+    is_equal = True
+    subscribed: set[str] = set()
+    for consumer in ctx.member_order:
+        topics = ctx.subs[consumer].topics
+        if not subscribed:
+            subscribed.update(topics)
+        elif not (len(topics) == len(subscribed) and subscribed.issuperset(topics)):
+            is_equal = False
+            break
+    return is_equal
+
+
+def _resolve_without_conflicts(ctx: StickyContext) -> OwnedResolution | None:
+    """The common case, in bulk: no partition claimed twice, so no generation contest."""
+    all_topics = ctx.partitions_per_topic
+    owned: dict[str, list[TP]] = {}
+    total = 0
+    union: set[TP] = set()
+    max_gen = DEFAULT_GENERATION
+    for consumer in ctx.member_order:
+        md = ctx.member_data[consumer]
+        gen = DEFAULT_GENERATION if md.generation is None else md.generation
+        max_gen = max(max_gen, gen)
+        parts = md.partitions
+        if parts and not all_topics.keys() >= {tp[0] for tp in parts}:
+            parts = [tp for tp in parts if tp[0] in all_topics]
+        else:
+            parts = list(parts)
+        owned[consumer] = parts
+        total += len(parts)
+        union.update(parts)
+        if len(union) != total:
+            return None
+    return OwnedResolution(_subscriptions_equal(ctx), owned, java_key_order(ctx.member_order), set(), max_gen)
 
 
 def _remove_first(lst: list, item) -> None:

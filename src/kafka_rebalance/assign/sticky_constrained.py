@@ -12,8 +12,26 @@ Partitions leaving one owner for another are recorded for the cooperative assign
 
 from __future__ import annotations
 
+from operator import itemgetter
+
+import numpy as np
+
 from .javacompat import string_key
 from .sticky_common import TP, OwnedResolution, RackInfo, StickyContext, sorted_topics
+
+
+def _partition_then_topic_key(topics):
+    """Sort key for Comparator.comparing(partition).thenComparing(topic)."""
+    if all(string_key(t) is t for t in topics):
+        return itemgetter(1, 0)
+    keys = {t: string_key(t) for t in topics}
+    return lambda tp: (tp[1], keys.get(tp[0]) or string_key(tp[0]))
+
+
+def _check(p: int, n: int) -> int:
+    if 0 <= p < n:
+        return p
+    raise IndexError(p)
 
 
 class ConstrainedAssignmentBuilder:
@@ -50,6 +68,7 @@ class ConstrainedAssignmentBuilder:
         rack = self.rack
         multiple = self.res.multiple_owners
         min_q, max_q = self.min_quota, self.max_quota
+        by_partition_then_topic = _partition_then_topic_key(self.ctx.partitions_per_topic)
         for consumer in self.res.owned_order:
             owned = []
             for tp in self.res.owned[consumer]:
@@ -57,7 +76,7 @@ class ConstrainedAssignmentBuilder:
                     self.maybe_revoked[tp] = consumer
                 else:
                     owned.append(tp)
-            owned.sort(key=lambda tp: (tp[1], string_key(tp[0])))
+            owned.sort(key=by_partition_then_topic)
             if multiple:
                 for tp in multiple:
                     if tp in owned:
@@ -95,17 +114,37 @@ class ConstrainedAssignmentBuilder:
         assigned = self.assigned_partitions
         if not assigned:
             return [(t, p) for t in topics for p in range(ppt[t])]
-        assigned.sort(key=lambda tp: (string_key(tp[0]), tp[1]))
-        matched = set()
-        for tp in assigned:
-            n = ppt.get(tp[0])
-            if n is None or not (0 <= tp[1] < n):
-                break
-            matched.add(tp)
-        out = []
+        offsets: dict[str, int] = {}
+        total = 0
         for t in topics:
-            out.extend((t, p) for p in range(ppt[t]) if (t, p) not in matched)
+            offsets[t] = total
+            total += ppt[t]
+        try:
+            # global index in (topic, partition) order; a partition number out of range
+            # (or negative) raises and takes the exact two-pointer path below
+            gids = [offsets[t] + _check(p, ppt[t]) for t, p in assigned]
+        except (KeyError, IndexError):
+            gids = self._two_pointer_matches(assigned, offsets)
+        taken = np.zeros(total, dtype=bool)
+        taken[np.asarray(gids, dtype=np.int64)] = True
+        out: list[TP] = []
+        for t in topics:
+            n, off = ppt[t], offsets[t]
+            free = np.flatnonzero(~taken[off:off + n]).tolist()
+            out.extend(zip([t] * len(free), free))
         return out
+
+    def _two_pointer_matches(self, assigned: list[TP], offsets: dict[str, int]) -> list[int]:
+        """Kafka's walk stalls at the first kept partition that does not exist; only those before it match."""
+        ppt = self.ctx.partitions_per_topic
+        assigned.sort(key=lambda tp: (string_key(tp[0]), tp[1]))
+        gids = []
+        for t, p in assigned:
+            n = ppt.get(t)
+            if n is None or not (0 <= p < n):
+                break
+            gids.append(offsets[t] + p)
+        return gids
 
     def _assign_rack_aware_round_robin(self, unassigned: list[TP]) -> list[TP]:
         rack = self.rack
