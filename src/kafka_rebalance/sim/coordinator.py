@@ -94,13 +94,18 @@ class ClassicCoordinator:
         if err is Errors.NONE:
             parts = w.parts
             committed = parts.committed
+            tps = parts.tps
+            store = self.store
+            now = w.loop.now
+            log = w.wants_events
             for p, off in offsets.items():
                 committed[p] = off
-                self.store.commit(parts.tps[p], off, w.loop.now)
-                tp = parts.tps[p]
-                w.emit("commit", name, generation, [parts.names[p]],
-                       {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
-                        "generation": generation, "member_id": member_id, "reason": why})
+                store.commit(tps[p], off, now)
+                if log:
+                    tp = tps[p]
+                    w.emit("commit", name, generation, [parts.names[p]],
+                           {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
+                            "generation": generation, "member_id": member_id, "reason": why})
         w.reply(client, "commit", err)
 
     # -------------------------------------------------------------- effects

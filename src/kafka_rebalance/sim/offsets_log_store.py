@@ -19,6 +19,8 @@ directory: a crash leaves either the old or the new log, never a mix.
     store.append(key, value, timestamp_ms)           # raw bytes
     store.compact(now_ms, delete_retention_ms)       # -> CompactionStats
     rebuilt = store.rebuild()                         # group.offsets.Rebuilt after a failover
+    store.append_consumer_group_records(recs, ts)     # KIP-848 records (consumer_group_records.diff_records)
+    groups = store.rebuild_consumer_groups(topics)    # KIP-848 groups after a failover
     for entry in store.entries(): ...                 # compaction.LogEntry
 """
 
@@ -29,11 +31,14 @@ import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from ..group.compaction import DEFAULT_DELETE_RETENTION_MS, CompactionStats, LogEntry, compact
+from ..group.consumer_group_model import ConsumerGroup
+from ..group.consumer_group_records import ConsumerGroupRecord, decode_any, replay_consumer_groups
 from ..group.offsets import Rebuilt, rebuild_from_records
-from ..group.records import OffsetsRecord, RecordDecodeError, decode_record, encode_record
+from ..group.records import GroupMetadataRecord, OffsetCommitRecord, OffsetsRecord, RecordDecodeError, encode_record
+from ..model import TopicMetadata
 
 MAGIC = b"KRLOG\x00\x01\n"
 _FRAME = struct.Struct(">II")
@@ -192,17 +197,29 @@ class OffsetsLogStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def records(self) -> Iterator[tuple[LogEntry, OffsetsRecord | None, str]]:
+    def records(self) -> Iterator[tuple[LogEntry, OffsetsRecord | ConsumerGroupRecord | None, str]]:
         """Each entry with its decoded record, or None and the reason it could not be decoded."""
         for e in self._entries:
             try:
-                yield e, decode_record(e.key, e.value), ""
+                yield e, decode_any(e.key, e.value), ""
             except RecordDecodeError as exc:
                 yield e, None, str(exc)
 
     def rebuild(self) -> Rebuilt:
-        """Groups and offsets as a coordinator loading this log rebuilds them (undecodable records skipped)."""
-        return rebuild_from_records(r for _, r, _ in self.records() if r is not None)
+        """Classic groups and all offsets as a coordinator loading this log rebuilds them
+        (undecodable records skipped)."""
+        return rebuild_from_records(r for _, r, _ in self.records()
+                                    if isinstance(r, (OffsetCommitRecord, GroupMetadataRecord)))
+
+    def rebuild_consumer_groups(self, topics: Mapping[str, TopicMetadata]) -> dict[str, ConsumerGroup]:
+        """KIP-848 groups from their records (then arm timers with consumer_group.on_loaded)."""
+        return replay_consumer_groups((r for _, r, _ in self.records() if isinstance(r, ConsumerGroupRecord)),
+                                      topics)
+
+    def append_consumer_group_records(self, records: Iterable[ConsumerGroupRecord], timestamp_ms: int) -> list[int]:
+        from ..group.consumer_group_records import encode_consumer_group_record
+
+        return self.append_many((*encode_consumer_group_record(r), timestamp_ms) for r in records)
 
     # --- compaction ----------------------------------------------------------------------
 

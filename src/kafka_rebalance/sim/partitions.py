@@ -67,7 +67,11 @@ class ProcessedOffsets:
 
 
 class PartitionTable:
-    """Every partition of every topic, indexed 0..N-1 in creation order."""
+    """Every partition of every topic, indexed 0..N-1 in creation order.
+
+    Per-partition scalars are Python lists (cheap to read one at a time in the
+    hot path); whole-table figures (lag) are computed with numpy.
+    """
 
     def __init__(self) -> None:
         self.tps: list[TopicPartition] = []
@@ -76,11 +80,11 @@ class PartitionTable:
         self.topic_partitions: dict[str, list[int]] = {}
         self.topic_rate: dict[str, float] = {}
         # log-end offset at time t: base + (num * (t - base_t)) // den
-        self.base = np.zeros(0, dtype=np.int64)
-        self.base_t = np.zeros(0, dtype=np.int64)
-        self.num = np.zeros(0, dtype=np.int64)
-        self.den = np.ones(0, dtype=np.int64)
-        self.committed = np.zeros(0, dtype=np.int64)
+        self.base: list[int] = []
+        self.base_t: list[int] = []
+        self.num: list[int] = []
+        self.den: list[int] = []
+        self.committed: list[int] = []
         self.processed: list[ProcessedOffsets] = []
 
     def __len__(self) -> int:
@@ -94,10 +98,9 @@ class PartitionTable:
     def add_partitions(self, topic: str, count: int, now_ms: int) -> list[int]:
         """Grow a topic; its produce rate is re-spread over the new partition count from now on."""
         existing = self.topic_partitions[topic]
-        if existing:
-            idx = np.array(existing)
-            self.base[idx] = self.leo_many(idx, now_ms)
-            self.base_t[idx] = now_ms
+        for p in existing:
+            self.base[p] = self.leo(p, now_ms)
+            self.base_t[p] = now_ms
         new = []
         for _ in range(count):
             p = len(self.tps)
@@ -107,31 +110,30 @@ class PartitionTable:
             self.index[tp] = p
             existing.append(p)
             self.processed.append(ProcessedOffsets())
+            self.base.append(0)
+            self.base_t.append(now_ms)
+            self.num.append(0)
+            self.den.append(1)
+            self.committed.append(0)
             new.append(p)
-        grow = len(new)
-        self.base = np.concatenate([self.base, np.zeros(grow, np.int64)])
-        self.base_t = np.concatenate([self.base_t, np.full(grow, now_ms, np.int64)])
-        self.num = np.concatenate([self.num, np.zeros(grow, np.int64)])
-        self.den = np.concatenate([self.den, np.ones(grow, np.int64)])
-        self.committed = np.concatenate([self.committed, np.zeros(grow, np.int64)])
-        idx = np.array(existing)
         # rate (records/s) as an exact fraction: records per ms = rate_milli / (1e6 * n)
         rate_milli = int(round(self.topic_rate[topic] * 1000))
-        self.num[idx] = rate_milli
-        self.den[idx] = 1_000_000 * len(existing)
+        den = 1_000_000 * len(existing)
+        for p in existing:
+            self.num[p] = rate_milli
+            self.den[p] = den
         return new
 
     def leo(self, p: int, now_ms: int) -> int:
-        return int(self.base[p] + (int(self.num[p]) * (now_ms - int(self.base_t[p]))) // int(self.den[p]))
-
-    def leo_many(self, idx: np.ndarray, now_ms: int) -> np.ndarray:
-        return self.base[idx] + (self.num[idx] * (now_ms - self.base_t[idx])) // self.den[idx]
+        return self.base[p] + (self.num[p] * (now_ms - self.base_t[p])) // self.den[p]
 
     def leo_all(self, now_ms: int) -> np.ndarray:
-        return self.base + (self.num * (now_ms - self.base_t)) // self.den
+        base = np.asarray(self.base, dtype=np.int64)
+        return base + (np.asarray(self.num, dtype=np.int64) * (now_ms - np.asarray(self.base_t, dtype=np.int64))) \
+            // np.asarray(self.den, dtype=np.int64)
 
     def total_lag(self, now_ms: int) -> int:
         """Sum over partitions of log-end offset minus committed offset."""
-        if not len(self.tps):
+        if not self.tps:
             return 0
-        return int(np.maximum(self.leo_all(now_ms) - self.committed, 0).sum())
+        return int(np.maximum(self.leo_all(now_ms) - np.asarray(self.committed, dtype=np.int64), 0).sum())

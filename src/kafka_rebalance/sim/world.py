@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-import numpy as np
 
 from ..assign.registry import get_assignor
 from ..group.classic_messages import JoinGroupResponse
@@ -32,6 +31,7 @@ class Simulation:
         self.loop = EventLoop()
         self.parts = PartitionTable()
         self._sink = sink
+        self.wants_events = sink is not None
         self.events_emitted = 0
         self.topic_names: tuple[str, ...] = tuple(t.name for t in sc.topics)
         for t in sc.topics:
@@ -283,7 +283,7 @@ class Simulation:
             c = int(parts.committed[p])
             if c > 0:
                 lost += c - parts.processed[p].covered_below(c)
-        final_lag = int(np.maximum(leo - parts.committed, 0).sum()) if len(parts) else 0
+        final_lag = parts.total_lag(end)
         self.lag_max = max(self.lag_max, final_lag)
         return {
             "rebalances": self.rebalances,
