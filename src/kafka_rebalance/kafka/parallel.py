@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import queue
 import threading
 import time
 import warnings
@@ -106,8 +105,26 @@ class _TP:
         return cls.cls(topic, partition, offset, metadata)
 
 
+class _Run:
+    """One record being processed; `token` tells a current outcome from an abandoned one."""
+
+    __slots__ = ("item", "token", "future")
+
+    def __init__(self, item: WorkItem) -> None:
+        self.item = item
+        self.token = object()
+        self.future: Future | None = None
+
+
 class ParallelConsumer:
-    """Runs `fn(message)` for every record, concurrently, in the order the options ask for."""
+    """Runs `fn(message)` for every record, concurrently, in the order the options ask for.
+
+    Threads: the caller's thread runs `run()` and owns the Kafka consumer;
+    workers (pool threads, or tasks on a private asyncio loop) run records and,
+    when one finishes, report it and continue with the next runnable record
+    themselves, so a serial key or partition costs no thread hand-off per
+    record. Shared state is guarded by one lock (`_cond`).
+    """
 
     def __init__(self, consumer: Any, topics: Sequence[str], fn: Callable[[Any], Any],
                  options: ParallelConsumerOptions | None = None, **overrides: Any) -> None:
@@ -121,15 +138,17 @@ class ParallelConsumer:
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
         self.stats = ParallelStats()
+        self._cond = threading.Condition(threading.RLock())
         self._scheduler = Scheduler(options.ordering)
         self._states: dict[TP, PartitionState | None] = {}   # None: assigned, no commit yet (starts at first record)
-        self._running: dict[tuple[TP, int], tuple[WorkItem, Future]] = {}
+        self._running: dict[tuple[TP, int], _Run] = {}
         self._attempts: dict[tuple[TP, int], int] = {}
-        self._outcomes: queue.SimpleQueue = queue.SimpleQueue()
         self._finishing: set[TP] = set()   # revoked, waiting for their running records
         self._paused: set[TP] = set()
         self._dropped_warned: set[TP] = set()
+        self._watchers = 0                  # threads waiting on outcomes (revocation, close)
         self._stop = threading.Event()
+        self._closing = False
         self._last_commit = time.monotonic()
         self._executor: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,6 +177,8 @@ class ParallelConsumer:
     def stop(self) -> None:
         """Ask `run` to return (thread-safe)."""
         self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
 
     def run(self, until: Callable[[], bool] | None = None, timeout_s: float | None = None) -> None:
         """The control loop; returns after `stop()`, when `until()` is true, or after `timeout_s`."""
@@ -183,8 +204,14 @@ class ParallelConsumer:
         if drain:
             while self._scheduler.buffered and time.monotonic() < deadline:
                 self.run_once(fetch=False)
-        while self._running and time.monotonic() < deadline:
-            self._drain_outcomes(min(0.05, max(0.0, deadline - time.monotonic())))
+        with self._cond:
+            self._closing = True
+            self._watchers += 1
+            try:
+                while self._running and time.monotonic() < deadline:
+                    self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            finally:
+                self._watchers -= 1
         if commit:
             self.commit()
         self._shutdown_workers(wait=not self._running)
@@ -213,37 +240,41 @@ class ParallelConsumer:
 
     # ------------------------------------------------------------------ one turn
     def run_once(self, fetch: bool = True) -> None:
-        """One turn of the loop: outcomes, dispatch, periodic commit, fetch (or wait for outcomes)."""
+        """One turn of the control loop: dispatch, periodic commit, fetch, or wait."""
         opts = self.options
-        self._drain_outcomes(0.0)
-        dispatched = self._dispatch()
-        now = time.monotonic()
-        if now - self._last_commit >= opts.commit_interval_s:
+        with self._cond:
+            dispatched = self._dispatch()
+        if time.monotonic() - self._last_commit >= opts.commit_interval_s:
             self.commit()
         got = 0
         if fetch:
-            room = opts.max_buffered_records - self._scheduler.buffered
+            with self._cond:
+                room = opts.max_buffered_records - self._scheduler.buffered
+                idle = not self._running and not dispatched
             self._backpressure(room <= 0)
-            idle = not self._running and not dispatched
             msgs = self.consumer.consume(num_messages=max(1, min(opts.fetch_batch, room)),
                                          timeout=opts.poll_timeout_s if idle else 0)
-            for msg in msgs or ():
-                got += self._receive(msg)
-            self.stats.max_buffered_seen = max(self.stats.max_buffered_seen, self._scheduler.buffered)
-        if not got and self._running and not dispatched:
-            wait = opts.poll_timeout_s
-            nxt = self._scheduler.next_retry_at()
-            if nxt is not None:
-                wait = max(0.0, min(wait, nxt - time.monotonic()))
-            self._drain_outcomes(wait)
-        elif not got and not self._running and not dispatched and self._scheduler.buffered:
-            nxt = self._scheduler.next_retry_at()
-            if nxt is not None:
-                time.sleep(max(0.0, min(opts.poll_timeout_s, nxt - time.monotonic())))
+            if msgs:
+                with self._cond:
+                    for msg in msgs:
+                        got += self._receive(msg)
+                    self.stats.max_buffered_seen = max(self.stats.max_buffered_seen, self._scheduler.buffered)
+                    if got:
+                        dispatched += self._dispatch()
+        if not got and not dispatched:
+            with self._cond:
+                if not self._running and not self._scheduler.buffered and fetch:
+                    return  # idle: consume() already waited
+                wait = opts.poll_timeout_s
+                nxt = self._scheduler.next_retry_at()
+                if nxt is not None:
+                    wait = max(0.0, min(wait, nxt - time.monotonic()))
+                if wait > 0 and not self._stop.is_set():
+                    self._cond.wait(wait)
 
     def _backpressure(self, full: bool) -> None:
         if full:
-            todo = [tp for tp in self._states if tp not in self._paused]
+            todo = [tp for tp in list(self._states) if tp not in self._paused]
             if todo:
                 self.consumer.pause([_TP.make(t, p) for t, p in todo])
                 self._paused.update(todo)
@@ -276,58 +307,77 @@ class ParallelConsumer:
         self._scheduler.add(WorkItem(tp[0], tp[1], offset, msg.key(), msg))
         return 1
 
-    # ------------------------------------------------------------------ running records
+    # ------------------------------------------------------------------ running records (lock held)
     def _allow(self, tp: TP) -> bool:
         state = self._states.get(tp)
         return state is None or state.takes_new_records()
 
-    def _dispatch(self) -> int:
-        free = self.options.max_concurrency - len(self._running)
+    def _take(self, limit: int) -> list[_Run]:
+        if self._closing:
+            return []
+        free = min(limit, self.options.max_concurrency - len(self._running))
         if free <= 0 or not self._scheduler.buffered:
-            return 0
-        items = self._scheduler.take(free, time.monotonic(), self._allow)
-        for item in items:
-            self._submit(item)
-        return len(items)
+            return []
+        runs = []
+        for item in self._scheduler.take(free, time.monotonic(), self._allow):
+            run = _Run(item)
+            self._running[(item.tp, item.offset)] = run
+            runs.append(run)
+        return runs
 
-    def _submit(self, item: WorkItem) -> None:
-        key = (item.tp, item.offset)
-        if self.is_async:
-            assert self._loop is not None
-            fut = asyncio.run_coroutine_threadsafe(self.fn(item.payload), self._loop)
-        else:
-            assert self._executor is not None
-            fut = self._executor.submit(self.fn, item.payload)
-        self._running[key] = (item, fut)
-        outcomes = self._outcomes
-        fut.add_done_callback(lambda f, item=item: outcomes.put((item, f)))
+    def _dispatch(self) -> int:
+        runs = self._take(self.options.max_concurrency)
+        for run in runs:
+            if self.is_async:
+                assert self._loop is not None
+                run.future = asyncio.run_coroutine_threadsafe(self._task(run), self._loop)
+            else:
+                assert self._executor is not None
+                run.future = self._executor.submit(self._work, run)
+        return len(runs)
 
-    def _drain_outcomes(self, block_s: float) -> int:
-        n = 0
-        try:
-            first = self._outcomes.get(timeout=block_s) if block_s > 0 else self._outcomes.get_nowait()
-        except queue.Empty:
-            return 0
-        self._outcome(*first)
-        n += 1
-        while True:
+    def _finished(self, run: _Run, exc: BaseException | None, take_next: bool = True) -> _Run | None:
+        """Report one outcome; return the next record for this worker to run, if any."""
+        with self._cond:
+            self._outcome(run, exc)
+            nxt = self._take(1) if take_next else []
+            if self._watchers or not nxt:
+                self._cond.notify_all()  # someone waits for outcomes, or this worker goes idle
+            if nxt:
+                nxt[0].future = run.future
+                return nxt[0]
+            return None
+
+    def _work(self, run: _Run | None) -> None:
+        fn = self.fn
+        while run is not None:
             try:
-                nxt = self._outcomes.get_nowait()
-            except queue.Empty:
-                return n
-            self._outcome(*nxt)
-            n += 1
+                fn(run.item.payload)
+                exc = None
+            except BaseException as e:  # the user's error is an outcome
+                exc = e
+            run = self._finished(run, exc)
 
-    def _outcome(self, item: WorkItem, fut: Future) -> None:
+    async def _task(self, run: _Run | None) -> None:
+        fn = self.fn
+        while run is not None:
+            try:
+                await fn(run.item.payload)
+                exc = None
+            except asyncio.CancelledError as e:
+                self._finished(run, e, take_next=False)
+                raise
+            except BaseException as e:
+                exc = e
+            run = self._finished(run, exc)
+
+    def _outcome(self, run: _Run, exc: BaseException | None) -> None:
+        item = run.item
         key = (item.tp, item.offset)
-        entry = self._running.get(key)
-        if entry is None or entry[1] is not fut:
+        current = self._running.get(key)
+        if current is None or current.token is not run.token:
             return  # abandoned on revoke/lost
         del self._running[key]
-        try:
-            exc = fut.exception()
-        except CancelledError as cancelled:
-            exc = cancelled
         state = self._states.get(item.tp)
         finishing = item.tp in self._finishing
         if exc is None:
@@ -335,7 +385,7 @@ class ParallelConsumer:
             self._done(item, state, finishing)
             return
         self.stats.failures += 1
-        if isinstance(exc, CancelledError) or finishing or state is None and item.tp not in self._states:
+        if isinstance(exc, (CancelledError, asyncio.CancelledError)) or finishing or item.tp not in self._states:
             return  # partition going away: the record stays incomplete for its next owner
         attempts = self._attempts.get(key, 0) + 1
         self._attempts[key] = attempts
@@ -393,7 +443,8 @@ class ParallelConsumer:
     def commit(self, tps: Iterable[TP] | None = None) -> int:
         """Commit each partition's lowest incomplete offset with its completed-offsets map (sync)."""
         self._last_commit = time.monotonic()
-        points = self._commit_points(list(self._states) if tps is None else tps)
+        with self._cond:
+            points = self._commit_points(list(self._states) if tps is None else list(tps))
         if not points:
             return 0
         offsets = [_TP.make(tp[0], tp[1], p.offset, p.metadata) for tp, _, p in points]
@@ -402,32 +453,34 @@ class ParallelConsumer:
         except Exception as exc:  # KafkaException: try again at the next interval
             log.warning("commit failed: %s", exc)
             return 0
-        for _, state, point in points:
-            state.committed_now(point)
-        self.stats.commits += 1
+        with self._cond:
+            for _, state, point in points:
+                state.committed_now(point)
+            self.stats.commits += 1
         return len(points)
 
     # ------------------------------------------------------------------ rebalances
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         tps = [(p.topic, p.partition) for p in partitions]
-        self.stats.assignments.append(tps)
         committed = consumer.committed([_TP.make(t, p) for t, p in tps], timeout=self.options.committed_timeout_s) \
             if tps else []
-        for c in committed:
-            tp = (c.topic, c.partition)
-            self._finishing.discard(tp)
-            self._paused.discard(tp)
-            if c.offset is None or c.offset < 0:
-                self._states[tp] = None
-                continue
-            try:
-                restored = decode_offset_map(c.offset, getattr(c, "metadata", None))
-            except OffsetMapError as exc:
-                log.warning("%s-%d: ignoring commit metadata that is not an offset map (%s)", tp[0], tp[1], exc)
-                restored = frozenset()
-            state = PartitionState(c.offset, restored, self.options.max_metadata_bytes)
-            state.committed_now(state.commit_point())
-            self._states[tp] = state
+        with self._cond:
+            self.stats.assignments.append(tps)
+            for c in committed:
+                tp = (c.topic, c.partition)
+                self._finishing.discard(tp)
+                self._paused.discard(tp)
+                if c.offset is None or c.offset < 0:
+                    self._states[tp] = None
+                    continue
+                try:
+                    restored = decode_offset_map(c.offset, getattr(c, "metadata", None))
+                except OffsetMapError as exc:
+                    log.warning("%s-%d: ignoring commit metadata that is not an offset map (%s)", tp[0], tp[1], exc)
+                    restored = frozenset()
+                state = PartitionState(c.offset, restored, self.options.max_metadata_bytes)
+                state.committed_now(state.commit_point())
+                self._states[tp] = state
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         self._finish([(p.topic, p.partition) for p in partitions], commit=True)
@@ -437,35 +490,43 @@ class ParallelConsumer:
 
     def _finish(self, tps: list[TP], commit: bool) -> None:
         """Stop taking records of `tps`, wait for or cancel their running work, commit (unless lost), forget them."""
-        tps = [tp for tp in tps if tp in self._states]
-        self.stats.revocations.append(tps)
-        if not tps:
-            return
-        gone = set(tps)
-        self._finishing.update(gone)
-        for tp in tps:
-            self._scheduler.remove_partition(tp)
-        mine = lambda: [k for k in self._running if k[0] in gone]  # noqa: E731
-        if commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT:
-            deadline = time.monotonic() + self.options.revoke_timeout_s
-            while mine() and time.monotonic() < deadline:
-                self._drain_outcomes(min(0.05, max(0.0, deadline - time.monotonic())))
-        for key in mine():
-            _, fut = self._running.pop(key)
-            fut.cancel()  # asyncio tasks stop; a running thread cannot be interrupted, its outcome is ignored
-            self.stats.abandoned += 1
+        with self._cond:
+            tps = [tp for tp in tps if tp in self._states]
+            self.stats.revocations.append(tps)
+            if not tps:
+                return
+            gone = set(tps)
+            self._finishing.update(gone)
+            for tp in tps:
+                self._scheduler.remove_partition(tp)
+            mine = lambda: [k for k in self._running if k[0] in gone]  # noqa: E731
+            if commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT:
+                deadline = time.monotonic() + self.options.revoke_timeout_s
+                self._watchers += 1
+                try:
+                    while mine() and time.monotonic() < deadline:
+                        self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+                finally:
+                    self._watchers -= 1
+            for key in mine():
+                run = self._running.pop(key)
+                if self.is_async and run.future is not None:
+                    run.future.cancel()  # the task stops; a running thread cannot be interrupted, its outcome is ignored
+                self.stats.abandoned += 1
         if commit:
             self.commit(tps)
-        for tp in tps:
-            self._states.pop(tp, None)
-            self._paused.discard(tp)
-            self._finishing.discard(tp)
-        self._attempts = {k: v for k, v in self._attempts.items() if k[0] not in gone}
+        with self._cond:
+            for tp in tps:
+                self._states.pop(tp, None)
+                self._paused.discard(tp)
+                self._finishing.discard(tp)
+            self._attempts = {k: v for k, v in self._attempts.items() if k[0] not in gone}
 
     # ------------------------------------------------------------------ introspection
     @property
     def assigned(self) -> list[TP]:
-        return list(self._states)
+        with self._cond:
+            return list(self._states)
 
     def state_of(self, topic: str, partition: int) -> PartitionState | None:
         return self._states.get((topic, partition))
