@@ -294,7 +294,8 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
         member,
         instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
         rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
+        rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
+                              else member.rebalance_timeout_ms),
         server_assignor=req.server_assignor if req.server_assignor is not None else member.server_assignor,
         subscribed_topics=(tuple(sorted(set(req.subscribed_topic_names)))
                            if req.subscribed_topic_names is not None else member.subscribed_topics),

@@ -5,9 +5,11 @@ keys are non-flexible (int16-length strings), values are version 0 and
 flexible (compact strings/arrays, tagged fields at the end of each struct).
 
     3 ConsumerGroupMetadata          key(group)         value: Epoch int32
-    4 ConsumerGroupPartitionMetadata key(group)         value: Topics[TopicId uuid, TopicName, NumPartitions, PartitionMetadata[]]
+    4 ConsumerGroupPartitionMetadata key(group)         value: Topics[TopicId uuid, TopicName,
+                                                           NumPartitions, PartitionMetadata[]]
     5 ConsumerGroupMemberMetadata    key(group, member) value: InstanceId?, RackId?, ClientId, ClientHost,
-                                       SubscribedTopicNames[], SubscribedTopicRegex?, RebalanceTimeoutMs, ServerAssignor?
+                                       SubscribedTopicNames[], SubscribedTopicRegex?, RebalanceTimeoutMs,
+                                       ServerAssignor?
     6 ConsumerGroupTargetAssignmentMetadata key(group)  value: AssignmentEpoch int32
     7 ConsumerGroupTargetAssignmentMember   key(group, member) value: TopicPartitions[TopicId, Partitions int32[]]
     8 ConsumerGroupCurrentMemberAssignment  key(group, member) value: MemberEpoch, PreviousMemberEpoch,
