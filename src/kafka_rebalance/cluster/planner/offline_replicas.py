@@ -44,6 +44,11 @@ class OfflineReplicasGoal(Goal):
                          + state.disk[elig] / max(state.disk[elig].mean(), 1.0)
                          + state.bin[elig] / max(state.bin[elig].mean(), 1.0)
                          + 0.1 * state.tcnt[state.topic[p], elig])
+                # only brokers that keep the partition's racks distinct and do not hold it yet
+                row = state.rep[p, : state.rf[p]]
+                other_racks = np.delete(state.rack[row], s)
+                fits = ~np.isin(elig, row) & ((state.rack[elig] == state.rack[b]) | ~np.isin(state.rack[elig], other_racks))
+                score = np.where(fits, score, np.inf)
                 for dst in elig[np.argsort(score, kind="stable")].tolist():
                     if ctx.can_move(p, s, dst):
                         ctx.move(p, s, dst)

@@ -59,20 +59,29 @@ class ReplicaDistributionGoal(Goal):
         if len(slots) == 0:
             return False
         ps = slots // R
-        el = state.eligible
-        sz, bi = state.size_bytes[ps], state.bytes_in[ps]
-        n_el = state.cnt[el].sum()
         t = state.topic[ps]
         # prefer a topic the donor holds more of than the receiver: count moves also even topic spread
         score = 0.05 * (state.tcnt[t, r] - state.tcnt[t, d]).astype(np.float64)
-        for load, v in ((state.disk, sz), (state.bin, bi)):
-            mean_broker = max(load[el].mean(), 1e-9)
-            per_replica = load[el].sum() / max(n_el, 1)
+        for load, vals, mean_broker, per_replica in ((state.disk, state.size_bytes, *self._disk_means),
+                                                     (state.bin, state.bytes_in, *self._bin_means)):
+            v = vals[ps]
             # the receiver should carry an average replica's load per replica it holds
             want = per_replica * (state.cnt[r] + 1)
-            score = score + 4 * ((load[r] + v - want) / mean_broker) ** 2 + ((load[d] - v) / mean_broker - 1) ** 2
-        for f in slots[np.argsort(score, kind="stable")].tolist():
-            p, s = divmod(f, R)
+            score += 4 * ((load[r] + v - want) / mean_broker) ** 2 + ((load[d] - v) / mean_broker - 1) ** 2
+        # best first; a full sort only when the few best candidates are all refused
+        for _ in range(8):
+            i = int(np.argmin(score))
+            if not np.isfinite(score[i]):
+                return False
+            p, s = divmod(int(slots[i]), R)
+            if ctx.can_move(p, s, r):
+                ctx.move(p, s, r)
+                return True
+            score[i] = np.inf
+        for i in np.argsort(score, kind="stable").tolist():
+            if not np.isfinite(score[i]):
+                return False
+            p, s = divmod(int(slots[i]), R)
             if ctx.can_move(p, s, r):
                 ctx.move(p, s, r)
                 return True
@@ -81,6 +90,11 @@ class ReplicaDistributionGoal(Goal):
     def optimize(self, state: PlanState, ctx: Context) -> None:
         self.lo, self.hi, gs = self._limits(state)
         lo, hi = self.lo, self.hi
+        el = state.eligible
+        n_el = max(int(state.cnt[el].sum()), 1)
+        # totals over the eligible brokers do not change while replicas move between them
+        self._disk_means = (max(state.disk[el].mean(), 1e-9), state.disk[el].sum() / n_el)
+        self._bin_means = (max(state.bin[el].mean(), 1e-9), state.bin[el].sum() / n_el)
         recv_mask = state.eligible if self.receivers is None else (state.eligible & self.receivers)
         for g in gs:
             stuck: set[tuple[int, int]] = set()
