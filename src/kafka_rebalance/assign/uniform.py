@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model import Assignment, GroupSpec, TopicPartition
 from .javacompat import JavaHashMap, JavaHashSet, string_hash
-from .range import new_topic_partitions, subscriber_matrix
+from .range import new_topic_partitions
 
 _TOPIC = attrgetter("topic")
 _PARTITION = attrgetter("partition")
@@ -197,33 +197,40 @@ def group_view(spec: GroupSpec) -> UniformGroup:
     by_id = {m.member_id: m for m in spec.members}
     ids = member_iteration_order(spec)
     members = [by_id[i] for i in ids]
-    # members with equal subscriptions share one list
-    known: dict[tuple[str, ...], list[str]] = {}
-    for topics in dict.fromkeys(m.topics for m in members):
-        known[topics] = [t for t in dict.fromkeys(topics) if t in spec.topics]
-    subs = [known[m.topics] for m in members]
-    topic_names = list(dict.fromkeys(t for lst in known.values() for t in lst))
+    # members with equal subscriptions (usually most of them) are handled once per subscription
+    group_of: dict[tuple[str, ...], int] = {}
+    member_group = [group_of.setdefault(m.topics, len(group_of)) for m in members]
+    group_subs = [[t for t in dict.fromkeys(topics) if t in spec.topics] for topics in group_of]
+    subs = [group_subs[g] for g in member_group]
+    topic_names = list(dict.fromkeys(t for lst in group_subs for t in lst))
+    topic_index = {t: j for j, t in enumerate(topic_names)}
     counts = np.array([spec.topics[t].partitions for t in topic_names], dtype=np.int64)
     base = np.zeros(len(topic_names), dtype=np.int64)
     if len(topic_names) > 1:
         base[1:] = np.cumsum(counts)[:-1]
+    subscribed = np.zeros((len(members), len(topic_names)), dtype=bool)
+    member_group_arr = np.array(member_group, dtype=np.int64)
+    for g, lst in enumerate(group_subs):
+        if lst:
+            rows = np.flatnonzero(member_group_arr == g)
+            subscribed[np.ix_(rows, [topic_index[t] for t in lst])] = True
     return UniformGroup(
         member_ids=ids,
         subscriptions=subs,
         subscribed_names=[m.topics for m in members],
         owned=[m.owned for m in members],
         topics=topic_names,
-        topic_index={t: j for j, t in enumerate(topic_names)},
+        topic_index=topic_index,
         counts=counts,
         base=base,
-        subscribed=subscriber_matrix(members, topic_names),
+        subscribed=subscribed,
     )
 
 
 def flatten_owned(group: UniformGroup) -> OwnedArrays:
     """All owned entries as arrays; entries of unknown topics or out-of-range partitions get flat -1."""
     lens = [len(o) for o in group.owned]
-    objects = [tp for o in group.owned for tp in o]
+    objects = list(itertools.chain.from_iterable(group.owned))
     n = len(objects)
     member = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
     topic = np.fromiter(map(group.topic_index.get, map(_TOPIC, objects), itertools.repeat(-1, n)),
