@@ -1,0 +1,257 @@
+"""`__consumer_offsets` records (Spark's Kafka-source schema) -> commits, latest offsets, group history.
+
+Decoding runs in `mapInArrow`: each Arrow batch is decoded row by row with
+the shared codecs (`group.records.decode_record`, `assign.protocol` for the
+members' subscriptions and assignments) into one wide "decoded" row per
+record. A record that does not decode (truncated, unknown key version, null
+key or timestamp) becomes a quarantine row with the reason; the job goes on.
+
+Outputs (SCHEMAS.md section 5):
+- commits.parquet: every offset commit (not tombstones), in record order;
+- latest_offsets.parquet: per group/topic/partition the last commit, unless
+  its last record is a tombstone (offset deleted or expired);
+- group_metadata.parquet: every GroupMetadata record: generation, protocol,
+  leader, members with their decoded subscriptions and assignments;
+- rebalances.parquet: one episode per generation change (rebalances.py);
+- quarantine.parquet: what could not be decoded, and why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from .io import read_parquet, write_parquet
+
+SOURCE_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
+
+MEMBER_TYPE = (
+    "struct<member_id:string, group_instance_id:string, client_id:string, client_host:string, "
+    "rebalance_timeout:int, session_timeout:int, topics:array<string>, "
+    "assigned:array<struct<topic:string, partition:int>>, error:string>"
+)
+DECODED_SCHEMA = (
+    "kind string, reason string, record_partition int, record_offset long, record_ts timestamp, "
+    "key_version int, value_version int, tombstone boolean, "
+    "group string, topic string, partition int, offset long, leader_epoch int, metadata string, "
+    "commit_timestamp long, expire_timestamp long, "
+    "protocol_type string, generation int, protocol string, leader string, current_state_timestamp long, "
+    f"members array<{MEMBER_TYPE}>, detail string"
+)
+_FIELDS = [f.strip().split(" ", 1)[0] for f in DECODED_SCHEMA.replace(f"array<{MEMBER_TYPE}>", "M").split(",")]
+
+
+def _member(m) -> dict[str, Any]:
+    """A member of a GroupMetadata value, its consumer-protocol bytes decoded when they parse."""
+    from ..assign.protocol import SchemaException, decode_assignment, decode_subscription
+
+    topics = assigned = None
+    error = None
+    try:
+        if m.subscription:
+            topics = list(decode_subscription(m.subscription).topics)
+        if m.assignment:
+            assigned = [{"topic": tp.topic, "partition": tp.partition} for tp in decode_assignment(m.assignment).partitions]
+    except (SchemaException, ValueError, UnicodeDecodeError) as exc:
+        error = f"consumer protocol: {exc}"
+    return {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+            "client_host": m.client_host, "rebalance_timeout": m.rebalance_timeout,
+            "session_timeout": m.session_timeout, "topics": topics, "assigned": assigned, "error": error}
+
+
+def decode_batches(batches: Iterator) -> Iterator:
+    """mapInArrow body: Kafka-source batches in, decoded batches out."""
+    import pyarrow as pa
+
+    from ..group.records import GroupMetadataRecord, RecordDecodeError, decode_record
+
+    schema = None
+    for batch in batches:
+        n = batch.num_rows
+        cols: dict[str, list] = {f: [None] * n for f in _FIELDS}
+        cols["members"] = [None] * n
+        keys = batch.column("key").to_pylist()
+        values = batch.column("value").to_pylist()
+        parts = batch.column("partition").to_pylist()
+        offs = batch.column("offset").to_pylist()
+        ts = batch.column("timestamp")
+        ts_valid = ts.is_valid().to_pylist() if ts.null_count else None
+        cols["record_partition"] = parts
+        cols["record_offset"] = offs
+        kind, reason, kv, vv, tomb = cols["kind"], cols["reason"], cols["key_version"], cols["value_version"], cols["tombstone"]
+        group, topic, part, offset = cols["group"], cols["topic"], cols["partition"], cols["offset"]
+        epoch, meta, cts, ets = cols["leader_epoch"], cols["metadata"], cols["commit_timestamp"], cols["expire_timestamp"]
+        for i in range(n):
+            key, value = keys[i], values[i]
+            bad = None
+            if ts_valid is not None and not ts_valid[i]:
+                bad = "null timestamp"
+            elif parts[i] is None or offs[i] is None:
+                bad = "null partition or offset"
+            if bad is None:
+                try:
+                    rec = decode_record(key, value)
+                except RecordDecodeError as exc:
+                    bad = f"{exc.part}: {exc.reason}"
+            if bad is not None:
+                kind[i] = "quarantine"
+                reason[i] = bad
+                cols["detail"][i] = f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
+                continue
+            k, v = rec.key, rec.value
+            kv[i] = k.version
+            tomb[i] = v is None
+            group[i] = k.group
+            if isinstance(rec, GroupMetadataRecord):
+                kind[i] = "group_metadata"
+                if v is not None:
+                    vv[i] = v.version
+                    cols["protocol_type"][i] = v.protocol_type
+                    cols["generation"][i] = v.generation
+                    cols["protocol"][i] = v.protocol
+                    cols["leader"][i] = v.leader
+                    cols["current_state_timestamp"][i] = v.current_state_timestamp
+                    cols["members"][i] = [_member(m) for m in v.members]
+            else:
+                kind[i] = "offset_commit"
+                topic[i] = k.topic
+                part[i] = k.partition
+                if v is not None:
+                    vv[i] = v.version
+                    offset[i] = v.offset
+                    epoch[i] = v.leader_epoch
+                    meta[i] = v.metadata
+                    cts[i] = v.commit_timestamp
+                    ets[i] = v.expire_timestamp
+        if schema is None:
+            schema = _arrow_schema(ts.type)
+        arrays = [ts if f == "record_ts" else pa.array(cols[f], type=schema.field(f).type) for f in schema.names]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _arrow_schema(ts_type):
+    import pyarrow as pa
+
+    member = pa.struct([("member_id", pa.string()), ("group_instance_id", pa.string()), ("client_id", pa.string()),
+                        ("client_host", pa.string()), ("rebalance_timeout", pa.int32()), ("session_timeout", pa.int32()),
+                        ("topics", pa.list_(pa.string())),
+                        ("assigned", pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))),
+                        ("error", pa.string())])
+    types = {"kind": pa.string(), "reason": pa.string(), "record_partition": pa.int32(), "record_offset": pa.int64(),
+             "record_ts": ts_type, "key_version": pa.int32(), "value_version": pa.int32(), "tombstone": pa.bool_(),
+             "group": pa.string(), "topic": pa.string(), "partition": pa.int32(), "offset": pa.int64(),
+             "leader_epoch": pa.int32(), "metadata": pa.string(), "commit_timestamp": pa.int64(),
+             "expire_timestamp": pa.int64(), "protocol_type": pa.string(), "generation": pa.int32(),
+             "protocol": pa.string(), "leader": pa.string(), "current_state_timestamp": pa.int64(),
+             "members": pa.list_(member), "detail": pa.string()}
+    return pa.schema([(f, types[f]) for f in _FIELDS])
+
+
+def source_frame(df):
+    """Normalise a Kafka-source DataFrame (official connector, our data source or Parquet) for decoding."""
+    from pyspark.sql import functions as F
+
+    kinds = dict(df.dtypes)
+    ts = F.col("timestamp")
+    if not kinds["timestamp"].startswith("timestamp"):
+        ts = F.timestamp_millis(F.col("timestamp").cast("long"))
+    return df.select(F.col("key").cast("binary").alias("key"), F.col("value").cast("binary").alias("value"),
+                     F.col("topic").cast("string").alias("topic"), F.col("partition").cast("int").alias("partition"),
+                     F.col("offset").cast("long").alias("offset"), ts.alias("timestamp"))
+
+
+def decode(df):
+    """The decoded DataFrame (DECODED_SCHEMA) of a Kafka-source DataFrame."""
+    return source_frame(df).mapInArrow(decode_batches, DECODED_SCHEMA)
+
+
+def commits_of(decoded):
+    from pyspark.sql import functions as F
+
+    return (decoded.where((F.col("kind") == "offset_commit") & ~F.col("tombstone"))
+            .select("group", "topic", "partition", "offset", "leader_epoch", "metadata",
+                    F.timestamp_millis("commit_timestamp").alias("commit_ts"),
+                    F.when(F.col("expire_timestamp") >= 0, F.timestamp_millis("expire_timestamp")).alias("expire_ts"),
+                    "record_partition", "record_offset", "record_ts", "key_version", "value_version"))
+
+
+def latest_offsets_of(decoded):
+    """The committed offsets a coordinator would load: last record per key wins, tombstones delete."""
+    from pyspark.sql import functions as F
+
+    last = (decoded.where(F.col("kind") == "offset_commit")
+            .groupBy("group", "topic", "partition")
+            .agg(F.max_by(F.struct("tombstone", "offset", "leader_epoch", "metadata", "commit_timestamp",
+                                   "expire_timestamp", "record_offset"),
+                          F.struct("record_partition", "record_offset")).alias("r")))
+    return (last.where(~F.col("r.tombstone"))
+            .select("group", "topic", "partition", F.col("r.offset").alias("offset"),
+                    F.col("r.leader_epoch").alias("leader_epoch"), F.col("r.metadata").alias("metadata"),
+                    F.timestamp_millis(F.col("r.commit_timestamp")).alias("commit_ts"),
+                    F.col("r.record_offset").alias("record_offset"))
+            .orderBy("group", "topic", "partition"))
+
+
+def group_metadata_of(decoded):
+    from pyspark.sql import functions as F
+
+    return (decoded.where(F.col("kind") == "group_metadata")
+            .select("group", "tombstone", "generation", "protocol_type", "protocol", "leader",
+                    F.when(F.col("current_state_timestamp") >= 0, F.timestamp_millis("current_state_timestamp"))
+                    .alias("current_state_ts"),
+                    F.coalesce(F.size("members"), F.lit(0)).alias("member_count"), "members",
+                    "record_partition", "record_offset", "record_ts", "key_version", "value_version"))
+
+
+def quarantine_of(decoded):
+    from pyspark.sql import functions as F
+
+    return (decoded.where(F.col("kind") == "quarantine")
+            .select(F.lit("records").alias("source"), "reason",
+                    F.concat(F.lit("partition="), F.coalesce(F.col("record_partition").cast("string"), F.lit("null")),
+                             F.lit(" offset="), F.coalesce(F.col("record_offset").cast("string"), F.lit("null")),
+                             F.lit(" "), F.col("detail")).alias("detail")))
+
+
+def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[str, Any]:
+    """Decode `__consumer_offsets` records from Parquet (`records`) or a DataFrame and write the tables."""
+    from .rebalances import rebalances_of
+
+    if source_df is None:
+        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+    decoded = decode(source_df).persist()
+    outdir = Path(out)
+    try:
+        commits = commits_of(decoded)
+        write_parquet(commits, outdir / "commits.parquet")
+        write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
+        write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
+        write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
+        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
+        cm = spark.read.parquet(str(outdir / "commits.parquet"))
+        write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
+        by_kind = decoded.groupBy("kind", "tombstone").count().collect()
+        counts: dict[str, int] = {}
+        tombstones: dict[str, int] = {}
+        for r in by_kind:
+            counts[r["kind"]] = counts.get(r["kind"], 0) + int(r["count"])
+            if r["tombstone"]:
+                tombstones[r["kind"]] = int(r["count"])
+        reasons = {r["reason"]: int(r["n"]) for r in decoded.where("kind = 'quarantine'").groupBy("reason").count()
+                   .withColumnRenamed("count", "n").collect()}
+    finally:
+        decoded.unpersist()
+    read = lambda name: spark.read.parquet(str(outdir / name)).count()  # noqa: E731
+    return {
+        "records": sum(counts.values()),
+        "commits": read("commits.parquet"),
+        "offset_tombstones": tombstones.get("offset_commit", 0),
+        "group_tombstones": tombstones.get("group_metadata", 0),
+        "latest_offsets": read("latest_offsets.parquet"),
+        "group_metadata": read("group_metadata.parquet"),
+        "rebalances": read("rebalances.parquet"),
+        "quarantined": counts.get("quarantine", 0),
+        "quarantine_reasons": reasons,
+        "out": str(outdir),
+    }
+

@@ -1,0 +1,127 @@
+"""Rebalance episodes from a group's GroupMetadata history and its commits.
+
+The classic coordinator writes a GroupMetadata record when a rebalance
+completes (the leader's SyncGroup stores the new generation and its
+assignments) and when a group empties; it writes nothing when a rebalance
+starts. So, per group, in log order, each record with a new generation ends an
+episode (`end` = the record's timestamp) and its start is estimated from what
+the log does show:
+
+- `commit`: the last offset commit of the group after the previous
+  GroupMetadata record and before this one. Consumers with auto-commit (and
+  the cooperative/eager revocation path) commit in `onJoinPrepare`, i.e. when
+  the rebalance starts, so this is usually the start to within one commit;
+- `state_timestamp`: otherwise the record's `currentStateTimestamp` (v2+,
+  when the group entered the state it was stored in), if later than the
+  previous record;
+- `previous_record`: otherwise the previous record's time (or the end itself
+  for a group's first record).
+
+Members are identified by `group.instance.id` when they have one, else by
+member id; a partition moved when its owner changed between the two
+generations' assignments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPISODE_SCHEMA = (
+    "group string, generation_from int, generation_to int, start timestamp, end timestamp, duration_ms long, "
+    "start_source string, protocol string, leader string, members_before int, members_after int, "
+    "joined array<string>, left array<string>, partitions_moved int, partitions_assigned int, "
+    "partitions_unassigned int"
+)
+
+_SEP = "\u0001"
+
+
+def episodes_for_group(group: str, meta: list[dict], commit_ts: np.ndarray, commit_order: np.ndarray) -> list[dict]:
+    """Episodes of one group. `meta` rows (sorted by log order) have tombstone, generation, protocol, leader,
+    ts_ms, state_ms, order, identities, owners; `commit_*` are the group's commits sorted by order."""
+    out = []
+    prev = None
+    for m in meta:
+        if m["tombstone"]:
+            prev = None  # group deleted: the next record starts afresh
+            continue
+        if prev is not None and m["generation"] == prev["generation"]:
+            prev = m
+            continue
+        end = int(m["ts_ms"])
+        lo = prev["order"] if prev is not None else -1
+        i = int(np.searchsorted(commit_order, m["order"], side="left"))
+        j = int(np.searchsorted(commit_order, lo, side="right"))
+        start, source = None, None
+        if i > j:
+            last_commit = int(commit_ts[j:i].max())
+            floor = int(prev["ts_ms"]) if prev is not None else None
+            if last_commit <= end and (floor is None or last_commit >= floor):
+                start, source = last_commit, "commit"
+        if start is None and m["state_ms"] is not None and m["state_ms"] >= 0 and m["state_ms"] <= end and (
+                prev is None or m["state_ms"] >= prev["ts_ms"]):
+            start, source = int(m["state_ms"]), "state_timestamp"
+        if start is None:
+            start, source = (int(prev["ts_ms"]), "previous_record") if prev is not None else (end, "previous_record")
+        before_ids = set(prev["identities"]) if prev is not None else set()
+        after_ids = set(m["identities"])
+        before_owner = _owners(prev["owners"]) if prev is not None else {}
+        after_owner = _owners(m["owners"])
+        moved = sum(1 for tp, o in after_owner.items() if tp in before_owner and before_owner[tp] != o)
+        out.append({
+            "group": group, "generation_from": prev["generation"] if prev is not None else None,
+            "generation_to": m["generation"], "start_ms": start, "end_ms": end, "duration_ms": end - start,
+            "start_source": source, "protocol": m["protocol"], "leader": m["leader"],
+            "members_before": len(before_ids), "members_after": len(after_ids),
+            "joined": sorted(after_ids - before_ids), "left": sorted(before_ids - after_ids),
+            "partitions_moved": moved, "partitions_assigned": len(after_owner),
+            "partitions_unassigned": sum(1 for tp in before_owner if tp not in after_owner),
+        })
+        prev = m
+    return out
+
+
+def _owners(owners) -> dict[tuple[str, str], str]:
+    result = {}
+    for s in owners if owners is not None else ():
+        topic, partition, who = s.split(_SEP)
+        result[(topic, partition)] = who
+    return result
+
+
+def rebalances_of(group_metadata, commits):
+    """Spark: episodes of every group (cogroup of its metadata records and its commit times)."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    ident = "coalesce(m.group_instance_id, m.member_id)"
+    meta = group_metadata.select(
+        "group", "tombstone", "generation", "protocol", "leader",
+        F.floor(F.unix_micros("record_ts") / 1000).cast("long").alias("ts_ms"),
+        F.floor(F.unix_micros("current_state_ts") / 1000).cast("long").alias("state_ms"),
+        F.col("record_offset").alias("order"),
+        F.expr(f"transform(coalesce(members, array()), m -> {ident})").alias("identities"),
+        F.expr(f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
+               f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
+    )
+    cts = commits.select("group", F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"),
+                         F.col("record_offset").alias("order"))
+
+    def per_group(key, m: pd.DataFrame, c: pd.DataFrame) -> pd.DataFrame:
+        (group,) = key
+        m = m.sort_values("order")
+        c = c.sort_values("order")
+        rows = m.to_dict("records")
+        for r in rows:
+            r["state_ms"] = None if pd.isna(r["state_ms"]) else int(r["state_ms"])
+            r["generation"] = None if pd.isna(r["generation"]) else int(r["generation"])
+        eps = episodes_for_group(group, rows, c["ts_ms"].to_numpy(), c["order"].to_numpy())
+        df = pd.DataFrame(eps, columns=["group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms",
+                                        "start_source", "protocol", "leader", "members_before", "members_after", "joined",
+                                        "left", "partitions_moved", "partitions_assigned", "partitions_unassigned"])
+        df.insert(3, "start", pd.to_datetime(df.pop("start_ms"), unit="ms"))
+        df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
+        return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
+
+    return (meta.groupBy("group").cogroup(cts.groupBy("group"))
+            .applyInPandas(per_group, EPISODE_SCHEMA).orderBy("group", "end"))
