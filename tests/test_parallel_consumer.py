@@ -596,3 +596,38 @@ def test_budget_pauses_the_partition_and_drops_an_oversized_map_with_a_warning()
     wait_until(lambda: broker.committed("g", "t", 0) == (200, ""), what="final commit")
     r.stop()
     pc.close()
+
+
+def test_a_retried_record_still_runs_while_the_budget_pauses_its_partition():
+    """Paused by the budget, a partition still runs records below its highest completed one (the retry).
+
+    Key order: the failing record's key (every 12th offset) leaves a hole in the map every 12 offsets.
+    """
+    broker = FakeBroker()
+    produce_keyed(broker, "t", 1, 120, keys=12)
+    attempts = defaultdict(int)
+    done: list[int] = []
+    before_zero: list[int] = []
+
+    def fn(msg):
+        attempts[msg.offset()] += 1
+        if msg.offset() == 0 and attempts[0] <= 3:
+            raise RuntimeError("not yet")
+        if msg.offset() == 0:
+            before_zero.append(len(done))
+        done.append(msg.offset())
+
+    c = FakeConsumer(broker, "g")
+    pc = ParallelConsumer(c, ["t"], fn, ordering="key", max_metadata_bytes=16, retry_delay=0.05,
+                          commit_interval_s=0.01, max_concurrency=4)
+    c.assign_partitions([("t", 0)])
+    r = Runner(pc)
+    wait_until(lambda: len(done) == 120, what="every record, the retried one included")
+    wait_until(lambda: broker.committed("g", "t", 0) == (120, ""), what="final commit")
+    r.stop()
+    pc.close()
+    assert attempts[0] == 4
+    # while offset 0 was failing the partition stopped taking new records: a 16-byte map spans
+    # about 30 offsets, far fewer than the ~110 records that could otherwise have completed
+    assert before_zero and before_zero[0] < 50
+    assert any(m for _, _, _, _, m in broker.commit_log)  # maps were committed meanwhile

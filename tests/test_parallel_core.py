@@ -293,6 +293,16 @@ def test_partition_mode_is_serial_and_unordered_is_not():
     assert par.take(10, 0) == items
 
 
+def test_bounded_partition_only_starts_records_below_the_bound():
+    sched = Scheduler(Ordering.UNORDERED)
+    items = [WorkItem("t", 0, i) for i in range(10)]
+    for it in items:
+        sched.add(it)
+    assert sched.take(3, 0, bound=lambda tp: 2) == items[:2]
+    assert sched.take(3, 0, bound=lambda tp: 2) == []
+    assert sched.take(3, 0, bound=lambda tp: None) == items[2:5]
+
+
 def test_paused_partition_keeps_its_records_and_removal_forgets_them():
     sched = Scheduler(Ordering.KEY)
     a = [WorkItem("t", 0, i, f"a{i}".encode()) for i in range(3)]
@@ -300,7 +310,7 @@ def test_paused_partition_keeps_its_records_and_removal_forgets_them():
     for x, y in zip(a, b):
         sched.add(x)
         sched.add(y)
-    got = sched.take(10, 0, allow=lambda tp: tp != ("t", 1))
+    got = sched.take(10, 0, bound=lambda tp: 0 if tp == ("t", 1) else None)
     assert got == a
     assert sched.buffered_in(("t", 1)) == 3
     running = sched.remove_partition(("t", 0))

@@ -308,9 +308,9 @@ class ParallelConsumer:
         return 1
 
     # ------------------------------------------------------------------ running records (lock held)
-    def _allow(self, tp: TP) -> bool:
+    def _bound(self, tp: TP) -> int | None:
         state = self._states.get(tp)
-        return state is None or state.takes_new_records()
+        return None if state is None else state.start_bound()
 
     def _take(self, limit: int) -> list[_Run]:
         if self._closing:
@@ -319,7 +319,7 @@ class ParallelConsumer:
         if free <= 0 or not self._scheduler.buffered:
             return []
         runs = []
-        for item in self._scheduler.take(free, time.monotonic(), self._allow):
+        for item in self._scheduler.take(free, time.monotonic(), self._bound):
             run = _Run(item)
             self._running[(item.tp, item.offset)] = run
             runs.append(run)

@@ -103,26 +103,37 @@ class Scheduler:
         """When the earliest delayed record becomes runnable (None: nothing delayed)."""
         return self._delayed[0][0] if self._delayed else None
 
-    def take(self, limit: int, now: float, allow: Callable[[TP], bool] | None = None) -> list[WorkItem]:
+    def take(self, limit: int, now: float, bound: Callable[[TP], int | None] | None = None) -> list[WorkItem]:
         """Up to `limit` records that may start now, partitions taken in rotation.
 
-        `allow(tp)` False keeps a partition's records buffered (paused by the
-        metadata budget); they stay ready for a later call.
+        `bound(tp)` limits a partition to records below an offset (None: no
+        limit). A partition whose commit metadata is near its budget may only
+        run records below its highest completed offset: they fill holes in
+        the map (shrinking it) instead of extending it. The rest stay ready.
         """
         self._promote(now)
         out: list[WorkItem] = []
-        tps = [tp for tp, ready in self._ready.items() if ready and (allow is None or allow(tp))]
-        if not tps or limit <= 0:
+        if limit <= 0:
+            return out
+        tps = [tp for tp, ready in self._ready.items() if ready]
+        if not tps:
             return out
         self._rotation = (self._rotation + 1) % len(tps)
         tps = tps[self._rotation:] + tps[:self._rotation]
+        limits = {tp: bound(tp) for tp in tps} if bound is not None else {}
         while len(out) < limit and tps:
             still = []
             for tp in tps:
                 ready = self._ready[tp]
                 if not ready:
                     continue
-                key = next(iter(ready))
+                below = limits.get(tp)
+                if below is None:
+                    key = next(iter(ready))
+                else:
+                    key = next((k for k in ready if self._shards[k].queue[0].offset < below), None)
+                    if key is None:
+                        continue
                 del ready[key]
                 shard = self._shards[key]
                 shard.busy = True

@@ -117,6 +117,14 @@ class PartitionState:
             return True
         return self.commit_point().verdict is BudgetVerdict.OK
 
+    def start_bound(self) -> int | None:
+        """None while the map is within 3/4 of its budget; else only records below this offset may start.
+
+        Those fill holes in the map (the lowest incomplete record among them),
+        so running them never grows it; records above would.
+        """
+        return None if self.takes_new_records() else self._max_done
+
     def needs_commit(self) -> bool:
         """True when the commit point moved since the last commit."""
         point = self.commit_point()
