@@ -113,3 +113,31 @@ def test_caps_respected_and_every_move_in_exactly_one_batch(moves, per_broker, c
         # The throttle covers exactly the batch's brokers and topics.
         assert set(b.throttle.brokers) == {x for m in b.moves for x in (*m.old_replicas, *m.new_replicas)}
         assert set(b.throttle.topic_configs()) == {m.topic for m in b.moves}
+
+
+def _reference_batches(moves, per_broker, cluster):
+    """The obvious algorithm: fill batch 1 greedily from the ordered list, then batch 2 from the rest, ..."""
+    from kafka_rebalance.cluster.batches import move_order
+
+    pending = sorted((m for m in moves if m.changes), key=move_order)
+    out = []
+    while pending:
+        taken, rest, load = [], [], {}
+        for m in pending:
+            if (cluster is None or len(taken) < cluster) and (
+                    per_broker is None or all(load.get(b, 0) < per_broker for b in m.brokers_busy)):
+                taken.append(m)
+                for b in m.brokers_busy:
+                    load[b] = load.get(b, 0) + 1
+            else:
+                rest.append(m)
+        out.append(tuple(taken))
+        pending = rest
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(plans(), st.one_of(st.none(), st.integers(1, 3)), st.one_of(st.none(), st.integers(1, 5)))
+def test_fast_first_fit_equals_the_obvious_greedy(moves, per_broker, cluster):
+    fast = plan_batches(moves, max_moves_per_broker=per_broker, max_moves=cluster)
+    assert [b.moves for b in fast] == _reference_batches(moves, per_broker, cluster)
