@@ -76,6 +76,8 @@ def register(subparsers) -> None:
                     help="highest share of a broker's disk capacity a plan may fill (default 0.8)")
     pl.add_argument("--leaders-by", choices=("count", "bytes"), default="count",
                     help="leaders mode: even leader counts only (exact), or also leader bytes")
+    pl.add_argument("--no-topic-spread", action="store_true",
+                    help="full mode: skip the per-topic replica spread goal (fewer moves)")
     pl.add_argument("--compare-generate", action="store_true",
                     help="also count the moves of kafka-reassign-partitions.sh --generate (emulated)")
     pl.add_argument("--seed", type=int, default=0, help="seed of the --generate emulation")
@@ -262,9 +264,9 @@ def _elect_table(console: Console, r: dict) -> None:
 
 def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: float = DEFAULT_PLAN_BAND,
                  capacity_threshold: float = 0.8, leaders_by: str = "count",
-                 compare_generate: bool = False, seed: int = 0):
+                 compare_generate: bool = False, seed: int = 0, topic_spread: bool = True):
     res = plan(snap, mode, brokers, band=band, capacity_threshold=capacity_threshold,
-               leaders_by_bytes=(leaders_by == "bytes"))
+               leaders_by_bytes=(leaders_by == "bytes"), topic_spread=topic_spread)
     result = res.summary()
     if compare_generate:
         targets = [b.id for b in snap.brokers if b.alive and not (mode == Mode.REMOVE_BROKERS.value and b.id in brokers)]
@@ -282,7 +284,7 @@ def run_plan(args) -> int:
     snap = load_snapshot(args)
     brokers = _ids(args.brokers, "--brokers")
     res, result = plan_command(snap, args.mode, brokers, args.band, args.capacity_threshold, args.leaders_by,
-                               args.compare_generate, args.seed)
+                               args.compare_generate, args.seed, not args.no_topic_spread)
     if args.output:
         io_util.atomic_write_json(args.output, kafka_json.reassignment_json(res.reassignments), indent=None)
         result["output"] = args.output

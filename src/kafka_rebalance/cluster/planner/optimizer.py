@@ -67,7 +67,8 @@ class PlanResult:
                 "violations": list(self.violations)}
 
 
-def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: float) -> list[Goal]:
+def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: float,
+              topic_spread: bool = True) -> list[Goal]:
     hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), OfflineReplicasGoal()]
     if mode is Mode.LEADERS:
         return [LeaderDistributionGoal(band, by_bytes=False)]
@@ -75,15 +76,19 @@ def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: flo
         return hard + [LeaderDistributionGoal(band)]
     if mode is Mode.ADD_BROKERS:
         return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
+    spread: list[Goal] = [TopicReplicaDistributionGoal(band)] if topic_spread else []
     return hard + [ReplicaDistributionGoal(band=band), ResourceDistributionGoal("size_bytes", band),
-                   ResourceDistributionGoal("bytes_in", band), TopicReplicaDistributionGoal(band),
-                   LeaderDistributionGoal(band)]
+                   ResourceDistributionGoal("bytes_in", band)] + spread + [LeaderDistributionGoal(band)]
 
 
 def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Sequence[int] = (),
          band: float = DEFAULT_PLAN_BAND, capacity_threshold: float = 0.8,
-         leaders_by_bytes: bool = False) -> PlanResult:
-    """Plan a reassignment; `brokers` are the brokers added or removed."""
+         leaders_by_bytes: bool = False, topic_spread: bool = True) -> PlanResult:
+    """Plan a reassignment; `brokers` are the brokers added or removed.
+
+    `topic_spread=False` drops the per-topic spread goal of `full` mode, which
+    can cost as many moves again as the other balance goals together.
+    """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
     ids = {b.id for b in snapshot.brokers}
     for b in brokers:
@@ -93,7 +98,7 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
         raise InputError(f"mode {mode.value} needs --brokers", field="brokers")
     state = PlanState(snapshot, remove=tuple(brokers) if mode is Mode.REMOVE_BROKERS else (),
                       new=tuple(brokers) if mode is Mode.ADD_BROKERS else ())
-    goals = goals_for(mode, state, band, capacity_threshold)
+    goals = goals_for(mode, state, band, capacity_threshold, topic_spread)
     if mode is Mode.LEADERS and leaders_by_bytes:
         goals = [LeaderDistributionGoal(band, by_bytes=True)]
     bound = 0
