@@ -169,7 +169,7 @@ class Executor:
     log: Callable[[str], None] = field(default=lambda _msg: None)
 
     def save(self) -> None:
-        atomic_write_json(self.state_path, self.state)
+        atomic_write_json(self.state_path, self.state, indent=None)
 
     def _step(self, entry: dict, status: str) -> None:
         entry["status"] = status
