@@ -297,7 +297,8 @@ class Simulation:
             "lag": {"max": int(self.lag_max), "final": final_lag},
             "timeline": list(self.timeline),
             "protocol": self.sc.protocol,
-            "rebalance_protocol": next(iter(self.members.values())).protocol.name.lower() if self.members else None,
+            "rebalance_protocol": ("consumer" if self.sc.protocol == "consumer" else
+                                   next(iter(self.members.values())).protocol.name.lower() if self.members else None),
             "static_membership": self.sc.group.static_membership,
             "delivery": self.sc.group.delivery,
             "simulated_events": self.loop.processed,

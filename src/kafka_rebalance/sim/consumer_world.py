@@ -1,0 +1,345 @@
+"""The KIP-848 consumer protocol behind the same driver.
+
+Only the protocol differs from the classic world: members heartbeat
+(ConsumerGroupHeartbeat) every `heartbeat_interval_ms`, the coordinator
+computes targets with the server-side assignor, members reconcile at their
+next poll (commit, revoke, then take what is free) and acknowledge at once.
+Partitions, processing, commits, faults and books are the classic world's.
+The state machines are `group.consumer_group` (coordinator) and
+`group.consumer_group_member` (client).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from ..group import consumer_group as cg
+from ..group import consumer_group_member as cgm
+from ..group.consumer_group_model import (
+    CancelRebalanceTimeout,
+    ConsumerGroupConfig,
+    ConsumerGroupHeartbeatResponse,
+    GroupEpochBumped,
+    MemberRemoved,
+    ScheduleRebalanceTimeout,
+    ScheduleSessionTimeout,
+)
+from ..group.errors import Errors
+from ..group.offsets import OffsetCommitPartition, OffsetCommitRequest, validate_offset_commit
+from ..model import TopicMetadata
+from .member import SimMember
+from .world import Simulation
+
+_SERVER_ASSIGNOR = {"uniform": "uniform", "range": "range"}
+_MEMBER_ID = re.compile(r"[\w.-]+-member-\d+")
+
+
+class ConsumerCoordinator:
+    """Routes ConsumerGroupHeartbeats into the KIP-848 state machine and carries out its effects."""
+
+    def __init__(self, world: "ConsumerSimulation") -> None:
+        self.w = world
+        g = world.sc.group
+        self.config = ConsumerGroupConfig(session_timeout_ms=g.session_timeout_ms,
+                                          heartbeat_interval_ms=g.heartbeat_interval_ms, max_size=g.group_max_size)
+        self.group = cg.new_group(g.id, world.topic_metadata(), 0)
+        self.up_at = 0
+        self.epoch = 0
+        self.offsets: dict = {}
+        self.by_member_id: dict[str, str] = {}
+
+    @property
+    def up(self) -> bool:
+        return self.group is not None
+
+    def needs_real_heartbeats(self) -> bool:
+        return True
+
+    def heartbeat_stopped(self, *args: Any) -> None:
+        pass
+
+    def receive(self, kind: str, req: Any, name: str) -> None:
+        w = self.w
+        now = w.loop.now
+        client = w.members[name].client
+        if self.group is None:
+            w.reply(client, "cheartbeat", ConsumerGroupHeartbeatResponse(Errors.NOT_COORDINATOR))
+            return
+        self.group, resp, fx = cg.heartbeat(self.group, req, now, self.config)
+        if resp.member_id:
+            self.by_member_id[resp.member_id] = name
+        self._apply(fx)
+        w.reply(client, "cheartbeat", resp)
+
+    def _apply(self, fx: list) -> None:
+        w = self.w
+        loop = w.loop
+        for e in fx:
+            t = type(e)
+            if t is ScheduleSessionTimeout:
+                loop.set_timer((self.epoch, "session", e.member_id), e.deadline_ms, self._on_timer)
+            elif t is ScheduleRebalanceTimeout:
+                loop.set_timer((self.epoch, "rebalance", e.member_id), e.deadline_ms, self._on_timer, e.member_epoch)
+            elif t is CancelRebalanceTimeout:
+                loop.cancel_timer((self.epoch, "rebalance", e.member_id))
+            elif t is GroupEpochBumped:
+                w.pending_cause = self._named(e.cause)
+                w.on_generation(e.group_epoch)
+            elif t is MemberRemoved:
+                name = self.by_member_id.get(e.member_id, e.member_id)
+                w.emit("member_removed", name, detail={"member_id": e.member_id, "reason": e.reason})
+                if e.reason != "replaced":
+                    w.pending_cause = f"{name}: {e.reason}"
+
+    def _named(self, cause: str) -> str:
+        return _MEMBER_ID.sub(lambda m: self.by_member_id.get(m.group(0), m.group(0)), cause)
+
+    def _on_timer(self, key: tuple, payload: Any) -> None:
+        epoch, kind, mid = key
+        if self.group is None or epoch != self.epoch:
+            return
+        now = self.w.loop.now
+        if kind == "session":
+            self.group, fx = cg.on_session_timeout(self.group, mid, now)
+        else:
+            self.group, fx = cg.on_rebalance_timeout(self.group, mid, payload, now)
+        self._apply(fx)
+
+    def commit(self, name: str, client: str, member_id: str, instance_id: str | None, epoch: int,
+               offsets: dict[int, int], why: str) -> None:
+        w = self.w
+        parts = w.parts
+        if self.group is None:
+            err = Errors.NOT_COORDINATOR
+        else:
+            req = OffsetCommitRequest(self.group.group_id, tuple(
+                OffsetCommitPartition(parts.tps[p].topic, parts.tps[p].partition, off) for p, off in offsets.items()),
+                member_id, epoch, instance_id)
+            err = validate_offset_commit(cg.group_view(self.group), req)
+        if err is Errors.NONE:
+            for p, off in offsets.items():
+                parts.committed[p] = off
+                self.offsets[parts.tps[p]] = off
+                if w.wants_events:
+                    tp = parts.tps[p]
+                    w.emit("commit", name, epoch, [parts.names[p]],
+                           {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
+                            "generation": epoch, "member_id": member_id, "reason": why})
+        w.reply(client, "commit", err)
+
+    def update_topics(self) -> None:
+        if self.group is not None:
+            self.group = cg.update_topics(self.group, self.w.topic_metadata())
+
+    def failover(self, down_ms: int) -> None:
+        w = self.w
+        if self.group is None:
+            return
+        w.emit("coordinator_failover", detail={"down_ms": down_ms, "epoch": self.epoch + 1})
+        self._persisted = cg.persisted(self.group)
+        self.group = None
+        self.epoch += 1
+        self.up_at = w.loop.now + down_ms
+        w.loop.at(self.up_at, self._load)
+
+    def _load(self) -> None:
+        w = self.w
+        now = w.loop.now
+        group, fx = cg.on_loaded(self._persisted, now, self.config)
+        self.group = cg.update_topics(group, w.topic_metadata())
+        for tp, off in self.offsets.items():
+            p = w.parts.index.get(tp)
+            if p is not None:
+                w.parts.committed[p] = off
+        w.emit("coordinator_loaded", detail={"epoch": self.epoch, "members": len(group.members),
+                                             "generation": group.group_epoch, "state": group.state.value})
+        self._apply(fx)
+
+
+class ConsumerSimMember(SimMember):
+    """A consumer on the KIP-848 protocol: heartbeats carry the whole rebalance."""
+
+    def start(self) -> None:
+        g = self.w.sc.group
+        self.cm = cgm.ConsumerMember(g.id, tuple(self.w.topic_names), "", self.instance_id, self.rack,
+                                     g.rebalance_timeout_ms or g.max_poll_interval_ms,
+                                     _SERVER_ASSIGNOR[g.server_assignor])
+        self.pending_rec = None
+        self.lost_pending: list[int] = []
+        self.hb_token = 0
+        super().start()
+        self.rejoin_needed = False
+        self._heartbeat_now()
+
+    def heartbeating(self) -> bool:
+        return self.alive and not self.poll_timed_out
+
+    def _heartbeat_now(self) -> None:
+        self.hb_token += 1
+        self._send_heartbeat(self.hb_token)
+
+    def _send_heartbeat(self, token: int) -> None:
+        if not self.alive or token != self.hb_token or self.poll_timed_out:
+            return
+        self.w.send(self, "cheartbeat", cgm.heartbeat_request(self.cm))
+        self.hb_token += 1
+        self.w.loop.after(self.w.sc.group.heartbeat_interval_ms, self._send_heartbeat, self.hb_token)
+
+    def on_cheartbeat_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
+        if not self.alive:
+            return
+        if resp.error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+            self.hb_token += 1
+            t = self.w.coordinator_retry_time(self.w.loop.now, self.w.sc.group.retry_backoff_ms)
+            self.w.loop.at(t, self._send_heartbeat, self.hb_token)
+            return
+        if resp.error not in (Errors.NONE, Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
+            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": resp.error.name})
+            if resp.error in (Errors.UNRELEASED_INSTANCE_ID, Errors.FENCED_INSTANCE_ID, Errors.GROUP_MAX_SIZE_REACHED):
+                self.w.emit("fatal", self.name, self.generation, detail={"error": resp.error.name})
+                self.crash()
+            return
+        self.cm, rec, lost = cgm.on_heartbeat_response(self.cm, resp)
+        if resp.error is not Errors.NONE:
+            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": resp.error.name})
+            if lost:
+                idx = self.w.parts.index
+                ps = [idx[tp] for tp in lost if tp in idx]
+                self.w.lose(self, ps, "fenced")
+                keep = set(ps)
+                self.owned = [p for p in self.owned if p not in keep]
+                for p in ps:
+                    self.positions.pop(p, None)
+            self.pending_rec = None
+            self._heartbeat_now()  # rejoin with epoch 0
+            return
+        self.member_id = self.cm.member_id
+        self.generation = self.cm.member_epoch
+        if rec is None and resp.assignment is not None and self.pause_start is not None:
+            self.w.add_paused(self, self.w.loop.now - self.pause_start)  # joined; nothing to take
+            self.pause_start = None
+        if rec is not None:
+            self.pending_rec = rec
+            self.wake()
+
+    def _poll(self, token: int) -> None:
+        if token != self.poll_token or not self.alive:
+            return
+        if self.pending_rec is not None and self.w.loop.now >= max(self.busy_until, self.stall_until):
+            self._finish_batch(self.w.loop.now)
+            self._reconcile()
+        if self.poll_timed_out and self.w.loop.now >= self.stall_until:
+            # polling again after a poll timeout: what it held is gone; rejoin with epoch 0
+            self._finish_batch(self.w.loop.now)
+            if self.owned:
+                self.w.lose(self, list(self.owned), "poll timeout")
+                self.owned, self.positions = [], {}
+            self.poll_timed_out = False
+            self.pending_rec = None
+            self.cm = dataclasses.replace(self.cm, state=cgm.ClientState.JOINING, member_epoch=0)
+            if self.pause_start is None:
+                self.pause_start = self.w.loop.now
+            self._heartbeat_now()
+        super()._poll(token)
+
+    def _reconcile(self) -> None:
+        """Commit and revoke what goes, take what comes, acknowledge at once (the new consumer's reconciliation)."""
+        w = self.w
+        now = w.loop.now
+        while self.pending_rec is not None:
+            rec = self.pending_rec
+            self.pending_rec = None
+            idx = w.parts.index
+            revoke = [idx[tp] for tp in sorted(rec.revoke) if tp in idx]
+            assign = [idx[tp] for tp in sorted(rec.assign) if tp in idx]
+            if revoke:
+                offsets = {p: self.positions[p] for p in revoke if p in self.positions}
+                if offsets and w.sc.group.enable_auto_commit and w.sc.group.delivery == "at-least-once":
+                    w.commit(self, offsets, "before-revocation")
+                w.revoke(self, revoke, "reconciliation")
+                gone = set(revoke)
+                self.owned = [p for p in self.owned if p not in gone]
+                for p in revoke:
+                    self.positions.pop(p, None)
+                self.cm = cgm.revocation_done(self.cm)
+            for p in assign:
+                self.positions[p] = w.parts.committed[p]
+            self.owned = self.owned + [p for p in assign if p not in self.owned]
+            w.assigned(self, assign, self.owned)
+            if now >= self.stall_until:
+                for p in self.owned:
+                    w.set_available(p, now, self.name)
+            if self.pause_start is not None:
+                w.add_paused(self, now - self.pause_start)
+                self.pause_start = None
+            self.cm, nxt = cgm.complete_reconciliation(self.cm)
+            self.generation = self.cm.member_epoch
+            self.pending_rec = nxt
+        self._heartbeat_now()
+
+    def _poll_timeout(self, inc: int, last_poll: int) -> None:
+        if inc != self.incarnation or not self.alive or self.last_poll != last_poll:
+            return
+        w = self.w
+        w.emit("poll_timeout", self.name, self.generation)
+        w.send(self, "cheartbeat", cgm.leave_request(self.cm))
+        w.emit("leave", self.name, self.generation, detail={"reason": "poll timeout"})
+        self.cm = cgm.on_left(self.cm)
+        self.poll_timed_out = True
+        self.hb_token += 1
+
+    def shutdown(self) -> None:
+        if not self.alive:
+            return
+        w = self.w
+        now = w.loop.now
+        self._finish_batch(now)
+        if self.owned:
+            offsets = {p: self.positions[p] for p in self.owned if p in self.positions}
+            if offsets:
+                w.commit(self, offsets, "close")
+            w.revoke(self, list(self.owned), "close")
+        self.owned, self.positions = [], {}
+        if self.cm.member_id:
+            w.send(self, "cheartbeat", cgm.leave_request(self.cm))
+        self.hb_token += 1
+        self._die("stop")
+
+    def crash(self) -> None:
+        self.hb_token += 1
+        super().crash()
+
+    def on_metadata_refresh(self, inc: int) -> None:
+        pass
+
+
+class ConsumerSimulation(Simulation):
+    member_class = ConsumerSimMember
+
+    def __init__(self, sc, sink=None) -> None:
+        super().__init__(sc, sink)
+        self.members = {m.name: ConsumerSimMember(self, m.name, m.rack) for m in sc.members}
+        self.coord = ConsumerCoordinator(self)
+
+    def topic_metadata(self) -> dict[str, TopicMetadata]:
+        return {t: TopicMetadata(t, n) for t, n in self.partition_counts().items()}
+
+    def _deliver(self, client: str, kind: str, resp: Any) -> None:
+        if kind != "cheartbeat":
+            return super()._deliver(client, kind, resp)
+        name = client.partition("#")[0]
+        m = self.members.get(name)
+        if m is None or not m.alive or m.client != client:
+            return
+        m.on_cheartbeat_response(resp)
+
+    def _start_member(self, name: str) -> None:
+        if name not in self.members:
+            self.members[name] = ConsumerSimMember(self, name, None)
+        super()._start_member(name)
+
+    def _add_partitions(self, topic: str, count: int) -> None:
+        super()._add_partitions(topic, count)
+        self.coord.update_topics()

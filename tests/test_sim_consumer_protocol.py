@@ -1,0 +1,99 @@
+"""The simulator drives the KIP-848 coordinator (group.consumer_group) behind the same driver."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from kafka_rebalance.sim.api import compare, simulate
+
+BASE = {
+    "name": "kip848",
+    "seed": 2,
+    "duration_ms": 200_000,
+    "protocol": "consumer",
+    "group": {"id": "g", "server_assignor": "uniform"},
+    "topics": [{"name": "orders", "partitions": 12, "produce_rate": 600}],
+    "members": {"count": 3, "processing_ms_per_record": 1.0},
+    "events": [],
+}
+
+
+def doc(**kw) -> dict:
+    d = copy.deepcopy(BASE)
+    for k, v in kw.items():
+        if k == "group":
+            d["group"].update(v)
+        else:
+            d[k] = v
+    return d
+
+
+def _owners_never_overlap(res) -> None:
+    owner: dict[str, str] = {}
+    for e in res.events:
+        if e["kind"] == "assigned":
+            for p in e["partitions"]:
+                assert owner.get(p) in (None, e["member"]), (p, owner.get(p), e)
+                owner[p] = e["member"]
+        elif e["kind"] in ("revoked", "lost"):
+            for p in e["partitions"]:
+                if owner.get(p) == e["member"]:
+                    del owner[p]
+        elif e["kind"] == "crash":
+            for p in [p for p, m in owner.items() if m == e["member"]]:
+                del owner[p]
+
+
+def test_join_bumps_group_epoch_once_and_keepers_never_pause():
+    res = simulate(doc(events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+    s = res.summary
+    assert s["rebalance_protocol"] == "consumer"
+    epochs_after = [t for t in s["timeline"] if t["ts_ms"] >= 100_000]
+    assert len(epochs_after) == 1 and "m3" in epochs_after[0]["cause"]
+    paused_after = {e["member"] for e in res.events if e["kind"] == "paused" and e["ts_ms"] >= 100_000}
+    assert paused_after <= {"m3"}
+    moved = [p for e in res.events if e["kind"] == "revoked" and e["ts_ms"] >= 100_000 for p in e["partitions"]]
+    assert len(moved) == 3  # 12 partitions over 4 members: 3 move to the newcomer
+    _owners_never_overlap(res)
+    assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
+
+
+def test_partition_reaches_new_owner_only_after_old_owner_revoked():
+    res = simulate(doc(events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+    revoked_at = {p: e["ts_ms"] for e in res.events if e["kind"] == "revoked" and e["ts_ms"] >= 100_000
+                  for p in e["partitions"]}
+    for e in res.events:
+        if e["kind"] == "assigned" and e["member"] == "m3":
+            for p in e["partitions"]:
+                assert p in revoked_at and e["ts_ms"] >= revoked_at[p]
+
+
+def test_slow_revoker_is_fenced_after_rebalance_timeout():
+    res = simulate(doc(group={"rebalance_timeout_ms": 20_000},
+                       events=[{"at_ms": 99_000, "kind": "pause", "member": "m0", "for_ms": 60_000},
+                               {"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+    removed = [json.loads(e["detail"]) for e in res.events if e["kind"] == "member_removed"]
+    assert any(d["reason"] == "rebalance timeout" for d in removed)
+    _owners_never_overlap(res)
+
+
+def test_static_restart_within_session_no_epoch_bump():
+    res = simulate(doc(group={"static_membership": True},
+                       events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 10_000}]))
+    assert not [t for t in res.summary["timeline"] if t["ts_ms"] >= 100_000]
+
+
+def test_compare_includes_consumer_protocol():
+    d = doc(protocol="classic", group={"assignors": ["range"]},
+            events=[{"at_ms": 60_000, "kind": "restart", "member": "m0", "down_ms": 10_000}], duration_ms=120_000)
+    out = compare(d, ["eager", "consumer"])
+    assert out["consumer"]["rebalance_protocol"] == "consumer"
+    assert out["consumer"]["member_paused_ms"] < out["eager"]["member_paused_ms"]
+
+
+def test_consumer_protocol_deterministic():
+    d = doc(events=[{"at_ms": 50_000, "kind": "rolling_restart", "down_ms": 5000, "every_ms": 20_000},
+                    {"at_ms": 150_000, "kind": "coordinator_failover", "down_ms": 3000}])
+    a, b = simulate(d), simulate(copy.deepcopy(d))
+    assert json.dumps(a.events) == json.dumps(b.events)
