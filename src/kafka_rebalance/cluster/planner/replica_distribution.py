@@ -53,11 +53,11 @@ class ReplicaDistributionGoal(Goal):
     def satisfied(self, state: PlanState) -> bool:
         return bool(((state.cnt <= self.hi) & (state.cnt >= self.lo)).all())
 
-    def _pick(self, state: PlanState, ctx: Context, d: int, r: int) -> bool:
+    def _pick(self, state: PlanState, ctx: Context, d: int, r: int, k: int = 1) -> int:
         R = state.R
         slots = state.slots_on(d)
         if len(slots) == 0:
-            return False
+            return 0
         ps = slots // R
         t = state.topic[ps]
         # prefer a topic the donor holds more of than the receiver: count moves also even topic spread
@@ -68,24 +68,42 @@ class ReplicaDistributionGoal(Goal):
             # the receiver should carry an average replica's load per replica it holds
             want = per_replica * (state.cnt[r] + 1)
             score += 4 * ((load[r] + v - want) / mean_broker) ** 2 + ((load[d] - v) / mean_broker - 1) ** 2
-        # best first; a full sort only when the few best candidates are all refused
+        # best first; up to `k` moves from one scoring (loads shift little meanwhile), a full sort
+        # only when the few best candidates are all refused
+        moved = 0
+        if k > 1 and len(score) > 4 * k:
+            top = np.argpartition(score, 2 * k)[: 2 * k]
+            topics: set[int] = set()  # one replica per topic per batch: its topic score is stale after a move
+            for i in top[np.argsort(score[top], kind="stable")].tolist():
+                p, s = divmod(int(slots[i]), R)
+                if int(t[i]) in topics:
+                    continue
+                if ctx.can_move(p, s, r):
+                    topics.add(int(t[i]))
+                    ctx.move(p, s, r)
+                    moved += 1
+                    if moved == k:
+                        return moved
+                score[i] = np.inf
+            if moved:
+                return moved
         for _ in range(8):
             i = int(np.argmin(score))
             if not np.isfinite(score[i]):
-                return False
+                return 0
             p, s = divmod(int(slots[i]), R)
             if ctx.can_move(p, s, r):
                 ctx.move(p, s, r)
-                return True
+                return 1
             score[i] = np.inf
         for i in np.argsort(score, kind="stable").tolist():
             if not np.isfinite(score[i]):
-                return False
+                return 0
             p, s = divmod(int(slots[i]), R)
             if ctx.can_move(p, s, r):
                 ctx.move(p, s, r)
-                return True
-        return False
+                return 1
+        return 0
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
         self.lo, self.hi, gs = self._limits(state)
@@ -119,7 +137,10 @@ class ReplicaDistributionGoal(Goal):
                 pool = sorted((b for b in pool if (d, b) not in stuck), key=lambda b: (cnt[b], b))
                 moved = False
                 for r in pool:
-                    if self._pick(state, ctx, d, r):
+                    room = (lo[r] if cnt[r] < lo[r] else hi[r]) - cnt[r]
+                    spare = cnt[d] - (hi[d] if cnt[d] > hi[d] else lo[d])
+                    k = int(max(1, min(room, spare, 64) // 4))
+                    if self._pick(state, ctx, d, r, k):
                         moved = True
                         break
                     stuck.add((d, r))
