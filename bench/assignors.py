@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(h, justify="left" if h == "assignor" else "right")
     for row in rows(results):
         table.add_row(*row)
-    Console().print(table)
+    Console(width=200).print(table)
     if not args.no_write:
         write_section(markdown(results, argv, started, load))
         console.print(f"wrote the {SECTION} section of {BENCHMARKS}")

@@ -14,6 +14,7 @@ depend on HashMap order, so none is emulated here.
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections import deque
 from typing import Callable, Iterable, Mapping, Sequence
@@ -36,9 +37,17 @@ def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int])
     without __post_init__, so storing its two slots is all __init__ does.
     """
     n = len(partitions)
-    objs = list(map(_TP_NEW, itertools.repeat(TopicPartition, n)))
-    deque(map(_TP_SET_TOPIC, objs, itertools.repeat(topics, n) if isinstance(topics, str) else topics), 0)
-    deque(map(_TP_SET_PARTITION, objs, partitions), 0)
+    # A million fresh GC-tracked objects would trigger many cyclic collections that can
+    # find nothing (the new objects hold only str and int); pause the collector meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        objs = list(map(_TP_NEW, itertools.repeat(TopicPartition, n)))
+        deque(map(_TP_SET_TOPIC, objs, itertools.repeat(topics, n) if isinstance(topics, str) else topics), 0)
+        deque(map(_TP_SET_PARTITION, objs, partitions), 0)
+    finally:
+        if collecting:
+            gc.enable()
     return objs
 
 
