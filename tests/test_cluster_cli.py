@@ -126,3 +126,19 @@ def test_bad_input_exits_2(capsys, tmp_path, snap_file, argv, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert fragment in err
+
+
+def test_bootstrap_server_reads_a_live_cluster(capsys):
+    """--bootstrap-server goes through kafka-python against the simulated Kafka-protocol cluster."""
+    from kafka_rebalance.kafka.sim_cluster import SimCluster
+
+    snap = rolling_restart(synthetic_cluster(brokers=3, racks=3, partitions=12, topics=2, seed=1))
+    sim = SimCluster(snap).start()
+    try:
+        r = run_json(capsys, "cluster", "skew", "--bootstrap-server", sim.bootstrap)
+        assert sorted(b["broker"] for b in r["brokers"]) == [0, 1, 2]
+        assert sum(b["replicas"] for b in r["brokers"]) == 36
+        assert r["leader_imbalance"]["kraft"]["imbalanced_partitions"] == \
+            sum(1 for p in snap.partitions if p.leader != p.replicas[0])
+    finally:
+        sim.stop()
