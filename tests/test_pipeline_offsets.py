@@ -84,10 +84,12 @@ def test_counts(decoded):
 def test_quarantine_reasons(decoded):
     _, out = decoded
     q = pd.read_parquet(out / "quarantine.parquet")
-    reasons = set(q["reason"])
-    assert reasons == {"null timestamp", "key: truncated: group needs 2 bytes at offset 2, only 1 remain",
-                       "key: unknown record type 9 (this decoder reads 0-2)",
-                       "value: unknown OffsetCommitValue version 7 (valid: 0-4)"}
+    reasons = sorted(q["reason"])
+    # the codecs' own messages, prefixed with the part that failed
+    assert len(reasons) == 4 and "null timestamp" in reasons
+    assert any(r.startswith("key:") and "truncated" in r for r in reasons), reasons
+    assert any(r.startswith("key:") and "record type 9" in r for r in reasons), reasons
+    assert any(r.startswith("value:") and "version 7" in r for r in reasons), reasons
     assert all("offset=" in d for d in q["detail"])
 
 
