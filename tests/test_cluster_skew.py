@@ -103,3 +103,17 @@ def test_preferred_election_skip_reasons():
     assert reasons == {TopicPartition("t", 1): SkipReason.ELECTION_NOT_NEEDED,
                        TopicPartition("x", 0): SkipReason.UNKNOWN_TOPIC_OR_PARTITION}
     assert preferred_election(snap, topics=["u"]).elect == (TopicPartition("u", 0),)
+
+
+def test_synthetic_cluster_is_seeded_and_rolling_restart_strips_the_last_broker():
+    from kafka_rebalance.cluster.synthetic import add_empty_broker, rolling_restart, synthetic_cluster
+
+    a = synthetic_cluster(brokers=6, racks=3, partitions=60, topics=3, seed=5)
+    assert a == synthetic_cluster(brokers=6, racks=3, partitions=60, topics=3, seed=5)
+    assert a != synthetic_cluster(brokers=6, racks=3, partitions=60, topics=3, seed=6)
+    assert all(len({r % 3 for r in p.replicas}) == 3 for p in a.partitions)
+    after = rolling_restart(a)
+    assert not any(p.leader == 5 for p in after.partitions)  # restarted last
+    assert all(p.leader in p.isr for p in after.partitions)
+    bigger, new = add_empty_broker(a)
+    assert new == 6 and len(bigger.brokers) == 7 and bigger.brokers[-1].alive
