@@ -11,10 +11,14 @@ current *target* assignment as `owned`, so sticky assignors keep it.
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 from typing import Iterable, Mapping
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 from .consumer_group_model import SERVER_ASSIGNORS, ConsumerGroupConfig, ConsumerGroupMember
+
+
+_tp_key = attrgetter("topic", "partition")
 
 
 def subscription_metadata(members: Iterable[ConsumerGroupMember],
@@ -47,7 +51,7 @@ def compute_target_assignment(members: Iterable[ConsumerGroupMember],
         MemberSubscription(
             member_id=m.member_id,
             topics=tuple(t for t in m.subscribed_topics if t in meta),
-            owned=tuple(sorted(current_target.get(m.member_id, frozenset()))),
+            owned=tuple(sorted(current_target.get(m.member_id, ()), key=_tp_key)),
             rack=m.rack_id,
             instance_id=m.instance_id,
         )
