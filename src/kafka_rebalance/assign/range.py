@@ -51,23 +51,34 @@ def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int])
     return objs
 
 
+def _distinct_subscriptions(members: Iterable[MemberSubscription]) -> dict[tuple[str, ...], list[int]]:
+    """Member positions per distinct subscription; members sharing a tuple object are grouped without hashing it."""
+    by_object: dict[int, tuple[tuple[str, ...], list[int]]] = {}
+    for i, m in enumerate(members):
+        entry = by_object.get(id(m.topics))
+        if entry is None:
+            by_object[id(m.topics)] = (m.topics, [i])
+        else:
+            entry[1].append(i)
+    out: dict[tuple[str, ...], list[int]] = {}
+    for topics, rows in by_object.values():
+        out.setdefault(topics, []).extend(rows)
+    return out
+
+
 def subscribed_topics(members: Iterable[MemberSubscription]) -> list[str]:
-    """Every topic some member subscribes to, in first-seen order (members with equal subscriptions read once)."""
-    distinct = dict.fromkeys(m.topics for m in members)
-    return list(dict.fromkeys(t for topics in distinct for t in topics))
+    """Every topic some member subscribes to, in first-seen order of the distinct subscriptions."""
+    return list(dict.fromkeys(t for topics in _distinct_subscriptions(members) for t in topics))
 
 
 def subscriber_matrix(members: Sequence[MemberSubscription], topics: Sequence[str]) -> np.ndarray:
     """`M[i, j]`: member i subscribes to topics[j]. Members with equal subscriptions are filled together."""
     col = {t: j for j, t in enumerate(topics)}
     m = np.zeros((len(members), len(topics)), dtype=bool)
-    rows_by_subscription: dict[tuple[str, ...], list[int]] = {}
-    for i, member in enumerate(members):
-        rows_by_subscription.setdefault(member.topics, []).append(i)
-    for subscription, rows in rows_by_subscription.items():
+    for subscription, rows in _distinct_subscriptions(members).items():
         cols = sorted({col[t] for t in subscription if t in col})
         if cols:
-            m[np.ix_(rows, cols)] = True
+            m[np.ix_(sorted(rows), cols)] = True
     return m
 
 

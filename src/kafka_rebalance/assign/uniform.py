@@ -119,14 +119,19 @@ class OwnedArrays:
 
 def member_iteration_order(spec: GroupSpec) -> list[str]:
     """Member ids as a `HashMap<String, ...>` filled in `spec.members` order iterates them."""
-    ids = [m.member_id for m in spec.members]
-    fast = _plain_hashmap_order(ids)
+    return list(_hashmap_order(tuple(m.member_id for m in spec.members)))
+
+
+@lru_cache(maxsize=16)
+def _hashmap_order(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """Cached: a group's members rarely change between rebalances."""
+    fast = _plain_hashmap_order(list(ids))
     if fast is not None:
-        return fast
+        return tuple(fast)
     m = JavaHashMap()
     for mid in ids:
         m.put(mid, True)
-    return list(m.keys())
+    return tuple(m.keys())
 
 
 def _string_hashes(keys: list[str]) -> np.ndarray:
