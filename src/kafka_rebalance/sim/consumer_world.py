@@ -127,7 +127,8 @@ class ConsumerCoordinator:
                     w.emit("commit", name, epoch, [parts.names[p]],
                            {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
                             "generation": epoch, "member_id": member_id, "reason": why})
-        w.reply(client, "commit", err)
+        if err is not Errors.NONE:
+            w.reply(client, "commit", err)
 
     def update_topics(self) -> None:
         if self.group is not None:
@@ -265,7 +266,7 @@ class ConsumerSimMember(SimMember):
                     self.positions.pop(p, None)
                 self.cm = cgm.revocation_done(self.cm)
             for p in assign:
-                self.positions[p] = w.parts.committed[p]
+                self.positions[p] = self.sent_offsets[p] = w.parts.committed[p]
             self.owned = self.owned + [p for p in assign if p not in self.owned]
             w.assigned(self, assign, self.owned)
             if now >= self.stall_until:

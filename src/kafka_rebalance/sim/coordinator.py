@@ -106,7 +106,8 @@ class ClassicCoordinator:
                     w.emit("commit", name, generation, [parts.names[p]],
                            {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
                             "generation": generation, "member_id": member_id, "reason": why})
-        w.reply(client, "commit", err)
+        if err is not Errors.NONE:
+            w.reply(client, "commit", err)
 
     # -------------------------------------------------------------- effects
 

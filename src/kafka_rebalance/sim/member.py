@@ -28,6 +28,8 @@ from ..model import TopicPartition
 if TYPE_CHECKING:
     from .world import Simulation
 
+_NEVER = 1 << 62
+
 
 @dataclass(frozen=True, slots=True)
 class Subscription:
@@ -75,6 +77,7 @@ class SimMember:
         self.assigned_view: dict[str, int] = {}
         self.started_at = 0
         self.poll_timed_out = False
+        self._in_poll = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -89,6 +92,7 @@ class SimMember:
         self.generation = -1
         self.is_leader = False
         self.owned, self.positions = [], {}
+        self.sent_offsets: dict[int, int] = {}
         self.rejoin_needed = True
         self.join_inflight = False
         self.waiting = False
@@ -154,6 +158,8 @@ class SimMember:
             return
         w = self.w
         now = w.loop.now
+        if now >= self.busy_until and now >= self.stall_until:
+            self.last_poll = now  # an idle consumer is blocked inside poll(): the poll timer starts now
         self.stall_until = max(self.stall_until, now + for_ms)
         for p in self.owned:
             w.set_unavailable(p, now)
@@ -197,14 +203,29 @@ class SimMember:
         self.poll_token += 1
         self.w.loop.at(t, self._poll, self.poll_token)
 
+    def _poll_soon(self, t: int) -> None:
+        """Poll at t; at once (no event) when t is now and we are not already inside poll()."""
+        if t <= self.w.loop.now and not self._in_poll:
+            self.poll_token += 1
+            self._poll(self.poll_token)
+        else:
+            self._schedule_poll(t)
+
     def wake(self) -> None:
         """Something needs poll() (a rejoin, a response): run it as soon as the current batch is done."""
         if self.alive and not self.waiting:
-            self._schedule_poll(max(self.w.loop.now, self.busy_until, self.stall_until))
+            self._poll_soon(max(self.w.loop.now, self.busy_until, self.stall_until))
 
     def _poll(self, token: int) -> None:
         if token != self.poll_token or not self.alive:
             return
+        self._in_poll = True
+        try:
+            self._poll_body()
+        finally:
+            self._in_poll = False
+
+    def _poll_body(self) -> None:
         w = self.w
         now = w.loop.now
         self._finish_batch(now)
@@ -236,10 +257,35 @@ class SimMember:
             self._commit_positions("before-processing")
         dur = int(n * self.ms_per_record + 0.999999) if n else 0
         self.busy_until = now + dur
-        nxt = now + dur if n >= g.max_poll_records else now + max(dur, w.sc.poll_idle_ms)
-        if g.delivery == "at-least-once" and g.enable_auto_commit:
+        if n >= g.max_poll_records:
+            nxt = now + dur
+        elif n:
+            nxt = now + max(dur, w.sc.poll_idle_ms)
+        else:
+            nxt = max(now + w.sc.poll_idle_ms, self._next_arrival(now))
+        if g.delivery == "at-least-once" and g.enable_auto_commit and (n or self._uncommitted()):
             nxt = min(nxt, max(self.next_autocommit, now + dur))
-        self._schedule_poll(max(nxt, now + 1))
+        if nxt != _NEVER:
+            self._schedule_poll(max(nxt, now + 1))
+
+    def _next_arrival(self, now: int) -> int:
+        """When the next record lands on an owned partition (never, when nothing is produced to them)."""
+        parts = self.w.parts
+        best = _NEVER
+        for p in self.owned:
+            num = parts.num[p]
+            pos = self.positions.get(p)
+            if num <= 0 or pos is None:
+                continue
+            need = (pos + 1 - parts.base[p]) * parts.den[p]
+            t = parts.base_t[p] + (-(-need // num) if need > 0 else 0)
+            if t < best:
+                best = t
+        return best
+
+    def _uncommitted(self) -> bool:
+        sent = self.sent_offsets
+        return any(sent.get(p) != self.positions.get(p) for p in self.owned)
 
     def _fetch(self, now: int) -> int:
         """One poll's records: up to max.poll.records, partition by partition."""
@@ -290,13 +336,23 @@ class SimMember:
     # ------------------------------------------------------------- commits
 
     def _commit_positions(self, why: str) -> None:
-        offsets = {p: self.positions[p] for p in self.owned if p in self.positions}
+        """Commit consumed positions. Unchanged ones are skipped: re-committing an offset changes
+        nothing the simulator measures (Kafka's auto-commit does resend them)."""
+        sent = self.sent_offsets
+        offsets = {}
+        for p in self.owned:
+            pos = self.positions.get(p)
+            if pos is not None and sent.get(p) != pos:
+                offsets[p] = pos
+                sent[p] = pos
         if offsets:
             self.w.commit(self, offsets, why)
 
     def on_commit_response(self, error: Errors) -> None:
+        """Only failed commits are answered (a success changes nothing on the member)."""
         if error is Errors.NONE or not self.alive:
             return
+        self.sent_offsets = {}
         outcome = cc.on_commit_error(error, generation_unchanged=True, state=self.state)
         self.w.emit("commit_failed", self.name, self.generation,
                     detail={"error": error.name, "exception": outcome.exception.__name__ if outcome.exception else None})
@@ -333,13 +389,16 @@ class SimMember:
         if self.hb_ticking or not self.heartbeating():
             return
         self.hb_ticking = True
-        self.w.loop.at(self.next_heartbeat_at(self.w.loop.now), self._hb_tick, self.incarnation)
+        lat = self.w.sc.network_latency_ms
+        self.w.loop.at(self.next_heartbeat_at(self.w.loop.now) + lat, self._hb_tick, self.incarnation)
 
     def _hb_tick(self, inc: int) -> None:
+        """The heartbeat sent at the phase time reaches the coordinator (one event for send + arrival)."""
         self.hb_ticking = False
         if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
             return
-        self.w.send(self, "heartbeat", HeartbeatRequest(self.client, self.member_id, self.generation, self.instance_id))
+        self.w.coord.receive("heartbeat", HeartbeatRequest(self.client, self.member_id, self.generation,
+                                                           self.instance_id), self.name)
 
     def on_heartbeat_response(self, error: Errors) -> None:
         if not self.alive:
@@ -499,8 +558,9 @@ class SimMember:
             for p in done.revoked:
                 self.positions.pop(p, None)
         self.owned = list(done.owned)
+        committed = w.parts.committed
         for p in done.added:
-            self.positions[p] = int(w.parts.committed[p])
+            self.positions[p] = self.sent_offsets[p] = committed[p]
         w.assigned(self, list(done.added), list(done.owned))
         if self.pause_start is not None:
             w.add_paused(self, now - self.pause_start)
@@ -512,7 +572,7 @@ class SimMember:
             self.rejoin_needed = True
         if self.waiting:
             self.waiting = False
-        self._schedule_poll(max(now, self.busy_until))
+        self._poll_soon(max(now, self.busy_until))
         if w.group_needs_heartbeats():
             self.start_heartbeat_ticks()
 
