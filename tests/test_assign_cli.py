@@ -63,14 +63,35 @@ def test_rounds_flag_overrides_file(tmp_path, capsys):
     assert rc == 0 and len(json.loads(out)["rounds"]) == 3
 
 
-def test_range_stats_values(tmp_path, capsys):
-    path = _write(tmp_path, SCENARIO)
-    rc, out, _ = _run(capsys, ["assign", path, "--strategy", "range", "--format", "json", "--rounds", "1"])
-    st = json.loads(out)["rounds"][0]["stats"]
-    # c1 owned orders-0/1; rack-aware range gives c1 (rack a) partitions on rack a
-    assert st["kept"] + st["moved"] == sum(1 for tps in json.loads(out)["rounds"][0]["assignment"].values()
-                                           for t, p in tps if (t, p) in {("orders", 0), ("orders", 1)})
-    assert st["rack_mismatches"] >= 0
+def test_stats_values(tmp_path, capsys):
+    """roundrobin on t[0..3] (racks x,y,x,y): a gets t-0,t-2, b gets t-1,t-3."""
+    doc = {"topics": [{"name": "t", "partitions": 4, "rf": 1, "racks": ["x", "y"]}],
+           "members": [{"id": "a", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 1, "rack": "x"},
+                       {"id": "b", "topics": ["t"], "rack": "x"}]}
+    path = _write(tmp_path, doc)
+    rc, out, _ = _run(capsys, ["assign", path, "--strategy", "roundrobin", "--format", "json"])
+    assert rc == 0
+    rnd = json.loads(out)["rounds"][0]
+    assert rnd["assignment"] == {"a": [["t", 0], ["t", 2]], "b": [["t", 1], ["t", 3]]}
+    st = rnd["stats"]
+    assert st["members"] == {"a": 2, "b": 2}
+    assert st["balance"] == {"min": 2, "max": 2, "spread": 0}
+    assert (st["kept"], st["moved"], st["new"], st["revoked"], st["held_back"]) == (1, 1, 2, 1, 0)
+    assert st["rack_mismatches"] == 2  # b (rack x) holds t-1 and t-3, whose only replica is on y
+
+
+def test_cooperative_round_one_holds_back(tmp_path, capsys):
+    """A joining member: cooperative-sticky revokes first, so round one holds partitions back."""
+    doc = {"topics": [{"name": "t", "partitions": 4}],
+           "members": [{"id": "a", "topics": ["t"], "owned": [["t", p] for p in range(4)], "generation": 1},
+                       {"id": "b", "topics": ["t"]}],
+           "rounds": 2}
+    path = _write(tmp_path, doc)
+    rc, out, _ = _run(capsys, ["assign", path, "--strategy", "cooperative-sticky", "--format", "json"])
+    assert rc == 0
+    first, second = (r["stats"] for r in json.loads(out)["rounds"])
+    assert first["held_back"] == 2 and first["kept"] == 2 and first["moved"] == 0 and first["revoked"] == 2
+    assert second["held_back"] == 0 and second["new"] == 2 and second["balance"]["spread"] == 0
 
 
 def test_yaml_input(tmp_path, capsys):
