@@ -238,3 +238,21 @@ def test_rebuild_from_records_replays_in_order():
     assert rebuilt.groups["g"].state == "Empty"
     store.replay_all(log)
     assert store.committed("g", TP).offset == 2
+
+
+def test_loaded_group_view_parses_subscriptions():
+    from kafka_rebalance.assign.protocol import Subscription, encode_subscription
+    from kafka_rebalance.group.records import GroupMetadataValue, MemberMetadata, group_metadata_record
+
+    sub = encode_subscription(Subscription(("orders", "payments")))
+    members = (MemberMetadata("m1", "c", "/h", 45_000, sub, b"", 300_000, "i1"),)
+    rebuilt = rebuild_from_records([group_metadata_record("g", GroupMetadataValue("consumer", 5, "range", "m1",
+                                                                                  members, 777))])
+    view = rebuilt.groups["g"].view()
+    assert (view.state, view.generation, view.members, view.static_members) == ("Stable", 5, {"m1": 5}, {"i1": "m1"})
+    assert view.subscribed_topics == frozenset({"orders", "payments"}) and view.state_timestamp_ms == 777
+    garbled = GroupMetadataValue("consumer", 5, "range", "m1", (MemberMetadata("m1", "c", "/h", 1, b"\x00", b""),))
+    assert rebuild_from_records([group_metadata_record("g", garbled)]).groups["g"].view().subscribed_topics is None
+    empty = GroupMetadataValue("consumer", 6, None, None, (), 900)
+    v = rebuild_from_records([group_metadata_record("g", empty)]).groups["g"].view()
+    assert v.state == "Empty" and v.subscribed_topics == frozenset()

@@ -9,6 +9,7 @@ failover. This module keeps that split:
 - `fetch_offsets(store, group, request)` -> OffsetFetchResponse
 - `expire_offsets(store, group, now_ms, config)` -> ExpireResult(records, delete_group)
 - `delete_group_records(store, group_id)` -> tombstones for every offset plus the group
+- `GroupSnapshot.view()` -> the GroupView of a group loaded from the log (subscriptions parsed)
 - `OffsetStore.replay(record)` is the only mutation; `rebuild_from_records(records)`
   replays a whole log into a fresh `Rebuilt(groups, offsets)`.
 
@@ -46,6 +47,7 @@ offset is gone and the group is empty, the group itself is deleted (tombstone).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Mapping
@@ -224,6 +226,57 @@ class GroupSnapshot:
         if self.value is None or self.value.current_state_timestamp == -1:
             return None
         return self.value.current_state_timestamp
+
+
+    def view(self) -> GroupView:
+        """The GroupView a freshly loaded classic group presents to offset validation and expiry."""
+        v = self.value
+        if v is None:
+            return GroupView(self.group_id, GroupType.CLASSIC, "Empty", 0, {}, protocol_type=None)
+        return GroupView(
+            self.group_id, GroupType.CLASSIC, self.state, v.generation,
+            {m.member_id: v.generation for m in v.members},
+            {m.group_instance_id: m.member_id for m in v.members if m.group_instance_id is not None},
+            protocol_type=v.protocol_type or None, state_timestamp_ms=self.state_timestamp_ms,
+            subscribed_topics=subscribed_topics(v))
+
+
+def _subscription_topics(buf: bytes) -> list[str]:
+    """The topics of a ConsumerProtocolSubscription, read as version 0 (the prefix of every version)."""
+    if len(buf) < 6:
+        raise ValueError("subscription too short")
+    (n,) = struct.unpack_from(">i", buf, 2)
+    pos, out = 6, []
+    if n < 0 or n > len(buf):
+        raise ValueError("bad topic count")
+    for _ in range(n):
+        if pos + 2 > len(buf):
+            raise ValueError("truncated subscription")
+        (ln,) = struct.unpack_from(">h", buf, pos)
+        pos += 2
+        if ln < 0 or pos + ln > len(buf):
+            raise ValueError("truncated subscription")
+        out.append(buf[pos:pos + ln].decode("utf-8", errors="replace"))
+        pos += ln
+    return out
+
+
+def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
+    """ClassicGroup.computeSubscribedTopics: None unless the protocol type is "consumer" and every
+    member's subscription parses; the empty set for a group without members."""
+    if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return None
+    if not value.members:
+        return frozenset()
+    if value.protocol is None:
+        return None
+    topics: set[str] = set()
+    try:
+        for m in value.members:
+            topics.update(_subscription_topics(m.subscription))
+    except ValueError:
+        return None
+    return frozenset(topics)
 
 
 @dataclass(frozen=True, slots=True)
