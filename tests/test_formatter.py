@@ -123,3 +123,26 @@ def test_legacy_text_format():
         "commitTimestamp=5, expireTimestamp=Some(99))\n")
     assert format_offsets_legacy(OC_KEY_V0, None) == "[group-id,foo,1]::NULL\n"
     assert format_offsets_legacy(GM_KEY_V2, gmv(3)) == ""
+
+
+def test_output_is_json_that_matches_the_decoded_record():
+    import base64
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.text(max_size=12), st.integers(-(2**63), 2**63 - 1), st.integers(0, 4), st.binary(max_size=8))
+    def check(text, offset, version, blob):
+        v = OffsetCommitValue(offset, text, 5, leader_epoch=3, version=version)
+        doc = json.loads(format_offsets(encode_key(OffsetCommitKey(text, text, 2)), encode_value(v)))
+        assert doc["key"]["data"] == {"group": text, "topic": text, "partition": 2}
+        assert doc["value"]["data"]["offset"] == offset and doc["value"]["data"]["metadata"] == text
+        member = dataclasses.replace(MEMBER, member_id=text, subscription=blob)
+        g = dataclasses.replace(GM_VALUE, members=(member,), version=version)
+        doc = json.loads(format_group_metadata(GM_KEY_V2, encode_value(g)))
+        m = doc["value"]["data"]["members"][0]
+        assert m["memberId"] == text and base64.b64decode(m["subscription"]) == blob
+
+    check()
