@@ -7,7 +7,8 @@
 - stickiness (without racks, which may pull partitions toward their rack):
   with the same members nothing moves; when a member leaves an
   equal-subscription group every remaining member keeps what it had;
-- cooperative safety: no partition goes straight from one owner to another.
+- cooperative safety: no partition goes straight from one owner to another;
+- the general builder's bulk assignment equals Kafka's one-partition loop.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.assign.rounds import next_round_spec
 from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
-from kafka_rebalance.assign.sticky_common import KafkaAssignorFailure
+from kafka_rebalance.assign.sticky_common import KafkaAssignorFailure, RackInfo, build_context, resolve_owned
+from kafka_rebalance.assign.sticky_general import GeneralAssignmentBuilder
 from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 
 ASSIGNORS = [StickyAssignor(), CooperativeStickyAssignor()]
@@ -171,3 +173,31 @@ def test_conflicting_claims_are_resolved(spec: GroupSpec, data) -> None:
         # that claimant's subscription, and may hand it over directly: only the
         # at-most-once and nothing-lost properties hold here
         _check_basic(spec, result, assignor.name == "cooperative-sticky", strict=False)
+
+
+class _SequentialGeneral(GeneralAssignmentBuilder):
+    """The general builder without the bulk `_assign_run`: one partition at a time, as Kafka loops."""
+
+    def _assign_run(self, topic, run) -> None:
+        for tp in run:
+            self._maybe_assign_partition(tp, None)
+
+
+@given(groups(uniform=False), st.data())
+@settings(max_examples=80, deadline=None)
+def test_bulk_run_assignment_matches_one_by_one(spec: GroupSpec, data) -> None:
+    # random prior sizes so the water-filling starts uneven
+    all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
+    members, pool = [], list(all_tps)
+    for m in spec.members:
+        k = data.draw(st.integers(0, len(pool)))
+        members.append(replace(m, owned=tuple(pool[:k]), generation=1))
+        pool = pool[k:]
+    spec = replace(spec, members=tuple(members))
+    md = {m.member_id: CooperativeStickyAssignor.member_data(m) for m in spec.members}
+    results = []
+    for cls in (GeneralAssignmentBuilder, _SequentialGeneral):
+        ctx = build_context(spec, md)
+        res = resolve_owned(ctx)
+        results.append(cls(ctx, res, RackInfo(ctx)).build())
+    assert results[0] == results[1]

@@ -16,8 +16,16 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 
+import numpy as np
+
 from .javacompat import JavaHashSet, string_key
 from .sticky_common import DEFAULT_GENERATION, TP, KafkaAssignorFailure, OwnedResolution, RackInfo, StickyContext
+
+
+def _check(p: int, n: int) -> int:
+    if 0 <= p < n:
+        return p
+    raise IndexError(p)
 
 
 class SortedMembers:
@@ -130,7 +138,12 @@ class GeneralAssignmentBuilder:
         tc = self.topic_consumers
         sorted_topics = sorted(tc, key=lambda t: (len(tc[t]), string_key(t)))
         self.topic_rank = {t: i for i, t in enumerate(sorted_topics)}
-        self.sorted_all_partitions: list[TP] = [(t, p) for t in sorted_topics for p in range(ppt[t])]
+        self.topic_offset: dict[str, int] = {}
+        sap: list[TP] = []
+        for t in sorted_topics:
+            self.topic_offset[t] = len(sap)
+            sap.extend(zip([t] * ppt[t], range(ppt[t])))
+        self.sorted_all_partitions = sap
         self.sorted_members = SortedMembers(self.current)
         self.revocation_required = False
         self.movements = PartitionMovements()
@@ -183,15 +196,23 @@ class GeneralAssignmentBuilder:
         """sortedAllPartitions minus the kept ones (two-pointer walk, see the constrained builder)."""
         if not assigned:
             return self.sorted_all_partitions
-        rank = self.topic_rank
         ppt = self.ctx.partitions_per_topic
-        assigned.sort(key=lambda tp: (rank[tp[0]], tp[1]))
-        matched = set()
-        for tp in assigned:
-            if not (0 <= tp[1] < ppt[tp[0]]):
-                break
-            matched.add(tp)
-        return [tp for tp in self.sorted_all_partitions if tp not in matched]
+        offsets = self.topic_offset
+        try:
+            gids = [offsets[t] + _check(p, ppt[t]) for t, p in assigned]
+        except IndexError:
+            # Kafka's two-pointer walk stalls at the first kept partition that does not exist
+            rank = self.topic_rank
+            assigned.sort(key=lambda tp: (rank[tp[0]], tp[1]))
+            gids = []
+            for t, p in assigned:
+                if not (0 <= p < ppt[t]):
+                    break
+                gids.append(offsets[t] + p)
+        taken = np.zeros(len(self.sorted_all_partitions), dtype=bool)
+        taken[np.asarray(gids, dtype=np.int64)] = True
+        sap = self.sorted_all_partitions
+        return [sap[i] for i in np.flatnonzero(~taken).tolist()]
 
     # -- balance ----------------------------------------------------------------
 
@@ -255,6 +276,18 @@ class GeneralAssignmentBuilder:
 
     def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
         tc = self.topic_consumers
+        if rack is None and not remove_assigned:
+            # without rack checks every partition with a subscriber is taken: do it a topic run at a time
+            i, n = 0, len(partitions)
+            while i < n:
+                topic = partitions[i][0]
+                j = i + 1
+                while j < n and partitions[j][0] == topic:
+                    j += 1
+                if tc[topic]:
+                    self._assign_run(topic, partitions[i:j])
+                i = j
+            return
         kept = []
         for tp in partitions:
             if not tc[tp[0]]:
@@ -264,6 +297,62 @@ class GeneralAssignmentBuilder:
                 kept.append(tp)
         if remove_assigned:
             partitions[:] = kept
+
+    def _assign_run(self, topic: str, run: list[TP]) -> None:
+        """`maybeAssignPartition` for consecutive partitions of one topic, in bulk.
+
+        Each partition goes to the subscriber first in (size, member id) order,
+        which then grows by one. The picks are therefore the k smallest
+        "slots" (size + m, id rank), m = 0, 1, ..., taken in that order.
+        """
+        cts = self.consumer_topic_set
+        subs = [c for c in self.sorted_members if topic in cts[c]]
+        k = len(run)
+        if k == 1 or len(subs) == 1:
+            for tp in run:
+                self._maybe_assign_partition(tp, None)
+            return
+        current = self.current
+        by_key = sorted(range(len(subs)), key=lambda i: string_key(subs[i]))
+        rank = np.empty(len(subs), dtype=np.int64)
+        rank[np.asarray(by_key, dtype=np.int64)] = np.arange(len(subs), dtype=np.int64)
+        sizes = np.fromiter((len(current[c]) for c in subs), dtype=np.int64, count=len(subs))
+        # level L: every slot below L is taken, then the lowest-ranked slots at L
+        lo, hi = int(sizes.min()), int(sizes.min()) + k + 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if int(np.maximum(0, mid - sizes).sum()) <= k:
+                lo = mid
+            else:
+                hi = mid - 1
+        level = lo
+        counts = np.maximum(0, level - sizes)
+        extra = k - int(counts.sum())
+        if extra:
+            at_level = np.flatnonzero(sizes <= level)
+            chosen = at_level[np.argsort(rank[at_level], kind="stable")[:extra]]
+            counts[chosen] += 1
+        cons = np.repeat(np.arange(len(subs), dtype=np.int64), counts)
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        vals = np.repeat(sizes, counts) + (np.arange(k, dtype=np.int64) - starts)
+        order = np.argsort(vals * len(subs) + rank[cons], kind="stable")
+        picked = cons[order]  # member index for run[0], run[1], ...
+        by_member = np.argsort(picked, kind="stable")
+        bounds = np.cumsum(counts)
+        sm = self.sorted_members
+        owner = self.owner
+        pos = 0
+        by_member_list = by_member.tolist()
+        for i, c in enumerate(subs):
+            n = int(counts[i])
+            if not n:
+                continue
+            mine = [run[j] for j in by_member_list[pos:pos + n]]
+            pos = int(bounds[i])
+            sm.remove(c)
+            current[c].extend(mine)
+            owner.update(zip(mine, [c] * n))
+            sm.add(c)
 
     def _can_consumer_participate(self, c: str) -> bool:
         parts = self.current[c]
