@@ -123,6 +123,7 @@ def format_offsets(key: bytes | None, value: bytes | None) -> str:
     if key is not None:
         kv = _version(key, "key")
         if kv == GROUP_METADATA_KEY_VERSION:
+            decode_key(key)  # Kafka parses the key before discarding it
             return ""
         if kv in OFFSET_COMMIT_KEY_VERSIONS:
             k = decode_key(key)
