@@ -76,7 +76,7 @@ def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: flo
         return hard + [LeaderDistributionGoal(band)]
     if mode is Mode.ADD_BROKERS:
         return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
-    spread: list[Goal] = [TopicReplicaDistributionGoal(band)] if topic_spread else []
+    spread: list[Goal] = [TopicReplicaDistributionGoal()] if topic_spread else []
     return hard + [ReplicaDistributionGoal(band=band), ResourceDistributionGoal("size_bytes", band),
                    ResourceDistributionGoal("bytes_in", band)] + spread + [LeaderDistributionGoal(band)]
 
@@ -86,8 +86,7 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
          leaders_by_bytes: bool = False, topic_spread: bool = True) -> PlanResult:
     """Plan a reassignment; `brokers` are the brokers added or removed.
 
-    `topic_spread=False` drops the per-topic spread goal of `full` mode, which
-    can cost as many moves again as the other balance goals together.
+    `topic_spread=False` drops the per-topic spread goal of `full` mode.
     """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
     ids = {b.id for b in snapshot.brokers}

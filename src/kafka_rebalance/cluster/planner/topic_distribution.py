@@ -1,10 +1,12 @@
 """Each topic's replicas spread over the brokers (Cruise Control's TopicReplicaDistributionGoal).
 
 A topic whose replicas pile up on one broker makes that broker the hot spot
-when the topic's traffic grows. Limit per (topic, broker): max(ceil(mean) + 1,
-ceil(band x mean)), mean = the topic's replicas over the brokers that can hold
-them. Soft goal: it only uses moves every earlier goal accepts, so it never
-trades balance of counts, disk or bytes for spread.
+when the topic's traffic grows. Limit per (topic, broker), with Cruise
+Control's defaults (topic.replica.count.balance.threshold 3.0, .min.gap 2,
+.max.gap 40): ceil(max(mean + min_gap, min(mean x threshold, mean + max_gap))),
+mean = the topic's replicas over the brokers that can hold them. Soft goal: it
+only uses moves every earlier goal accepts, so it never trades balance of
+counts, disk or bytes for spread.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ from .targets import groups
 class TopicReplicaDistributionGoal(Goal):
     name = "TopicReplicaDistributionGoal"
 
-    def __init__(self, band: float) -> None:
-        self.band = band
+    def __init__(self, threshold: float = 3.0, min_gap: int = 2, max_gap: int = 40) -> None:
+        self.threshold = threshold
+        self.min_gap = min_gap
+        self.max_gap = max_gap
         self.upper: np.ndarray | None = None
 
     def _upper(self, state: PlanState) -> np.ndarray:
         n = max(int(state.eligible.sum()), 1)
         mean = state.tcnt.sum(axis=1) / n
-        return np.maximum(np.ceil(mean) + 1, np.ceil(self.band * mean))
+        return np.ceil(np.maximum(mean + self.min_gap, np.minimum(mean * self.threshold, mean + self.max_gap)) - 1e-9)
 
     def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
         t = state.topic[p]
