@@ -10,6 +10,8 @@ group-coordinator/.../assignor/UniformHomogeneousAssignmentBuilder.java.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..model import TopicPartition
@@ -30,11 +32,16 @@ def subscribed_topic_order(names: tuple[str, ...], known: dict[str, int]) -> lis
     counts every name. The copy is presized from that size and filled in
     the view's order.
     """
+    return list(_subscribed_topic_order(names, frozenset(t for t in names if t in known)))
+
+
+@lru_cache(maxsize=64)
+def _subscribed_topic_order(names: tuple[str, ...], known: frozenset[str]) -> tuple[str, ...]:
     name_set = JavaHashSet()
     for t in names:
         name_set.add(t)
     ids = [t for t in name_set if t in known]
-    return JavaHashSet.copy_of(ids, size=len(name_set), hasher=topic_id_hash).to_list()
+    return tuple(JavaHashSet.copy_of(ids, size=len(name_set), hasher=topic_id_hash).to_list())
 
 
 def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
