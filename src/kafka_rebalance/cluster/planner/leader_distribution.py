@@ -25,8 +25,7 @@ class LeaderDistributionGoal(Goal):
         self.optimal_changes: int | None = None
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
-        P, R = state.P, state.R
-        ok = np.zeros((P, R), dtype=bool)
+        P = state.P
         valid = state.rep >= 0
         b = np.maximum(state.rep, 0)
         ok = valid & state.eligible[b] & ((state.rep != state.rep0) | state.isr0)

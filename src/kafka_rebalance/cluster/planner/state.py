@@ -11,8 +11,6 @@ slot that will lead once the plan is applied (its broker becomes replicas[0]).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...model import ClusterSnapshot
@@ -97,7 +95,6 @@ class PlanState:
 
     def _actual_ratios(self) -> dict[str, float]:
         """max/mean over alive brokers as the cluster is now (actual leaders, not planned ones)."""
-        saved = self.lslot
         has = self.leader0 >= 0
         lb = np.where(has, self.rep[np.arange(self.P), np.maximum(self.leader0, 0)], -1)
         lead = np.bincount(lb[has], minlength=self.B)
@@ -106,7 +103,6 @@ class PlanState:
         alive = np.nonzero(self.alive)[0]
         vals = {"replicas": self.cnt, "leaders": lead, "size_bytes": self.disk, "bytes_in": self.bin,
                 "bytes_out": bout, "messages_in": msg}
-        self.lslot = saved
         out = {}
         for r in RESOURCES:
             v = vals[r][alive].astype(np.float64)
@@ -117,7 +113,7 @@ class PlanState:
     # -- loads ---------------------------------------------------------------
 
     def _recompute_loads(self) -> None:
-        B, R = self.B, self.R
+        B = self.B
         valid = self.rep >= 0
         flat = self.rep[valid]
         rows = np.nonzero(valid)[0]
@@ -262,10 +258,3 @@ class PlanState:
             out[r] = float(v.max() / m) if m > 0 else 1.0
         return out
 
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-broker bounds a goal keeps once it has been optimized (later goals must respect them)."""
-
-    lower: np.ndarray
-    upper: np.ndarray
