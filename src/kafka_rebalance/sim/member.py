@@ -465,7 +465,8 @@ class SimMember:
         protocols = tuple((a, sub) for a in g.assignors)
         req = JoinGroupRequest(self.client, self.member_id, protocols, g.session_timeout_ms, g.max_poll_interval_ms,
                                self.instance_id)
-        self.w.emit("join", self.name, self.generation, [self.w.parts.names[p] for p in self.owned])
+        if self.w.wants_events:
+            self.w.emit("join", self.name, self.generation, list(self.owned))
         self.w.send(self, "join", req)
 
     def on_response(self, resp) -> None:

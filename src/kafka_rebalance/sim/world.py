@@ -61,11 +61,15 @@ class Simulation:
 
     # ---------------------------------------------------------------- output
 
-    def emit(self, kind: str, member: str = "", generation: int | None = None, partitions: list[str] | None = None,
+    def emit(self, kind: str, member: str = "", generation: int | None = None, partitions: list | None = None,
              detail: dict | None = None) -> None:
+        """One event-log row. `partitions` may hold partition indices (named here, only when logging)."""
         self.events_emitted += 1
         if self._sink is None:
             return
+        if partitions and type(partitions[0]) is int:
+            names = self.parts.names
+            partitions = [names[p] for p in partitions]
         self._sink({"ts_ms": self.loop.now, "group": self.sc.group.id, "member": member, "kind": kind,
                     "generation": self.generation if generation is None else generation,
                     "partitions": partitions or [],
@@ -120,7 +124,8 @@ class Simulation:
         if ms > 0:
             self.member_paused_ms += ms
             self.paused_by_member[m.name] = self.paused_by_member.get(m.name, 0) + ms
-            self.emit("paused", m.name, m.generation, detail={"ms": ms, "since_ms": self.loop.now - ms})
+            if self.wants_events:
+                self.emit("paused", m.name, m.generation, detail={"ms": ms, "since_ms": self.loop.now - ms})
 
     def record_processed(self, p: int, a: int, b: int) -> None:
         if b > a:
@@ -132,13 +137,14 @@ class Simulation:
         self.revocations += len(ps)
         for p in ps:
             self.set_unavailable(p, now)
-        self.emit("revoked", m.name, m.generation, [self.parts.names[p] for p in ps], {"reason": why})
+        if self.wants_events:
+            self.emit("revoked", m.name, m.generation, ps, {"reason": why})
 
     def lose(self, m: SimMember, ps: list[int], why: str) -> None:
         now = self.loop.now
         for p in ps:
             self.set_unavailable(p, now)
-        self.emit("lost", m.name, m.generation, [self.parts.names[p] for p in ps], {"reason": why})
+        self.emit("lost", m.name, m.generation, ps, {"reason": why})
 
     def assigned(self, m: SimMember, added: list[int], owned: list[int]) -> None:
         for p in added:
@@ -146,8 +152,8 @@ class Simulation:
             if prev is not None and prev != m.name:
                 self.partitions_moved += 1
             self.last_owner[p] = m.name
-        self.emit("assigned", m.name, m.generation, [self.parts.names[p] for p in added],
-                  {"owned": len(owned)})
+        if self.wants_events:
+            self.emit("assigned", m.name, m.generation, added, {"owned": len(owned)})
 
     def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
         self.loop.after(self.sc.network_latency_ms, self.coord.commit, m.name, m.client, m.member_id,
@@ -179,8 +185,16 @@ class Simulation:
         if m.protocol is RebalanceProtocol.COOPERATIVE:
             result = cooperative_adjust(result, owned_by)
         m.assigned_view = dict(counts)
-        index = self.parts.index
-        return {mid: [index[tp] for tp in tps if tp in index] for mid, tps in result.items()}
+        by_topic = self.parts.topic_partitions
+        out: dict[str, list[int]] = {}
+        for mid, tps in result.items():
+            idx = []
+            for tp in tps:
+                ps = by_topic.get(tp.topic)
+                if ps is not None and tp.partition < len(ps):
+                    idx.append(ps[tp.partition])
+            out[mid] = idx
+        return out
 
     # -------------------------------------------------------- scenario events
 
