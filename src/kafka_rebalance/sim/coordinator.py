@@ -193,7 +193,8 @@ class ClassicCoordinator:
             return False
         fx = g.heartbeat(HeartbeatRequest(client, member_id, generation, m.instance_id), sent)
         rescheduled = any(type(e) is ScheduleTimer for e in fx)
-        self.apply(fx)
+        # the member already had its (error-free) answer back then; only errors still need delivering
+        self.apply([e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE])
         return rescheduled
 
     def heartbeat_stopped(self, member_id: str, hb_base: int, now: int, generation: int, client: str) -> None:
