@@ -120,3 +120,44 @@ def test_offline_replicas_are_moved_in_full_mode():
     res = plan(snap, "full")
     assert res.replica_moves == 4 == res.lower_bound_moves
     assert all(set(p.replicas) == {1, 2, 4} for p in res.after_snapshot.partitions)
+
+
+@settings(max_examples=25, deadline=None)
+@given(clusters(), st.integers(0, 2))
+def test_add_brokers_only_moves_onto_the_new_broker(snap, rack_choice):
+    racks = sorted({b.rack for b in snap.brokers if b.rack is not None})
+    rack = racks[rack_choice % len(racks)] if racks else None
+    new_id = max(b.id for b in snap.brokers) + 1
+    grown = ClusterSnapshot(snap.brokers + (Broker(new_id, rack),), snap.partitions)
+    res = plan(grown, "add-brokers", [new_id])
+    check_plan(grown, res)
+    dead = {b.id for b in snap.brokers if not b.alive}
+    for b, a in zip(grown.partitions, res.after_snapshot.partitions):
+        for r in set(a.replicas) - set(b.replicas):
+            # a replica lands on the new broker, or replaces one on a dead broker
+            assert r == new_id or set(b.replicas) & dead
+
+
+def test_disk_capacity_goal_empties_an_overfull_broker():
+    brokers = tuple(Broker(i, disk_bytes=1000.0) for i in range(4))
+    parts = tuple(PartitionReplicas("t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(size_bytes=100.0))
+                  for i in range(9))
+    snap = ClusterSnapshot(brokers, parts)  # broker 0 holds 900 of 1000 bytes, above the 80% threshold
+    res = plan(snap, "remove-brokers", [3], capacity_threshold=0.8)
+    assert dict(res.goals)["DiskCapacityGoal"]
+    on0 = sum(1 for p in res.after_snapshot.partitions if 0 in p.replicas)
+    assert on0 * 100.0 <= 800.0
+    check_plan(snap, res, {3})
+
+
+def test_plan_without_loads_from_describe_text():
+    from kafka_rebalance.cluster.snapshot import parse_describe_text
+
+    text = "".join(f"\tTopic: t\tPartition: {i}\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n" for i in range(6))
+    text += "\tTopic: u\tPartition: 0\tLeader: 3\tReplicas: 3,4\tIsr: 3,4\n"
+    snap = parse_describe_text(text)
+    res = plan(snap, "full")
+    check_plan(snap, res)
+    counts = {b: sum(1 for p in res.after_snapshot.partitions if b in p.replicas) for b in (1, 2, 3, 4)}
+    assert max(counts.values()) <= 4  # 14 replicas on 4 brokers: band 1.09 x 3.5 -> at most 3, ceil 4
+    assert res.after["leaders"] < res.before["leaders"]
