@@ -100,20 +100,27 @@ def group_by_owner(member_ids: Sequence[str], owner: np.ndarray, topic_index: np
 def plain_ranges(member_ids: Sequence[str], subscribed: np.ndarray, topics: Sequence[str],
                  counts: Sequence[int]) -> dict[str, list[TopicPartition]]:
     """Contiguous ranges per topic: its k-th subscriber (in `member_ids` order) gets
-    `n // s + (k < n % s)` partitions starting at `k * (n // s) + min(k, n % s)`."""
-    ranks_l, topic_l, start_l, len_l = [], [], [], []
+    `n // s + (k < n % s)` partitions starting at `k * (n // s) + min(k, n % s)`.
+
+    Topics with the same subscribers are computed together as one (subscriber x topic) grid.
+    """
+    by_subscribers: dict[bytes, list[int]] = {}
     for j, n in enumerate(counts):
-        ranks = np.flatnonzero(subscribed[:, j])
+        if n > 0:
+            by_subscribers.setdefault(subscribed[:, j].tobytes(), []).append(j)
+    ranks_l, topic_l, start_l, len_l = [], [], [], []
+    for js in by_subscribers.values():
+        ranks = np.flatnonzero(subscribed[:, js[0]])
         s = len(ranks)
-        if s == 0 or n <= 0:
+        if s == 0:
             continue
-        q, extra = divmod(n, s)
-        k = np.arange(s)
-        lengths = q + (k < extra)
-        ranks_l.append(ranks)
-        topic_l.append(np.full(s, j))
-        start_l.append(k * q + np.minimum(k, extra))
-        len_l.append(lengths)
+        n = np.asarray([counts[j] for j in js], dtype=np.int64)
+        q, extra = n // s, n % s
+        k = np.arange(s, dtype=np.int64)[:, None]
+        ranks_l.append(np.repeat(ranks, len(js)))
+        topic_l.append(np.tile(np.asarray(js, dtype=np.int64), s))
+        start_l.append((k * q + np.minimum(k, extra)).ravel())
+        len_l.append((q + (k < extra)).ravel())
     if not ranks_l:
         return {mid: [] for mid in member_ids}
     ranks, tix, starts, lengths = (np.concatenate(x) for x in (ranks_l, topic_l, start_l, len_l))
