@@ -142,3 +142,24 @@ def test_bootstrap_server_reads_a_live_cluster(capsys):
             sum(1 for p in snap.partitions if p.leader != p.replicas[0])
     finally:
         sim.stop()
+
+
+def test_load_from_the_load_model_parquet(capsys, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n" \
+           "\tTopic: t\tPartition: 1\tLeader: 2\tReplicas: 2,1\tIsr: 2,1\n"
+    sf = tmp_path / "describe.txt"
+    sf.write_text(text)
+    lp = tmp_path / "partition_load.parquet"
+    pq.write_table(pa.table({"topic": ["t", "t"], "partition": [0, 1], "bytes_in": [10.0, 1.0],
+                             "bytes_out": [30.0, 3.0], "messages_in": [1.0, 1.0], "size_bytes": [5.0, 7.0],
+                             "cpu": [0.0, 0.0], "valid_windows": [5, 5]}), lp)
+    r = run_json(capsys, "cluster", "skew", "--snapshot", str(sf), "--load", str(lp))
+    b = {x["broker"]: x for x in r["brokers"]}
+    assert b[1]["bytes_out"] == 30.0 and b[2]["bytes_out"] == 3.0 and b[1]["size_bytes"] == 12.0
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"topic": ["t"], "partition": [0]}), bad)
+    assert main(["cluster", "skew", "--snapshot", str(sf), "--load", str(bad)]) == 2
+    assert "bytes_in" in capsys.readouterr().err

@@ -264,3 +264,12 @@ def parse_snapshot_text(text: str) -> ClusterSnapshot:
             raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
         return parse_snapshot(doc)
     return parse_describe_text(text)
+
+
+def with_loads(snapshot: ClusterSnapshot, loads: Mapping[tuple[str, int], PartitionLoad]) -> ClusterSnapshot:
+    """The snapshot with each partition's load replaced by `loads` where it has one (the load model's)."""
+    from dataclasses import replace
+
+    parts = tuple(replace(p, load=loads[(p.topic, p.partition)]) if (p.topic, p.partition) in loads else p
+                  for p in snapshot.partitions)
+    return ClusterSnapshot(snapshot.brokers, parts)

@@ -24,9 +24,9 @@ from ..cluster.leader_skew import (DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAG
                                    zk_leader_imbalance)
 from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, plan
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, skew_report
-from ..cluster.snapshot import parse_snapshot_text, snapshot_to_json
+from ..cluster.snapshot import parse_snapshot, parse_snapshot_text, snapshot_to_json, with_loads
 from ..errors import InputError
-from ..model import ClusterSnapshot
+from ..model import ClusterSnapshot, PartitionLoad
 
 
 def register(subparsers) -> None:
@@ -107,9 +107,51 @@ def _source(p: argparse.ArgumentParser) -> None:
     src.add_argument("--snapshot", metavar="FILE", help="snapshot JSON or `kafka-topics --describe` text")
     src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="read a live cluster")
     p.add_argument("--command-config", metavar="FILE", help="client properties for --bootstrap-server")
+    p.add_argument("--load", metavar="PATH",
+                   help="partition loads to use: the load model's partition_load.parquet (file or folder) "
+                        "or a snapshot JSON with `load`")
 
 
 def load_snapshot(args) -> ClusterSnapshot:
+    snap = _read_snapshot(args)
+    if getattr(args, "load", None):
+        snap = with_loads(snap, read_loads(args.load))
+    return snap
+
+
+def read_loads(path: str) -> dict[tuple[str, int], PartitionLoad]:
+    """Per-partition load from the pipeline's partition_load.parquet or from a snapshot JSON."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", source=str(p))
+    if p.suffix.lower() == ".json":
+        try:
+            snap = parse_snapshot(io_util.read_structured(p))
+        except InputError as exc:
+            raise exc.in_file(str(p)) from None
+        return {(x.topic, x.partition): x.load for x in snap.partitions if x.load is not None}
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(str(p))
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's input error
+        raise InputError(f"cannot read Parquet: {exc}", source=str(p)) from None
+    cols = set(table.column_names)
+    for need in ("topic", "partition", "bytes_in", "bytes_out", "messages_in", "size_bytes"):
+        if need not in cols:
+            raise InputError("missing column", source=str(p), field=need)
+    d = table.to_pydict()
+    cpu = d.get("cpu") or [0.0] * table.num_rows
+    out = {}
+    for i in range(table.num_rows):
+        vals = [d[k][i] for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")]
+        if any(v is None for v in vals):
+            continue
+        out[(d["topic"][i], int(d["partition"][i]))] = PartitionLoad(*map(float, vals), cpu=float(cpu[i] or 0.0))
+    return out
+
+
+def _read_snapshot(args) -> ClusterSnapshot:
     if getattr(args, "snapshot", None):
         path = Path(args.snapshot)
         try:
