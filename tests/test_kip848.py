@@ -107,6 +107,9 @@ def check_invariants(h: Harness) -> None:
             seen[tp] = mid
             assert h.group.partition_owners[tp] == mid
     assert set(seen) == set(h.group.partition_owners)
+    # The incrementally kept count of unreconciled members matches a recount.
+    recount = sum(1 for m in h.group.members.values() if not m.is_reconciled_to(h.group.assignment_epoch))
+    assert h.group.unreconciled == recount
     client_seen: dict[TopicPartition, str] = {}
     for name, c in h.clients.items():
         if c.member_id not in h.group.members or c.state is ClientState.LEFT:

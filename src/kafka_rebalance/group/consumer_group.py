@@ -58,6 +58,7 @@ from .consumer_group_model import (
     ScheduleRebalanceTimeout,
     ScheduleSessionTimeout,
     TargetAssignmentComputed,
+    count_unreconciled,
 )
 from .consumer_group_reconcile import FencedMemberEpoch, reconcile
 from .consumer_group_target import compute_target_assignment, preferred_assignor, subscription_metadata
@@ -97,6 +98,12 @@ class _Tx:
         self.target_assignment = group.target_assignment
         self.changes: dict[str, object] = {}
         self._copied: set[str] = set()
+        self.unreconciled = (group.unreconciled if group.unreconciled is not None
+                             else count_unreconciled(group.members.values(), group.assignment_epoch))
+        self._recount = False
+
+    def _unreconciled(self, m: ConsumerGroupMember | None) -> int:
+        return 0 if m is None or m.is_reconciled_to(self.get("assignment_epoch")) else 1
 
     def _own(self, name: str) -> dict:
         if name not in self._copied:
@@ -127,6 +134,7 @@ class _Tx:
 
     def put_member(self, m: ConsumerGroupMember) -> None:
         old = self.members.get(m.member_id)
+        self.unreconciled += self._unreconciled(m) - self._unreconciled(old)
         if old is not None and (old.owned != m.owned or old.member_epoch != m.member_epoch):
             self._unindex(old)
             self._index(m)
@@ -138,6 +146,7 @@ class _Tx:
 
     def remove_member(self, member_id: str) -> ConsumerGroupMember:
         old = self._own("members").pop(member_id)
+        self.unreconciled -= self._unreconciled(old)
         self._unindex(old)
         if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
             del self._own("static_members")[old.instance_id]
@@ -146,15 +155,20 @@ class _Tx:
         return old
 
     def set(self, **changes: object) -> None:
+        if "assignment_epoch" in changes:
+            self._recount = True  # every member's reconciled status is relative to it
         self.changes.update(changes)
 
     def get(self, name: str):
         return self.changes.get(name, getattr(self.g, name))
 
     def build(self, now_ms: int) -> ConsumerGroup:
+        unreconciled = (count_unreconciled(self.members.values(), self.get("assignment_epoch")) if self._recount
+                        else self.unreconciled)
         new = dataclasses.replace(self.g, members=self.members, partition_epochs=self.partition_epochs,
                                   partition_owners=self.partition_owners, static_members=self.static_members,
-                                  target_assignment=self.target_assignment, **self.changes)
+                                  target_assignment=self.target_assignment, unreconciled=unreconciled,
+                                  **self.changes)
         if new.state is not self.g.state:
             new = dataclasses.replace(new, state_timestamp_ms=now_ms)
         return new

@@ -114,6 +114,9 @@ class ConsumerGroup:
     member_id_counter: int = 0
     state_timestamp_ms: int = 0
     deleted: bool = False
+    # Members not reconciled to the assignment epoch, kept by consumer_group's updates so the state
+    # costs O(1) per heartbeat; None = unknown (count on demand).
+    unreconciled: int | None = None
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -123,10 +126,10 @@ class ConsumerGroup:
             return ConsumerGroupState.EMPTY
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        for m in self.members.values():
-            if not m.is_reconciled_to(self.assignment_epoch):
-                return ConsumerGroupState.RECONCILING
-        return ConsumerGroupState.STABLE
+        unreconciled = self.unreconciled
+        if unreconciled is None:
+            unreconciled = count_unreconciled(self.members.values(), self.assignment_epoch)
+        return ConsumerGroupState.RECONCILING if unreconciled else ConsumerGroupState.STABLE
 
     def current_partition_epoch(self, tp: TopicPartition) -> int:
         """Epoch of the member still holding `tp`, or -1 if it is free."""
@@ -134,6 +137,10 @@ class ConsumerGroup:
 
     def subscribed_topic_names(self) -> frozenset[str]:
         return frozenset(t for m in self.members.values() for t in m.subscribed_topics)
+
+
+def count_unreconciled(members, assignment_epoch: int) -> int:
+    return sum(1 for m in members if not m.is_reconciled_to(assignment_epoch))
 
 
 @dataclass(frozen=True, slots=True)
