@@ -201,7 +201,11 @@ def _ids(text: str, lineno: int, key: str) -> list[int]:
 
 
 def parse_describe_text(text: str) -> ClusterSnapshot:
-    """Parse `kafka-topics --describe` output; brokers are the replica ids, `Offline:` ones dead."""
+    """Parse `kafka-topics --describe` output; brokers are the replica ids.
+
+    A broker is taken as dead when listed under `Offline:` (older tools print
+    it) or when it holds replicas but is in no partition's ISR.
+    """
     partitions: list[PartitionReplicas] = []
     all_ids: set[int] = set()
     offline: set[int] = set()
@@ -248,7 +252,9 @@ def parse_describe_text(text: str) -> ClusterSnapshot:
         partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr)))
     if not partitions:
         raise InputError("no 'Topic: .. Partition: .. Replicas: ..' lines found")
-    brokers = tuple(Broker(i, None, i not in offline) for i in sorted(all_ids))
+    # the text lists no brokers: one marked Offline, or holding replicas but in no ISR at all, is down
+    in_isr = {r for p in partitions for r in p.isr}
+    brokers = tuple(Broker(i, None, i not in offline and i in in_isr) for i in sorted(all_ids))
     return ClusterSnapshot(brokers, tuple(partitions))
 
 
