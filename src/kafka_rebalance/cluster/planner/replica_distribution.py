@@ -1,7 +1,7 @@
 """Replica counts even across brokers (Cruise Control's ReplicaDistributionGoal).
 
-Strict mode aims at floor/ceil of the (rack) mean, band mode only caps each
-broker at max(ceil, band x mean). In `receivers` mode (adding brokers) only
+Strict mode aims at floor/ceil of the (rack) mean, band mode keeps each broker
+within [min(floor, (2 - band) x mean), max(ceil, band x mean)]. In `receivers` mode (adding brokers) only
 the given brokers receive replicas. Donor-to-receiver moves come first, so the
 move count meets the lower bound max(excess, deficit) whenever racks allow;
 among a donor's replicas the one that best evens disk and bytes in moves.
@@ -31,7 +31,9 @@ class ReplicaDistributionGoal(Goal):
             el = state.eligible
             mean = state.cnt.sum() / max(int(el.sum()), 1)
             hi = np.where(el, np.maximum(hi, np.floor(self.band * mean)), 0)
-            lo = np.zeros_like(lo)
+            # Cruise Control's lower limit: mean x (2 - band), so an empty or new broker fills up too
+            # (the rack's own floor when racks pin replicas and the rack mean is lower)
+            lo = np.where(el, np.minimum(lo, np.ceil((2 - self.band) * mean)), 0)
         if self.receivers is not None:
             # only the new brokers must fill up; nobody else has a count cap
             hi = np.where(state.eligible, np.where(self.receivers, hi, np.inf), 0)
