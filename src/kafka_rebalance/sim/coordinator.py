@@ -229,7 +229,7 @@ class ClassicCoordinator:
         """The new coordinator replays the offsets log: group metadata and committed offsets."""
         w = self.w
         now = w.loop.now
-        snap, offsets = self.store.recover()
+        snap, offsets = self.store.recover(w.parts.tps, w.parts.index)
         if snap is None:
             self.group = ClassicGroup(w.sc.group.id, self.config, member_id_salt=f"{self.epoch}-", now_ms=now)
             fx: list = []

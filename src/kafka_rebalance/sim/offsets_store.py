@@ -1,21 +1,39 @@
 """The simulator's view of the `__consumer_offsets` partition that holds its group.
 
-Offset commits keyed by (group, topic, partition) and group metadata keyed by
-group, kept compacted (last value per key), which is what a coordinator
-taking over the partition ends up with after replaying it.
+Steady state keeps the compacted log (last value per key) in memory: offset
+commits by (topic, partition) and the last GroupMetadata. A coordinator
+taking over the partition replays that log for real: every record is built
+and encoded with Kafka's schemas (`group.records`: OffsetCommitKey/Value,
+GroupMetadataKey/Value with ConsumerProtocol subscription and assignment
+bytes), decoded again and replayed by `group.offsets.rebuild_from_records`,
+and the classic group is loaded from the decoded GroupMetadataValue. What the
+new coordinator knows is exactly what the log holds.
 """
 
 from __future__ import annotations
 
-from ..group.classic_group import ClassicGroupSnapshot
+from typing import Sequence
+
+from ..assign.protocol import Assignment as WireAssignment
+from ..assign.protocol import Subscription as WireSubscription
+from ..assign.protocol import decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from ..group.classic_group import ClassicGroupSnapshot, MemberSnapshot
+from ..group.offsets import rebuild_from_records
+from ..group.records import (
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetsRecord,
+    decode_record,
+    encode_record,
+    group_metadata_record,
+    offset_commit_record,
+)
 from ..model import TopicPartition
 
 
 class SimOffsetsStore:
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        # The compacted log: the last record per key. Kafka's cleaner gets there
-        # eventually; recovery replaying the full log ends in the same state.
         self.offsets: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (offset, commit time)
         self.group: tuple[ClassicGroupSnapshot, int] | None = None
         self.records_appended = 0
@@ -28,7 +46,65 @@ class SimOffsetsStore:
         self.group = (snapshot, now_ms)
         self.records_appended += 1
 
-    def recover(self) -> tuple[ClassicGroupSnapshot | None, dict[TopicPartition, int]]:
-        """What a coordinator loading the partition ends with: the last group metadata, the last offsets."""
-        snap = self.group[0] if self.group is not None else None
-        return snap, {tp: off for tp, (off, _) in self.offsets.items()}
+    # ------------------------------------------------------------ the log
+
+    def records(self, tps: Sequence[TopicPartition]) -> list[OffsetsRecord]:
+        """The compacted log as Kafka records (group metadata first, then offsets)."""
+        out: list[OffsetsRecord] = []
+        if self.group is not None:
+            snap, _ = self.group
+            out.append(group_metadata_record(self.group_id, _group_value(snap, tps)))
+        for tp, (off, ts) in self.offsets.items():
+            out.append(offset_commit_record(self.group_id, tp.topic, tp.partition, off, commit_timestamp=ts))
+        return out
+
+    def recover(self, tps: Sequence[TopicPartition] = (),
+                index: dict[TopicPartition, int] | None = None) -> tuple[ClassicGroupSnapshot | None,
+                                                                         dict[TopicPartition, int]]:
+        """Replay the encoded log as a new coordinator does; return the group to load and the offsets."""
+        decoded = [decode_record(*encode_record(r)) for r in self.records(tps)]
+        rebuilt = rebuild_from_records(decoded)
+        offsets = {tp: om.offset for tp, om in rebuilt.offsets.get(self.group_id, {}).items()}
+        gs = rebuilt.groups.get(self.group_id)
+        snap = None
+        if gs is not None and gs.value is not None:
+            snap = _snapshot(self.group_id, gs.value, index or {})
+        return snap, offsets
+
+
+def _group_value(snap: ClassicGroupSnapshot, tps: Sequence[TopicPartition]) -> GroupMetadataValue:
+    """GroupMetadataValue as the coordinator writes it: each member's metadata for the selected protocol."""
+    members = []
+    for m in snap.members:
+        meta = None
+        for name, md in m.protocols:
+            if name == snap.protocol_name:
+                meta = md
+        sub = b""
+        if meta is not None:
+            sub = encode_subscription(WireSubscription(tuple(meta.topics), None, tuple(meta.owned),
+                                                       meta.generation, meta.rack))
+        assigned = tuple(tps[p] for p in (m.assignment or ()))
+        members.append(MemberMetadata(m.member_id, m.client_id, "/127.0.0.1", m.session_timeout_ms, sub,
+                                      encode_assignment(WireAssignment(assigned)), m.rebalance_timeout_ms,
+                                      m.group_instance_id))
+    return GroupMetadataValue(snap.protocol_type or "consumer", snap.generation_id, snap.protocol_name, snap.leader,
+                              tuple(members), snap.state_timestamp_ms)
+
+
+def _snapshot(group_id: str, v: GroupMetadataValue, index: dict[TopicPartition, int]) -> ClassicGroupSnapshot:
+    from .member import Subscription
+
+    members = []
+    for m in v.members:
+        protocols: tuple = ()
+        if v.protocol is not None and m.subscription:
+            ws = decode_subscription(m.subscription)
+            protocols = ((v.protocol, Subscription(tuple(ws.topics), tuple(ws.owned_partitions), ws.generation_id,
+                                                   ws.rack_id)),)
+        assignment = [index[tp] for tp in decode_assignment(m.assignment).partitions if tp in index] \
+            if m.assignment else []
+        members.append(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id, m.rebalance_timeout,
+                                      m.session_timeout, protocols, assignment))
+    return ClassicGroupSnapshot(group_id, v.protocol_type or None, v.generation, v.protocol, v.leader,
+                                v.current_state_timestamp, tuple(members))
