@@ -291,6 +291,10 @@ def run_elect(args) -> int:
 
 
 def _elect_table(console: Console, r: dict) -> None:
+    if "controller" in r:
+        console.print(f"{r['controller']} controller with auto.leader.rebalance.enable: {r['elect']} elections in "
+                      f"{r['passes']} pass(es); {r['still_not_preferred']} partitions still not on their preferred "
+                      f"leader")
     console.print(f"partitions to elect: {r['elect']}" + (f" (written to {r['output']})" if r.get("output") else ""))
     if r.get("skipped"):
         t = Table(title="skipped")
