@@ -117,3 +117,12 @@ def test_synthetic_cluster_is_seeded_and_rolling_restart_strips_the_last_broker(
     assert all(p.leader in p.isr for p in after.partitions)
     bigger, new = add_empty_broker(a)
     assert new == 6 and len(bigger.brokers) == 7 and bigger.brokers[-1].alive
+
+
+def test_zk_auto_rebalance_skips_partitions_whose_preferred_cannot_lead():
+    # broker 1 prefers 4 partitions, all led by 2 (ratio 1.0 > 10%); in two of them 1 is out of the ISR
+    parts = (P("a", 0, [1, 2], 2), P("a", 1, [1, 2], 2), P("a", 2, [1, 2], 2, [2]), P("a", 3, [1, 2], 2, [2]))
+    snap = ClusterSnapshot((Broker(1), Broker(2)), parts)
+    res = auto_leader_rebalance(snap, Controller.ZK)
+    assert [e[0].partition for e in res.elected] == [0, 1]
+    assert [p.leader for p in res.after.partitions] == [1, 1, 2, 2]
