@@ -304,16 +304,19 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
     member, _replaced = _get_member(tx, req, member_id, effects)
 
     # 1. Apply the request to the member; a changed subscription bumps the group epoch.
-    updated = dataclasses.replace(
-        member,
-        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
-        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
-                              else member.rebalance_timeout_ms),
-        server_assignor=req.server_assignor if req.server_assignor is not None else member.server_assignor,
-        subscribed_topics=(tuple(sorted(set(req.subscribed_topic_names)))
-                           if req.subscribed_topic_names is not None else member.subscribed_topics),
-    )
+    updated = member
+    if (req.instance_id is not None or req.rack_id is not None or req.rebalance_timeout_ms != -1
+            or req.server_assignor is not None or req.subscribed_topic_names is not None):
+        updated = dataclasses.replace(
+            member,
+            instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
+            rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
+                                  else member.rebalance_timeout_ms),
+            server_assignor=req.server_assignor if req.server_assignor is not None else member.server_assignor,
+            subscribed_topics=(tuple(sorted(set(req.subscribed_topic_names)))
+                               if req.subscribed_topic_names is not None else member.subscribed_topics),
+        )
     bump = updated.subscribed_topics != member.subscribed_topics
     cause = f"member {member_id} joined" if member.member_id not in group.members and not _replaced \
         else f"member {member_id} changed its subscription"

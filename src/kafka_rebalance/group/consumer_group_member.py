@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import Enum
+from operator import attrgetter
 
 from ..model import TopicPartition
 from .consumer_group_model import (
@@ -38,6 +39,9 @@ from .consumer_group_model import (
     ConsumerGroupHeartbeatResponse,
 )
 from .errors import Errors
+
+
+_tp_key = attrgetter("topic", "partition")
 
 
 class ClientState(Enum):
@@ -82,7 +86,7 @@ def heartbeat_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
             m.group_id, m.member_id, 0, m.instance_id, m.rack_id, m.rebalance_timeout_ms,
             tuple(m.subscribed_topics), m.server_assignor, ())
     return ConsumerGroupHeartbeatRequest(m.group_id, m.member_id, m.member_epoch, m.instance_id,
-                                         owned_partitions=tuple(sorted(m.owned)))
+                                         owned_partitions=tuple(sorted(m.owned, key=_tp_key)))
 
 
 def leave_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
