@@ -178,7 +178,7 @@ def test_conflicting_claims_are_resolved(spec: GroupSpec, data) -> None:
 class _SequentialGeneral(GeneralAssignmentBuilder):
     """The general builder without the bulk `_assign_run`: one partition at a time, as Kafka loops."""
 
-    def _assign_run(self, topic, run) -> None:
+    def _assign_run(self, members, run) -> None:
         for tp in run:
             self._maybe_assign_partition(tp, None)
 

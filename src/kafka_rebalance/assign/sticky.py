@@ -14,6 +14,8 @@ how they read a member's state and in what they hand back:
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from operator import attrgetter
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
@@ -94,9 +96,10 @@ class StickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
-        result, _, _ = run_sticky(ctx)
-        return _to_assignment(spec, result)
+        with _gc_paused():
+            ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+            result, _, _ = run_sticky(ctx)
+            return _to_assignment(spec, result)
 
 
 class CooperativeStickyAssignor:
@@ -111,31 +114,47 @@ class CooperativeStickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
-        result, transferring, _ = run_sticky(ctx)
-        if transferring is None:
-            transferring = partitions_transferring_ownership(ctx, result)
-        for tp, consumer in transferring.items():
-            lst = result[consumer]
-            try:
-                lst.remove(tp)
-            except ValueError:
-                pass
-        return _to_assignment(spec, result)
+        with _gc_paused():
+            ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+            result, transferring, _ = run_sticky(ctx)
+            if transferring is None:
+                transferring = partitions_transferring_ownership(ctx, result)
+            if transferring:
+                by_member: dict[str, set[TP]] = {}
+                for tp, consumer in transferring.items():
+                    by_member.setdefault(consumer, set()).add(tp)
+                for consumer, gone in by_member.items():
+                    result[consumer] = [tp for tp in result[consumer] if tp not in gone]
+            return _to_assignment(spec, result)
 
 
 def partitions_transferring_ownership(ctx: StickyContext, result: dict[str, list[TP]]) -> dict[TP, str]:
     """`computePartitionsTransferringOwnership`: added to one member while revoked from another."""
-    added: dict[TP, str] = {}
+    owned_of = {c: _owned_tuples(ctx.subs[c]) for c in result}
     revoked: set[TP] = set()
     for consumer, assigned in result.items():
-        owned = _owned_tuples(ctx.subs[consumer])
-        owned_set = set(owned)
-        for tp in assigned:
-            if tp not in owned_set:
-                added[tp] = consumer
-        assigned_set = set(assigned)
-        for tp in owned:
-            if tp not in assigned_set:
-                revoked.add(tp)
-    return {tp: c for tp, c in added.items() if tp in revoked}
+        owned = owned_of[consumer]
+        if owned:
+            revoked.update(set(owned).difference(assigned))
+    if not revoked:
+        return {}
+    out: dict[TP, str] = {}
+    for consumer, assigned in result.items():
+        hit = revoked.intersection(assigned)
+        if hit:
+            hit.difference_update(owned_of[consumer])
+            for tp in hit:
+                out[tp] = consumer
+    return out
+
+
+@contextmanager
+def _gc_paused():
+    """Creating a million small objects triggers repeated full collections; pause them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

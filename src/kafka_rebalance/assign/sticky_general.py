@@ -136,6 +136,10 @@ class GeneralAssignmentBuilder:
             for tp in parts:
                 self.owner[tp] = c
         tc = self.topic_consumers
+        # topics with the same subscriber set share a group id (bulk assignment runs)
+        groups: dict[frozenset[str], int] = {}
+        self.topic_group: dict[str, int] = {t: groups.setdefault(frozenset(cs), len(groups)) for t, cs in tc.items()}
+        self.group_members: list[frozenset[str]] = list(groups)
         sorted_topics = sorted(tc, key=lambda t: (len(tc[t]), string_key(t)))
         self.topic_rank = {t: i for i, t in enumerate(sorted_topics)}
         self.topic_offset: dict[str, int] = {}
@@ -277,15 +281,17 @@ class GeneralAssignmentBuilder:
     def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
         tc = self.topic_consumers
         if rack is None and not remove_assigned:
-            # without rack checks every partition with a subscriber is taken: do it a topic run at a time
+            # Without rack checks every partition with a subscriber is taken, and who takes
+            # it depends only on the topic's subscriber set: do maximal runs of equal sets at once.
+            group = self.topic_group
             i, n = 0, len(partitions)
             while i < n:
-                topic = partitions[i][0]
+                g = group[partitions[i][0]]
                 j = i + 1
-                while j < n and partitions[j][0] == topic:
+                while j < n and group[partitions[j][0]] == g:
                     j += 1
-                if tc[topic]:
-                    self._assign_run(topic, partitions[i:j])
+                if tc[partitions[i][0]]:
+                    self._assign_run(self.group_members[g], partitions[i:j])
                 i = j
             return
         kept = []
@@ -298,15 +304,14 @@ class GeneralAssignmentBuilder:
         if remove_assigned:
             partitions[:] = kept
 
-    def _assign_run(self, topic: str, run: list[TP]) -> None:
-        """`maybeAssignPartition` for consecutive partitions of one topic, in bulk.
+    def _assign_run(self, members: frozenset[str], run: list[TP]) -> None:
+        """`maybeAssignPartition` for consecutive partitions whose topics share a subscriber set.
 
         Each partition goes to the subscriber first in (size, member id) order,
         which then grows by one. The picks are therefore the k smallest
         "slots" (size + m, id rank), m = 0, 1, ..., taken in that order.
         """
-        cts = self.consumer_topic_set
-        subs = [c for c in self.sorted_members if topic in cts[c]]
+        subs = [c for c in self.sorted_members if c in members]
         k = len(run)
         if k == 1 or len(subs) == 1:
             for tp in run:
