@@ -256,3 +256,21 @@ def test_loaded_group_view_parses_subscriptions():
     empty = GroupMetadataValue("consumer", 6, None, None, (), 900)
     v = rebuild_from_records([group_metadata_record("g", empty)]).groups["g"].view()
     assert v.state == "Empty" and v.subscribed_topics == frozenset()
+
+
+def test_unknown_partitions_are_rejected_before_the_coordinator():
+    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1), OffsetCommitPartition("orders", 9, 1),
+                                    OffsetCommitPartition("ghost", 0, 1)), "m1", 3)
+    exists = lambda tp: tp.topic == "orders" and tp.partition < 4  # noqa: E731
+    res = commit_offsets(classic(), req, 5, partition_exists=exists)
+    assert [e for _, e in res.response.partitions] == [Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                                      Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert [r.key.partition for r in res.records] == [0]
+    # Only unknown partitions: the group is not even validated.
+    only_ghost = OffsetCommitRequest("g", (OffsetCommitPartition("ghost", 0, 1),), "zz", 99)
+    assert commit_offsets(classic(), only_ghost, 5, partition_exists=exists).response.errors == {
+        Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    # The group error applies to the known ones.
+    bad = OffsetCommitRequest("g", req.partitions, "m1", 2)
+    assert [e for _, e in commit_offsets(classic(), bad, 5, partition_exists=exists).response.partitions] == [
+        Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION]

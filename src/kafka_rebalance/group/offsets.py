@@ -32,7 +32,8 @@ Validation (OffsetCommit):
 - unknown group: epoch < 0 creates a simple group; else GROUP_ID_NOT_FOUND (API
   v9+) or ILLEGAL_GENERATION (older API).
 - per partition: metadata longer than `offset.metadata.max.bytes` (counted in
-  UTF-16 units as Java's String.length) -> OFFSET_METADATA_TOO_LARGE.
+  UTF-16 units as Java's String.length) -> OFFSET_METADATA_TOO_LARGE; a partition
+  the broker does not know (optional `partition_exists`) -> UNKNOWN_TOPIC_OR_PARTITION.
 
 Retention (`offsets.retention.minutes`, default 7 days), per OffsetExpirationCondition:
 an offset with an explicit expire timestamp (OffsetCommitValue v1) expires at
@@ -50,7 +51,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..model import TopicPartition
 from .errors import Errors
@@ -394,24 +395,36 @@ def validate_offset_commit(group: GroupView | None, req: OffsetCommitRequest) ->
 
 
 def commit_offsets(group: GroupView | None, req: OffsetCommitRequest, now_ms: int,
-                   config: OffsetsConfig = OffsetsConfig()) -> CommitResult:
-    """Handle an OffsetCommit: the response and the records to append (then replay)."""
-    error = validate_offset_commit(group, req)
-    if error is not Errors.NONE:
-        return CommitResult(OffsetCommitResponse(tuple((TopicPartition(p.topic, p.partition), error)
-                                                       for p in req.partitions)), ())
+                   config: OffsetsConfig = OffsetsConfig(),
+                   partition_exists: Callable[[TopicPartition], bool] | None = None) -> CommitResult:
+    """Handle an OffsetCommit: the response and the records to append (then replay).
+
+    `partition_exists` is the broker's metadata check (KafkaApis): partitions it rejects answer
+    UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request.
+    """
+    unknown = set()
+    if partition_exists is not None:
+        unknown = {i for i, p in enumerate(req.partitions) if not partition_exists(TopicPartition(p.topic, p.partition))}
+    valid = [p for i, p in enumerate(req.partitions) if i not in unknown]
+    error = validate_offset_commit(group, req) if valid else Errors.NONE
     expire = None if req.retention_time_ms == DEFAULT_RETENTION_TIME else now_ms + req.retention_time_ms
     results = []
     records = []
-    for p in req.partitions:
+    for i, p in enumerate(req.partitions):
         tp = TopicPartition(p.topic, p.partition)
-        if p.metadata is not None and java_string_length(p.metadata) > config.offset_metadata_max_bytes:
+        if i in unknown:
+            results.append((tp, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+        elif error is not Errors.NONE:
+            results.append((tp, error))
+        elif p.metadata is not None and java_string_length(p.metadata) > config.offset_metadata_max_bytes:
             results.append((tp, Errors.OFFSET_METADATA_TOO_LARGE))
-            continue
-        results.append((tp, Errors.NONE))
-        records.append(offset_commit_record(req.group_id, p.topic, p.partition, p.offset,
-                                            metadata=p.metadata or "", commit_timestamp=now_ms,
-                                            leader_epoch=p.leader_epoch, expire_timestamp=expire))
+        else:
+            results.append((tp, Errors.NONE))
+            records.append(offset_commit_record(req.group_id, p.topic, p.partition, p.offset,
+                                                metadata=p.metadata or "", commit_timestamp=now_ms,
+                                                leader_epoch=p.leader_epoch, expire_timestamp=expire))
+    if error is not Errors.NONE or not valid:
+        return CommitResult(OffsetCommitResponse(tuple(results)), ())
     reschedule = (group is not None and group.type is GroupType.CLASSIC
                   and group.state in ("Stable", "PreparingRebalance") and req.member_id in group.members)
     return CommitResult(OffsetCommitResponse(tuple(results)), tuple(records), group is None, reschedule)
