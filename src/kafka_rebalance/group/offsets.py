@@ -404,7 +404,8 @@ def commit_offsets(group: GroupView | None, req: OffsetCommitRequest, now_ms: in
     """
     unknown = set()
     if partition_exists is not None:
-        unknown = {i for i, p in enumerate(req.partitions) if not partition_exists(TopicPartition(p.topic, p.partition))}
+        unknown = {i for i, p in enumerate(req.partitions)
+                   if not partition_exists(TopicPartition(p.topic, p.partition))}
     valid = [p for i, p in enumerate(req.partitions) if i not in unknown]
     error = validate_offset_commit(group, req) if valid else Errors.NONE
     expire = None if req.retention_time_ms == DEFAULT_RETENTION_TIME else now_ms + req.retention_time_ms
