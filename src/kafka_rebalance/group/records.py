@@ -238,7 +238,7 @@ class _Reader:
         else:
             n = self.int16(what)
         if n < 0:
-            if n == -1 and nullable:
+            if nullable:  # Kafka reads any negative length of a nullable string as null
                 return None
             raise self.fail(f"non-nullable field {what} was serialized as null")
         if n > 0x7FFF:
