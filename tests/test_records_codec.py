@@ -244,3 +244,11 @@ def test_arbitrary_bytes_decode_or_raise_record_decode_error(key, value):
         decode_record(key, value)
     except RecordDecodeError:
         pass
+
+
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_every_truncation_of_group_metadata_raises(version):
+    value = encode_value(GroupMetadataValue("consumer", 1, "range", "m1", (MEMBER, MEMBER), 1234, version=version))
+    for cut in range(len(value)):
+        with pytest.raises(RecordDecodeError):
+            decode_record(h("0002", "0001 67"), value[:cut])
