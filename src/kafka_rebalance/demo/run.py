@@ -63,7 +63,7 @@ def sweep_grid(seed: int) -> dict[str, Any]:
     base = rolling_restart_scenario(1, seed)
     base = {**base, "duration_ms": 480_000}
     return {"base": base,
-            "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky"],
+            "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
                      "session_timeout_ms": [10_000, 45_000], "static_membership": [False, True], "seed": [seed]}}
 
 
@@ -166,8 +166,12 @@ class Demo:
         from ..pipeline.sweep import run_sweep
 
         self.progress("spark", "load-model")
+        from ..pipeline.load_model import LoadModelConfig
+
+        # Samples every 5 minutes: 12 per 1-hour window, Cruise Control's default of 5 windows.
         lm = run_load_model(spark, str(self.out / "telemetry" / "metric_samples.parquet"),
-                            str(self.out / "load_model"), snapshot=str(self.out / "cluster" / "snapshot.json"))
+                            str(self.out / "load_model"), LoadModelConfig(),
+                            snapshot=str(self.out / "cluster" / "snapshot.json"))
         self.load_model = _as_dict(lm)
         self.progress("spark", "offsets")
         self.offsets = _as_dict(run_offsets(spark, str(self.out / "telemetry" / "consumer_offsets.parquet"),
@@ -319,22 +323,27 @@ def _with_brokers_of(snap: ClusterSnapshot, reference: ClusterSnapshot) -> Clust
 
 
 def _lag_section(lag_dir: Path, summary: dict) -> dict:
+    """Total lag per group over time (group_status.parquet) and Burrow's final evaluation per group."""
     import pyarrow.parquet as pq
 
     section: dict[str, Any] = {"series": {}, "statuses": {}}
-    timeline = lag_dir / "group_lag.parquet"
+    timeline = lag_dir / "group_status.parquet"
     if timeline.exists():
-        t = pq.read_table(timeline).to_pandas()
-        tcol = "ts" if "ts" in t.columns else t.columns[0]
+        t = pq.read_table(timeline).to_pandas().sort_values(["group", "ts"])
         for group, g in t.groupby("group"):
-            g = g.sort_values(tcol)
-            xs = (g[tcol].astype("int64") // 10**6 if str(g[tcol].dtype).startswith("datetime") else g[tcol]).tolist()
-            t0 = xs[0] if xs else 0
-            section["series"][str(group)] = [[(x - t0) / 1000.0, float(y)] for x, y in zip(xs, g["total_lag"].tolist())]
-    status = lag_dir / "status.parquet"
-    if status.exists():
-        s = pq.read_table(status).to_pandas()
-        section["statuses"] = {"columns": list(s.columns), "rows": s.astype(str).values.tolist()[:50]}
+            ms = g["ts"].astype("int64") // 10**6 if str(g["ts"].dtype).endswith("[ns, UTC]") or "ns" in str(g["ts"].dtype) \
+                else g["ts"].astype("int64") // 10**3
+            t0 = int(ms.iloc[0]) if len(ms) else 0
+            section["series"][str(group)] = [[(int(x) - t0) / 1000.0, float(y)] for x, y in zip(ms, g["total_lag"])]
+    groups = summary.get("groups") or {}
+    if isinstance(groups, dict) and groups:
+        cols = ["group", "status", "complete", "total_lag", "partitions", "worst partition", "worst lag", "worst status"]
+        rows = []
+        for g, v in sorted(groups.items()):
+            ml = v.get("maxlag") or {}
+            rows.append([g, v.get("status"), v.get("complete"), v.get("total_lag"), v.get("partitions"),
+                         f"{ml.get('topic')}-{ml.get('partition')}", ml.get("current_lag"), ml.get("status")])
+        section["statuses"] = {"columns": cols, "rows": rows}
     return section
 
 
