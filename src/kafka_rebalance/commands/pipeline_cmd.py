@@ -1,0 +1,167 @@
+"""`kafka-rebalance pipeline load-model|offsets|lag|sweep`: the Spark jobs (SCHEMAS.md section 5).
+
+Spark runs local by default (`local[*]`, bound to 127.0.0.1) or on any
+master given by `--master` (or SPARK_MASTER). With `--format json` the
+summary is the only thing on stdout: while a job runs, file descriptor 1
+points at stderr, so nothing Spark or its JVM prints can reach stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Any, Iterator
+
+from rich.table import Table
+
+from .. import output
+from ..errors import InputError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "pipeline", help="Spark jobs over telemetry: load model, offsets, lag, simulation sweeps",
+        description="PySpark jobs that turn metric samples, __consumer_offsets records and log-end offsets into "
+                    "a load model, offset and rebalance history, lag with Burrow's statuses, and simulation sweeps.")
+    sub = p.add_subparsers(dest="job", metavar="JOB")
+
+    lm = sub.add_parser("load-model", help="metric samples -> per-partition load (Cruise Control's rules)")
+    lm.add_argument("--samples", required=True, metavar="PATH", help="metric samples: a Parquet file or folder")
+    lm.add_argument("--out", required=True, metavar="DIR")
+    lm.add_argument("--snapshot", metavar="FILE", default=None,
+                    help="cluster snapshot to fill with load (brokers and replicas are inferred otherwise)")
+    lm.add_argument("--window-ms", type=int, default=3_600_000)
+    lm.add_argument("--windows", type=int, default=5)
+    lm.add_argument("--min-samples", type=int, default=3, help="samples for a partition's window to count")
+    lm.add_argument("--min-valid-ratio", type=float, default=0.995,
+                    help="share of partitions with enough valid windows for the model to be ready")
+    lm.add_argument("--min-valid-windows", type=int, default=1, help="windows the model needs to be ready")
+    _common(lm, _load_model)
+
+    of = sub.add_parser("offsets", help="__consumer_offsets records -> commits, latest offsets, group history")
+    src = of.add_mutually_exclusive_group(required=True)
+    src.add_argument("--records", metavar="PATH", help="records in Spark's Kafka-source schema (Parquet)")
+    src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="read the topic live from a cluster")
+    of.add_argument("--topic", default="__consumer_offsets", help="topic to read with --bootstrap-server")
+    of.add_argument("--out", required=True, metavar="DIR")
+    _common(of, _offsets)
+
+    lg = sub.add_parser("lag", help="commits + log-end offsets -> lag over time and Burrow's statuses")
+    lg.add_argument("--offsets", required=True, metavar="DIR", help="output folder of `pipeline offsets`")
+    lg.add_argument("--log-end", required=True, metavar="PATH", help="log-end samples: ts, topic, partition, log_end_offset")
+    lg.add_argument("--out", required=True, metavar="DIR")
+    lg.add_argument("--intervals", type=int, default=10, help="Burrow storage.intervals (commits kept)")
+    lg.add_argument("--min-distance", type=int, default=0, help="Burrow storage.min-distance (seconds)")
+    lg.add_argument("--allowed-lag", type=int, default=0, help="Burrow evaluator.allowed-lag")
+    lg.add_argument("--minimum-complete", type=float, default=0.0, help="Burrow evaluator.minimum-complete")
+    lg.add_argument("--group-interval-ms", type=int, default=60_000, help="bucket of the group status timeline")
+    _common(lg, _lag)
+
+    sw = sub.add_parser("sweep", help="a grid of simulation scenarios, one Spark task each")
+    sw.add_argument("grid", metavar="GRID", help="grid file (YAML or JSON): base scenario and axes")
+    sw.add_argument("--out", required=True, metavar="DIR")
+    _common(sw, _sweep)
+
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+def _common(parser, job) -> None:
+    parser.add_argument("--master", default=None, help="Spark master (default local[*], or SPARK_MASTER)")
+    parser.add_argument("--shuffle-partitions", type=int, default=8)
+    output.add_format_flag(parser)
+    parser.set_defaults(func=lambda args: _run(args, job))
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr while Spark runs (the JVM inherits it), then restore it."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _run(args, job) -> int:
+    from ..pipeline.session import get_spark
+
+    t0 = time.perf_counter()
+    with _stdout_to_stderr():
+        spark = get_spark(args.master, args.shuffle_partitions, f"kafka-rebalance-{args.job}")
+        summary = job(spark, args)
+    summary["wall_s"] = round(time.perf_counter() - t0, 3)
+    output.emit(summary, args.format, _table)
+    return 0
+
+
+def _load_model(spark, args) -> dict[str, Any]:
+    from ..pipeline.load_model import LoadModelConfig, run_load_model
+
+    cfg = LoadModelConfig(args.window_ms, args.windows, args.min_samples, args.min_valid_ratio, args.min_valid_windows)
+    res = run_load_model(spark, args.samples, args.out, cfg, snapshot=args.snapshot)
+    return res.summary
+
+
+def _offsets(spark, args) -> dict[str, Any]:
+    from ..pipeline.offsets import run_offsets
+
+    if args.bootstrap_server:
+        from ..pipeline.kafka_source import read_topic
+
+        return run_offsets(spark, None, args.out, source_df=read_topic(spark, args.bootstrap_server, args.topic))
+    return run_offsets(spark, args.records, args.out)
+
+
+def _lag(spark, args) -> dict[str, Any]:
+    from ..pipeline.burrow import BurrowConfig
+    from ..pipeline.lag import LagConfig, run_lag
+
+    if args.intervals < 1:
+        raise InputError("must be >= 1", field="--intervals")
+    cfg = LagConfig(BurrowConfig(intervals=args.intervals, min_distance_s=args.min_distance,
+                                 minimum_complete=args.minimum_complete, allowed_lag=args.allowed_lag),
+                    group_interval_ms=args.group_interval_ms)
+    return run_lag(spark, args.offsets, args.log_end, args.out, cfg)
+
+
+def _sweep(spark, args) -> dict[str, Any]:
+    from ..pipeline.sweep import run_sweep
+
+    return run_sweep(spark, args.grid, args.out)
+
+
+def _table(console, summary: dict[str, Any]) -> None:
+    t = Table(title="pipeline", show_header=True)
+    t.add_column("field")
+    t.add_column("value", overflow="fold")
+    for k, v in summary.items():
+        if k in ("groups", "by_variant"):
+            continue
+        if isinstance(v, (list, dict)) and len(v) > 8:
+            v = f"{len(v)} item(s); see --format json"
+        t.add_row(k, str(v))
+    console.print(t)
+    if summary.get("groups"):
+        g = Table(title="Burrow status per group")
+        for c in ("group", "status", "complete", "total_lag", "partitions", "max lag partition"):
+            g.add_column(c)
+        for name, v in summary["groups"].items():
+            m = v["maxlag"]
+            g.add_row(name, v["status"], f"{v['complete']:.2f}", str(v["total_lag"]), str(v["partitions"]),
+                      f"{m['topic']}-{m['partition']} ({m['current_lag']}, {m['status']})")
+        console.print(g)
+    if summary.get("by_variant"):
+        rows = summary["by_variant"]
+        cols = list(rows[0])
+        v = Table(title="sweep, mean over seeds")
+        for c in cols:
+            v.add_column(c)
+        for r in rows:
+            v.add_row(*[f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols])
+        console.print(v)
