@@ -151,13 +151,18 @@ class Demo:
     # -- 4. Spark ---------------------------------------------------------------------------
 
     def spark_jobs(self) -> None:
+        from pyspark.sql import SparkSession
+
         from ..pipeline.session import get_spark
 
+        # Reuse a session someone else started (tests, notebooks) and leave it running for them.
+        owned = SparkSession.getActiveSession() is None
         spark = get_spark(self.cfg.master, shuffle_partitions=8, app_name="kafka-rebalance-demo")
         try:
             self._spark_jobs(spark)
         finally:
-            spark.stop()
+            if owned:
+                spark.stop()
 
     def _spark_jobs(self, spark) -> None:
         from ..pipeline.lag import run_lag

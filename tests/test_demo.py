@@ -1,0 +1,33 @@
+"""The main job end to end: every step runs, the plan is executed, the report is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kafka_rebalance.cli import main
+
+
+def test_demo_end_to_end(spark, tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert Path(result["report"]).exists()
+    assert set(result["timings_s"]) == {"cluster", "telemetry", "simulate", "spark", "plan", "execute", "report"}
+    # the add-broker plan moves no more than its lower bound allows and was applied in full
+    plan = result["plan"]
+    assert 0 < plan["replica_moves"] <= 1.05 * plan["lower_bound_moves"] + 1
+    assert result["execute"]["phase"] == "finished"
+    # Kafka-format files users hand to Kafka's tools
+    add = json.loads((out / "plans" / "add_broker_reassignment.json").read_text())
+    assert add["version"] == 1 and add["partitions"]
+    election = json.loads((out / "plans" / "preferred_election.json").read_text())
+    assert set(election) == {"partitions"}
+    # the Spark jobs saw the simulator's commits and the day of samples
+    assert result["load_model"]["ready"] is True
+    assert result["offsets"]["commits"] > 0 and result["offsets"]["quarantined"] == 0
+    assert result["sweep"]["failed"] == 0 and result["sweep"]["ok"] > 0
+    report = json.loads((out / "report.json").read_text())
+    for part in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep"):
+        assert report.get(part), part
+    assert set(report["compare"]) == {"eager", "cooperative", "static", "consumer"}
