@@ -23,9 +23,9 @@ def _snapshot() -> ClassicGroupSnapshot:
 def test_records_are_kafka_records_that_round_trip():
     st = SimOffsetsStore("g")
     st.write_group(_snapshot(), 1000)
-    st.commit(TPS[0], 42, 1100)
-    st.commit(TPS[0], 50, 1200)
-    st.commit(TPS[3], 7, 1300)
+    st.commit(0, 42, 1100)
+    st.commit(0, 50, 1200)
+    st.commit(3, 7, 1300)
     recs = st.records(TPS)
     assert isinstance(recs[0], GroupMetadataRecord) and all(isinstance(r, OffsetCommitRecord) for r in recs[1:])
     assert len(recs) == 3  # compacted: the last value per key
@@ -36,8 +36,8 @@ def test_records_are_kafka_records_that_round_trip():
 def test_recover_rebuilds_group_and_offsets():
     st = SimOffsetsStore("g")
     st.write_group(_snapshot(), 1000)
-    st.commit(TPS[0], 50, 1200)
-    st.commit(TPS[3], 7, 1300)
+    st.commit(0, 50, 1200)
+    st.commit(3, 7, 1300)
     snap, offsets = st.recover(TPS, INDEX)
     assert offsets == {TPS[0]: 50, TPS[3]: 7}
     assert snap is not None and snap.generation_id == 3 and snap.protocol_name == "range" and snap.leader == "a-1"

@@ -100,7 +100,7 @@ class ClassicCoordinator:
             log = w.wants_events
             for p, off in offsets.items():
                 committed[p] = off
-                store.commit(tps[p], off, now)
+                store.commit(p, off, now)
                 if log:
                     tp = tps[p]
                     w.emit("commit", name, generation, [parts.names[p]],

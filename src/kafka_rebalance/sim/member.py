@@ -324,13 +324,25 @@ class SimMember:
         if partial:
             limit = int((now - self.batch_t0) / self.ms_per_record)
         w = self.w
+        processed = w.parts.processed
+        done = 0
         for p, a, b in self.batch:
             if limit is not None:
                 if limit <= 0:
                     break
                 b = min(b, a + limit)
                 limit -= b - a
-            w.record_processed(p, a, b)
+            if b <= a:
+                continue
+            po = processed[p]
+            ends = po.ends
+            if ends and ends[-1] == a:  # the common case: continuing where processing stopped
+                ends[-1] = b
+                po.total += b - a
+                done += b - a
+            else:
+                w.record_processed(p, a, b)
+        w.processed += done
         self.batch = []
 
     # ------------------------------------------------------------- commits

@@ -34,12 +34,13 @@ from ..model import TopicPartition
 class SimOffsetsStore:
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.offsets: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (offset, commit time)
+        self.offsets: dict[int, tuple[int, int]] = {}  # partition index -> (offset, commit time)
         self.group: tuple[ClassicGroupSnapshot, int] | None = None
         self.records_appended = 0
 
-    def commit(self, tp: TopicPartition, offset: int, now_ms: int) -> None:
-        self.offsets[tp] = (offset, now_ms)
+    def commit(self, p: int, offset: int, now_ms: int) -> None:
+        """An OffsetCommit record for partition index p (named through the partition table on replay)."""
+        self.offsets[p] = (offset, now_ms)
         self.records_appended += 1
 
     def write_group(self, snapshot: ClassicGroupSnapshot, now_ms: int) -> None:
@@ -54,7 +55,8 @@ class SimOffsetsStore:
         if self.group is not None:
             snap, _ = self.group
             out.append(group_metadata_record(self.group_id, _group_value(snap, tps)))
-        for tp, (off, ts) in self.offsets.items():
+        for p, (off, ts) in self.offsets.items():
+            tp = tps[p]
             out.append(offset_commit_record(self.group_id, tp.topic, tp.partition, off, commit_timestamp=ts))
         return out
 
