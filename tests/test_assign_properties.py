@@ -102,12 +102,23 @@ def _counts(result, spec: GroupSpec) -> list[int]:
 def test_validity(name, spec):
     result = _assign(name, spec)
     check_valid(name, spec, result)
-    # round two, fed back, is valid as well (and complete even for cooperative-sticky)
+    # round two, fed back, is valid as well
     spec2 = next_round_spec(spec, result)
     result2 = _assign(name, spec2)
     check_valid(name, spec2, result2)
     if name == "cooperative-sticky":
-        assert _subscribed_partitions(spec2) == {tp for tps in result2.values() for tp in tps}
+        # Follow-up rebalances complete the hand-over. With non-uniform subscriptions the
+        # general builder may still move a partition in round two (revoking it first), so
+        # allow a few rounds; with uniform subscriptions round two completes it.
+        uniform = len({frozenset(m.topics) for m in spec.members}) == 1
+        current, out, rounds = spec2, result2, 2
+        while _subscribed_partitions(current) != {tp for tps in out.values() for tp in tps}:
+            assert not uniform, "uniform subscriptions: round two left partitions unassigned"
+            assert rounds < 6, "cooperative hand-over did not settle within 5 follow-up rounds"
+            current = next_round_spec(current, out)
+            out = _assign(name, current)
+            check_valid(name, current, out)
+            rounds += 1
 
 
 @pytest.mark.parametrize("name", BALANCED)
