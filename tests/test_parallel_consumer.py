@@ -58,14 +58,28 @@ class FakeMessage:
 
 
 class FakeBroker:
-    """Partition logs and a group commit store (offset + metadata per partition)."""
+    """Partition logs, and commits kept the way Kafka's group coordinator keeps them.
 
-    def __init__(self) -> None:
+    A commit goes through the coordinator's pure offset-store rules
+    (`group.offsets.commit_offsets`: OFFSET_METADATA_TOO_LARGE past
+    offset.metadata.max.bytes), is appended to a `__consumer_offsets` log in
+    Kafka's record format (`group.records.encode_record`), and reads come from
+    replaying that log (`rebuild_from_records`), as a new coordinator does
+    after a failover: the metadata survives a restart only if the wire format
+    carries it.
+    """
+
+    def __init__(self, offset_metadata_max_bytes: int = 4096) -> None:
+        from kafka_rebalance.group.offsets import OffsetsConfig
+
         self.logs: dict[tuple[str, int], list[tuple[int, bytes | None, bytes]]] = defaultdict(list)
         self.next_offset: dict[tuple[str, int], int] = defaultdict(int)
-        self.commits: dict[tuple[str, str, int], tuple[int, str]] = {}
+        self.offsets_log: list[tuple[bytes, bytes | None]] = []   # __consumer_offsets (key, value) bytes
         self.commit_log: list[tuple[str, str, int, int, str]] = []
+        self.rejected: list[tuple[str, int, str]] = []
+        self.config = OffsetsConfig(offset_metadata_max_bytes=offset_metadata_max_bytes)
         self.lock = threading.Lock()
+        self.clock_ms = 0
 
     def produce(self, topic, partition, key, value, gap=0):
         tp = (topic, partition)
@@ -75,8 +89,35 @@ class FakeBroker:
             self.next_offset[tp] = off + 1
         return off
 
+    def commit(self, group, offsets):
+        """OffsetCommit from a consumer with manual assignment semantics (generation -1)."""
+        from kafka_rebalance.group.offsets import OffsetCommitPartition, OffsetCommitRequest, commit_offsets
+        from kafka_rebalance.group.records import encode_record
+
+        req = OffsetCommitRequest(group, tuple(OffsetCommitPartition(t, p, o, metadata=m) for t, p, o, m in offsets))
+        with self.lock:
+            self.clock_ms += 1
+            result = commit_offsets(None, req, self.clock_ms, self.config)
+            for record in result.records:
+                self.offsets_log.append(encode_record(record))
+            for (t, p, o, m), (tp, err) in zip(offsets, result.response.partitions):
+                if err.name == "NONE":
+                    self.commit_log.append((group, t, p, o, m))
+                else:
+                    self.rejected.append((t, p, err.name))
+        return [err for _, err in result.response.partitions if err.name != "NONE"]
+
     def committed(self, group, topic, partition):
-        return self.commits.get((group, topic, partition))
+        """(offset, metadata) after replaying __consumer_offsets from its bytes, or None."""
+        from kafka_rebalance.group.offsets import rebuild_from_records
+        from kafka_rebalance.group.records import decode_record
+        from kafka_rebalance.model import TopicPartition as TP
+
+        with self.lock:
+            log = list(self.offsets_log)
+        rebuilt = rebuild_from_records(decode_record(k, v) for k, v in log)
+        got = rebuilt.offsets.get(group, {}).get(TP(topic, partition))
+        return None if got is None else (got.offset, got.metadata)
 
 
 class FakeConsumer:
@@ -170,10 +211,12 @@ class FakeConsumer:
 
     def commit(self, message=None, offsets=None, asynchronous=True):
         assert offsets is not None
-        with self.broker.lock:
-            for tp in offsets:
-                self.broker.commits[(self.group, tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
-                self.broker.commit_log.append((self.group, tp.topic, tp.partition, tp.offset, tp.metadata or ""))
+        errors = self.broker.commit(self.group, [(tp.topic, tp.partition, tp.offset, tp.metadata or "")
+                                                 for tp in offsets])
+        if errors:
+            from confluent_kafka import KafkaException
+
+            raise KafkaException(f"commit failed: {errors}")
         return None
 
     def committed(self, partitions, timeout=None):
@@ -631,3 +674,42 @@ def test_a_retried_record_still_runs_while_the_budget_pauses_its_partition():
     # about 30 offsets, far fewer than the ~110 records that could otherwise have completed
     assert before_zero and before_zero[0] < 50
     assert any(m for _, _, _, _, m in broker.commit_log)  # maps were committed meanwhile
+
+
+def test_default_budget_keeps_every_commit_within_the_coordinators_limit():
+    """4096-byte budget against the coordinator's OFFSET_METADATA_TOO_LARGE rule, with a worst-case map.
+
+    Two alternating keys, the first record stuck: every other offset completes, a bitset with a hole
+    every other bit. The partition stops taking records past 3/4 of the budget; no commit is refused.
+    """
+    broker = FakeBroker()
+    assert broker.commit("probe", [("t", 9, 0, "x" * 4097)]) != []  # the store does enforce the limit
+    n = 24_000
+    for i in range(n):
+        broker.produce("t", 0, b"a" if i % 2 == 0 else b"b", b"")
+    release = threading.Event()
+    done = [0]
+
+    def fn(msg):
+        if msg.offset() == 0 and not release.is_set():
+            raise RuntimeError("stuck")
+        done[0] += 1
+
+    c = FakeConsumer(broker, "g")
+    pc = ParallelConsumer(c, ["t"], fn, retry_delay=0.01, commit_interval_s=0.02, max_buffered_records=n)
+    c.assign_partitions([("t", 0)])
+    r = Runner(pc)
+    wait_until(lambda: any(len(m) > 3072 for g, _, _, _, m in broker.commit_log if g == "g"), timeout=40,
+               what="a map past 3/4 of the budget")
+    wait_until(lambda: pc.state_of("t", 0) is not None and not pc.state_of("t", 0).takes_new_records(),
+               what="the partition to stop taking records")
+    before = done[0]
+    time.sleep(0.2)
+    assert done[0] == before < n // 2  # paused: nothing new ran
+    release.set()
+    wait_until(lambda: done[0] == n, timeout=40, what="everything after the stuck record succeeded")
+    wait_until(lambda: broker.committed("g", "t", 0) == (n, ""), what="final commit")
+    r.stop()
+    pc.close()
+    assert not [x for x in broker.rejected if x[0] == "t" and x[1] == 0]
+    assert max(len(m) for g, _, _, _, m in broker.commit_log if g == "g") <= 4096

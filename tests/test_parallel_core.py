@@ -133,11 +133,17 @@ def test_partition_state_commit_point_and_restore(start, gaps, rnd, fraction):
         state.complete(off)
     incomplete = [x for x in offsets if x not in done]
     expected_low = incomplete[0] if incomplete else offsets[-1] + 1
+    above = [x for x in sorted(done) if x > expected_low]
+    assert state.completed_above() == above
+    lower, upper = state.map_len_bounds()  # the O(1) size bounds used after every completion
+    assert lower <= len(encode_offset_map(expected_low, above)) <= upper
     point = state.commit_point()
     assert point.offset == expected_low == state.lowest_incomplete()
     assert decode_offset_map(point.offset, point.metadata) == frozenset(x for x in done if x > expected_low)
     # restart: the new owner skips exactly the completed records at or above the committed offset
     again = PartitionState(point.offset, decode_offset_map(point.offset, point.metadata))
+    lower, upper = again.map_len_bounds()
+    assert lower <= len(point.metadata) <= upper
     to_run = [x for x in offsets if x >= point.offset and again.receive(x)]
     assert to_run == [x for x in incomplete if x >= point.offset]
     # nothing completed is run again, nothing incomplete is skipped

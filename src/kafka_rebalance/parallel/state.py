@@ -5,6 +5,11 @@ it travel in the commit metadata (`offset_map`). Offsets Kafka never delivers
 (compaction holes, transaction markers) are never "incomplete": only received
 records can pin the commit point. On assignment the map read back from the
 committed metadata marks records to skip.
+
+The map's size is needed after every completion (past 3/4 of the budget the
+partition stops taking records), so it is bounded in O(1) from the highest
+completed offset and the number of runs of completed offsets, both kept
+incrementally; the map is encoded only when those bounds cannot decide.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .budget import OFFSET_METADATA_MAX_BYTES, BudgetVerdict, judge, pause_threshold
-from .offset_map import bitset_metadata_len, encode_offset_map
+from .offset_map import HEADER_LEN, b64_len, encode_offset_map, varint_len
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +37,15 @@ class CommitPoint:
 
 
 class PartitionState:
-    """Offsets of one assigned partition, from the committed offset on."""
+    """Offsets of one assigned partition, from the committed offset on.
 
-    __slots__ = ("committed", "_pending", "_done", "_next", "_max_done", "_version", "_cached",
-                 "max_metadata_bytes", "last_committed")
+    Invariant: `_done` holds exactly the completed offsets above the lowest
+    incomplete one (restored ones the commit point passes are pruned), `_runs`
+    counts its maximal runs of consecutive offsets, `_max_done` is its maximum.
+    """
+
+    __slots__ = ("committed", "_pending", "_done", "_restored", "_next", "_max_done", "_runs", "_version",
+                 "_cached", "max_metadata_bytes", "last_committed")
 
     def __init__(self, committed: int, restored_completed: Iterable[int] = (),
                  max_metadata_bytes: int = OFFSET_METADATA_MAX_BYTES) -> None:
@@ -43,13 +53,33 @@ class PartitionState:
             raise ValueError(f"committed offset must be >= 0, got {committed}")
         self.committed = committed              # offset the group had committed at assignment
         self._pending: deque[int] = deque()     # received offsets, oldest first, not yet popped as done
-        self._done: set[int] = {o for o in restored_completed if o > committed}
+        self._done: set[int] = set()
+        self._runs = 0
+        self._max_done = -1
+        restored = sorted({o for o in restored_completed if o > committed})
+        for o in restored:
+            self._add_done(o)
+        self._restored: deque[int] = deque(restored)  # to prune once the commit point passes them
         self._next = committed                  # one past the highest offset received (or the start)
-        self._max_done = max(self._done, default=-1)
         self._version = 0
         self._cached: tuple[int, CommitPoint] | None = None
         self.max_metadata_bytes = max_metadata_bytes
         self.last_committed: CommitPoint | None = None
+
+    # -- the completed set, with its run count ------------------------------
+    def _add_done(self, o: int) -> None:
+        done = self._done
+        self._runs += 1 - ((o - 1) in done) - ((o + 1) in done)
+        done.add(o)
+        if o > self._max_done:
+            self._max_done = o
+
+    def _remove_done(self, o: int) -> None:
+        done = self._done
+        done.discard(o)
+        self._runs -= 1 - ((o - 1) in done) - ((o + 1) in done)
+        if not done:
+            self._max_done = -1
 
     # -- records ----------------------------------------------------------
     def receive(self, offset: int) -> bool:
@@ -59,21 +89,36 @@ class PartitionState:
         self._next = offset + 1
         self._version += 1
         if offset in self._done:
+            self._prune()
             return False
         self._pending.append(offset)
+        self._prune()
         return True
 
     def complete(self, offset: int) -> None:
         """A received record finished (succeeded, or given up on and dead-lettered)."""
         if offset in self._done:
             return
-        self._done.add(offset)
-        if offset > self._max_done:
-            self._max_done = offset
         self._version += 1
         pending = self._pending
-        while pending and pending[0] in self._done:
-            self._done.discard(pending.popleft())
+        if pending and pending[0] == offset:
+            pending.popleft()
+            while pending and pending[0] in self._done:
+                self._remove_done(pending.popleft())
+        else:
+            self._add_done(offset)
+        self._prune()
+
+    def _prune(self) -> None:
+        """Drop restored completions at or below the commit point (they left the map)."""
+        restored = self._restored
+        if not restored:
+            return
+        low = self.lowest_incomplete()
+        while restored and restored[0] < low:
+            o = restored.popleft()
+            if o in self._done:
+                self._remove_done(o)
 
     @property
     def in_progress(self) -> int:
@@ -90,11 +135,8 @@ class PartitionState:
         return x
 
     def completed_above(self) -> list[int]:
-        low = self.lowest_incomplete()
-        stale = [o for o in self._done if o < low]
-        for o in stale:  # restored completions the commit point has passed
-            self._done.discard(o)
-        return sorted(o for o in self._done if o > low)
+        self._prune()
+        return sorted(self._done)
 
     # -- commits ----------------------------------------------------------
     def commit_point(self) -> CommitPoint:
@@ -109,12 +151,29 @@ class PartitionState:
         self._cached = (self._version, point)
         return point
 
-    def takes_new_records(self) -> bool:
-        """False while the map is past 3/4 of the budget (cheap bound first, exact encoding if close)."""
+    def map_len_bounds(self) -> tuple[int, int]:
+        """(lower, upper) bounds of the metadata length, in O(1); equal when they decide it exactly."""
+        if not self._done:
+            return 0, 0
         low = self.lowest_incomplete()
-        span = self._max_done - low
-        if span <= 0 or bitset_metadata_len(span) <= pause_threshold(self.max_metadata_bytes):
+        span = self._max_done - low  # relative offsets 0 .. span-1
+        bitset_raw = HEADER_LEN + varint_len(span) + (span + 7) // 8
+        runs = self._runs
+        rle_lower = HEADER_LEN + 2 * runs
+        if rle_lower >= bitset_raw:  # the bitset is chosen, and its length is exact
+            exact = b64_len(bitset_raw)
+            return exact, exact
+        rle_upper = HEADER_LEN + 2 * runs * varint_len(span)
+        return b64_len(rle_lower), b64_len(min(bitset_raw, rle_upper))
+
+    def takes_new_records(self) -> bool:
+        """False while the map is past 3/4 of the budget (O(1) bounds first, exact encoding if they cannot tell)."""
+        lower, upper = self.map_len_bounds()
+        threshold = pause_threshold(self.max_metadata_bytes)
+        if upper <= threshold:
             return True
+        if lower > threshold:
+            return False
         return self.commit_point().verdict is BudgetVerdict.OK
 
     def start_bound(self) -> int | None:
