@@ -69,7 +69,8 @@ class ReplicaDistributionGoal(Goal):
             v = vals[ps]
             # the receiver should carry an average replica's load per replica it holds
             want = per_replica * (state.cnt[r] + 1)
-            score += 4 * ((load[r] + v - want) / mean_broker) ** 2 + ((load[d] - v) / mean_broker - 1) ** 2
+            # mostly the receiver: a donor over the mean would otherwise push its biggest replicas onto it
+            score += 4 * ((load[r] + v - want) / mean_broker) ** 2 + 0.1 * ((load[d] - v) / mean_broker - 1) ** 2
         # best first; up to `k` moves from one scoring (loads shift little meanwhile), a full sort
         # only when the few best candidates are all refused
         moved = 0

@@ -106,11 +106,10 @@ class ResourceDistributionGoal(Goal):
         R = state.R
         vx = vals[p]
         ctx.move(p, s, r)
-        load = state.load(self.resource)
         cand = state.slots_on(r)
         cv = vals[cand // R]
-        # y must be smaller than x and must not push a back over the limit
-        ok = (cv < vx) & (load[a] + cv <= lim) & (cand // R != p)
+        # y must be smaller than x: a sheds vx - vy (progress, even when one swap cannot finish the job)
+        ok = (cv < vx) & (cand // R != p)
         idx = np.nonzero(ok)[0]
         idx = idx[np.argsort(cv[idx], kind="stable")]
         for i in idx[:200].tolist():
