@@ -23,6 +23,12 @@ class LeaderDistributionGoal(Goal):
         self.band = band
         self.by_bytes = by_bytes
         self.optimal_changes: int | None = None
+        self._limits: list[tuple[str, float]] = []
+
+    def satisfied(self, state: PlanState) -> bool:
+        """Leader counts (and, when asked, leader bytes) under the limits the optimization aimed at."""
+        el = state.eligible
+        return all(state.load(r)[el].max() <= lim * (1 + 1e-9) for r, lim in self._limits) if el.any() else True
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
         P = state.P
@@ -38,15 +44,19 @@ class LeaderDistributionGoal(Goal):
         sol = min_change_leaders(edge_p, edge_b, current, P, state.B, leader_brokers=n_lead_brokers)
         self.optimal_changes = sol.changes
         choice = sol.choice
+        self._limits = [("leaders", float(sol.upper))]
         if self.by_bytes:
             n_lead = int((choice >= 0).sum())
             upper = max(sol.upper, int(np.floor(self.band * n_lead / max(n_lead_brokers, 1))))
-            weights = []
-            for w in (state.bytes_out, state.messages_in):
+            weights, names = [], []
+            for name in ("bytes_out", "messages_in"):
+                w = state.partition_value(name)
                 if w.sum() > 0:
                     weights.append((w, self.band * w[choice >= 0].sum() / max(n_lead_brokers, 1)))
+                    names.append(name)
             if weights:
                 choice = refine_leader_bytes(choice, edge_p, edge_b, state.B, weights, upper)
+            self._limits = [("leaders", float(upper))] + [(r, lim) for r, (_, lim) in zip(names, weights)]
         for p in np.nonzero(choice >= 0)[0].tolist():
             row = state.rep[p]
             s = int(np.nonzero(row == choice[p])[0][0])
