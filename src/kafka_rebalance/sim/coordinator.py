@@ -114,6 +114,7 @@ class ClassicCoordinator:
     def apply(self, fx: list) -> None:
         w = self.w
         loop = w.loop
+        replies: list = []  # responses leave together: one network event for a batch sent at once
         for e in fx:
             t = type(e)
             if t is ScheduleTimer:
@@ -123,11 +124,11 @@ class ClassicCoordinator:
             elif t is JoinGroupResponse:
                 if e.error is Errors.NONE or e.error is Errors.MEMBER_ID_REQUIRED:
                     self.by_member_id[e.member_id] = e.client.partition("#")[0]
-                w.reply(e.client, "join", e)
+                replies.append((e.client, "join", e))
             elif t is SyncGroupResponse:
-                w.reply(e.client, "sync", e)
+                replies.append((e.client, "sync", e))
             elif t is HeartbeatResponse:
-                w.reply(e.client, "heartbeat", e)
+                replies.append((e.client, "heartbeat", e))
             elif t is LeaveGroupResponse:
                 pass
             elif t is StateChanged:
@@ -137,6 +138,10 @@ class ClassicCoordinator:
                 w.emit("member_removed", name, detail={"member_id": e.member_id, "reason": e.reason})
             elif t is GroupMetadataChanged:
                 self.store.write_group(e.snapshot, loop.now)
+        if len(replies) == 1:
+            w.reply(*replies[0])
+        elif replies:
+            w.reply_many(replies)
 
     def _on_state(self, e: StateChanged) -> None:
         w = self.w

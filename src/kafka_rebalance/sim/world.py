@@ -83,6 +83,13 @@ class Simulation:
     def reply(self, client: str, kind: str, resp: Any) -> None:
         self.loop.after(self.sc.network_latency_ms, self._deliver, client, kind, resp)
 
+    def reply_many(self, replies: list) -> None:
+        self.loop.after(self.sc.network_latency_ms, self._deliver_many, replies)
+
+    def _deliver_many(self, replies: list) -> None:
+        for r in replies:
+            self._deliver(*r)
+
     def _deliver(self, client: str, kind: str, resp: Any) -> None:
         name, _, inc = client.partition("#")
         m = self.members.get(name)
