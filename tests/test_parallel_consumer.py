@@ -713,3 +713,29 @@ def test_default_budget_keeps_every_commit_within_the_coordinators_limit():
     pc.close()
     assert not [x for x in broker.rejected if x[0] == "t" and x[1] == 0]
     assert max(len(m) for g, _, _, _, m in broker.commit_log if g == "g") <= 4096
+
+
+def test_a_failing_dead_letter_callback_loses_nothing():
+    broker = FakeBroker()
+    produce_keyed(broker, "t", 1, 6, keys=0)
+    calls = []
+
+    def dead_letter(msg, exc):
+        calls.append(msg.offset())
+        if len(calls) == 1:
+            raise OSError("dead-letter topic unavailable")
+
+    def fn(msg):
+        if msg.offset() == 2:
+            raise ValueError("poison")
+
+    c = FakeConsumer(broker, "g")
+    pc = ParallelConsumer(c, ["t"], fn, ordering="partition", retry_delay=0.0, max_attempts=2,
+                          dead_letter=dead_letter, commit_interval_s=0.01)
+    c.assign_partitions([("t", 0)])
+    r = Runner(pc)
+    wait_until(lambda: broker.committed("g", "t", 0) == (6, ""), what="everything committed")
+    r.stop()
+    pc.close()
+    assert calls == [2, 2] and pc.stats.dead_lettered == 1
+    assert pc.stats.processed == 5

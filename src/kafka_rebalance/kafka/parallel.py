@@ -339,7 +339,17 @@ class ParallelConsumer:
     def _finished(self, run: _Run, exc: BaseException | None, take_next: bool = True) -> _Run | None:
         """Report one outcome; return the next record for this worker to run, if any."""
         with self._cond:
-            self._outcome(run, exc)
+            to_dead_letter = self._outcome(run, exc)
+        if to_dead_letter:
+            # outside the lock: a dead-letter callback may be slow (a produce, a database write)
+            try:
+                self.options.dead_letter(run.item.payload, exc)  # type: ignore[misc]
+                dlq_error = None
+            except Exception as e:  # the record must not be lost: it is retried
+                dlq_error = e
+            with self._cond:
+                self._dead_lettered(run, exc, dlq_error)  # type: ignore[arg-type]
+        with self._cond:
             nxt = self._take(1) if take_next else []
             if self._watchers or not nxt:
                 self._cond.notify_all()  # someone waits for outcomes, or this worker goes idle
@@ -371,44 +381,61 @@ class ParallelConsumer:
                 exc = e
             run = self._finished(run, exc)
 
-    def _outcome(self, run: _Run, exc: BaseException | None) -> None:
+    def _current(self, run: _Run) -> bool:
+        current = self._running.get((run.item.tp, run.item.offset))
+        return current is not None and current.token is run.token
+
+    def _outcome(self, run: _Run, exc: BaseException | None) -> bool:
+        """Apply one outcome; True when the record goes to the dead-letter callback (still counted running)."""
         item = run.item
         key = (item.tp, item.offset)
-        current = self._running.get(key)
-        if current is None or current.token is not run.token:
-            return  # abandoned on revoke/lost
-        del self._running[key]
+        if not self._current(run):
+            return False  # abandoned on revoke/lost
         state = self._states.get(item.tp)
         finishing = item.tp in self._finishing
         if exc is None:
+            del self._running[key]
             self.stats.processed += 1
             self._done(item, state, finishing)
-            return
+            return False
         self.stats.failures += 1
         if isinstance(exc, (CancelledError, asyncio.CancelledError)) or finishing or item.tp not in self._states:
-            return  # partition going away: the record stays incomplete for its next owner
+            del self._running[key]
+            return False  # partition going away: the record stays incomplete for its next owner
         attempts = self._attempts.get(key, 0) + 1
         self._attempts[key] = attempts
         if self.options.max_attempts is not None and attempts >= self.options.max_attempts:
-            if self.options.dead_letter is None:
-                log.error("giving up on %s-%d@%d after %d attempts: %r", item.topic, item.partition, item.offset,
-                          attempts, exc)
-                self.stats.given_up += 1
-                self._done(item, state, finishing)
-                return
-            try:
-                self.options.dead_letter(item.payload, exc)
-            except Exception as dlq_exc:  # the record must not be lost: try again later
-                log.error("dead-letter callback failed for %s-%d@%d: %r", item.topic, item.partition,
-                          item.offset, dlq_exc)
-            else:
-                self.stats.dead_lettered += 1
-                self._done(item, state, finishing)
-                return
+            if self.options.dead_letter is not None:
+                return True
+            log.error("giving up on %s-%d@%d after %d attempts: %r", item.topic, item.partition, item.offset,
+                      attempts, exc)
+            del self._running[key]
+            self.stats.given_up += 1
+            self._done(item, state, finishing)
+            return False
+        del self._running[key]
+        self._retry(item, attempts, exc)
+        return False
+
+    def _retry(self, item: WorkItem, attempts: int, exc: BaseException) -> None:
         delay = self.options.retry_delay
         seconds = float(delay(attempts, exc) if callable(delay) else delay)
         self.stats.retries += 1
         self._scheduler.retry(item, time.monotonic() + max(0.0, seconds))
+
+    def _dead_lettered(self, run: _Run, exc: BaseException, dlq_error: Exception | None) -> None:
+        item = run.item
+        if not self._current(run):
+            return  # its partition was lost meanwhile
+        del self._running[(item.tp, item.offset)]
+        finishing = item.tp in self._finishing
+        if dlq_error is None:
+            self.stats.dead_lettered += 1
+            self._done(item, self._states.get(item.tp), finishing)
+            return
+        log.error("dead-letter callback failed for %s-%d@%d: %r", item.topic, item.partition, item.offset, dlq_error)
+        if not finishing and item.tp in self._states:
+            self._retry(item, self._attempts.get((item.tp, item.offset), 0), exc)
 
     def _done(self, item: WorkItem, state: PartitionState | None, finishing: bool) -> None:
         self._attempts.pop((item.tp, item.offset), None)
