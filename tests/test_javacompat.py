@@ -316,3 +316,30 @@ def test_differential_against_java_hashmap(java_diff) -> None:
             assert w == g, f"order #{i} differs"
     finally:
         jc.set_jdk(old)
+
+
+@given(st.lists(st.one_of(st.integers(0, 1 << 20).map(lambda i: i * 64), st.text(max_size=5)), unique=True,
+                max_size=400), st.booleans())
+@settings(max_examples=80, deadline=None)
+def test_bulk_insertion_order_matches_emulation(keys, head: bool) -> None:
+    m = JavaHashMap()
+    for k in keys:
+        if head:
+            m.compute_if_absent(k, lambda _k: 1)
+        else:
+            m.put(k, 1)
+    assert jc.insertion_order(keys, head=head) == list(m.keys())
+
+
+def test_bulk_insertion_order_falls_back_when_bins_treeify() -> None:
+    keys = [i * 4096 for i in range(300)]  # one bin at every table size up to 4096
+    for head in (False, True):
+        m = JavaHashMap()
+        for k in keys:
+            (m.compute_if_absent(k, lambda _k: 1) if head else m.put(k, 1))
+        assert jc.insertion_order(keys, head=head) == list(m.keys())
+    names = [f"topic-{i}" for i in range(5000)]
+    m = JavaHashMap()
+    for k in names:
+        m.put(k, 1)
+    assert jc.insertion_order(names) == list(m.keys())

@@ -8,7 +8,9 @@
   with the same members nothing moves; when a member leaves an
   equal-subscription group every remaining member keeps what it had;
 - cooperative safety: no partition goes straight from one owner to another;
-- the general builder's bulk assignment equals Kafka's one-partition loop.
+- the general builder's bulk assignment equals Kafka's one-partition loop;
+- the user data codecs write Kafka's bytes, and StickyAssignor's member data
+  is exactly what decoding those bytes gives.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from kafka_rebalance.assign.rounds import next_round_spec
 from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
 from kafka_rebalance.assign.sticky_common import KafkaAssignorFailure, RackInfo, build_context, resolve_owned
 from kafka_rebalance.assign.sticky_general import GeneralAssignmentBuilder
+from kafka_rebalance.assign.userdata import (
+    StickyUserData,
+    decode_cooperative_user_data,
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+    grouped_partitions,
+)
 from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 
 ASSIGNORS = [StickyAssignor(), CooperativeStickyAssignor()]
@@ -201,3 +211,42 @@ def test_bulk_run_assignment_matches_one_by_one(spec: GroupSpec, data) -> None:
         res = resolve_owned(ctx)
         results.append(cls(ctx, res, RackInfo(ctx)).build())
     assert results[0] == results[1]
+
+
+# ----------------------------------------------------------------------------- user data codecs
+
+
+def test_sticky_user_data_bytes() -> None:
+    data = encode_sticky_user_data([("t1", 0), ("t0", 2), ("t1", 3)], 5)
+    # ARRAY(2) of {STRING topic, ARRAY(INT32)}; "t0" (hash 3644, bin 12) iterates before "t1" (bin 13)
+    want = (b"\x00\x00\x00\x02"
+            + b"\x00\x02t0" + b"\x00\x00\x00\x01" + b"\x00\x00\x00\x02"
+            + b"\x00\x02t1" + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x03"
+            + b"\x00\x00\x00\x05")
+    assert data == want
+    assert decode_sticky_user_data(data) == StickyUserData((("t0", 2), ("t1", 0), ("t1", 3)), 5)
+    v0 = encode_sticky_user_data([("t1", 0)], None)
+    assert v0 == b"\x00\x00\x00\x01\x00\x02t1\x00\x00\x00\x01\x00\x00\x00\x00"
+    assert decode_sticky_user_data(v0) == StickyUserData((("t1", 0),), None)
+    assert decode_sticky_user_data(b"\x01") == StickyUserData((), -1)  # unparseable: ignored
+    assert decode_sticky_user_data(None) == StickyUserData((), None)
+
+
+def test_cooperative_user_data_bytes() -> None:
+    assert encode_cooperative_user_data(7) == b"\x00\x00\x00\x07"
+    assert encode_cooperative_user_data(-1) == b"\xff\xff\xff\xff"
+    assert decode_cooperative_user_data(b"\x00\x00\x00\x07") == 7
+    assert decode_cooperative_user_data(b"\x00") == -1
+    assert decode_cooperative_user_data(None) is None
+
+
+@given(st.lists(st.tuples(st.sampled_from(["t0", "t1", "topic-x", "é", "\U0001F600t"]), st.integers(0, 99)),
+                unique=True, max_size=40), st.one_of(st.none(), st.integers(0, 1000)))
+@settings(max_examples=100, deadline=None)
+def test_sticky_member_data_is_the_decoded_user_data(owned, gen) -> None:
+    decoded = decode_sticky_user_data(encode_sticky_user_data(owned, gen))
+    assert list(decoded.partitions) == grouped_partitions(owned)
+    assert decoded.generation == gen
+    m = MemberSubscription("m", ("t0",), tuple(TopicPartition(t, p) for t, p in owned), -1 if gen is None else gen)
+    md = StickyAssignor.member_data(m)
+    assert list(md.partitions) == list(decoded.partitions) and md.generation == gen

@@ -20,6 +20,8 @@ API (small on purpose):
 - `JavaHashSet(initial_capacity=None, hasher=java_hash)`
       add, remove, discard, `in`, len, iteration in Java order, add_all,
       JavaHashSet.copy_of(iterable, size) (`new HashSet<>(collection)`)
+- `insertion_order(keys, head=False)` -> iteration order of a fresh HashMap filled with
+      put (head=False) or computeIfAbsent (head=True), in bulk when no bin can treeify
 - `set_jdk(feature)`      -> choose JDK sizing rules (17: `s/0.75f + 1`; 19+: `ceil(s/0.75)`)
 
 The map keeps a Python dict for values and, per key, its spread hash and a
@@ -811,6 +813,53 @@ class JavaHashMap:
                     self._trees[index] = _TreeBin([(n.key, meta[n.key][0]) for n in nodes])
                 else:
                     self._trees[index] = tree
+
+
+def insertion_order(keys: list, head: bool = False, hasher: Callable[[Any], int] = java_hash) -> list:
+    """Iteration order of a fresh `new HashMap<>()` after inserting the distinct `keys` in order.
+
+    head=False is `put` (new keys at a bin's tail, resize after inserting);
+    head=True is `computeIfAbsent`/`merge` (bin head, resize before). When no
+    bin can reach the treeify threshold at any table size the map passes
+    through, the order is (bin at the final size, insertion position within
+    the bin) and is computed in bulk; otherwise the map is emulated.
+    """
+    n = len(keys)
+    if n < 64:
+        return _emulated_order(keys, head, hasher)
+    h = np.fromiter((spread(hasher(k)) for k in keys), dtype=np.int64, count=n)
+    limit = n - 1 if head else n  # size that must fit under the final threshold
+    cap = DEFAULT_INITIAL_CAPACITY
+    while limit > int(cap * 0.75):
+        cap <<= 1
+    max_in_bin = TREEIFY_THRESHOLD - 1 if head else TREEIFY_THRESHOLD
+    c = DEFAULT_INITIAL_CAPACITY
+    while c <= cap:
+        # while the table has c slots it holds at most the first 0.75c + 1 keys
+        present = h[:min(n, int(c * 0.75) + 1)]
+        if int(np.bincount(present & (c - 1), minlength=c).max()) > max_in_bin:
+            return _emulated_order(keys, head, hasher)
+        c <<= 1
+    seq = np.arange(n, dtype=np.int64)
+    if head:
+        seq = -seq
+    order = np.lexsort((seq, h & (cap - 1)))
+    return [keys[i] for i in order.tolist()]
+
+
+def _emulated_order(keys: list, head: bool, hasher: Callable[[Any], int]) -> list:
+    m = JavaHashMap(hasher=hasher)
+    if head:
+        for k in keys:
+            m.compute_if_absent(k, _true)
+    else:
+        for k in keys:
+            m.put(k, True)
+    return list(m.keys())
+
+
+def _true(_k: Any) -> bool:
+    return True
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
-from .javacompat import JavaHashMap, string_key
+from .javacompat import insertion_order, string_key
 
 TP = tuple[str, int]
 DEFAULT_GENERATION = -1
@@ -53,10 +53,7 @@ class StickyContext:
 
 def java_key_order(keys: Sequence[str]) -> list[str]:
     """Iteration order of a default `new HashMap<>()` after putting `keys` in order."""
-    m = JavaHashMap()
-    for k in keys:
-        m.put(k, True)
-    return list(m.keys())
+    return insertion_order(list(keys))
 
 
 def build_context(spec: GroupSpec, member_data: dict[str, MemberData]) -> StickyContext:

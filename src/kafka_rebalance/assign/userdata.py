@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .javacompat import JavaHashMap
+from .javacompat import insertion_order
 
 DEFAULT_GENERATION = -1
 
@@ -43,13 +43,18 @@ class StickyUserData:
 
 def group_partitions_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
     """`CollectionUtils.groupPartitionsByTopic`: topics in Java HashMap order (computeIfAbsent)."""
-    by_topic = JavaHashMap()
+    by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions:
         lst = by_topic.get(topic)
         if lst is None:
-            lst = by_topic.compute_if_absent(topic, lambda _t: [])
+            lst = by_topic[topic] = []
         lst.append(partition)
-    return list(by_topic.items())
+    return [(t, by_topic[t]) for t in insertion_order(list(by_topic), head=True)]
+
+
+def grouped_partitions(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The partitions as StickyAssignor reads them back from its user data: grouped by topic."""
+    return [(t, p) for t, ps in group_partitions_by_topic(partitions) for p in ps]
 
 
 def _put_string(out: bytearray, s: str) -> None:
