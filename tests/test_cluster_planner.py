@@ -161,3 +161,18 @@ def test_plan_without_loads_from_describe_text():
     counts = {b: sum(1 for p in res.after_snapshot.partitions if b in p.replicas) for b in (1, 2, 3, 4)}
     assert max(counts.values()) <= 4  # 14 replicas on 4 brokers: band 1.09 x 3.5 -> at most 3, ceil 4
     assert res.after["leaders"] < res.before["leaders"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(clusters(), st.sampled_from(["full", "leaders"]))
+def test_reassignment_json_lists_exactly_the_changed_partitions(snap, mode):
+    res = plan(snap, mode)
+    by_tp = {r.tp: r for r in res.reassignments}
+    for b, a in zip(snap.partitions, res.after_snapshot.partitions):
+        if a.replicas != b.replicas:
+            assert by_tp[b.tp].replicas == a.replicas
+        else:
+            assert b.tp not in by_tp
+        # the planned leader is the new preferred replica
+        if b.tp in by_tp:
+            assert a.leader == a.replicas[0]
