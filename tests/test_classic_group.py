@@ -8,8 +8,6 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.group.classic_group import ClassicGroup, ClassicGroupConfig
 from kafka_rebalance.group.classic_messages import (
-    JOIN_KEY,
-    SYNC_KEY,
     CancelTimer,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -240,7 +238,7 @@ def _static_stable(n: int = 2) -> tuple[Driver, list[str]]:
     d = Driver()
     ids = []
     for i in range(n):
-        fx = d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
+        d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
         ids.append(d.g.static_members[f"i{i}"])
     d.advance(10_000)
     d.apply(d.g.sync(SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}), 10_000))

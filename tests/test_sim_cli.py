@@ -38,7 +38,7 @@ def test_examples_run(capsys, name):
 
 def test_events_out_jsonl_and_parquet(tmp_path, capsys):
     jl = tmp_path / "ev.jsonl"
-    s = run_json(capsys, str(EXAMPLES / "crash.yaml"), "--events-out", str(jl))
+    run_json(capsys, str(EXAMPLES / "crash.yaml"), "--events-out", str(jl))
     rows = [json.loads(x) for x in jl.read_text().splitlines()]
     assert rows and set(rows[0]) == {"ts_ms", "group", "member", "kind", "generation", "partitions", "detail"}
     commits = [r for r in rows if r["kind"] == "commit"]

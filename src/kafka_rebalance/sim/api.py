@@ -46,10 +46,9 @@ def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | No
     else:
         from .world import Simulation as World
     world = World(sc, sink)
-    cb = None
+    cb: Callable[[int], None] | None = None
     if progress is not None:
-        def cb(now: int) -> None:
-            progress(now, sc.duration_ms)
+        cb = lambda now: progress(now, sc.duration_ms)  # noqa: E731
     summary = world.run(cb)
     if progress is not None:
         progress(sc.duration_ms, sc.duration_ms)

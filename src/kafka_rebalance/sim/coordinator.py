@@ -24,7 +24,6 @@ from ..group.classic_messages import (
     GroupMetadataChanged,
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupResponse,
     MemberRemoved,

@@ -21,7 +21,7 @@ from ..group.classic_messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from ..group.consumer_client import MemberState, RebalanceProtocol
+from ..group.consumer_client import MemberState
 from ..group.errors import Errors
 from ..model import TopicPartition
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..assign.registry import get_assignor
 from ..group.classic_messages import JoinGroupResponse
 from ..group.consumer_client import RebalanceProtocol, cooperative_adjust
+from ..group.coordinator_location import partition_for
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .coordinator import ClassicCoordinator
 from .engine import EventLoop
@@ -318,6 +319,7 @@ class Simulation:
             "lag": {"max": int(self.lag_max), "final": final_lag},
             "timeline": list(self.timeline),
             "protocol": self.sc.protocol,
+            "coordinator_partition": partition_for(self.sc.group.id),
             "rebalance_protocol": ("consumer" if self.sc.protocol == "consumer" else
                                    next(iter(self.members.values())).protocol.name.lower() if self.members else None),
             "static_membership": self.sc.group.static_membership,

@@ -1,0 +1,96 @@
+"""A classic group's member as the coordinator keeps it, the broker settings, and the persisted snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicGroupConfig:
+    """Broker-side settings (Kafka defaults)."""
+
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    max_size: int = INT_MAX  # group.max.size
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    new_member_join_timeout_ms: int = 300_000  # classic new member join timeout
+    require_known_member_id: bool = True  # JoinGroup v4+ (KIP-394)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, Any], ...]
+    assignment: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicGroupSnapshot:
+    """What a GroupMetadataValue record holds: enough to reload the group after failover."""
+
+    group_id: str
+    protocol_type: str | None
+    generation_id: int
+    protocol_name: str | None
+    leader: str | None
+    state_timestamp_ms: int
+    members: tuple[MemberSnapshot, ...]
+
+
+class ClassicGroupMember:
+    """One member as the coordinator knows it (Kafka's ClassicGroupMember)."""
+
+    __slots__ = ("member_id", "group_instance_id", "client_id", "rebalance_timeout_ms", "session_timeout_ms",
+                 "protocol_type", "protocols", "assignment", "awaiting_join", "awaiting_sync", "is_new")
+
+    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str, rebalance_timeout_ms: int,
+                 session_timeout_ms: int, protocol_type: str, protocols: tuple[tuple[str, Any], ...],
+                 assignment: Any = None) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        self.protocol_type = protocol_type
+        self.protocols = protocols
+        self.assignment = assignment
+        self.awaiting_join: str | None = None  # client to answer the parked JoinGroup
+        self.awaiting_sync: str | None = None  # client to answer the parked SyncGroup
+        self.is_new = False
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None
+
+    def protocol_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.protocols)
+
+    def metadata(self, protocol: str) -> Any:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        raise KeyError(protocol)
+
+    def matches(self, protocols: tuple[tuple[str, Any], ...]) -> bool:
+        return self.protocols == protocols
+
+    def vote(self, candidates: set[str]) -> str:
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise ValueError("member does not support any candidate protocol")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """Members parked in a rebalance count as alive; new members can still expire."""
+        if self.is_new:
+            return False
+        return self.awaiting_join is not None or self.awaiting_sync is not None
+
+
