@@ -176,3 +176,14 @@ def test_reassignment_json_lists_exactly_the_changed_partitions(snap, mode):
         # the planned leader is the new preferred replica
         if b.tp in by_tp:
             assert a.leader == a.replicas[0]
+
+
+def test_fix_offline_mode_moves_only_dead_replicas():
+    base = synthetic_cluster(brokers=9, racks=3, partitions=300, seed=2)
+    from dataclasses import replace
+
+    snap = ClusterSnapshot(tuple(replace(b, alive=b.id != 4) for b in base.brokers), base.partitions)
+    res = plan(snap, "fix-offline")
+    on4 = sum(1 for p in snap.partitions if 4 in p.replicas)
+    assert res.replica_moves == on4 == res.lower_bound_moves
+    check_plan(snap, res)

@@ -7,6 +7,7 @@ Modes (as Cruise Control's endpoints):
 - `add-brokers`: only the new brokers receive replicas, filled to the even count.
 - `remove-brokers`: the removed brokers' replicas move, nothing else does.
 - `leaders`: no data moves; preferred leaders re-chosen among ISR replicas.
+- `fix-offline`: only the replicas on dead brokers move (then leaders even out).
 Replicas on dead brokers are moved in every mode but `leaders`.
 
 Everything is deterministic: stable sorts, no randomness, ties broken by index.
@@ -40,6 +41,7 @@ class Mode(enum.Enum):
     ADD_BROKERS = "add-brokers"
     REMOVE_BROKERS = "remove-brokers"
     LEADERS = "leaders"
+    FIX_OFFLINE = "fix-offline"
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: flo
     hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), OfflineReplicasGoal()]
     if mode is Mode.LEADERS:
         return [LeaderDistributionGoal(band, by_bytes=False)]
-    if mode is Mode.REMOVE_BROKERS:
+    if mode in (Mode.REMOVE_BROKERS, Mode.FIX_OFFLINE):
         return hard + [LeaderDistributionGoal(band)]
     if mode is Mode.ADD_BROKERS:
         return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
