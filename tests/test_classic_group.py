@@ -398,3 +398,16 @@ def test_random_traffic_keeps_invariants(ops):
         for e in d.out:
             if isinstance(e, StateChanged):
                 assert e.old in e.new.valid_previous_states
+
+
+def test_handle_dispatches_requests_and_timers():
+    d = Driver()
+    g = d.g
+    fx = g.handle(JoinGroupRequest("c0", "", (("range", 1),), 45_000, 300_000), 0)
+    mid = _one(fx, JoinGroupResponse).member_id
+    fx = d.apply(g.handle(JoinGroupRequest("c0", mid, (("range", 1),), 45_000, 300_000), 1))
+    timer = next(e for e in fx if isinstance(e, ScheduleTimer) and e.key[0] == "join")
+    fx = g.handle((timer.key, timer.payload), timer.deadline_ms)
+    assert g.state is S.COMPLETING_REBALANCE and _one(fx, JoinGroupResponse).generation_id == 1
+    with pytest.raises(TypeError):
+        g.handle("nonsense", 1)

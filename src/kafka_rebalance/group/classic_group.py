@@ -229,6 +229,27 @@ class ClassicGroup:
         return JoinGroupResponse(client, Errors.NONE, m.member_id, self.generation_id, self.protocol_name,
                                  self.leader_id or "", members)
 
+    # ------------------------------------------------------------ entry point
+
+    def handle(self, event: Any, now_ms: int) -> list:
+        """(state, event, now_ms) -> effects: one entry point for every request and timer.
+
+        `event` is a JoinGroup/SyncGroup/Heartbeat/LeaveGroup request or a
+        `(timer key, payload)` pair the driver scheduled from a ScheduleTimer effect.
+        """
+        t = type(event)
+        if t is JoinGroupRequest:
+            return self.join(event, now_ms)
+        if t is SyncGroupRequest:
+            return self.sync(event, now_ms)
+        if t is HeartbeatRequest:
+            return self.heartbeat(event, now_ms)
+        if t is LeaveGroupRequest:
+            return self.leave(event, now_ms)
+        if t is tuple and len(event) == 2:
+            return self.on_timer(event[0], event[1], now_ms)
+        raise TypeError(f"not a classic group event: {event!r}")
+
     # --------------------------------------------------------------- JoinGroup
 
     def join(self, req: JoinGroupRequest, now_ms: int) -> list:
