@@ -187,3 +187,15 @@ def test_fix_offline_mode_moves_only_dead_replicas():
     on4 = sum(1 for p in snap.partitions if 4 in p.replicas)
     assert res.replica_moves == on4 == res.lower_bound_moves
     check_plan(snap, res)
+
+
+def test_add_a_broker_missing_from_a_describe_text_snapshot():
+    from kafka_rebalance.cluster.snapshot import parse_describe_text
+
+    text = "".join(f"\tTopic: t\tPartition: {i}\tLeader: {1 + i % 2}\tReplicas: {1 + i % 2},{2 - i % 2}\t"
+                   f"Isr: 1,2\n" for i in range(8))
+    snap = parse_describe_text(text)
+    res = plan(snap, "add-brokers", [3])
+    # 16 replicas over 3 brokers: the new one gets floor(16/3) = 5
+    assert res.replica_moves == res.lower_bound_moves == 5
+    assert sum(1 for p in res.after_snapshot.partitions if 3 in p.replicas) == 5

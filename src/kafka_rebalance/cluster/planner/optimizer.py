@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
-from ...model import ClusterSnapshot, PartitionReplicas
+from ...model import Broker, ClusterSnapshot, PartitionReplicas
 from ..kafka_json import Reassignment
 from .disk_capacity import DiskCapacityGoal
 from .goal import Context, Goal
@@ -92,6 +92,12 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
     ids = {b.id for b in snapshot.brokers}
+    if mode is Mode.ADD_BROKERS:
+        # a broker that holds nothing yet may be missing from the snapshot (describe text lists none)
+        extra = tuple(Broker(b) for b in brokers if b not in ids)
+        if extra:
+            snapshot = ClusterSnapshot(snapshot.brokers + extra, snapshot.partitions)
+            ids |= {b.id for b in extra}
     for b in brokers:
         if b not in ids:
             raise InputError(f"broker {b} is not in the cluster", field="brokers")
