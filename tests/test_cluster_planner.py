@@ -199,3 +199,14 @@ def test_add_a_broker_missing_from_a_describe_text_snapshot():
     # 16 replicas over 3 brokers: the new one gets floor(16/3) = 5
     assert res.replica_moves == res.lower_bound_moves == 5
     assert sum(1 for p in res.after_snapshot.partitions if 3 in p.replicas) == 5
+
+
+def test_network_inbound_capacity_goal_moves_bytes_off_a_hot_broker():
+    brokers = tuple(Broker(i, nw_in_bytes=1000.0) for i in range(4))
+    parts = tuple(PartitionReplicas("t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(bytes_in=100.0))
+                  for i in range(9))
+    snap = ClusterSnapshot(brokers, parts)  # broker 0 takes 900 B/s of 1000, above 80%
+    res = plan(snap, "fix-offline")
+    assert dict(res.goals)["NetworkInboundCapacityGoal"]
+    assert sum(100.0 for p in res.after_snapshot.partitions if 0 in p.replicas) <= 800.0
+    check_plan(snap, res)

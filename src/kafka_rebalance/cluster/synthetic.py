@@ -52,8 +52,7 @@ def synthetic_cluster(brokers: int = 100, racks: int = 3, partitions: int = 100_
     per_topic = np.full(n_topics, partitions // n_topics, dtype=np.int64)
     per_topic[: partitions - int(per_topic.sum())] += 1
     rack_names = [f"r{i}" for i in range(racks)] if racks > 0 else []
-    broker_list = [Broker(i, rack_names[i % racks] if racks else None, True,
-                          disk_bytes=None, nw_in_bytes=1.25e9, nw_out_bytes=1.25e9) for i in range(brokers)]
+    broker_list = [Broker(i, rack_names[i % racks] if racks else None, True) for i in range(brokers)]
     loads = _loads(rng, n_topics, per_topic, total_bytes_in, zipf_s, size_median, size_sigma)
     metas = [BrokerMetadata(b.id, b.rack) for b in broker_list]
     jrng = JavaRandom(seed)
@@ -90,9 +89,13 @@ def synthetic_cluster(brokers: int = 100, racks: int = 3, partitions: int = 100_
         for i in range(n):
             reps = tuple(rows[i])
             parts.append(PartitionReplicas(name, i, reps, reps[0], reps, loads[t][i]))
+    # capacities with headroom over an even share: disk 2.5x, network 3x (capacity goals stop at 80%)
     total_disk = sum(p.load.size_bytes * len(p.replicas) for p in parts)
-    cap = 2.5 * total_disk / max(brokers, 1)
-    broker_list = [replace(b, disk_bytes=cap) for b in broker_list]
+    total_in = sum(p.load.bytes_in * len(p.replicas) for p in parts)
+    total_out = sum(p.load.bytes_out for p in parts)
+    n = max(brokers, 1)
+    broker_list = [replace(b, disk_bytes=2.5 * total_disk / n, nw_in_bytes=3 * total_in / n,
+                           nw_out_bytes=3 * total_out / n) for b in broker_list]
     return ClusterSnapshot(tuple(broker_list), tuple(parts))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ...errors import InputError
 from ...model import Broker, ClusterSnapshot, PartitionReplicas
 from ..kafka_json import Reassignment
-from .disk_capacity import DiskCapacityGoal
+from .capacity import CapacityGoal, DiskCapacityGoal, NetworkInboundCapacityGoal
 from .goal import Context, Goal
 from .leader_distribution import LeaderDistributionGoal
 from .offline_replicas import OfflineReplicasGoal
@@ -71,7 +71,8 @@ class PlanResult:
 
 def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: float,
               topic_spread: bool = True) -> list[Goal]:
-    hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), OfflineReplicasGoal()]
+    hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), NetworkInboundCapacityGoal(capacity_threshold),
+                        OfflineReplicasGoal()]
     if mode is Mode.LEADERS:
         return [LeaderDistributionGoal(band, by_bytes=False)]
     if mode in (Mode.REMOVE_BROKERS, Mode.FIX_OFFLINE):
@@ -111,7 +112,7 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     bound = 0
     if mode is not Mode.LEADERS:
         for g in goals:
-            if isinstance(g, (OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal,
+            if isinstance(g, (CapacityGoal, OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal,
                               TopicReplicaDistributionGoal)):
                 bound = max(bound, g.lower_bound(state))
     ctx = Context(state)

@@ -49,6 +49,8 @@ class PlanState:
         self.eligible = self.alive & ~self.removed
         cap = {b.id: b.disk_bytes for b in snapshot.brokers}
         self.disk_cap = np.array([cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
+        nw_in = {b.id: b.nw_in_bytes for b in snapshot.brokers}
+        self.nw_in_cap = np.array([nw_in.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
 
         parts = snapshot.partitions
         P = len(parts)
