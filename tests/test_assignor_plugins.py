@@ -156,6 +156,27 @@ def test_cooperative_rejoins_only_when_partitions_are_taken_away():
     assert set(owned) == {TopicPartition("t", 0), TopicPartition("t", 5)} and gen == 3
 
 
+def test_bind_resolves_the_coordinator_late_and_reads_aiokafka_style_generation():
+    class AioLikeCoordinator:  # aiokafka's GroupCoordinator keeps `generation` as an int
+        generation = 5
+        rejoins = 0
+
+        def request_rejoin(self):
+            self.rejoins += 1
+
+    class Consumer:
+        _coordinator = None  # aiokafka creates it in start()
+
+    consumer = Consumer()
+    plug = ap.CooperativeStickyAssignor().bind(consumer)
+    consumer._coordinator = AioLikeCoordinator()
+    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 1)])))
+    assert plug.generation == 5
+    consumer._coordinator.generation = 6
+    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 1)])))
+    assert plug.generation == 6 and consumer._coordinator.rejoins == 1
+
+
 def run_in_process_group(plugins: dict[str, ap.KafkaPythonAssignor], cluster, topics, generation: int):
     """One eager rebalance as kafka-python runs it: first member leads, everyone gets its bytes."""
     members = {mid: decode_metadata(p.metadata(topics)) for mid, p in plugins.items()}

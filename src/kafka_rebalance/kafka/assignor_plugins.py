@@ -23,6 +23,10 @@ Kafka's cooperative-sticky output still holds back, in round one, partitions
 that change owner; the member that lost them must rejoin so round two hands
 them over. The plug-in does that when bound to its consumer (`bind`), which
 also gives it the exact group generation.
+
+aiokafka vendors the same interface (bytes metadata and assignments accepted,
+`request_rejoin()`, `generation` on its coordinator), so the plug-ins are
+written to fit it too; aiokafka is not installed here, so that path is untested.
 """
 
 from __future__ import annotations
@@ -166,13 +170,27 @@ class KafkaPythonAssignor:
 
     # -- wiring -----------------------------------------------------------
     def bind(self, consumer: Any) -> "KafkaPythonAssignor":
-        """Attach to the kafka-python consumer using this instance (gives generation and rejoin)."""
-        coordinator = getattr(consumer, "_coordinator", consumer)
-        self._coordinator_ref = weakref.ref(coordinator)
+        """Attach to the consumer using this instance (gives the generation and the rejoin).
+
+        A kafka-python `KafkaConsumer`, or its coordinator. The coordinator is
+        looked up at use time, so a consumer whose coordinator appears later
+        (aiokafka's, created in `start()`) can be bound before it starts.
+        """
+        self._coordinator_ref = weakref.ref(consumer)
         return self
 
     def _coordinator(self) -> Any | None:
-        return self._coordinator_ref() if self._coordinator_ref is not None else None
+        owner = self._coordinator_ref() if self._coordinator_ref is not None else None
+        if owner is None:
+            return None
+        coordinator = getattr(owner, "_coordinator", owner)
+        return coordinator if hasattr(coordinator, "request_rejoin") else None
+
+    @staticmethod
+    def _generation_of(coordinator: Any) -> int | None:
+        gen = getattr(coordinator, "_generation", None)  # kafka-python: Generation(generation_id, ...)
+        gen = getattr(gen, "generation_id", None) if gen is not None else getattr(coordinator, "generation", None)
+        return gen if isinstance(gen, int) and gen >= 0 else None  # aiokafka: coordinator.generation
 
     @property
     def owned(self) -> tuple[TopicPartition, ...]:
@@ -201,10 +219,9 @@ class KafkaPythonAssignor:
         new = tuple(partitions_of(assignment))
         previous = set(self._owned)
         coordinator = self._coordinator()
-        if coordinator is not None:
-            gen = getattr(getattr(coordinator, "_generation", None), "generation_id", None)
-            if isinstance(gen, int) and gen >= 0:
-                self._generation = gen
+        gen = self._generation_of(coordinator) if coordinator is not None else None
+        if gen is not None:
+            self._generation = gen
         self._owned = new
         with self._lock:
             self.assignments_received.append((self._generation, new))
