@@ -411,8 +411,11 @@ class GeneralAssignmentBuilder:
         tc = self.topic_consumers
         while True:
             modified = False
+            balanced = None  # isBalanced() only changes when a partition moves
             for tp in partitions:
-                if self._is_balanced():
+                if balanced is None:
+                    balanced = self._is_balanced()
+                if balanced:
                     break
                 consumer = self.owner.get(tp)
                 mine = len(current[consumer])
@@ -424,6 +427,7 @@ class GeneralAssignmentBuilder:
                 if p is not None and mine > len(current[p[0]]) + 1:
                     self._reassign_partition_to(tp, p[0])
                     performed = modified = True
+                    balanced = None
                     continue
                 consumer_rack = rack.consumer_racks.get(consumer)
                 found_rack = False
@@ -437,12 +441,14 @@ class GeneralAssignmentBuilder:
                             if mine > len(current[other]) + 1:
                                 self._reassign_partition(tp)
                                 performed = modified = found_rack = True
+                                balanced = None
                                 break
                 if not found_rack:
                     for other in tc[tp[0]]:
                         if mine > len(current[other]) + 1:
                             self._reassign_partition(tp)
                             performed = modified = True
+                            balanced = None
                             break
             if not modified:
                 return performed
