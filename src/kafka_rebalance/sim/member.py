@@ -289,32 +289,35 @@ class SimMember:
 
     def _fetch(self, now: int) -> int:
         """One poll's records: up to max.poll.records, partition by partition."""
-        budget = self.w.sc.group.max_poll_records
-        batch = []
-        parts = self.w.parts
         owned = self.owned
         k = len(owned)
+        self.batch_t0 = now
         if not k:
             self.batch = []
             return 0
+        budget = self.w.sc.group.max_poll_records
+        parts = self.w.parts
+        base, base_t, num, den = parts.base, parts.base_t, parts.num, parts.den
+        positions = self.positions
+        batch = []
         start = (self.poll_token * 7) % k
+        order = owned[start:] + owned[:start] if start else owned
         taken = 0
-        for i in range(k):
-            if taken >= budget:
-                break
-            p = owned[(start + i) % k]
-            pos = self.positions.get(p)
+        for p in order:
+            pos = positions.get(p)
             if pos is None:
                 continue
-            avail = parts.leo(p, now) - pos
+            avail = base[p] + (num[p] * (now - base_t[p])) // den[p] - pos
             if avail <= 0:
                 continue
-            n = min(avail, budget - taken)
+            room = budget - taken
+            n = avail if avail < room else room
             batch.append((p, pos, pos + n))
-            self.positions[p] = pos + n
+            positions[p] = pos + n
             taken += n
+            if taken >= budget:
+                break
         self.batch = batch
-        self.batch_t0 = now
         return taken
 
     def _finish_batch(self, now: int, partial: bool = False) -> None:
