@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
