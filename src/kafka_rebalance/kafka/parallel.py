@@ -11,6 +11,20 @@ restart neither loses nor repeats completed work.
 Give it a consumer created with `enable.auto.commit=false`. Backpressure
 bounds the records this class buffers (`max_buffered_records`); librdkafka's
 own prefetch queue is bounded separately by `queued.max.messages.kbytes`.
+
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": ..., "group.id": "g",
+                                         "enable.auto.commit": False})
+    pc = ParallelConsumer(consumer, ["orders"], handle, ordering="key", max_concurrency=16,
+                          retry_delay=lambda attempt, exc: min(30, 2 ** attempt), max_attempts=5,
+                          dead_letter=send_to_dlq)
+    try:
+        pc.run()              # until pc.stop() from another thread (or run(until=..., timeout_s=...))
+    finally:
+        pc.close()            # waits for running records, commits
+        consumer.close()
+
+Ordering `key` shards by (topic, partition, key): Kafka orders nothing across
+partitions, and a shard that never spans partitions can be revoked alone.
 """
 
 from __future__ import annotations
