@@ -17,6 +17,8 @@ from collections import defaultdict
 
 import pytest
 from confluent_kafka import TopicPartition
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.kafka.parallel import OffsetMapDroppedWarning, ParallelConsumer
 from kafka_rebalance.parallel import decode_offset_map
@@ -739,3 +741,47 @@ def test_a_failing_dead_letter_callback_loses_nothing():
     pc.close()
     assert calls == [2, 2] and pc.stats.dead_lettered == 1
     assert pc.stats.processed == 5
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["key", "partition", "unordered"]), st.integers(10, 60), st.integers(1, 3), st.integers(1, 5),
+       st.integers(1, 6), st.randoms(use_true_random=False), st.booleans())
+def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions, keys, concurrency, rnd, use_async):
+    broker = FakeBroker()
+    records = produce_keyed(broker, "t", partitions, n, keys=keys, gap_every=7)
+    failing = {(p, o): rnd.randint(1, 2) for _, p, o, _ in rnd.sample(records, min(5, n))}
+    lock = threading.Lock()
+    attempts: dict = defaultdict(int)
+    successes: list = []
+
+    def record(msg):
+        rid = (msg.partition(), msg.offset())
+        with lock:
+            attempts[rid] += 1
+            if attempts[rid] <= failing.get(rid, 0):
+                raise RuntimeError("transient")
+            successes.append((msg.partition(), msg.key(), msg.offset()))
+
+    if use_async:
+        async def fn(msg):
+            await asyncio.sleep(0)
+            record(msg)
+    else:
+        fn = record
+    c = FakeConsumer(broker, "g")
+    pc = ParallelConsumer(c, ["t"], fn, ordering=ordering, max_concurrency=concurrency, retry_delay=0.0,
+                          commit_interval_s=0.01, max_buffered_records=rnd.randint(5, 50), fetch_batch=7)
+    c.assign_partitions([("t", p) for p in range(partitions)])
+    r = Runner(pc)
+    wait_until(lambda: len(successes) >= n, what="every record")
+    r.stop()
+    pc.close()
+    assert sorted((p, o) for p, _, o in successes) == sorted((p, o) for _, p, o, _ in records)
+    if ordering != "unordered":
+        for p in range(partitions):
+            for key in {k for _, _, _, k in records}:
+                shard = [o for pp, k, o in successes if pp == p and (ordering == "partition" or k == key)]
+                assert shard == sorted(shard)
+    for p in range(partitions):
+        last = max(o for _, pp, o, _ in records if pp == p)
+        assert broker.committed("g", "t", p) == (last + 1, "")
