@@ -785,3 +785,51 @@ def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions,
     for p in range(partitions):
         last = max(o for _, pp, o, _ in records if pp == p)
         assert broker.committed("g", "t", p) == (last + 1, "")
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["key", "partition", "unordered"]), st.sampled_from(["cooperative", "eager"]),
+       st.integers(2, 3), st.integers(0, 60), st.randoms(use_true_random=False))
+def test_random_handover_processes_every_record_exactly_once(ordering, protocol, partitions, switch_after, rnd):
+    """Revoke a random subset mid-run and hand it to a second member: with the map kept, exactly once."""
+    broker = FakeBroker()
+    records = produce_keyed(broker, "t", partitions, 90, keys=4, gap_every=5)
+    lock = threading.Lock()
+    successes: list[tuple[str, int, int]] = []
+
+    def handler(name):
+        def fn(msg):
+            time.sleep(0.0005)
+            if rnd_fail.get((msg.partition(), msg.offset())):
+                with lock:
+                    rnd_fail[(msg.partition(), msg.offset())] -= 1
+                raise RuntimeError("transient")
+            with lock:
+                successes.append((name, msg.partition(), msg.offset()))
+        return fn
+
+    rnd_fail = {(p, o): 1 for _, p, o, _ in rnd.sample(records, 6)}
+    ca, cb = FakeConsumer(broker, "g", protocol), FakeConsumer(broker, "g", protocol)
+    a = ParallelConsumer(ca, ["t"], handler("a"), ordering=ordering, max_concurrency=4, retry_delay=0.0,
+                         commit_interval_s=0.01)
+    b = ParallelConsumer(cb, ["t"], handler("b"), ordering=ordering, max_concurrency=4, retry_delay=0.0,
+                         commit_interval_s=0.01)
+    all_tps = [("t", p) for p in range(partitions)]
+    moved = sorted(rnd.sample(all_tps, rnd.randint(1, partitions - 1)))
+    ca.assign_partitions(all_tps)
+    ra = Runner(a)
+    wait_until(lambda: len(successes) >= min(switch_after, 80), what="some progress")
+    ca.revoke_partitions(moved)
+    wait_until(lambda: not set(moved) & set(a.assigned), what="revocation")
+    cb.assign_partitions(moved)
+    rb = Runner(b)
+    wait_until(lambda: len({(p, o) for _, p, o in successes}) >= len(records), what="every record")
+    time.sleep(0.02)
+    ra.stop()
+    rb.stop()
+    a.close()
+    b.close()
+    ran = sorted((p, o) for _, p, o in successes)
+    assert ran == sorted((p, o) for _, p, o, _ in records)  # each exactly once: none lost, none repeated
+    for _, p in moved:  # the new owner committed the end of what it took over
+        assert broker.committed("g", "t", p)[0] == max(o for _, pp, o, _ in records if pp == p) + 1
