@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from chromium_check import CHROMIUM, render_status, screenshot
 from kafka_rebalance.cli import main
 
 
@@ -31,3 +32,8 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
     for part in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep"):
         assert report.get(part), part
     assert set(report["compare"]) == {"eager", "cooperative", "static", "consumer"}
+    if CHROMIUM:  # the demo's own report: every plot renders, no script errors
+        status = render_status(Path(result["report"]), tmp_path / "profile")
+        assert status["done"] and status["rendered"] == status["expected"] >= 7 and status["errors"] == []
+        screenshot(Path(result["report"]), tmp_path / "profile",
+                   Path(__file__).parent.parent / "out" / "demo-report-screenshot.png", height=6000)

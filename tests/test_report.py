@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,10 +10,7 @@ import pytest
 from kafka_rebalance.cli import main
 from kafka_rebalance.report.build import build_sections
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
+from chromium_check import CHROMIUM, render_status, screenshot
 
 
 def sample_doc() -> dict:
@@ -63,18 +57,8 @@ def test_report_renders_in_chromium(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     page = Path(out["report"])
     assert page.exists() and "cdn" not in page.read_text()[:2000].lower()
-    profile = tmp_path / "profile"
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=15000",
-                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    status = re.search(r'<div id="render-status"([^>]*)>', dom)
-    assert status, "render status element missing"
-    attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', status.group(1)))
-    assert attrs.get("done") == "true"
-    assert int(attrs["expected"]) >= 7 and attrs["rendered"] == attrs["expected"]
-    assert json.loads(attrs["errors"].replace("&quot;", '"')) == []
-    shot = Path(__file__).parent.parent / "out" / "report-screenshot.png"
-    shot.parent.mkdir(exist_ok=True)
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=15000",
-                    "--window-size=1400,2400", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120)
+    status = render_status(page, tmp_path / "profile")
+    assert status["done"] and status["expected"] >= 7 and status["rendered"] == status["expected"]
+    assert status["errors"] == []
+    shot = screenshot(page, tmp_path / "profile", Path(__file__).parent.parent / "out" / "report-screenshot.png")
     assert shot.exists() and shot.stat().st_size > 10_000
