@@ -141,3 +141,11 @@ def _reference_batches(moves, per_broker, cluster):
 def test_fast_first_fit_equals_the_obvious_greedy(moves, per_broker, cluster):
     fast = plan_batches(moves, max_moves_per_broker=per_broker, max_moves=cluster)
     assert [b.moves for b in fast] == _reference_batches(moves, per_broker, cluster)
+
+
+def test_no_throttle_rate_on_an_offline_broker_but_its_replicas_stay_listed():
+    moves = [PartitionMove("t", 3, (5, 1, 2), (2, 4, 6))]
+    t = throttle_for(moves, 1000, offline={5})
+    assert t.brokers == (1, 2, 4, 6) and 5 not in t.broker_configs()
+    assert t.topic_configs()["t"][LEADER_THROTTLED_REPLICAS] == "3:1,3:2,3:5"
+    assert all(5 not in b.throttle.brokers for b in plan_batches(moves, throttle=10, offline=frozenset({5})))

@@ -239,3 +239,62 @@ def test_plan_refuses_dead_and_unknown_brokers():
         plan_execution({("nope", 0): (4,)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
     ok = plan_execution({("orders", 0): (4, 5, 3)}, dead, throttle=5, max_moves_per_broker=1, max_moves=1)
     assert [len(b.moves) for b in ok.batches] == [1] and ok.batches[0].moves[0].adding == (4, 5)
+
+
+def dead_broker_cluster() -> ClusterSnapshot:
+    """Broker 5 is down; t-3 has replicas [5, 1, 2]; every partition's ISR lacks 5."""
+    brokers = tuple(Broker(i, rack="abc"[i % 3], alive=i != 5) for i in range(1, 7))
+    parts = []
+    for p in range(6):
+        reps = (5, 1, 2) if p == 3 else (1 + p % 6, 1 + (p + 1) % 6, 1 + (p + 2) % 6)
+        isr = tuple(r for r in reps if r != 5)
+        parts.append(PartitionReplicas("t", p, reps, isr[0], isr, PartitionLoad(size_bytes=float(MB))))
+    return ClusterSnapshot(brokers, tuple(parts))
+
+
+def test_execute_a_decommission_plan_that_moves_replicas_off_a_dead_broker(tmp_path, capsys):
+    from kafka_rebalance import cli
+
+    snap_file, plan = tmp_path / "snap.json", tmp_path / "plan.json"
+    snap_file.write_text(json.dumps(snapshot_to_json(dead_broker_cluster())))
+    assert cli.main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", "remove-brokers", "--brokers", "1",
+                     "--output", str(plan), "--format", "json"]) == 0
+    capsys.readouterr()
+    planned = {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in json.loads(plan.read_text())["partitions"]}
+    assert ("t", 3) in planned and 5 not in planned[("t", 3)]
+    with SimCluster(dead_broker_cluster(), speedup=200.0, broker_bandwidth=50 * MB) as s:
+        rc = run_cli(execute_argv(plan, tmp_path / "state.json", s.bootstrap))
+        out = json.loads(capsys.readouterr().out)
+        assert rc == 0 and out["error"] is None and out["phase"] == "finished"
+        # No throttle on the dead broker, in the plan or in the cluster; the live ones were set and cleared.
+        assert all("5" not in b["throttle"]["brokers"] for b in out["plan"]["batches"])
+        assert "1" in out["plan"]["batches"][0]["throttle"]["brokers"]
+        assert all(not c for c in s.state.broker_configs.values())
+        assert {b for b, _, _ in s.requests} <= {1, 2, 3, 4, 6}
+        now = placement(s.snapshot())
+    assert all(now[k] == v for k, v in planned.items())
+    assert not any(1 in reps for reps in now.values())
+
+
+def test_an_unreachable_broker_is_an_admin_error_naming_it(sim):
+    from kafka_rebalance.kafka.admin import AdminError
+
+    with KafkaAdmin(sim.bootstrap, request_timeout_ms=2000) as admin:
+        with pytest.raises(AdminError, match="broker 42"):
+            admin.incremental_alter_configs(4, "42", [("leader.replication.throttled.rate", 0, "1")])
+
+
+def test_a_kafka_error_while_executing_exits_1_without_a_traceback(sim, files, capsys, monkeypatch):
+    import kafka.errors
+
+    plan, _, state = files
+
+    def refuse(self, targets):
+        raise kafka.errors.NodeNotReadyError(3)
+
+    monkeypatch.setattr(KafkaAdmin, "alter_partition_reassignments", refuse)
+    assert run_cli(execute_argv(plan, state, sim.bootstrap)) == 1
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err and "NodeNotReadyError" in cap.err
+    out = json.loads(cap.out)
+    assert "NodeNotReadyError" in out["error"] and out["status"]["0"] == "throttled"

@@ -27,9 +27,11 @@ is the same for the same input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from ..errors import InputError
+from .kafka_json import Reassignment, parse_reassignment_json
+from .kafka_json import reassignment_json as kafka_reassignment_json
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
@@ -39,7 +41,6 @@ REPLICA_ALTER_LOG_DIRS_IO_MAX = "replica.alter.log.dirs.io.max.bytes.per.second"
 # What the tool deletes when it clears throttles (ReassignPartitionsCommand.BROKER_LEVEL_THROTTLES ...).
 BROKER_LEVEL_THROTTLES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, REPLICA_ALTER_LOG_DIRS_IO_MAX)
 TOPIC_LEVEL_THROTTLES = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
-ANY_LOG_DIR = "any"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,15 +128,19 @@ class Batch:
 
 
 def reassignment_json(moves: Iterable[PartitionMove]) -> dict:
-    """The JSON `kafka-reassign-partitions.sh --execute` reads, in the tool's own layout."""
+    """The JSON `kafka-reassign-partitions.sh --execute` reads, in the tool's own layout, sorted by partition."""
     parts = sorted(moves, key=lambda m: (m.topic, m.partition))
-    return {"version": 1, "partitions": [
-        {"topic": m.topic, "partition": m.partition, "replicas": list(m.new_replicas),
-         "log_dirs": [ANY_LOG_DIR] * len(m.new_replicas)} for m in parts]}
+    return kafka_reassignment_json(Reassignment(m.topic, m.partition, m.new_replicas) for m in parts)
 
 
-def throttle_for(moves: Sequence[PartitionMove], rate: int | None) -> Throttle:
-    """ReassignPartitionsCommand.calculateLeaderThrottles / calculateFollowerThrottles for these moves."""
+def throttle_for(moves: Sequence[PartitionMove], rate: int | None,
+                 offline: AbstractSet[int] = frozenset()) -> Throttle:
+    """ReassignPartitionsCommand.calculateLeaderThrottles / calculateFollowerThrottles for these moves.
+
+    The rate goes on every live source and destination: a broker that is down cannot take a config
+    (the reassign tool fails there too), and it sends no data anyway. The replica lists keep every
+    replica, as the tool's do: they are topic configs, stored by the controller.
+    """
     leader: dict[str, set[str]] = {}
     follower: dict[str, set[str]] = {}
     brokers: set[int] = set()
@@ -147,7 +152,7 @@ def throttle_for(moves: Sequence[PartitionMove], rate: int | None) -> Throttle:
         brokers |= sources | destinations
     return Throttle(
         rate=None if rate is None else int(rate),
-        brokers=tuple(sorted(brokers)),
+        brokers=tuple(sorted(brokers - set(offline))),
         leader_replicas=tuple((t, ",".join(sorted(v))) for t, v in sorted(leader.items())),
         follower_replicas=tuple((t, ",".join(sorted(v))) for t, v in sorted(follower.items())),
     )
@@ -158,8 +163,9 @@ def move_order(move: PartitionMove) -> tuple:
 
 
 def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | None = None,
-                 max_moves: int | None = None, throttle: int | None = None) -> list[Batch]:
-    """Every changing move in exactly one batch, caps respected, largest first."""
+                 max_moves: int | None = None, throttle: int | None = None,
+                 offline: AbstractSet[int] = frozenset()) -> list[Batch]:
+    """Every changing move in exactly one batch, caps respected, largest first (no throttle on `offline`)."""
     if max_moves_per_broker is not None and max_moves_per_broker < 1:
         raise InputError(f"must be >= 1, got {max_moves_per_broker}", field="max_moves_per_broker")
     if max_moves is not None and max_moves < 1:
@@ -202,8 +208,7 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
         if max_moves is not None:
             while first_open < len(members) and len(members[first_open]) >= max_moves:
                 first_open += 1
-    batches = [Batch(i, tuple(ms), throttle_for(ms, throttle)) for i, ms in enumerate(members)]
-    return batches
+    return [Batch(i, tuple(ms), throttle_for(ms, throttle, offline)) for i, ms in enumerate(members)]
 
 
 # ---------------------------------------------------------------------------
@@ -211,34 +216,8 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
 
 
 def parse_reassignment(doc: object) -> dict[tuple[str, int], tuple[int, ...]]:
-    """Target replicas per partition from `{"version":1,"partitions":[...]}`, validated as the tool does."""
-    if not isinstance(doc, Mapping):
-        raise InputError("expected a JSON object with 'version' and 'partitions'")
-    version = doc.get("version", 1)
-    if version != 1:
-        raise InputError(f"unsupported version {version!r} (expected 1)", field="version")
-    parts = doc.get("partitions")
-    if not isinstance(parts, list):
-        raise InputError("missing or not a list", field="partitions")
-    out: dict[tuple[str, int], tuple[int, ...]] = {}
-    for i, p in enumerate(parts):
-        where = f"partitions[{i}]"
-        if not isinstance(p, Mapping):
-            raise InputError(f"expected an object, got {p!r}", field=where)
-        topic, part, reps = p.get("topic"), p.get("partition"), p.get("replicas")
-        if not isinstance(topic, str) or not topic:
-            raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
-        if not isinstance(part, int) or isinstance(part, bool) or part < 0:
-            raise InputError(f"expected a partition >= 0, got {part!r}", field=f"{where}.partition")
-        if (not isinstance(reps, list) or not reps
-                or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in reps)):
-            raise InputError(f"expected a non-empty list of broker ids, got {reps!r}", field=f"{where}.replicas")
-        if len(set(reps)) != len(reps):
-            raise InputError(f"duplicate replica in {reps}", field=f"{where}.replicas")
-        if (topic, part) in out:
-            raise InputError(f"partition {topic}-{part} appears twice", field=where)
-        out[(topic, part)] = tuple(reps)
-    return out
+    """Target replicas per partition of the tool's JSON (validated by kafka_json.parse_reassignment_json)."""
+    return {(r.topic, r.partition): r.replicas for r in parse_reassignment_json(doc)}
 
 
 def moves_from_plan(target: Mapping[tuple[str, int], Sequence[int]],

@@ -96,8 +96,8 @@ def _human(n: float) -> str:
 
 
 def run_execute(args: argparse.Namespace) -> int:
-    from ..kafka.execute import (ExecutionError, Executor, batches_from_state, default_state_path, load_state,
-                                 plan_digest, plan_execution, state_from_plan, write_batch_files, ExecutionPlan)
+    from ..kafka.execute import (ExecutionError, Executor, default_state_path, plan_digest, plan_execution,
+                                 plan_from_state, write_batch_files)
 
     plan_file = args.reassignment_json_file
     doc = read_structured(plan_file)
@@ -125,54 +125,73 @@ def run_execute(args: argparse.Namespace) -> int:
             except InputError as exc:
                 raise exc.in_file(args.snapshot) from None
         else:
-            from ..kafka.admin import snapshot_from_bootstrap
+            from kafka.errors import KafkaError
 
-            snapshot = snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
+            from ..kafka.admin import AdminError, snapshot_from_bootstrap
+
+            try:
+                snapshot = snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
+            except (AdminError, KafkaError) as exc:
+                stderr.print(f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]")
+                return 1
         plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=args.max_moves_per_broker,
                               max_moves=args.max_moves, digest=digest)
         files = write_batch_files(plan, args.output_dir) if args.output_dir else []
         emit({"mode": "dry-run", "plan": plan.to_json(), "batch_files": files}, args.format, _table)
         return 0
 
+    from kafka.errors import KafkaError
+
     from ..kafka.admin import AdminError, KafkaAdmin
 
-    with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
-        if args.resume:
-            state = load_state(state_path)
-            if state.get("plan_digest") != digest:
-                raise InputError("the state file belongs to a different plan", source=str(state_path))
-            plan = ExecutionPlan(tuple(batches_from_state(state)), state.get("throttle"), digest)
-        else:
-            if state_path.exists():
-                old = load_state(state_path)
-                if old.get("phase") != "finished":
-                    raise InputError("an unfinished execution exists: use --resume, or delete the file",
-                                     source=str(state_path))
-            ongoing = admin.list_partition_reassignments()
-            if ongoing:
-                raise InputError(f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
-                                 "wait for them (kafka-reassign-partitions.sh --verify) first", field="--execute")
-            plan = plan_execution(target, admin.snapshot(), throttle=args.throttle,
-                                  max_moves_per_broker=args.max_moves_per_broker, max_moves=args.max_moves,
-                                  digest=digest)
-            state = state_from_plan(plan, args.bootstrap_server)
-        files = write_batch_files(plan, args.output_dir) if args.output_dir else []
-        executor = Executor(admin, state, state_path, poll_interval_s=args.poll_interval,
-                            batch_timeout_s=args.timeout, max_batches=args.max_batches,
-                            log=lambda msg: stderr.print(msg))
-        executor.save()
-        rc = 0
-        try:
+    state = None
+    try:
+        with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
+            state, plan = _prepare(admin, args, target, digest, state_path)
+            files = write_batch_files(plan, args.output_dir) if args.output_dir else []
+            executor = Executor(admin, state, state_path, poll_interval_s=args.poll_interval,
+                                batch_timeout_s=args.timeout, max_batches=args.max_batches,
+                                log=lambda msg: stderr.print(msg))
+            executor.save()
             with _progress() as progress:
                 executor.progress = progress
                 state = executor.run()
-        except (ExecutionError, AdminError) as exc:
-            stderr.print(f"[red]kafka-rebalance cluster execute: {exc}[/red]")
-            rc = 1
+        error = None
+    except (ExecutionError, AdminError, KafkaError) as exc:
+        # A refusal or a broker that cannot be reached: say which, keep the state file for --resume.
+        error = str(exc) if not isinstance(exc, KafkaError) or str(exc) else type(exc).__name__
+        stderr.print(f"[red]kafka-rebalance cluster execute: {error}[/red]")
+        if state is None:
+            return 1
     status = {str(b["index"]): b["status"] for b in state["batches"]}
     emit({"mode": "execute", "state_file": str(state_path), "phase": state.get("phase"), "status": status,
-          "plan": plan.to_json(), "batch_files": files, "election": state.get("election")}, args.format, _table)
-    return rc
+          "plan": plan_from_state(state, digest).to_json(), "batch_files": files if error is None else [],
+          "election": state.get("election"), "error": error}, args.format, _table)
+    return 1 if error else 0
+
+
+def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_path: Path):
+    """The execution state to run: the state file's when resuming, else a fresh split of the plan."""
+    from ..kafka.execute import load_state, plan_execution, plan_from_state, state_from_plan
+
+    if args.resume:
+        state = load_state(state_path)
+        if state.get("plan_digest") != digest:
+            raise InputError("the state file belongs to a different plan", source=str(state_path))
+        return state, plan_from_state(state, digest)
+    if state_path.exists():
+        old = load_state(state_path)
+        if old.get("phase") != "finished":
+            raise InputError("an unfinished execution exists: use --resume, or delete the file",
+                             source=str(state_path))
+    ongoing = admin.list_partition_reassignments()
+    if ongoing:
+        raise InputError(f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
+                         "wait for them (kafka-reassign-partitions.sh --verify) first", field="--execute")
+    plan = plan_execution(target, admin.snapshot(), throttle=args.throttle,
+                          max_moves_per_broker=args.max_moves_per_broker, max_moves=args.max_moves,
+                          digest=digest)
+    return state_from_plan(plan, args.bootstrap_server), plan
 
 
 class _progress:

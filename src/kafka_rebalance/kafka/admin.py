@@ -187,8 +187,15 @@ class KafkaAdmin:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _send(self, node_id: int, request):
-        future = self.client._send_request_to_node(node_id, request)
-        self.client._wait_for_futures([future])
+        """Send to one broker; a broker that is down or unreachable becomes an AdminError naming it."""
+        from kafka.errors import KafkaError
+
+        try:
+            future = self.client._send_request_to_node(node_id, request)
+            self.client._wait_for_futures([future])
+        except KafkaError as exc:
+            raise AdminError(f"{type(request).__name__.split('_v')[0]} to broker {node_id} failed: "
+                             f"{type(exc).__name__}") from exc
         return future.value
 
     def _controller(self) -> int:
@@ -200,8 +207,11 @@ class KafkaAdmin:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def live_brokers(self) -> set[int]:
+        """Ids of the brokers the cluster metadata lists (Kafka lists only the live ones)."""
+        return {b["node_id"] for b in self.client.describe_cluster()["brokers"]}
+
     def snapshot(self) -> ClusterSnapshot:
-        from kafka.errors import KafkaError
         from kafka.protocol.admin import DescribeLogDirsRequest
 
         cluster = self.client.describe_cluster()
@@ -213,7 +223,7 @@ class KafkaAdmin:
         for node in sorted(live) if self._supports(35) else ():
             try:
                 resp = self._send(node, DescribeLogDirsRequest[0]())
-            except KafkaError as exc:
+            except AdminError as exc:
                 _log.warning("DescribeLogDirs on broker %s failed (%s): its replica sizes are unknown", node, exc)
                 continue
             for err, _dir, dir_topics in resp.log_dirs:

@@ -40,6 +40,7 @@ PENDING, THROTTLED, SUBMITTED, COMPLETED, DONE = "pending", "throttled", "submit
 
 class Admin(Protocol):  # what the executor needs from kafka/admin.py's KafkaAdmin
     def snapshot(self) -> ClusterSnapshot: ...
+    def live_brokers(self) -> set[int]: ...
     def replica_assignment(self, topics=None) -> dict: ...
     def list_partition_reassignments(self) -> dict: ...
     def alter_partition_reassignments(self, targets) -> dict: ...
@@ -56,6 +57,7 @@ class ExecutionPlan:
     batches: tuple[Batch, ...]
     throttle: int | None
     plan_digest: str
+    offline: frozenset[int] = frozenset()  # brokers down when planned: no throttle is set on them
 
     def to_json(self) -> dict:
         moves = [m for b in self.batches for m in b.moves]
@@ -112,9 +114,10 @@ def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: Clu
                 # As the reassign tool's verifyBrokerIds: a copy to a dead broker would never finish.
                 raise InputError(f"partition {topic}-{part}: broker {r} is not alive", field="partitions")
     moves = moves_from_plan(target, current, sizes)
+    offline = frozenset(b for b, up in alive.items() if not up)
     batches = plan_batches(moves, max_moves_per_broker=max_moves_per_broker, max_moves=max_moves,
-                           throttle=throttle)
-    return ExecutionPlan(tuple(batches), throttle, digest)
+                           throttle=throttle, offline=offline)
+    return ExecutionPlan(tuple(batches), throttle, digest, offline)
 
 
 # ---------------------------------------------------------------------------
@@ -123,7 +126,7 @@ def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: Clu
 
 def state_from_plan(plan: ExecutionPlan, bootstrap: str) -> dict:
     return {"version": STATE_VERSION, "plan_digest": plan.plan_digest, "bootstrap": bootstrap,
-            "throttle": plan.throttle, "phase": "batches",
+            "throttle": plan.throttle, "offline_brokers": sorted(plan.offline), "phase": "batches",
             "batches": [{"index": b.index, "status": PENDING,
                          "moves": [{"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas),
                                     "to": list(m.new_replicas), "size_bytes": m.size_bytes} for m in b.moves]}
@@ -132,12 +135,18 @@ def state_from_plan(plan: ExecutionPlan, bootstrap: str) -> dict:
 
 
 def batches_from_state(state: dict) -> list[Batch]:
+    offline = frozenset(state.get("offline_brokers", ()))
     out = []
     for b in state["batches"]:
         moves = tuple(PartitionMove(m["topic"], m["partition"], tuple(m["from"]), tuple(m["to"]),
                                     float(m.get("size_bytes", 0.0))) for m in b["moves"])
-        out.append(Batch(b["index"], moves, throttle_for(moves, state.get("throttle"))))
+        out.append(Batch(b["index"], moves, throttle_for(moves, state.get("throttle"), offline)))
     return out
+
+
+def plan_from_state(state: dict, digest: str) -> ExecutionPlan:
+    return ExecutionPlan(tuple(batches_from_state(state)), state.get("throttle"), digest,
+                         frozenset(state.get("offline_brokers", ())))
 
 
 def load_state(path: Path) -> dict:
@@ -216,16 +225,26 @@ class Executor:
             self._step(entry, DONE)
             self.log(f"{label}: done")
 
+    def _live(self, brokers) -> list[int]:
+        """The batch's throttled brokers that are up now (one may have died since the plan was made)."""
+        live = self.admin.live_brokers()
+        down = sorted(set(brokers) - live)
+        if down:
+            self.log(f"broker(s) {', '.join(map(str, down))} not alive: no throttle config set or cleared there")
+        return sorted(set(brokers) & live)
+
     def _set_throttles(self, batch: Batch) -> None:
-        for broker, configs in sorted(batch.throttle.broker_configs().items()):
-            self.admin.incremental_alter_configs(BROKER, str(broker), [(k, SET, v) for k, v in configs.items()])
+        configs = batch.throttle.broker_configs()
+        for broker in self._live(configs):
+            self.admin.incremental_alter_configs(BROKER, str(broker),
+                                                 [(k, SET, v) for k, v in configs[broker].items()])
         for topic, configs in sorted(batch.throttle.topic_configs().items()):
             self.admin.incremental_alter_configs(TOPIC, topic, [(k, SET, v) for k, v in configs.items()])
 
     def _clear_throttles(self, batch: Batch) -> None:
         if batch.throttle.rate is None:
             return
-        for broker in batch.throttle.brokers:
+        for broker in self._live(batch.throttle.brokers):
             self.admin.incremental_alter_configs(BROKER, str(broker), [(LEADER_THROTTLED_RATE, DELETE, None),
                                                                      (FOLLOWER_THROTTLED_RATE, DELETE, None)])
         for topic in sorted({m.topic for m in batch.moves}):
