@@ -163,3 +163,16 @@ def test_load_from_the_load_model_parquet(capsys, tmp_path):
     pq.write_table(pa.table({"topic": ["t"], "partition": [0]}), bad)
     assert main(["cluster", "skew", "--snapshot", str(sf), "--load", str(bad)]) == 2
     assert "bytes_in" in capsys.readouterr().err
+
+
+def test_plan_that_cannot_empty_a_removed_broker_exits_1_and_says_incomplete(capsys, tmp_path):
+    snap = ClusterSnapshot((Broker(1, "a"), Broker(2, "b"), Broker(3, "c")),
+                           tuple(PartitionReplicas("t", i, (1, 2, 3), 1, (1, 2, 3)) for i in range(2)))
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snapshot_to_json(snap)))
+    rc = main(["cluster", "plan", "--snapshot", str(path), "--mode", "remove-brokers", "--brokers", "3",
+               "--output", str(tmp_path / "p.json"), "--format", "json"])
+    r = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    assert r["complete"] is False and len(r["violations"]) == 2
+    assert r["replica_moves"] < r["lower_bound_moves"]

@@ -340,7 +340,8 @@ def run_plan(args) -> int:
         io_util.atomic_write_json(args.election_output, kafka_json.election_json(tps), indent=None)
         result["election_output"] = args.election_output
     output.emit(result, args.format, _plan_table)
-    return 0
+    # A plan that leaves replicas on a dead or removed broker did not do what was asked: say so in the code.
+    return 0 if res.complete else 1
 
 
 def _plan_table(console: Console, r: dict) -> None:
@@ -354,6 +355,10 @@ def _plan_table(console: Console, r: dict) -> None:
     console.print(t)
     for v in r["violations"]:
         console.print(f"[red]{v}[/red]")
+    if not r["complete"]:
+        console.print("[red]incomplete: replicas remain on dead or removed brokers (see above)[/red]")
+    elif not r["goals_satisfied"]:
+        console.print("[yellow]not every goal was met (the lower bound is for meeting all of them)[/yellow]")
 
 
 # -- generate --------------------------------------------------------------------

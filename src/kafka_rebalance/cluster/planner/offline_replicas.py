@@ -1,7 +1,10 @@
 """Hard goal: no replica stays on a dead broker or on one being removed (decommission, offline fix).
 
 Each such replica moves exactly once, to the least loaded broker that keeps
-the partition's racks distinct, so the move count equals its lower bound.
+the partition's rack spread (state.rack_ok), so the move count equals its
+lower bound. One rack per replica can always be kept while the usable racks
+allow it, so the goal fails only when fewer usable brokers remain than the
+partition's replication factor, or capacity forbids every target.
 """
 
 from __future__ import annotations
@@ -44,10 +47,8 @@ class OfflineReplicasGoal(Goal):
                          + state.disk[elig] / max(state.disk[elig].mean(), 1.0)
                          + state.bin[elig] / max(state.bin[elig].mean(), 1.0)
                          + 0.1 * state.tcnt[state.topic[p], elig])
-                # only brokers that keep the partition's racks distinct and do not hold it yet
-                row = state.rep[p, : state.rf[p]]
-                other_racks = np.delete(state.rack[row], s)
-                fits = ~np.isin(elig, row) & ((state.rack[elig] == state.rack[b]) | ~np.isin(state.rack[elig], other_racks))
+                # only brokers that keep the partition's rack spread and do not hold it yet
+                fits = ~np.isin(elig, state.rep[p, : state.rf[p]]) & state.rack_ok_many(p, s, elig)
                 score = np.where(fits, score, np.inf)
                 for dst in elig[np.argsort(score, kind="stable")].tolist():
                     if ctx.can_move(p, s, dst):
@@ -56,4 +57,5 @@ class OfflineReplicasGoal(Goal):
                 else:
                     ctx.violations.append(
                         f"{state.topic_names[state.topic[p]]}-{state.partition_num[p]}: no broker can take the "
-                        f"replica on {state.broker_ids[b]} without breaking rack awareness or capacity")
+                        f"replica on broker {state.broker_ids[b]} (replication factor {state.rf[p]}, "
+                        f"{int(state.eligible.sum())} usable brokers; or disk/network capacity)")

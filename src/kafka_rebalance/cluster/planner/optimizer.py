@@ -59,8 +59,19 @@ class PlanResult:
     violations: tuple[str, ...]
     after_snapshot: ClusterSnapshot = field(repr=False)
 
+    @property
+    def complete(self) -> bool:
+        """No replica is left on a dead or removed broker (leaders mode moves no data: always complete)."""
+        return all(ok for g, ok in self.goals if g == OfflineReplicasGoal.name)
+
+    @property
+    def goals_satisfied(self) -> bool:
+        """Every goal met; when not, the lower bound (on reaching all of them) may exceed the moves made."""
+        return all(ok for _, ok in self.goals)
+
     def summary(self) -> dict:
-        return {"mode": self.mode.value, "replica_moves": self.replica_moves, "bytes_moved": self.bytes_moved,
+        return {"mode": self.mode.value, "complete": self.complete, "goals_satisfied": self.goals_satisfied,
+                "replica_moves": self.replica_moves, "bytes_moved": self.bytes_moved,
                 "lower_bound_moves": self.lower_bound_moves, "leader_changes": self.leader_changes,
                 "optimal_leader_changes": self.optimal_leader_changes,
                 "partitions_changed": len(self.reassignments),

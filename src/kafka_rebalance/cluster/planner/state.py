@@ -47,6 +47,8 @@ class PlanState:
             self.new[self.index[b]] = True
         # brokers that may hold replicas once the plan is applied
         self.eligible = self.alive & ~self.removed
+        # racks a replica can still be placed in; a partition must keep spanning min(RF, this many)
+        self.eligible_racks = len(set(self.rack[self.eligible & (self.rack >= 0)].tolist()))
         cap = {b.id: b.disk_bytes for b in snapshot.brokers}
         self.disk_cap = np.array([cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
         nw_in = {b.id: b.nw_in_bytes for b in snapshot.brokers}
@@ -165,23 +167,44 @@ class PlanState:
         r = self.rep[p]
         return r[r >= 0]
 
-    def rack_ok(self, p: int, s: int, dst: int) -> bool:
-        """Moving slot s of p to dst keeps the partition's distinct rack count (never breaks awareness)."""
-        rd = self.rack[dst]
-        if rd < 0:
-            return not self.rack_aware_partition(p)
-        src = self.rep[p, s]
-        if self.rack[src] == rd:
-            return True
-        others = self.rep[p, : self.rf[p]]
-        for j, b in enumerate(others):
-            if j != s and self.rack[b] == rd:
-                return False
-        return True
-
-    def rack_aware_partition(self, p: int) -> bool:
+    def rack_count(self, p: int) -> int:
+        """Distinct known racks partition p spans now."""
         r = self.rack[self.rep[p, : self.rf[p]]]
-        return bool((r >= 0).all() and len(set(r.tolist())) == len(r))
+        return len(set(r[r >= 0].tolist()))
+
+    def racks_needed(self, p: int) -> int:
+        """The spread rack awareness asks of p: one rack per replica, as far as the usable racks allow."""
+        return min(int(self.rf[p]), self.eligible_racks)
+
+    def rack_ok(self, p: int, s: int, dst: int) -> bool:
+        """Moving slot s of p to dst never lowers p's rack count below min(its count now, racks needed).
+
+        As Kafka's rack-aware placement: a partition spread over min(RF, racks) racks stays so, one that
+        never was is not made worse, and when racks go away (a whole rack decommissioned) a partition may
+        lose only the spread that is no longer available.
+        """
+        rd = self.rack[dst]
+        rs = self.rack[self.rep[p, s]]
+        if rd == rs:
+            return True
+        row = self.rack[self.rep[p, : self.rf[p]]].tolist()
+        others = row[:s] + row[s + 1:]
+        if rs < 0 or rs in others or (rd >= 0 and rd not in others):
+            return True  # the source's rack stays spanned, or the destination brings a new one
+        return len({r for r in row if r >= 0}) > self.racks_needed(p)
+
+    def rack_ok_many(self, p: int, s: int, dsts: np.ndarray) -> np.ndarray:
+        """rack_ok for many destination brokers at once (the same rule, vectorized)."""
+        row = self.rack[self.rep[p, : self.rf[p]]]
+        rs = row[s]
+        others = np.delete(row, s)
+        rd = self.rack[dsts]
+        gain = (rd >= 0) & ~np.isin(rd, others)
+        lose = rs >= 0 and not (others == rs).any()
+        if not lose:
+            return np.ones(len(dsts), dtype=bool)
+        now = len(set(row[row >= 0].tolist()))
+        return gain | (rd == rs) | (now > self.racks_needed(p))
 
     def structurally_ok(self, p: int, s: int, dst: int) -> bool:
         if not self.eligible[dst]:

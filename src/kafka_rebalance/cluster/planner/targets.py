@@ -17,7 +17,8 @@ def rack_pinned(state: PlanState) -> bool:
     n_racks = len(state.rack_names)
     if n_racks == 0 or (state.rack[state.eligible] < 0).any():
         return False
-    if not (state.rf == n_racks).all():
+    if state.eligible_racks < n_racks or not (state.rf == n_racks).all():
+        # (a rack with no usable broker left gives its replicas to the others: rack totals change)
         return False
     r = state.rack[np.maximum(state.rep, 0)]
     r = np.where(state.rep >= 0, r, -1)
