@@ -49,7 +49,18 @@ def group_partitions_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tup
         if lst is None:
             lst = by_topic[topic] = []
         lst.append(partition)
-    return [(t, by_topic[t]) for t in insertion_order(list(by_topic), head=True)]
+    topics = tuple(by_topic)
+    order = _TOPIC_ORDER_CACHE.get(topics)
+    if order is None:
+        order = insertion_order(list(topics), head=True)
+        if len(_TOPIC_ORDER_CACHE) >= 256:
+            _TOPIC_ORDER_CACHE.clear()
+        _TOPIC_ORDER_CACHE[topics] = order
+    return [(t, by_topic[t]) for t in order]
+
+
+# members of one group usually list their topics in the same first-seen order
+_TOPIC_ORDER_CACHE: dict[tuple[str, ...], list[str]] = {}
 
 
 def grouped_partitions(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
