@@ -176,3 +176,15 @@ def test_plan_that_cannot_empty_a_removed_broker_exits_1_and_says_incomplete(cap
     assert rc == 1
     assert r["complete"] is False and len(r["violations"]) == 2
     assert r["replica_moves"] < r["lower_bound_moves"]
+
+
+def test_add_brokers_refuses_an_unknown_broker_without_a_rack(capsys, snap_file, tmp_path):
+    rc = main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", "add-brokers", "--brokers", "77",
+               "--format", "json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--brokers" in err and "77" in err
+    r = run_json(capsys, "cluster", "plan", "--snapshot", str(snap_file), "--mode", "add-brokers", "--brokers",
+                 "77", "--broker-racks", "77:r1")
+    assert r["complete"] is True and r["replica_moves"] > 0
+    assert main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", "add-brokers", "--brokers", "77",
+                 "--broker-racks", "77"]) == 2

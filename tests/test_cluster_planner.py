@@ -270,3 +270,26 @@ def test_removing_below_the_replication_factor_is_reported_incomplete():
     assert res.replica_moves == 0 < res.lower_bound_moves == 2
     assert res.summary()["complete"] is False
     check_plan(snap, res, {3})
+
+
+def test_an_added_broker_missing_from_a_racked_snapshot_needs_its_rack():
+    import pytest
+
+    from kafka_rebalance.errors import InputError
+
+    snap = synthetic_cluster(brokers=6, racks=3, partitions=60, seed=4)
+    new = max(b.id for b in snap.brokers) + 1
+    with pytest.raises(InputError, match=f"broker {new} .*--broker-racks") as info:
+        plan(snap, "add-brokers", [new])
+    assert info.value.field == "brokers"
+    rack = snap.brokers[0].rack
+    res = plan(snap, "add-brokers", [new], broker_racks={new: rack})
+    check_plan(ClusterSnapshot(snap.brokers + (Broker(new, rack),), snap.partitions), res)
+    assert res.replica_moves > 0
+    racks = {b.id: b.rack for b in snap.brokers} | {new: rack}
+    # every partition was one replica per rack and stays so: the new broker only takes its own rack's replicas
+    assert all(len({racks[r] for r in p.replicas}) == 3 for p in res.after_snapshot.partitions)
+    with pytest.raises(InputError, match="not among the added"):
+        plan(snap, "add-brokers", [new], broker_racks={new + 1: rack})
+    with pytest.raises(InputError, match="in rack"):
+        plan(snap, "add-brokers", [new, 0], broker_racks={0: "elsewhere", new: rack})

@@ -67,6 +67,9 @@ def register(subparsers) -> None:
     _source(pl)
     pl.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
     pl.add_argument("--brokers", metavar="IDS", help="brokers added (add-brokers) or removed (remove-brokers)")
+    pl.add_argument("--broker-racks", metavar="ID:RACK,...",
+                    help="add-brokers: racks of added brokers the snapshot does not list (needed when the "
+                         "cluster has racks)")
     pl.add_argument("--output", metavar="FILE", help="write the reassignment JSON here")
     pl.add_argument("--election-output", metavar="FILE",
                     help="also write the leader election JSON to run once the reassignment completes")
@@ -167,6 +170,25 @@ def _read_snapshot(args) -> ClusterSnapshot:
     from ..kafka.admin import snapshot_from_bootstrap
 
     return snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
+
+
+def _racks(text: str | None, flag: str) -> dict[int, str]:
+    """`ID:RACK,ID:RACK` -> {id: rack}."""
+    out: dict[int, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        bid, sep, rack = item.partition(":")
+        try:
+            key = int(bid)
+        except ValueError:
+            key = None
+        if not sep or key is None or not rack.strip():
+            raise InputError(f"expected ID:RACK, got {item!r}", field=flag)
+        if key in out:
+            raise InputError(f"broker {key} given twice", field=flag)
+        out[key] = rack.strip()
+    return out
 
 
 def _ids(text: str | None, flag: str) -> list[int]:
@@ -310,9 +332,14 @@ def _elect_table(console: Console, r: dict) -> None:
 
 def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: float = DEFAULT_PLAN_BAND,
                  capacity_threshold: float = 0.8, leaders_by: str = "count",
-                 compare_generate: bool = False, seed: int = 0, topic_spread: bool = True):
-    res = plan(snap, mode, brokers, band=band, capacity_threshold=capacity_threshold,
-               leaders_by_bytes=(leaders_by == "bytes"), topic_spread=topic_spread)
+                 compare_generate: bool = False, seed: int = 0, topic_spread: bool = True,
+                 broker_racks: dict[int, str] | None = None):
+    try:
+        res = plan(snap, mode, brokers, band=band, capacity_threshold=capacity_threshold,
+                   leaders_by_bytes=(leaders_by == "bytes"), topic_spread=topic_spread, broker_racks=broker_racks)
+    except InputError as exc:
+        flags = {"brokers": "--brokers", "broker_racks": "--broker-racks"}
+        raise InputError(exc.message, source=exc.source, field=flags.get(exc.field, exc.field)) from None
     result = res.summary()
     if compare_generate:
         targets = [b.id for b in snap.brokers if b.alive and not (mode == Mode.REMOVE_BROKERS.value and b.id in brokers)]
@@ -330,7 +357,8 @@ def run_plan(args) -> int:
     snap = load_snapshot(args)
     brokers = _ids(args.brokers, "--brokers")
     res, result = plan_command(snap, args.mode, brokers, args.band, args.capacity_threshold, args.leaders_by,
-                               args.compare_generate, args.seed, not args.no_topic_spread)
+                               args.compare_generate, args.seed, not args.no_topic_spread,
+                               _racks(args.broker_racks, "--broker-racks"))
     if args.output:
         io_util.atomic_write_json(args.output, kafka_json.reassignment_json(res.reassignments), indent=None)
         result["output"] = args.output

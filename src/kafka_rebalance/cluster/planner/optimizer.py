@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -97,19 +97,19 @@ def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: flo
 
 def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Sequence[int] = (),
          band: float = DEFAULT_PLAN_BAND, capacity_threshold: float = 0.8,
-         leaders_by_bytes: bool = False, topic_spread: bool = True) -> PlanResult:
+         leaders_by_bytes: bool = False, topic_spread: bool = True,
+         broker_racks: Mapping[int, str] | None = None) -> PlanResult:
     """Plan a reassignment; `brokers` are the brokers added or removed.
 
-    `topic_spread=False` drops the per-topic spread goal of `full` mode.
+    `topic_spread=False` drops the per-topic spread goal of `full` mode. `broker_racks` gives the racks of
+    added brokers the snapshot does not list yet.
     """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
-    ids = {b.id for b in snapshot.brokers}
     if mode is Mode.ADD_BROKERS:
-        # a broker that holds nothing yet may be missing from the snapshot (describe text lists none)
-        extra = tuple(Broker(b) for b in brokers if b not in ids)
-        if extra:
-            snapshot = ClusterSnapshot(snapshot.brokers + extra, snapshot.partitions)
-            ids |= {b.id for b in extra}
+        snapshot = with_new_brokers(snapshot, brokers, broker_racks or {})
+    elif broker_racks:
+        raise InputError("racks of new brokers are for mode add-brokers only", field="broker_racks")
+    ids = {b.id for b in snapshot.brokers}
     for b in brokers:
         if b not in ids:
             raise InputError(f"broker {b} is not in the cluster", field="brokers")
@@ -138,6 +138,35 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     return PlanResult(mode, tuple(reassign), moves, nbytes, bound, changes,
                       leader_goal.optimal_changes if leader_goal else None,
                       state.before, after, status, tuple(ctx.violations), after_snapshot)
+
+
+def with_new_brokers(snapshot: ClusterSnapshot, brokers: Sequence[int],
+                     broker_racks: Mapping[int, str]) -> ClusterSnapshot:
+    """The snapshot plus the added brokers it does not list yet (describe text lists no empty broker).
+
+    In a cluster with racks a broker of unknown rack would make rack awareness unverifiable, so an
+    added broker the snapshot does not know needs its rack given.
+    """
+    by_id = {b.id: b for b in snapshot.brokers}
+    for b, rack in sorted(broker_racks.items()):
+        if b not in brokers:
+            raise InputError(f"broker {b} has a rack given but is not among the added brokers", field="broker_racks")
+        if b in by_id and by_id[b].rack != rack:
+            raise InputError(f"broker {b} is in rack {by_id[b].rack!r} in the snapshot, not {rack!r}",
+                             field="broker_racks")
+    racked = any(b.rack is not None for b in snapshot.brokers)
+    extra = []
+    for b in brokers:
+        if b in by_id:
+            continue
+        rack = broker_racks.get(b)
+        if racked and rack is None:
+            raise InputError(f"broker {b} is not in the snapshot and the cluster has racks: give its rack "
+                             f"({b}:RACK with --broker-racks)", field="brokers")
+        if not racked and rack is not None:
+            raise InputError(f"broker {b}: the cluster's brokers have no racks", field="broker_racks")
+        extra.append(Broker(b, rack))
+    return ClusterSnapshot(snapshot.brokers + tuple(extra), snapshot.partitions) if extra else snapshot
 
 
 def _materialize(snapshot: ClusterSnapshot, state: PlanState):
