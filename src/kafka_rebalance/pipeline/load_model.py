@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io_util import atomic_write_json, read_structured
-from .io import empty_quarantine, quarantine_rows, read_parquet, write_parquet
+from .io import quarantine_rows, read_parquet, write_parquet
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
 REQUIRED = ("ts", "broker", "topic", "partition", "is_leader", "bytes_in", "bytes_out", "messages_in", "size_bytes")
@@ -124,32 +124,47 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
         F.col("partition").cast("int").alias("partition"), F.col("is_leader").cast("boolean").alias("is_leader"),
         *[F.col(c).cast("double").alias(c) for c in ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")],
     ).withColumn("window", F.floor(F.col("ts_ms") / F.lit(config.window_ms)).cast("long"))
-    df = df.persist()
+    # The only pass over the samples: per window, broker and partition, sums and counts
+    # (so means over several brokers' rows stay exact) and the last sizes.
+    lead = F.col("is_leader")
+    fine = (
+        df.groupBy("window", "broker", "topic", "partition")
+        .agg(F.sum(lead.cast("int")).alias("n_lead"),
+             *[F.sum(F.when(lead, F.col(c))).alias(f"s_{c}") for c in RATES],
+             F.count(F.when(lead, F.col("cpu"))).alias("n_cpu"),
+             F.sum((~lead).cast("int")).alias("n_follow"),
+             F.sum(F.when(~lead, F.col("bytes_in"))).alias("s_follow_bytes_in"),
+             F.max(F.when(lead, F.col("ts_ms"))).alias("last_lead_ts"),
+             F.max_by(F.col("size_bytes"), F.when(lead, F.col("ts_ms"))).alias("last_lead_size"),
+             F.max_by(F.col("size_bytes"), F.col("ts_ms")).alias("last_size"))
+        .persist()
+    )
     try:
-        return _model(spark, df, quarantine, out, config, snapshot)
+        return _model(spark, fine, quarantine, out, config, snapshot)
     finally:
-        df.unpersist()
+        fine.unpersist()
 
 
-def _model(spark, df, quarantine, out: str, config: LoadModelConfig, snapshot: str | None) -> LoadModelResult:
+def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot: str | None) -> LoadModelResult:
     from pyspark.sql import functions as F
 
-    n_quarantined = quarantine.count()
     outdir = Path(out)
-    write_parquet(quarantine if n_quarantined else empty_quarantine(spark), outdir / "quarantine.parquet", files=1)
-    last = df.agg(F.max("window")).first()[0]
+    write_parquet(quarantine, outdir / "quarantine.parquet", files=1)
+    n_quarantined = spark.read.parquet(str(outdir / "quarantine.parquet")).count()
+    last = fine.agg(F.max("window")).first()[0]
     if last is None:
         raise InputError("no usable metric samples", source=str(out))
     first = last - config.windows + 1
 
     # Per partition and window, over the leader's samples: count, means, last size.
-    recent = df.where(F.col("window") >= first)
+    recent = fine.where(F.col("window") >= first)
     per_window = (
-        recent.where(F.col("is_leader"))
+        recent.where(F.col("n_lead") > 0)
         .groupBy("topic", "partition", "window")
-        .agg(F.count(F.lit(1)).alias("samples"),
-             *[F.avg(c).alias(c) for c in RATES],
-             F.max_by("size_bytes", "ts_ms").alias("size_bytes"))
+        .agg(F.sum("n_lead").alias("samples"),
+             *[(F.sum(f"s_{c}") / F.sum("n_lead")).alias(c) for c in RATES if c != "cpu"],
+             (F.sum("s_cpu") / F.sum("n_cpu")).alias("cpu"),
+             F.max_by("last_lead_size", "last_lead_ts").alias("size_bytes"))
         .withColumn("bit", F.expr(f"shiftleft(CAST(1 AS BIGINT), CAST(window - {first} AS INT))"))
         .persist()
     )
@@ -203,9 +218,9 @@ def _model(spark, df, quarantine, out: str, config: LoadModelConfig, snapshot: s
         written = spark.read.parquet(str(outdir / "partition_load.parquet"))
         not_ready = [(r["topic"], int(r["partition"])) for r in written.where(~F.col("valid")).select("topic", "partition").collect()]
         loads = {(r["topic"], int(r["partition"])): r for r in written.where(F.col("windows_used") > 0).collect()}
-        snap = _snapshot(df, loads, snap_doc, first)
+        snap = _snapshot(fine, loads, snap_doc, first)
         atomic_write_json(outdir / "snapshot.json", snap)
-        write_parquet(_broker_load(df, config.window_ms), outdir / "broker_load.parquet", files=1)
+        write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
     finally:
         per_window.unpersist()
         masks.unpersist()
@@ -244,7 +259,7 @@ def _load_of(row) -> dict[str, float]:
     return load
 
 
-def _snapshot(df, loads: dict, snap_doc: dict | None, first_window: int) -> dict:
+def _snapshot(fine, loads: dict, snap_doc: dict | None, first_window: int) -> dict:
     """The cluster snapshot (SCHEMAS.md section 3) with `load` filled in."""
     if snap_doc is not None:
         parts = []
@@ -255,10 +270,10 @@ def _snapshot(df, loads: dict, snap_doc: dict | None, first_window: int) -> dict
                 q["load"] = _load_of(row)
             parts.append(q)
         return {**snap_doc, "partitions": parts}
-    return _inferred_snapshot(df, loads, first_window)
+    return _inferred_snapshot(fine, loads, first_window)
 
 
-def _inferred_snapshot(df, loads: dict, first_window: int) -> dict:
+def _inferred_snapshot(fine, loads: dict, first_window: int) -> dict:
     """Brokers and replicas as the samples show them.
 
     Replicas are the brokers reporting the partition in the model's windows,
@@ -269,15 +284,13 @@ def _inferred_snapshot(df, loads: dict, first_window: int) -> dict:
     """
     from pyspark.sql import functions as F
 
-    recent = df.where(F.col("window") >= first_window)
+    recent = fine.where(F.col("window") >= first_window)
     per = (
         recent.groupBy("topic", "partition", "broker")
-        .agg(F.sum(F.col("is_leader").cast("int")).alias("led"),
-             F.max(F.when(F.col("is_leader"), F.col("ts_ms"))).alias("last_led"),
-             F.max("window").alias("last_window"))
+        .agg(F.sum("n_lead").alias("led"), F.max("last_lead_ts").alias("last_led"), F.max("window").alias("last_window"))
         .collect()
     )
-    brokers = sorted({int(r["broker"]) for r in df.select("broker").distinct().collect()})
+    brokers = sorted({int(r["broker"]) for r in fine.select("broker").distinct().collect()})
     by_tp: dict[tuple[str, int], list] = {}
     for r in per:
         by_tp.setdefault((r["topic"], int(r["partition"])), []).append(r)
@@ -298,7 +311,7 @@ def _inferred_snapshot(df, loads: dict, first_window: int) -> dict:
     return {"brokers": [{"id": b, "alive": True} for b in brokers], "partitions": parts}
 
 
-def _broker_load(df, window_ms: int):
+def _broker_load(fine, window_ms: int):
     """Per broker and window (over all the data): what it led and what it replicated.
 
     Per partition the window's mean is taken, then summed over the broker's
@@ -307,18 +320,15 @@ def _broker_load(df, window_ms: int):
     """
     from pyspark.sql import functions as F
 
-    lead = F.col("is_leader")
-    per = (
-        df.groupBy("window", "broker", "topic", "partition")
-        .agg(*[F.avg(F.when(lead, F.col(c))).alias(c) for c in RATES],
-             F.avg(F.when(~lead, F.col("bytes_in"))).alias("replication_bytes_in"),
-             F.max(lead.cast("int")).alias("led"),
-             F.max_by("size_bytes", "ts_ms").alias("size_bytes"))
-    )
+    led = F.col("n_lead") > 0
+    mean = lambda c: F.when(led, F.col(f"s_{c}") / F.col("n_lead"))  # noqa: E731
     return (
-        per.groupBy("window", "broker")
-        .agg(*[F.sum(c).alias(c) for c in (*RATES, "replication_bytes_in", "size_bytes")],
-             F.sum("led").alias("leaders"),
+        fine.groupBy("window", "broker")
+        .agg(*[F.sum(mean(c)).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")],
+             F.sum(F.when(F.col("n_cpu") > 0, F.col("s_cpu") / F.col("n_cpu"))).alias("cpu"),
+             F.sum(F.when(F.col("n_follow") > 0, F.col("s_follow_bytes_in") / F.col("n_follow"))).alias("replication_bytes_in"),
+             F.sum("last_size").alias("size_bytes"),
+             F.sum(led.cast("int")).alias("leaders"),
              F.count(F.lit(1)).alias("replicas"))
         .select((F.col("window") * F.lit(window_ms)).alias("window_start_ms"),
                 F.timestamp_millis(F.col("window") * F.lit(window_ms)).alias("window_start"),

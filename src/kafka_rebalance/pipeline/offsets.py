@@ -63,7 +63,11 @@ def decode_batches(batches: Iterator) -> Iterator:
     """mapInArrow body: Kafka-source batches in, decoded batches out."""
     import pyarrow as pa
 
-    from ..group.records import GroupMetadataRecord, RecordDecodeError, decode_record
+    from ..group.records import OffsetCommitKey, RecordDecodeError, decode_key, decode_value
+
+    # decode_record(key, value) is decode_key + decode_value; keys repeat (one per group/topic/partition),
+    # so each distinct key is decoded once per task.
+    key_cache: dict[bytes, Any] = {}
 
     schema = None
     for batch in batches:
@@ -90,7 +94,14 @@ def decode_batches(batches: Iterator) -> Iterator:
                 bad = "null partition or offset"
             if bad is None:
                 try:
-                    rec = decode_record(key, value)
+                    if key is None:
+                        raise RecordDecodeError("null key", part="key")
+                    k = key_cache.get(key)
+                    if k is None:
+                        k = decode_key(key)
+                        if len(key_cache) < 100_000:
+                            key_cache[key] = k
+                    v = None if value is None else decode_value(k.version, value)
                 except RecordDecodeError as exc:
                     bad = f"{exc.part}: {exc.reason}"
             if bad is not None:
@@ -98,11 +109,10 @@ def decode_batches(batches: Iterator) -> Iterator:
                 reason[i] = bad
                 cols["detail"][i] = f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
                 continue
-            k, v = rec.key, rec.value
             kv[i] = k.version
             tomb[i] = v is None
             group[i] = k.group
-            if isinstance(rec, GroupMetadataRecord):
+            if not isinstance(k, OffsetCommitKey):
                 kind[i] = "group_metadata"
                 if v is not None:
                     vv[i] = v.version
@@ -214,44 +224,55 @@ def quarantine_of(decoded):
 
 
 def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[str, Any]:
-    """Decode `__consumer_offsets` records from Parquet (`records`) or a DataFrame and write the tables."""
+    """Decode `__consumer_offsets` records from Parquet (`records`) or a DataFrame and write the tables.
+
+    The Python decoding pass runs once: its result is written to a hidden
+    Parquet folder under `out` and every table is derived from that.
+    """
+    import shutil
+
+    from pyspark.sql import functions as F
+
     from .rebalances import rebalances_of
 
     if source_df is None:
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-    decoded = decode(source_df).persist()
     outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    scratch = outdir / ".decoded.parquet"
     try:
-        commits = commits_of(decoded)
-        write_parquet(commits, outdir / "commits.parquet")
+        decode(source_df).write.mode("overwrite").parquet(str(scratch))
+        decoded = spark.read.parquet(str(scratch))
+        write_parquet(commits_of(decoded), outdir / "commits.parquet")
         write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
         write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
         write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
         gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
         cm = spark.read.parquet(str(outdir / "commits.parquet"))
         write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
-        by_kind = decoded.groupBy("kind", "tombstone").count().collect()
-        counts: dict[str, int] = {}
-        tombstones: dict[str, int] = {}
-        for r in by_kind:
-            counts[r["kind"]] = counts.get(r["kind"], 0) + int(r["count"])
-            if r["tombstone"]:
-                tombstones[r["kind"]] = int(r["count"])
-        reasons = {r["reason"]: int(r["n"]) for r in decoded.where("kind = 'quarantine'").groupBy("reason").count()
-                   .withColumnRenamed("count", "n").collect()}
+        stats = decoded.groupBy("kind", "tombstone", "reason").count().collect()
     finally:
-        decoded.unpersist()
+        shutil.rmtree(scratch, ignore_errors=True)
+    counts: dict[str, int] = {}
+    tombstones: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for r in stats:
+        n = int(r["count"])
+        counts[r["kind"]] = counts.get(r["kind"], 0) + n
+        if r["tombstone"]:
+            tombstones[r["kind"]] = tombstones.get(r["kind"], 0) + n
+        if r["kind"] == "quarantine":
+            reasons[r["reason"]] = reasons.get(r["reason"], 0) + n
     read = lambda name: spark.read.parquet(str(outdir / name)).count()  # noqa: E731
     return {
         "records": sum(counts.values()),
-        "commits": read("commits.parquet"),
+        "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
         "offset_tombstones": tombstones.get("offset_commit", 0),
-        "group_tombstones": tombstones.get("group_metadata", 0),
         "latest_offsets": read("latest_offsets.parquet"),
-        "group_metadata": read("group_metadata.parquet"),
+        "group_metadata": counts.get("group_metadata", 0),
+        "group_tombstones": tombstones.get("group_metadata", 0),
         "rebalances": read("rebalances.parquet"),
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
         "out": str(outdir),
     }
-
