@@ -293,3 +293,25 @@ def test_an_added_broker_missing_from_a_racked_snapshot_needs_its_rack():
         plan(snap, "add-brokers", [new], broker_racks={new + 1: rack})
     with pytest.raises(InputError, match="in rack"):
         plan(snap, "add-brokers", [new, 0], broker_racks={0: "elsewhere", new: rack})
+
+
+def test_topic_spread_trades_replicas_when_every_single_move_breaks_the_count_band():
+    # Broker 0 holds 10 of topic a's 12 replicas (limit 9 = ceil(max(3 + 2, min(3 x 3, 3 + 40))))
+    # but sits at the count band's floor (19 of mean 20): no replica may simply leave it. A trade
+    # (an `a` replica out, one of another topic back) fixes the spread and keeps every count.
+    brokers = tuple(Broker(i) for i in range(4))
+    layout = {0: ["a"] * 10 + [f"x{i}" for i in range(9)], 1: ["a"] * 2 + [f"y{i}" for i in range(19)],
+              2: [f"z{i}" for i in range(20)], 3: [f"w{i}" for i in range(20)]}
+    parts, n = [], {}
+    for b, topics in layout.items():
+        for t in topics:
+            n[t] = n.get(t, -1) + 1
+            parts.append(PartitionReplicas(t, n[t], (b,), b, (b,)))
+    snap = ClusterSnapshot(brokers, tuple(parts))
+    res = plan(snap, "full")
+    check_plan(snap, res)
+    assert dict(res.goals)["TopicReplicaDistributionGoal"] and res.goals_satisfied
+    after = [sum(1 for p in res.after_snapshot.partitions if p.replicas == (b,)) for b in range(4)]
+    assert after == [19, 21, 20, 20]
+    assert sum(1 for p in res.after_snapshot.partitions if p.topic == "a" and p.replicas == (0,)) == 9
+    assert res.replica_moves == 2

@@ -9,6 +9,7 @@ goal never undoes an earlier one: hard constraints first, then balance.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Callable, Iterable
 
 from .state import PlanState
 
@@ -63,3 +64,20 @@ class Context:
 
     def move(self, p: int, s: int, dst: int) -> None:
         self.state.move_replica(p, s, dst)
+
+    def swap(self, p: int, s: int, dst: int, back: Iterable[int], count_goals: tuple[type, ...],
+             accept: Callable[[int, int], bool] = lambda q, t: True) -> bool:
+        """Move (p, s) to dst past the replica-count caps, then the first acceptable replica of `back`
+        (flat slot ids on dst) to p's old broker, so counts end where they were. Undone if none can go."""
+        st = self.state
+        src = int(st.rep[p, s])
+        if not self.can_move(p, s, dst, ignore=count_goals):
+            return False
+        self.move(p, s, dst)
+        for f in back:
+            q, t = divmod(int(f), st.R)
+            if q != p and accept(q, t) and self.can_move(q, t, src):
+                self.move(q, t, src)
+                return True
+        st.move_replica(p, s, src)
+        return False

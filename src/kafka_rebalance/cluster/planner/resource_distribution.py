@@ -100,23 +100,13 @@ class ResourceDistributionGoal(Goal):
 
     def _swap(self, state: PlanState, ctx: Context, p: int, s: int, a: int, r: int, vals: np.ndarray,
               lim: float) -> bool:
-        """Move (p, s) a -> r ignoring the count cap, then a smaller replica r -> a to restore counts."""
-        if not ctx.can_move(p, s, r, ignore=(ReplicaDistributionGoal,)):
-            return False
-        R = state.R
-        vx = vals[p]
-        ctx.move(p, s, r)
-        cand = state.slots_on(r)
-        cv = vals[cand // R]
-        # y must be smaller than x: a sheds vx - vy (progress, even when one swap cannot finish the job)
-        ok = (cv < vx) & (cand // R != p)
-        idx = np.nonzero(ok)[0]
-        idx = idx[np.argsort(cv[idx], kind="stable")]
-        for i in idx[:200].tolist():
-            q, t = divmod(int(cand[i]), R)
-            if ctx.can_move(q, t, a):
-                ctx.move(q, t, a)
-                return True
-        # undo: the slot goes back where it was
-        state.move_replica(p, s, a)
-        return False
+        """Move (p, s) a -> r past the count cap, then a smaller replica r -> a to restore counts."""
+
+        def smaller():  # computed only once the first move is allowed
+            cand = state.slots_on(r)
+            cv = vals[cand // state.R]
+            # y must be smaller than x: a sheds vx - vy (progress, even when one swap cannot finish the job)
+            idx = np.nonzero(cv < vals[p])[0]
+            yield from cand[idx[np.argsort(cv[idx], kind="stable")][:200]].tolist()
+
+        return ctx.swap(p, s, r, smaller(), (ReplicaDistributionGoal,))

@@ -6,7 +6,9 @@ Control's defaults (topic.replica.count.balance.threshold 3.0, .min.gap 2,
 .max.gap 40): ceil(max(mean + min_gap, min(mean x threshold, mean + max_gap))),
 mean = the topic's replicas over the brokers that can hold them. Soft goal: it
 only uses moves every earlier goal accepts, so it never trades balance of
-counts, disk or bytes for spread.
+counts, disk or bytes for spread. When the brokers with room for a topic are
+all at their replica-count cap, it trades: the replica goes there and one of
+another topic comes back, counts unchanged (Cruise Control's swap actions).
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from .goal import Context, Goal
+from .replica_distribution import ReplicaDistributionGoal
 from .state import PlanState
 from .targets import groups
 
 
 class TopicReplicaDistributionGoal(Goal):
     name = "TopicReplicaDistributionGoal"
+
+    swap_targets = 10      # brokers tried for a trade when no single move is accepted
+    swap_candidates = 200  # replicas tried to send back per trade
 
     def __init__(self, threshold: float = 3.0, min_gap: int = 2, max_gap: int = 40) -> None:
         self.threshold = threshold
@@ -64,9 +70,30 @@ class TopicReplicaDistributionGoal(Goal):
                     break
                 p, s = divmod(f, R)
                 order = cands[np.lexsort((state.cnt[cands], state.tcnt[t, cands]))]
-                for dst in order.tolist():
-                    if state.tcnt[t, dst] + 1 > up[t]:
-                        break
+                room = [d for d in order.tolist() if state.tcnt[t, d] + 1 <= up[t]]
+                for dst in room:
                     if ctx.can_move(p, s, dst):
                         ctx.move(p, s, dst)
                         break
+                else:
+                    # every broker with room for the topic is at its count (or load) cap: trade replicas
+                    for dst in room[: self.swap_targets]:
+                        if ctx.swap(p, s, dst, self._trades(state, p, a, dst), (ReplicaDistributionGoal,),
+                                    lambda q, _s: state.tcnt[state.topic[q], a] + 1 <= up[state.topic[q]]):
+                            break
+
+    def _trades(self, state: PlanState, p: int, a: int, dst: int):
+        """Replicas on dst to send back to a for (p on a -> dst): other topics dst holds more of than a,
+        closest to p in size and bytes in (so the load goals accept the trade). Computed lazily."""
+        R = state.R
+        cand = state.slots_on(dst)
+        q = cand // R
+        t = state.topic[q]
+        ok = (t != state.topic[p]) & (state.tcnt[t, a] + 1 <= self.upper[t])
+        idx = np.nonzero(ok)[0]
+        q = q[idx]
+        closeness = (np.abs(state.size_bytes[q] - state.size_bytes[p]) / max(state.size_bytes.mean(), 1e-9)
+                     + np.abs(state.bytes_in[q] - state.bytes_in[p]) / max(state.bytes_in.mean(), 1e-9))
+        spread = (state.tcnt[t[idx], a] - state.tcnt[t[idx], dst]).astype(np.float64)
+        order = np.lexsort((closeness, spread))
+        yield from cand[idx[order][: self.swap_candidates]].tolist()
