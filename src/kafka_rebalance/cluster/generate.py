@@ -100,22 +100,31 @@ def assign_replicas_to_brokers(brokers: Sequence[BrokerMetadata], n_partitions: 
                        start_partition_id, rng)
 
 
-def _rack_unaware(n_partitions: int, rf: int, broker_list: list[int], fixed_start_index: int,
-                  start_partition_id: int, rng: JavaRandom) -> dict[int, list[int]]:
-    n = len(broker_list)
+def _round_robin(n_partitions: int, n: int, fixed_start_index: int, start_partition_id: int,
+                 rng: JavaRandom) -> list[tuple[int, int, int]]:
+    """(partition id, index of its first replica, replica shift) per partition, as both of Kafka's
+    layouts walk them; the start index and then the shift are drawn first, in Kafka's order."""
     start_index = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
     current = max(0, start_partition_id)
     shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
-    out: dict[int, list[int]] = {}
+    out = []
     for _ in range(n_partitions):
         if current > 0 and current % n == 0:
             shift += 1
-        first = (current + start_index) % n
+        out.append((current, (current + start_index) % n, shift))
+        current += 1
+    return out
+
+
+def _rack_unaware(n_partitions: int, rf: int, broker_list: list[int], fixed_start_index: int,
+                  start_partition_id: int, rng: JavaRandom) -> dict[int, list[int]]:
+    n = len(broker_list)
+    out: dict[int, list[int]] = {}
+    for current, first, shift in _round_robin(n_partitions, n, fixed_start_index, start_partition_id, rng):
         reps = [broker_list[first]]
         for j in range(rf - 1):
             reps.append(broker_list[replica_index(first, shift, j, n)])
         out[current] = reps
-        current += 1
     return out
 
 
@@ -124,14 +133,8 @@ def _rack_aware(n_partitions: int, rf: int, broker_rack: Mapping[int, str], fixe
     num_racks = len(set(broker_rack.values()))
     arranged = rack_alternated_broker_list(broker_rack)
     n = len(arranged)
-    start_index = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
-    current = max(0, start_partition_id)
-    shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
     out: dict[int, list[int]] = {}
-    for _ in range(n_partitions):
-        if current > 0 and current % n == 0:
-            shift += 1
-        first = (current + start_index) % n
+    for current, first, shift in _round_robin(n_partitions, n, fixed_start_index, start_partition_id, rng):
         leader = arranged[first]
         reps = [leader]
         racks_with = {broker_rack[leader]}
@@ -149,7 +152,6 @@ def _rack_aware(n_partitions: int, rf: int, broker_rack: Mapping[int, str], fixe
                     brokers_with.add(b)
                     break
         out[current] = reps
-        current += 1
     return out
 
 

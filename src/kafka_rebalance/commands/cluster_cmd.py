@@ -116,7 +116,7 @@ def _source(p: argparse.ArgumentParser) -> None:
 
 
 def load_snapshot(args) -> ClusterSnapshot:
-    snap = _read_snapshot(args)
+    snap = read_snapshot(args)
     if getattr(args, "load", None):
         snap = with_loads(snap, read_loads(args.load))
     return snap
@@ -154,7 +154,8 @@ def read_loads(path: str) -> dict[tuple[str, int], PartitionLoad]:
     return out
 
 
-def _read_snapshot(args) -> ClusterSnapshot:
+def read_snapshot(args) -> ClusterSnapshot:
+    """The cluster of `--snapshot FILE` (JSON or describe text) or `--bootstrap-server`."""
     if getattr(args, "snapshot", None):
         path = Path(args.snapshot)
         try:

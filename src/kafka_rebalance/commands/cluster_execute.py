@@ -115,25 +115,16 @@ def run_execute(args: argparse.Namespace) -> int:
     state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
 
     if not args.execute:
-        if args.snapshot:
-            from ..cluster.snapshot import parse_snapshot_text
+        from kafka.errors import KafkaError
 
-            try:
-                snapshot = parse_snapshot_text(Path(args.snapshot).read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                raise InputError("file not found", source=args.snapshot) from None
-            except InputError as exc:
-                raise exc.in_file(args.snapshot) from None
-        else:
-            from kafka.errors import KafkaError
+        from ..kafka.admin import AdminError
+        from .cluster_cmd import read_snapshot
 
-            from ..kafka.admin import AdminError, snapshot_from_bootstrap
-
-            try:
-                snapshot = snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
-            except (AdminError, KafkaError) as exc:
-                stderr.print(f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]")
-                return 1
+        try:
+            snapshot = read_snapshot(args)
+        except (AdminError, KafkaError) as exc:
+            stderr.print(f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]")
+            return 1
         plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=args.max_moves_per_broker,
                               max_moves=args.max_moves, digest=digest)
         files = write_batch_files(plan, args.output_dir) if args.output_dir else []

@@ -39,14 +39,7 @@ class CapacityGoal(Goal):
         return bool((state.load(self.resource)[e] <= self.limit(state)[e]).all())
 
     def lower_bound(self, state: PlanState) -> int:
-        lim = self.limit(state)
-        load = state.load(self.resource)
-        vals = state.partition_value(self.resource)
-        total = 0
-        for b in np.nonzero(state.eligible & (load > lim))[0].tolist():
-            v = np.sort(vals[state.slots_on(b) // state.R])[::-1]
-            total += int(np.searchsorted(np.cumsum(v), load[b] - lim[b]) + 1)
-        return total
+        return state.replicas_to_shed(self.resource, self.limit(state))
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
         lim = self.limit(state)

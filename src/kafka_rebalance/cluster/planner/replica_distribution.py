@@ -90,18 +90,7 @@ class ReplicaDistributionGoal(Goal):
                 score[i] = np.inf
             if moved:
                 return moved
-        for _ in range(8):
-            i = int(np.argmin(score))
-            if not np.isfinite(score[i]):
-                return 0
-            p, s = divmod(int(slots[i]), R)
-            if ctx.can_move(p, s, r):
-                ctx.move(p, s, r)
-                return 1
-            score[i] = np.inf
-        for i in np.argsort(score, kind="stable").tolist():
-            if not np.isfinite(score[i]):
-                return 0
+        for i in _best_first(score):
             p, s = divmod(int(slots[i]), R)
             if ctx.can_move(p, s, r):
                 ctx.move(p, s, r)
@@ -149,3 +138,18 @@ class ReplicaDistributionGoal(Goal):
                     stuck.add((d, r))
                 if not moved:
                     dead_donors.add(d)
+
+
+def _best_first(score: np.ndarray):
+    """Indices of finite scores, lowest first: a few argmin picks (usually enough), then one full sort.
+    Each index the caller comes back from (a refused move) is marked tried."""
+    for _ in range(8):
+        i = int(np.argmin(score))
+        if not np.isfinite(score[i]):
+            return
+        yield i
+        score[i] = np.inf
+    for i in np.argsort(score, kind="stable").tolist():
+        if not np.isfinite(score[i]):
+            return
+        yield i

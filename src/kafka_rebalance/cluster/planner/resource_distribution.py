@@ -40,14 +40,7 @@ class ResourceDistributionGoal(Goal):
         return bool((state.load(self.resource)[state.eligible] <= self._limit(state) * (1 + 1e-9)).all())
 
     def lower_bound(self, state: PlanState) -> int:
-        lim = self._limit(state)
-        load = state.load(self.resource)
-        vals = state.partition_value(self.resource)
-        total = 0
-        for b in np.nonzero(state.eligible & (load > lim))[0].tolist():
-            v = np.sort(vals[state.slots_on(b) // state.R])[::-1]
-            total += int(np.searchsorted(np.cumsum(v), load[b] - lim) + 1)
-        return total
+        return state.replicas_to_shed(self.resource, self._limit(state))
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
         self.limit = lim = self._limit(state)

@@ -229,12 +229,7 @@ class PlanState:
         self.tcnt[t, src] -= 1
         self.tcnt[t, dst] += 1
         if self.lslot[p] == s:
-            self.lead[src] -= 1
-            self.lead[dst] += 1
-            self.bout[src] -= self.bytes_out[p]
-            self.bout[dst] += self.bytes_out[p]
-            self.msg[src] -= self.messages_in[p]
-            self.msg[dst] += self.messages_in[p]
+            self._shift_leadership(p, src, dst)
         self.rep[p, s] = dst
         fid = p * self.R + s
         on = self._on[src]
@@ -244,16 +239,30 @@ class PlanState:
     def set_leader(self, p: int, s: int) -> None:
         old = int(self.rep[p, self.lslot[p]])
         new = int(self.rep[p, s])
-        if old == new:
-            self.lslot[p] = s
-            return
+        if old != new:
+            self._shift_leadership(p, old, new)
+        self.lslot[p] = s
+
+    def _shift_leadership(self, p: int, old: int, new: int) -> None:
+        """p's leader load (count, bytes out, messages in) goes from broker old to broker new."""
         self.lead[old] -= 1
         self.lead[new] += 1
         self.bout[old] -= self.bytes_out[p]
         self.bout[new] += self.bytes_out[p]
         self.msg[old] -= self.messages_in[p]
         self.msg[new] += self.messages_in[p]
-        self.lslot[p] = s
+
+    def replicas_to_shed(self, resource: str, limit: np.ndarray | float) -> int:
+        """Lower bound on moves to bring every usable broker's load under `limit` (scalar or per broker):
+        per broker over it, the fewest of its largest replicas whose values cover the excess."""
+        lim = np.broadcast_to(np.asarray(limit, dtype=np.float64), (self.B,))
+        load = self.load(resource)
+        vals = self.partition_value(resource)
+        total = 0
+        for b in np.nonzero(self.eligible & (load > lim))[0].tolist():
+            v = np.sort(vals[self.slots_on(b) // self.R])[::-1]
+            total += int(np.searchsorted(np.cumsum(v), load[b] - lim[b]) + 1)
+        return total
 
     def can_lead(self, p: int, s: int) -> bool:
         """After the plan a slot may lead if it is a new replica or was in the ISR on a staying broker."""
