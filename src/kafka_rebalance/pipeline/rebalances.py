@@ -24,8 +24,6 @@ generations' assignments.
 
 from __future__ import annotations
 
-import numpy as np
-
 EPISODE_SCHEMA = (
     "group string, generation_from int, generation_to int, start timestamp, end timestamp, duration_ms long, "
     "start_source string, protocol string, leader string, members_before int, members_after int, "
@@ -36,9 +34,10 @@ EPISODE_SCHEMA = (
 _SEP = "\u0001"
 
 
-def episodes_for_group(group: str, meta: list[dict], commit_ts: np.ndarray, commit_order: np.ndarray) -> list[dict]:
+def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
     """Episodes of one group. `meta` rows (sorted by log order) have tombstone, generation, protocol, leader,
-    ts_ms, state_ms, order, identities, owners; `commit_*` are the group's commits sorted by order."""
+    ts_ms, state_ms, order, identities, owners and last_commit_ms: the time of the group's last commit
+    between the previous GroupMetadata record and this one (None if there was none)."""
     out = []
     prev = None
     for m in meta:
@@ -49,12 +48,9 @@ def episodes_for_group(group: str, meta: list[dict], commit_ts: np.ndarray, comm
             prev = m
             continue
         end = int(m["ts_ms"])
-        lo = prev["order"] if prev is not None else -1
-        i = int(np.searchsorted(commit_order, m["order"], side="left"))
-        j = int(np.searchsorted(commit_order, lo, side="right"))
         start, source = None, None
-        if i > j:
-            last_commit = int(commit_ts[j:i].max())
+        if m["last_commit_ms"] is not None:
+            last_commit = int(m["last_commit_ms"])
             floor = int(prev["ts_ms"]) if prev is not None else None
             if last_commit <= end and (floor is None or last_commit >= floor):
                 start, source = last_commit, "commit"
@@ -90,8 +86,9 @@ def _owners(owners) -> dict[tuple[str, str], str]:
 
 
 def rebalances_of(group_metadata, commits):
-    """Spark: episodes of every group (cogroup of its metadata records and its commit times)."""
+    """Spark: episodes of every group, one pandas task per group over its (few) metadata records."""
     import pandas as pd
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     ident = "coalesce(m.group_instance_id, m.member_id)"
@@ -104,18 +101,27 @@ def rebalances_of(group_metadata, commits):
         F.expr(f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
                f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
     )
-    cts = commits.select("group", F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"),
-                         F.col("record_offset").alias("order"))
+    # The last commit between consecutive GroupMetadata records, in the JVM: the (few) metadata
+    # intervals are broadcast and range-joined with the (many) commits.
+    w = Window.partitionBy("group").orderBy("order")
+    intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo"))
+    last_commit = (
+        commits.select("group", F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"),
+                       F.col("record_offset").alias("c_order"))
+        .join(F.broadcast(intervals), "group")
+        .where((F.col("c_order") < F.col("order")) & (F.col("lo").isNull() | (F.col("c_order") > F.col("lo"))))
+        .groupBy("group", "order").agg(F.max("ts_ms").alias("last_commit_ms"))
+    )
+    meta = meta.join(last_commit, ["group", "order"], "left")
 
-    def per_group(key, m: pd.DataFrame, c: pd.DataFrame) -> pd.DataFrame:
+    def per_group(key, m: pd.DataFrame) -> pd.DataFrame:
         (group,) = key
         m = m.sort_values("order")
-        c = c.sort_values("order")
         rows = m.to_dict("records")
         for r in rows:
-            r["state_ms"] = None if pd.isna(r["state_ms"]) else int(r["state_ms"])
-            r["generation"] = None if pd.isna(r["generation"]) else int(r["generation"])
-        eps = episodes_for_group(group, rows, c["ts_ms"].to_numpy(), c["order"].to_numpy())
+            for c in ("state_ms", "generation", "last_commit_ms"):
+                r[c] = None if pd.isna(r[c]) else int(r[c])
+        eps = episodes_for_group(group, rows)
         df = pd.DataFrame(eps, columns=["group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms",
                                         "start_source", "protocol", "leader", "members_before", "members_after", "joined",
                                         "left", "partitions_moved", "partitions_assigned", "partitions_unassigned"])
@@ -123,5 +129,4 @@ def rebalances_of(group_metadata, commits):
         df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
         return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
 
-    return (meta.groupBy("group").cogroup(cts.groupBy("group"))
-            .applyInPandas(per_group, EPISODE_SCHEMA).orderBy("group", "end"))
+    return meta.groupBy("group").applyInPandas(per_group, EPISODE_SCHEMA).orderBy("group", "end")
