@@ -84,7 +84,8 @@ def case_skewed(args) -> dict:
             "lower_bound_moves": res.lower_bound_moves,
             "moves_over_bound": res.replica_moves / max(res.lower_bound_moves, 1),
             "before": res.before, "after": res.after, "max_after": max(res.after.values()),
-            "goals_satisfied": all(ok for _, ok in res.goals), "racks_valid": rack_valid(res.after_snapshot),
+            "goals_satisfied": res.goals_satisfied, "goals_failed": [g for g, ok in res.goals if not ok],
+            "racks_valid": rack_valid(res.after_snapshot),
             "bytes_moved": res.bytes_moved, "leader_changes": res.leader_changes, "wall_s": wall}
 
 
@@ -125,7 +126,8 @@ def case_decommission(args) -> dict:
         res = plan(snap, "remove-brokers", removed)
         wall = time.perf_counter() - t0
         left = sum(1 for p in res.after_snapshot.partitions for r in p.replicas if r in removed)
-        rows.append({"removed": removed, "replicas_on_removed": on, "replica_moves": res.replica_moves,
+        rows.append({"removed": removed, "complete": res.complete, "replicas_on_removed": on,
+                     "replica_moves": res.replica_moves,
                      "lower_bound_moves": res.lower_bound_moves, "left_on_removed": left,
                      "racks_valid": rack_valid(res.after_snapshot), "after": res.after, "wall_s": wall})
     return {"case": "4 decommission 1, 3, 5 brokers", "runs": rows}
@@ -165,7 +167,9 @@ def markdown(results: list[dict], args) -> str:
                      f"{b['without_topic_spread']['lower_bound_moves']} (max/mean "
                      f"{b['without_topic_spread']['max_after']:.3f}, {b['without_topic_spread']['wall_s']:.1f} s); "
                      f"optimizer {b['wall_s']:.1f} s, peak RSS "
-                     f"{b['peak_rss_mb']:.0f} MB; racks valid {b['racks_valid']} | every max/mean <= 1.09, "
+                     f"{b['peak_rss_mb']:.0f} MB; racks valid {b['racks_valid']}; all goals satisfied "
+                     f"{b['goals_satisfied']}" + (f" (failed: {', '.join(b['goals_failed'])})" if b['goals_failed'] else "")
+                     + " | every max/mean <= 1.09, "
                      f"< 60 s, < 2 GB |")
     if "3" in r:
         c = r["3"]
@@ -177,7 +181,8 @@ def markdown(results: list[dict], args) -> str:
     if "4" in r:
         for row in r["4"]["runs"]:
             lines.append(f"| 4 decommission {len(row['removed'])} ({row['removed']}) | {row['replica_moves']} moves "
-                         f"= {row['replicas_on_removed']} replicas on them; {row['left_on_removed']} left; racks "
+                         f"= {row['replicas_on_removed']} replicas on them; {row['left_on_removed']} left "
+                         f"(complete {row['complete']}); racks "
                          f"valid {row['racks_valid']}; {row['wall_s']:.1f} s | moves = replicas on them |")
     return "\n".join(lines)
 

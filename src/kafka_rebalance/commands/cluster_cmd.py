@@ -63,7 +63,9 @@ def register(subparsers) -> None:
     output.add_format_flag(e)
     e.set_defaults(func=run_elect)
 
-    pl = sub.add_parser("plan", help="reassignment plan for kafka-reassign-partitions.sh")
+    pl = sub.add_parser("plan", help="reassignment plan for kafka-reassign-partitions.sh",
+                        epilog="Exit code 1 (with \"complete\": false and the violations) when replicas "
+                               "remain on dead or removed brokers; 2 on bad input.")
     _source(pl)
     pl.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
     pl.add_argument("--brokers", metavar="IDS", help="brokers added (add-brokers) or removed (remove-brokers)")
