@@ -34,6 +34,33 @@ def _check(p: int, n: int) -> int:
     raise IndexError(p)
 
 
+class _RackCount:
+    """How many members of a list sit in each rack (members without a rack never match)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, racks) -> None:
+        self.counts: dict[str, int] = {}
+        for r in racks:
+            self.add(r)
+
+    def add(self, r: str | None) -> None:
+        if r is not None:
+            self.counts[r] = self.counts.get(r, 0) + 1
+
+    def drop(self, r: str | None) -> None:
+        if r is not None:
+            self.counts[r] -= 1
+            if not self.counts[r]:
+                del self.counts[r]
+
+    def clear(self) -> None:
+        self.counts.clear()
+
+    def any_of(self, racks: frozenset[str] | None) -> bool:
+        return bool(racks) and any(r in self.counts for r in racks)
+
+
 class ConstrainedAssignmentBuilder:
     def __init__(self, ctx: StickyContext, res: OwnedResolution, rack: RackInfo,
                  transferring: dict[TP, str] | None) -> None:
@@ -152,30 +179,39 @@ class ConstrainedAssignmentBuilder:
             return unassigned
         under, exact, assignment = self.under, self.exact, self.assignment
         min_q, max_q = self.min_quota, self.max_quota
+        racks_of = rack.consumer_racks
+        # racks present in each list, so a partition no listed member can match skips the scan
+        under_racks = _RackCount(racks_of.get(c) for c in under)
+        exact_racks = _RackCount(racks_of.get(c) for c in exact)
         next_unfilled = 0
         remaining: list[TP] = []
         for tp in unassigned:
             consumer = None
-            nxt = rack.next_rack_consumer(tp, under, next_unfilled)
+            rs = rack.partition_racks(tp)
+            nxt = rack.next_rack_consumer(tp, under, next_unfilled) if under_racks.any_of(rs) else -1
             if nxt >= 0:
                 consumer = under[nxt]
                 count = len(assignment[consumer]) + 1
                 if count >= min_q:
                     under.remove(consumer)
+                    under_racks.drop(racks_of.get(consumer))
                     if count < max_q and self.current_over < self.expected_over:
                         exact.append(consumer)
+                        exact_racks.add(racks_of.get(consumer))
                 else:
                     nxt += 1
                 next_unfilled = 0 if not under else nxt % len(under)
             elif exact:
-                first = rack.next_rack_consumer(tp, exact, 0)
+                first = rack.next_rack_consumer(tp, exact, 0) if exact_racks.any_of(rs) else -1
                 if first >= 0:
                     consumer = exact[first]
                     if len(assignment[consumer]) + 1 == max_q:
                         del exact[first]
+                        exact_racks.drop(racks_of.get(consumer))
                         self.current_over += 1
                         if self.current_over == self.expected_over:
                             exact.clear()
+                            exact_racks.clear()
             if consumer is not None:
                 self._assign_new_partition(tp, consumer)
             else:

@@ -33,14 +33,19 @@ class SortedMembers:
 
     Entries remember the size they were inserted with, as a TreeSet node
     keeps its position; callers remove before changing a size, as Kafka does.
+    With `rack_of`, the same entries are also kept per consumer rack (None:
+    no rack), so the first member a rack-matched partition may go to is found
+    without walking every member.
     """
 
-    __slots__ = ("entries", "where", "sizes")
+    __slots__ = ("entries", "where", "sizes", "rack_of", "by_rack")
 
-    def __init__(self, sizes: dict[str, list]) -> None:
+    def __init__(self, sizes: dict[str, list], rack_of: dict[str, str] | None = None) -> None:
         self.entries: list[tuple[int, str, str]] = []
         self.where: dict[str, tuple[int, str, str]] = {}
         self.sizes = sizes
+        self.rack_of = rack_of
+        self.by_rack: dict[str | None, list[tuple[int, str, str]]] = {}
 
     def add(self, c: str) -> None:
         if c in self.where:
@@ -48,12 +53,16 @@ class SortedMembers:
         e = (len(self.sizes[c]), string_key(c), c)
         insort(self.entries, e)
         self.where[c] = e
+        if self.rack_of is not None:
+            insort(self.by_rack.setdefault(self.rack_of.get(c), []), e)
 
     def remove(self, c: str) -> None:
         e = self.where.pop(c, None)
         if e is not None:
-            i = bisect_left(self.entries, e)
-            del self.entries[i]
+            del self.entries[bisect_left(self.entries, e)]
+            if self.rack_of is not None:
+                lst = self.by_rack[self.rack_of.get(c)]
+                del lst[bisect_left(lst, e)]
 
     def first(self) -> str:
         return self.entries[0][2]
@@ -63,6 +72,24 @@ class SortedMembers:
 
     def __iter__(self):
         return (e[2] for e in self.entries)
+
+    def first_subscriber(self, topic: str, topics_of: dict[str, set[str]]) -> str | None:
+        """The first member (in order) subscribed to `topic`."""
+        for e in self.entries:
+            if topic in topics_of[e[2]]:
+                return e[2]
+        return None
+
+    def first_rack_match(self, topic: str, topics_of: dict[str, set[str]], racks: frozenset[str] | None) -> str | None:
+        """The first subscriber without a rack mismatch: no rack, or a rack among `racks`."""
+        best = None
+        for r in ([None, *racks] if racks else [None]):
+            for e in self.by_rack.get(r, ()):
+                if topic in topics_of[e[2]]:
+                    if best is None or e < best:
+                        best = e
+                    break
+        return None if best is None else best[2]
 
 
 class PartitionMovements:
@@ -148,9 +175,10 @@ class GeneralAssignmentBuilder:
             self.topic_offset[t] = len(sap)
             sap.extend(zip([t] * ppt[t], range(ppt[t])))
         self.sorted_all_partitions = sap
-        self.sorted_members = SortedMembers(self.current)
+        self.sorted_members = SortedMembers(self.current, rack.consumer_racks if rack.consumer_racks else None)
         self.revocation_required = False
         self.movements = PartitionMovements()
+
 
     # -- build ------------------------------------------------------------------
 
@@ -267,16 +295,20 @@ class GeneralAssignmentBuilder:
         return score
 
     def _maybe_assign_partition(self, tp: TP, rack: RackInfo | None) -> bool:
-        topic = tp[0]
-        cts = self.consumer_topic_set
-        for c in self.sorted_members:
-            if topic in cts[c] and (rack is None or not rack.racks_mismatch(c, tp)):
-                self.sorted_members.remove(c)
-                self.current[c].append(tp)
-                self.owner[tp] = c
-                self.sorted_members.add(c)
-                return True
-        return False
+        """Give `tp` to the first member (fewest partitions, then id) that subscribes to its
+        topic and, with `rack`, has no rack mismatch."""
+        sm = self.sorted_members
+        if rack is None:
+            c = sm.first_subscriber(tp[0], self.consumer_topic_set)
+        else:
+            c = sm.first_rack_match(tp[0], self.consumer_topic_set, rack.partition_racks(tp))
+        if c is None:
+            return False
+        sm.remove(c)
+        self.current[c].append(tp)
+        self.owner[tp] = c
+        sm.add(c)
+        return True
 
     def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
         tc = self.topic_consumers
@@ -407,8 +439,6 @@ class GeneralAssignmentBuilder:
     def _perform_reassignments(self, partitions: list[TP], prev: dict[TP, tuple[str, int]]) -> bool:
         performed = False
         current = self.current
-        rack = self.rack
-        tc = self.topic_consumers
         while True:
             modified = False
             balanced = None  # isBalanced() only changes when a partition moves
@@ -429,40 +459,16 @@ class GeneralAssignmentBuilder:
                     performed = modified = True
                     balanced = None
                     continue
-                consumer_rack = rack.consumer_racks.get(consumer)
-                found_rack = False
-                if consumer_rack is not None:
-                    racks = rack.partition_racks(tp)
-                    if racks and consumer_rack in racks:
-                        for other in tc[tp[0]]:
-                            other_rack = rack.consumer_racks.get(other)
-                            if other_rack is None or other_rack not in racks:
-                                continue
-                            if mine > len(current[other]) + 1:
-                                self._reassign_partition(tp)
-                                performed = modified = found_rack = True
-                                balanced = None
-                                break
-                if not found_rack:
-                    for other in tc[tp[0]]:
-                        if mine > len(current[other]) + 1:
-                            self._reassign_partition(tp)
-                            performed = modified = True
-                            balanced = None
-                            break
+                # Kafka looks for a smaller member among the topic's subscribers, rack-matched
+                # ones first; either way it then moves the partition to the first subscriber
+                # in order, and that one is the smallest: one test covers both loops
+                first = self.sorted_members.first_subscriber(tp[0], self.consumer_topic_set)
+                if first is not None and mine > len(current[first]) + 1:
+                    self._reassign_partition_to(tp, first)
+                    performed = modified = True
+                    balanced = None
             if not modified:
                 return performed
-
-    def _reassign_partition(self, tp: TP) -> None:
-        topic = tp[0]
-        cts = self.consumer_topic_set
-        new = None
-        for c in self.sorted_members:
-            if topic in cts[c]:
-                new = c
-                break
-        assert new is not None
-        self._reassign_partition_to(tp, new)
 
     def _reassign_partition_to(self, tp: TP, new: str) -> None:
         consumer = self.owner[tp]
