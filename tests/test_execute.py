@@ -298,3 +298,19 @@ def test_a_kafka_error_while_executing_exits_1_without_a_traceback(sim, files, c
     assert "Traceback" not in cap.err and "NodeNotReadyError" in cap.err
     out = json.loads(cap.out)
     assert "NodeNotReadyError" in out["error"] and out["status"]["0"] == "throttled"
+
+
+def test_a_broker_that_stops_answering_is_named_and_the_run_exits_1(files, capsys, tmp_path):
+    # Broker 6 crashed after the metadata was cached: the cluster still lists it, its port refuses.
+    plan, _, state = files
+    cfg = tmp_path / "client.properties"
+    cfg.write_text("request.timeout.ms=3000\n")
+    with SimCluster(cluster(), speedup=200.0, broker_bandwidth=50 * MB) as s:
+        s._loop.call_soon_threadsafe(s._servers[sorted(s.ports).index(6)].close)
+        rc = run_cli(execute_argv(plan, state, s.bootstrap, "--command-config", str(cfg)))
+    cap = capsys.readouterr()
+    assert rc == 1 and "Traceback" not in cap.err
+    assert "to broker 6 failed" in " ".join(cap.err.split())  # rich may wrap the line
+    out = json.loads(cap.out)
+    assert "IncrementalAlterConfigs" in out["error"] and "broker 6" in out["error"]
+    assert load_state(state)["batches"][0]["status"] == "pending"  # --resume starts the batch again
