@@ -315,3 +315,19 @@ def test_topic_spread_trades_replicas_when_every_single_move_breaks_the_count_ba
     assert after == [19, 21, 20, 20]
     assert sum(1 for p in res.after_snapshot.partitions if p.topic == "a" and p.replicas == (0,)) == 9
     assert res.replica_moves == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(clusters(), st.data())
+def test_rack_rule_scalar_and_vectorized_agree(snap, data):
+    import numpy as np
+
+    from kafka_rebalance.cluster.planner.state import PlanState
+
+    live = [b.id for b in snap.brokers if b.alive]
+    removed = tuple(data.draw(st.permutations(live))[: data.draw(st.integers(0, max(0, len(live) - 1)))])
+    state = PlanState(snap, remove=removed)
+    p = data.draw(st.integers(0, state.P - 1))
+    s = data.draw(st.integers(0, int(state.rf[p]) - 1))
+    dsts = np.arange(state.B)
+    assert state.rack_ok_many(p, s, dsts).tolist() == [state.rack_ok(p, s, int(d)) for d in dsts]

@@ -167,11 +167,6 @@ class PlanState:
         r = self.rep[p]
         return r[r >= 0]
 
-    def rack_count(self, p: int) -> int:
-        """Distinct known racks partition p spans now."""
-        r = self.rack[self.rep[p, : self.rf[p]]]
-        return len(set(r[r >= 0].tolist()))
-
     def racks_needed(self, p: int) -> int:
         """The spread rack awareness asks of p: one rack per replica, as far as the usable racks allow."""
         return min(int(self.rf[p]), self.eligible_racks)
