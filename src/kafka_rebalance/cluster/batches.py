@@ -4,8 +4,9 @@ Pure: no I/O, no clock. What `kafka-reassign-partitions.sh --execute --throttle`
 does for one reassignment, done here per batch:
 
 * broker configs `leader.replication.throttled.rate` and
-  `follower.replication.throttled.rate` (bytes/s) on every broker that is a
-  source or a destination of a move in the batch;
+  `follower.replication.throttled.rate` (bytes/s) on every live broker that is
+  a source or a destination of a move in the batch (a dead one can take no
+  config, and sends nothing);
 * topic config `leader.replication.throttled.replicas`: `partition:broker`
   for every replica the partition has now (any of them may serve the fetch);
 * topic config `follower.replication.throttled.replicas`: `partition:broker`

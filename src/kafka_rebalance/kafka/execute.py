@@ -12,7 +12,10 @@ batches as first computed and each one's step, so `--resume` continues where
 an interrupted run stopped without recomputing the split from a cluster that
 has already changed. Only the throttles this tool set are removed (the
 leader/follower rates on the batch's brokers and the throttled-replica lists
-on its topics), so an operator's own throttles survive.
+on its topics), so an operator's own throttles survive. Broker throttles go
+only to brokers the cluster lists as alive when the step runs (a replica may
+be moving off a dead broker); a broker that does not answer stops the run with
+an ExecutionError/AdminError naming it, and the state file allows --resume.
 """
 
 from __future__ import annotations
