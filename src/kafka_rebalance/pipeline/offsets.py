@@ -186,19 +186,22 @@ def commits_of(decoded):
 
 
 def latest_offsets_of(decoded):
-    """The committed offsets a coordinator would load: last record per key wins, tombstones delete."""
+    """The committed offsets a coordinator would load: last record per key wins, tombstones delete.
+
+    The winner per key is found with a hash aggregate on a primitive log position
+    (record partition, record offset), then fetched with a join (broadcast by AQE when small).
+    """
     from pyspark.sql import functions as F
 
-    last = (decoded.where(F.col("kind") == "offset_commit")
-            .groupBy("group", "topic", "partition")
-            .agg(F.max_by(F.struct("tombstone", "offset", "leader_epoch", "metadata", "commit_timestamp",
-                                   "expire_timestamp", "record_offset"),
-                          F.struct("record_partition", "record_offset")).alias("r")))
-    return (last.where(~F.col("r.tombstone"))
-            .select("group", "topic", "partition", F.col("r.offset").alias("offset"),
-                    F.col("r.leader_epoch").alias("leader_epoch"), F.col("r.metadata").alias("metadata"),
-                    F.timestamp_millis(F.col("r.commit_timestamp")).alias("commit_ts"),
-                    F.col("r.record_offset").alias("record_offset"))
+    pos = (F.col("record_partition").cast("long") * F.lit(1 << 40) + F.col("record_offset")).alias("pos")
+    commits = decoded.where(F.col("kind") == "offset_commit").select(
+        "group", "topic", "partition", "tombstone", "offset", "leader_epoch", "metadata", "commit_timestamp",
+        "record_offset", pos)
+    winners = commits.groupBy("group", "topic", "partition").agg(F.max("pos").alias("pos"))
+    return (commits.join(winners, ["group", "topic", "partition", "pos"])
+            .where(~F.col("tombstone"))
+            .select("group", "topic", "partition", "offset", "leader_epoch", "metadata",
+                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset")
             .orderBy("group", "topic", "partition"))
 
 
