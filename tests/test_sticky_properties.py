@@ -250,3 +250,46 @@ def test_sticky_member_data_is_the_decoded_user_data(owned, gen) -> None:
     m = MemberSubscription("m", ("t0",), tuple(TopicPartition(t, p) for t, p in owned), -1 if gen is None else gen)
     md = StickyAssignor.member_data(m)
     assert list(md.partitions) == list(decoded.partitions) and md.generation == gen
+
+
+def _is_balanced_as_kafka_loops(b: GeneralAssignmentBuilder) -> bool:
+    """isBalanced() exactly as Kafka writes it: every member short of its maximum, every
+    partition of its topics it does not hold, compared with that partition's owner."""
+    cur = b.current
+    sizes = [len(cur[c]) for c in b.sorted_members]
+    if min(sizes) >= max(sizes) - 1:
+        return True
+    owner = {tp: c for c, parts in cur.items() for tp in parts}
+    ppt = b.ctx.partitions_per_topic
+    for c in b.sorted_members:
+        count = len(cur[c])
+        if count == b._max_assignment_size(c):
+            continue
+        for t in b.consumer_topics[c]:
+            for p in range(ppt[t]):
+                o = owner.get((t, p))
+                if (t, p) not in cur[c] and o is not None and count + 1 < len(cur[o]):
+                    return False
+    return True
+
+
+@given(groups(uniform=False, racks=False), st.data())
+@settings(max_examples=80, deadline=None)
+def test_is_balanced_matches_kafkas_loop(spec: GroupSpec, data) -> None:
+    md = {m.member_id: CooperativeStickyAssignor.member_data(m) for m in spec.members}
+    ctx = build_context(spec, md)
+    b = GeneralAssignmentBuilder(ctx, resolve_owned(ctx), RackInfo(ctx))
+    assigned = b._assign_owned_partitions()
+    unassigned = b._unassigned_partitions(assigned)
+    for c in b.current:
+        b.sorted_members.add(c)
+    b._maybe_assign(unassigned, None, False)
+    movable = [tp for tp, c in b.owner.items() if len(b.topic_consumers[tp[0]]) >= 2]
+    for _ in range(data.draw(st.integers(0, 25))):
+        assert b._is_balanced() == _is_balanced_as_kafka_loops(b)
+        if not movable:
+            break
+        tp = data.draw(st.sampled_from(movable))
+        new = data.draw(st.sampled_from(sorted(set(b.topic_consumers[tp[0]]))))
+        b._process_movement(tp, new)  # moves the partition (to its owner again, if drawn)
+    assert b._is_balanced() == _is_balanced_as_kafka_loops(b)

@@ -178,6 +178,7 @@ class GeneralAssignmentBuilder:
         self.sorted_members = SortedMembers(self.current, rack.consumer_racks if rack.consumer_racks else None)
         self.revocation_required = False
         self.movements = PartitionMovements()
+        self.own_topics: dict[str, dict[str, int]] | None = None  # built by the first full isBalanced()
 
 
     # -- build ------------------------------------------------------------------
@@ -256,34 +257,48 @@ class GeneralAssignmentBuilder:
         return sum(ppt[t] for t in topics)
 
     def _is_balanced(self) -> bool:
-        current = self.current
-        sm = self.sorted_members
-        lo = len(current[sm.first()])
-        hi = len(current[sm.last()])
+        """Kafka's isBalanced(): sizes within one, or no member short of its maximum could
+        take a partition (of a topic it subscribes to) from a member two or more larger.
+
+        Evaluated from the larger members' side: a member c is fine unless some member
+        with at least len(c) + 2 partitions owns a partition of one of c's topics.
+        """
+        entries = self.sorted_members.entries
+        lo, hi = entries[0][0], entries[-1][0]
         if lo >= hi - 1:
             return True
-        ppt = self.ctx.partitions_per_topic
-        owner = self.owner
-        # the largest owner count among each topic's partitions, computed lazily
-        topic_max: dict[str, int] = {}
-        for c in sm:
-            count = len(current[c])
+        own = self._own_topics()
+        cts = self.consumer_topic_set
+        for count, _key, c in entries:
             if count == self._max_assignment_size(c):
                 continue
-            for t in self.consumer_topics[c]:
-                m = topic_max.get(t)
-                if m is None:
-                    m = 0
-                    for p in range(ppt[t]):
-                        o = owner.get((t, p))
-                        if o is not None and o in current:
-                            n = len(current[o])
-                            if n > m:
-                                m = n
-                    topic_max[t] = m
-                if count + 1 < m:
+            threshold = count + 2
+            if hi < threshold:
+                return True  # members further on are no smaller
+            mine = cts[c]
+            for j in range(len(entries) - 1, -1, -1):
+                size, _k, o = entries[j]
+                if size < threshold:
+                    break
+                theirs = own[o]
+                if len(mine) <= len(theirs):
+                    if any(t in theirs for t in mine):
+                        return False
+                elif any(t in mine for t in theirs):
                     return False
         return True
+
+    def _own_topics(self) -> dict[str, dict[str, int]]:
+        """Per participating member: how many partitions of each topic it holds (kept up to date by moves)."""
+        if self.own_topics is None:
+            own: dict[str, dict[str, int]] = {}
+            for c, parts in self.current.items():
+                d: dict[str, int] = {}
+                for t, _p in parts:
+                    d[t] = d.get(t, 0) + 1
+                own[c] = d
+            self.own_topics = own
+        return self.own_topics
 
     def _balance_score(self, assignment: dict[str, list[TP]]) -> int:
         sizes = sorted(len(v) for v in assignment.values())
@@ -308,6 +323,7 @@ class GeneralAssignmentBuilder:
         self.current[c].append(tp)
         self.owner[tp] = c
         sm.add(c)
+        self.own_topics = None
         return True
 
     def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
@@ -390,6 +406,7 @@ class GeneralAssignmentBuilder:
             current[c].extend(mine)
             owner.update(zip(mine, [c] * n))
             sm.add(c)
+        self.own_topics = None
 
     def _can_consumer_participate(self, c: str) -> bool:
         parts = self.current[c]
@@ -432,6 +449,7 @@ class GeneralAssignmentBuilder:
             for c, v in pre_assignment.items():
                 current[c] = list(v)
             self.owner = pre_owner
+            self.own_topics = None
 
         for c, v in fixed.items():
             current[c] = v
@@ -486,3 +504,12 @@ class GeneralAssignmentBuilder:
         self.owner[tp] = new
         sm.add(new)
         sm.add(old)
+        own = self.own_topics
+        if own is not None:
+            t = tp[0]
+            d = own[old]
+            d[t] -= 1
+            if not d[t]:
+                del d[t]
+            d = own[new]
+            d[t] = d.get(t, 0) + 1
