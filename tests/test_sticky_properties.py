@@ -8,7 +8,8 @@
   with the same members nothing moves; when a member leaves an
   equal-subscription group every remaining member keeps what it had;
 - cooperative safety: no partition goes straight from one owner to another;
-- the general builder's bulk assignment equals Kafka's one-partition loop;
+- the bulk steps (general builder's assignment, isBalanced, constrained round
+  robin) equal Kafka's one-partition loops;
 - the user data codecs write Kafka's bytes, and StickyAssignor's member data
   is exactly what decoding those bytes gives.
 """
@@ -23,6 +24,8 @@ from hypothesis import strategies as st
 from kafka_rebalance.assign.rounds import next_round_spec
 from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
 from kafka_rebalance.assign.sticky_common import KafkaAssignorFailure, RackInfo, build_context, resolve_owned
+from kafka_rebalance.assign.javacompat import string_key
+from kafka_rebalance.assign.sticky_constrained import ConstrainedAssignmentBuilder
 from kafka_rebalance.assign.sticky_general import GeneralAssignmentBuilder
 from kafka_rebalance.assign.userdata import (
     StickyUserData,
@@ -293,3 +296,35 @@ def test_is_balanced_matches_kafkas_loop(spec: GroupSpec, data) -> None:
         new = data.draw(st.sampled_from(sorted(set(b.topic_consumers[tp[0]]))))
         b._process_movement(tp, new)  # moves the partition (to its owner again, if drawn)
     assert b._is_balanced() == _is_balanced_as_kafka_loops(b)
+
+
+@given(groups(uniform=True), st.data())
+@settings(max_examples=80, deadline=None)
+def test_bulk_round_robin_matches_kafkas_loop(spec: GroupSpec, data) -> None:
+    all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
+    members, pool = [], list(all_tps)
+    for m in spec.members:
+        k = data.draw(st.integers(0, len(pool)))
+        members.append(replace(m, owned=tuple(pool[:k]), generation=1))
+        pool = pool[k:]
+    spec = replace(spec, members=tuple(members))
+    md = {m.member_id: CooperativeStickyAssignor.member_data(m) for m in spec.members}
+    ctx = build_context(spec, md)
+    res = resolve_owned(ctx)
+    if not res.all_equal:
+        return
+    states = []
+    for step in ("bulk", "stepwise"):
+        b = ConstrainedAssignmentBuilder(ctx, res, RackInfo(ctx), {})
+        b._assign_owned_partitions()
+        unassigned = b._unassigned_partitions()
+        b.under.sort(key=string_key)
+        b.exact.sort(key=string_key)
+        unassigned = b._assign_rack_aware_round_robin(unassigned)
+        try:
+            (b._assign_round_robin if step == "bulk" else b._assign_round_robin_stepwise)(unassigned)
+        except RuntimeError as e:
+            states.append(("error", str(e)))
+            continue
+        states.append((b.assignment, b.under, b.exact, b.current_over, b.transferring))
+    assert states[0] == states[1]

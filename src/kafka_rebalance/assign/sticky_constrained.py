@@ -219,6 +219,62 @@ class ConstrainedAssignmentBuilder:
         return remaining
 
     def _assign_round_robin(self, unassigned: list[TP]) -> None:
+        """Kafka's round robin, computed in bulk.
+
+        The iterator over the members below minQuota makes passes over that
+        list; in pass k every member still needing more than k partitions gets
+        one, and a member reaching minQuota leaves it for the minQuota list.
+        Once the list is empty, the minQuota list is polled first-in first-out,
+        one partition each. So the picks are the pairs (pass, position) in
+        order, then the queue.
+        """
+        under, exact, assignment = self.under, self.exact, self.assignment
+        min_q, max_q = self.min_quota, self.max_quota
+        needs = np.fromiter((min_q - len(assignment[c]) for c in under), dtype=np.int64, count=len(under))
+        if len(unassigned) < 2 or (len(needs) and int(needs.min()) < 1) or min_q + 1 == min_q:
+            self._assign_round_robin_stepwise(unassigned)
+            return
+        n = len(under)
+        total = len(unassigned)
+        pos = np.repeat(np.arange(n, dtype=np.int64), needs)
+        starts = np.repeat(np.cumsum(needs) - needs, needs)
+        passes = np.arange(len(pos), dtype=np.int64) - starts
+        order = np.argsort(passes * max(n, 1) + pos, kind="stable")
+        first = order[:total]
+        picks = pos[first].tolist()  # phase one: member positions in `under`
+        # members whose last pass falls within phase one join the minQuota list, in that order
+        done = (passes[first] == needs[pos[first]] - 1)
+        completed = [under[i] for i in pos[first][done].tolist()]
+        remaining = total - len(picks)
+        queue = exact + completed
+        if remaining > len(queue):
+            raise RuntimeError("No more unfilled consumers to be assigned.")
+        members = [under[i] for i in picks] + queue[:remaining]
+        finished = set(completed)
+        self.under = [c for c in under if c not in finished]
+        self.exact = queue[remaining:]
+        if remaining and min_q + 1 == max_q:
+            self.current_over += remaining
+        transferring = self.transferring
+        if transferring is not None:
+            maybe_revoked = self.maybe_revoked
+            multiple = self.res.multiple_owners
+            if maybe_revoked or multiple:
+                for tp, c in zip(unassigned, members):
+                    prev = maybe_revoked.get(tp)
+                    if (prev is not None and prev != c) or tp in multiple:
+                        transferring[tp] = c
+        by_member: dict[str, list[TP]] = {}
+        for tp, c in zip(unassigned, members):
+            lst = by_member.get(c)
+            if lst is None:
+                lst = by_member[c] = []
+            lst.append(tp)
+        for c, tps in by_member.items():
+            assignment[c].extend(tps)
+
+    def _assign_round_robin_stepwise(self, unassigned: list[TP]) -> None:
+        """The same round robin one partition at a time, as Kafka loops (reference and fallback)."""
         under, exact = self.under, self.exact
         min_q, max_q = self.min_quota, self.max_quota
         cursor = 0  # the Java iterator over `under`: index of the next element
