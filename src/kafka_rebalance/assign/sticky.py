@@ -5,8 +5,9 @@ subscribes to the same topics, the general builder otherwise. They differ in
 how they read a member's state and in what they hand back:
 
 - sticky (eager) reads owned partitions and generation from its own user
-  data (StickyAssignor V1, or V0 without a generation), byte-exact via
-  `userdata`, so the owned list arrives grouped by topic in HashMap order.
+  data (StickyAssignor V1, or V0 without a generation), so the owned list
+  arrives grouped by topic in HashMap order; `userdata` has the byte-exact
+  codec and `grouped_partitions` gives what decoding those bytes yields.
 - cooperative-sticky reads them from the protocol fields, then removes every
   partition that moves from one member to another (`adjustAssignment`): the
   owner revokes it first and the follow-up rebalance hands it over.
