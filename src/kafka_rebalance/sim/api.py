@@ -6,6 +6,14 @@
                                     # generation, partitions, detail (JSON text)
 
 Same scenario and seed, same summary and event log, byte for byte.
+
+Event kinds: start, stop, crash, pause, poll_timeout, leave, join (JoinGroup sent;
+partitions = what the member still owns), join_error, sync_error, heartbeat_error,
+commit_failed, fatal, fenced, assigned (partitions added; detail.owned = count held),
+revoked / lost (detail.reason), paused (detail.ms: protocol pause that just ended),
+group_state (detail.from/to/reason), member_removed, commit (one row per partition:
+detail.topic/partition/offset/metadata/generation/member_id), rolling_restart,
+add_partitions, metadata_changed, coordinator_failover, coordinator_loaded.
 """
 
 from __future__ import annotations

@@ -423,7 +423,8 @@ class SimMember:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()
             return
-        self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
+        if self.w.wants_events:
+            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
         if action is cc.HeartbeatAction.FIND_COORDINATOR:
             return
         if action is cc.HeartbeatAction.FATAL:
