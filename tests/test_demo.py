@@ -18,6 +18,7 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
     # the add-broker plan moves no more than its lower bound allows and was applied in full
     plan = result["plan"]
     assert 0 < plan["replica_moves"] <= 1.05 * plan["lower_bound_moves"] + 1
+    assert plan["complete"] is True and plan["goals_satisfied"] is True
     assert result["execute"]["phase"] == "finished"
     # Kafka-format files users hand to Kafka's tools
     add = json.loads((out / "plans" / "add_broker_reassignment.json").read_text())

@@ -229,6 +229,7 @@ class Demo:
         self.plan_summary = plan
         resources = ("replicas", "leaders", "bytes_in", "bytes_out", "size_bytes")
         self.report["broker_load"] = {
+            "intro": "Each resource per broker before and after the full rebalance plan (new broker included).",
             "before": {r: {str(b["broker"]): b[r] for b in before["brokers"]} for r in resources},
             "after": {r: {str(b["broker"]): b[r] for b in after["brokers"]} for r in resources},
             "max_over_mean": {"before": before["max_over_mean"], "after": after["max_over_mean"]},
@@ -301,7 +302,8 @@ class Demo:
         return {"report": str(report[0]), "out": str(self.out),
                 "plans": sorted(str(p) for p in (self.out / "plans").glob("*.json")),
                 "timings_s": self.timings, "plan": {k: self.plan_summary.get(k) for k in
-                                                     ("replica_moves", "lower_bound_moves", "bytes_moved")},
+                                                     ("replica_moves", "lower_bound_moves", "bytes_moved", "complete",
+                                                      "goals_satisfied")},
                 "execute": self.execute_result,
                 "load_model": self.load_model, "offsets": self.offsets, "lag": self.lag, "sweep": self.sweep}
 

@@ -23,7 +23,8 @@ def metric_samples(snapshot: ClusterSnapshot, start_ms: int, duration_ms: int = 
     """One sample per replica per step; rates follow a diurnal curve around the partition's load.
 
     Leaders report producer bytes in, consumer bytes out and messages; followers
-    report the replicated bytes in only. Size grows with what was written.
+    report the replicated bytes in only. Size grows with what was written, up
+    to the snapshot's size at the end of the day (retention trims the rest).
     """
     rng = np.random.default_rng(seed)
     steps = np.arange(start_ms, start_ms + duration_ms, step_ms, dtype=np.int64)
@@ -41,8 +42,10 @@ def metric_samples(snapshot: ClusterSnapshot, start_ms: int, duration_ms: int = 
         bin_ = load.bytes_in * diurnal * noise
         bout = load.bytes_out * diurnal * noise
         msgs = load.messages_in * diurnal * noise
+        # Retention keeps the log near its size: it grows through the day by what is written
+        # and ends at the snapshot's size.
         written = np.cumsum(bin_ * (step_ms / 1000.0))
-        size = np.maximum(load.size_bytes - written[-1], load.size_bytes * 0.5) + written
+        size = load.size_bytes * (0.9 + 0.1 * written / max(written[-1], 1.0))
         leader = part.leader if part.leader is not None else part.replicas[0]
         for broker in part.replicas:
             is_leader = broker == leader

@@ -30,7 +30,7 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
     load = _expect(doc, "broker_load", dict, source)
     if load:
         sec = Section("Broker load before and after the plan",
-                      "Each resource per broker; the plan should flatten the red bars into green ones.")
+                      load.get("intro", "Each resource per broker; the plan should flatten the red bars into green ones."))
         sec.figures.append(broker_load_figure(load.get("before", {}), load.get("after")))
         ratios = load.get("max_over_mean")
         if ratios:
