@@ -256,7 +256,9 @@ def main() -> int:
 
     data = Path(args.data)
     jobs = args.only or ["load-model", "offsets", "sweep"]
-    results: dict[str, dict] = {}
+    data.mkdir(parents=True, exist_ok=True)
+    cache = data / "results.json"  # so --only re-measures one job and keeps the others' rows
+    results: dict[str, dict] = json.loads(cache.read_text()) if cache.exists() and args.only else {}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = load_avg()
     if "load-model" in jobs:
@@ -290,6 +292,7 @@ def main() -> int:
             results[f"sweep {master}"] = r
             print(f"sweep {master}: {r['scenarios']} simulations in {r['wall_s']:.1f} s = "
                   f"{r['simulations_per_minute']:.1f}/min", file=sys.stderr)
+    cache.write_text(json.dumps(results, default=str))
     text = section(args, results, started, load_start, load_avg())
     print(text)
     if args.write:
@@ -318,7 +321,8 @@ def section(args, results: dict, started: str, load_start: str, load_end: str) -
         r = results["offsets"]
         lines.append(f"| offsets | local[2] | {r['records']:,} `__consumer_offsets` records | {r['wall_s']:.1f} s | "
                      f"{r['records'] / r['wall_s']:,.0f} records/s | > 200,000 records/s | {r['commits']:,} commits, "
-                     f"{r['group_metadata']:,} group metadata, {r['rebalances']:,} episodes, {r['quarantined']:,} quarantined |")
+                     f"{r['group_metadata']:,} group metadata, {r['rebalances']:,} episodes, {r['quarantined']:,} quarantined; "
+                     + ", ".join(f"{k} {v:.0f} s" for k, v in r.get("phases_s", {}).items()) + " |")
     for master in ("local[1]", "local[2]"):
         key = f"sweep {master}"
         if key in results:

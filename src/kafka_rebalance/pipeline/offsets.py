@@ -233,8 +233,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     Parquet folder under `out` and every table is derived from that.
     """
     import shutil
-
-    from pyspark.sql import functions as F
+    import time
 
     from .rebalances import rebalances_of
 
@@ -245,17 +244,31 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     if source_df is None:
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
         restore = _split_finely(spark, records)
+    phases: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = round(now - clock[0], 3)
+        clock[0] = now
+
     try:
         decode(source_df).write.mode("overwrite").parquet(str(scratch))
+        phase("decode")
         decoded = spark.read.parquet(str(scratch))
         write_parquet(commits_of(decoded), outdir / "commits.parquet")
+        phase("commits")
         write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
+        phase("latest_offsets")
         write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
         write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
+        phase("group_metadata_quarantine")
         gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
         cm = spark.read.parquet(str(outdir / "commits.parquet"))
         write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
+        phase("rebalances")
         stats = decoded.groupBy("kind", "tombstone", "reason").count().collect()
+        phase("counts")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         if restore is not None:
@@ -281,6 +294,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         "rebalances": read("rebalances.parquet"),
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
+        "phases_s": phases,
         "out": str(outdir),
     }
 
