@@ -361,8 +361,9 @@ def _sweep_section(sweep_dir: Path) -> dict:
     if not path.exists():
         return {}
     df = pq.read_table(path).to_pandas()
-    cols = [c for c in df.columns if df[c].dtype.kind in "biufO" and c not in ("timeline",)]
+    hidden = {"timeline", "params", "scenario", "error", "wall_ms", "generation", "records_produced"}
+    cols = [c for c in df.columns if df[c].dtype.kind in "biufO" and c not in hidden]
     df = df[cols]
     return {"columns": cols, "rows": df.astype(object).where(df.notna(), "").values.tolist(),
             "label_columns": [c for c in ("protocol", "assignor", "session_timeout_ms", "static_membership") if c in cols],
-            "metric": "unavailable_partition_ms"}
+            "metrics": ["unavailable_partition_ms", "member_paused_ms"]}

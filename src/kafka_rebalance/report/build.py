@@ -91,12 +91,13 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
     if sweep and sweep.get("rows"):
         cols, rows = sweep["columns"], sweep["rows"]
         label_cols = [c for c in sweep.get("label_columns", cols[:3]) if c in cols]
-        metric = sweep.get("metric", "unavailable_partition_ms")
+        metrics = [m for m in sweep.get("metrics", [sweep.get("metric", "unavailable_partition_ms")]) if m in cols]
         labels = [" / ".join(str(r[cols.index(c)]) for c in label_cols) for r in rows]
-        sec = Section("Simulation sweep", f"{len(rows)} simulations run as Spark tasks.")
-        if metric in cols:
-            sec.figures.append(bar_figure(f"{metric} per configuration", labels,
-                                          {metric: [r[cols.index(metric)] for r in rows]}, metric))
+        sec = Section("Simulation sweep", f"{len(rows)} simulations run as Spark tasks "
+                      f"({' / '.join(label_cols)}).")
+        if metrics:
+            sec.figures.append(bar_figure("Stop-the-world cost per configuration", labels,
+                                          {m: [r[cols.index(m)] for r in rows] for m in metrics}, "ms"))
         sec.tables.append(("sweep results", cols, rows))
         sections.append(sec)
     missing = [k for k in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep") if not doc.get(k)]
