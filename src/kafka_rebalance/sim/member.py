@@ -531,11 +531,9 @@ class SimMember:
         if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
             self._retry_later("join")
         elif e is Errors.UNKNOWN_MEMBER_ID:
-            self.member_id, self.generation = "", -1
-            self._send_join()
+            self._reset_and_rejoin(reset_member_id=True)
         elif e is Errors.ILLEGAL_GENERATION:
-            self.generation = -1
-            self._send_join()
+            self._reset_and_rejoin(reset_member_id=False)
         elif e is Errors.REBALANCE_IN_PROGRESS:
             self._send_join()
         else:  # FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL...: fatal
@@ -553,14 +551,22 @@ class SimMember:
         elif e is Errors.REBALANCE_IN_PROGRESS:
             self._send_join()
         elif e is Errors.ILLEGAL_GENERATION:
-            self.generation = -1
-            self._send_join()
+            self._reset_and_rejoin(reset_member_id=False)
         elif e is Errors.UNKNOWN_MEMBER_ID:
-            self.member_id, self.generation = "", -1
-            self._send_join()
+            self._reset_and_rejoin(reset_member_id=True)
         else:
             self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
             self.crash()
+
+    def _reset_and_rejoin(self, reset_member_id: bool) -> None:
+        """AbstractCoordinator.resetStateAndRejoin: generation gone, so onJoinPrepare runs again and
+        whatever the member still holds is lost (it may already belong to someone else)."""
+        self.generation = -1
+        if reset_member_id:
+            self.member_id = ""
+        self.state = MemberState.UNJOINED
+        self.join_inflight = False
+        self._prepare_join()
 
     def _complete_join(self, assignment: list[int]) -> None:
         w = self.w
