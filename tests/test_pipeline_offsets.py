@@ -31,8 +31,8 @@ def gm(gen, members, state_ts):
                                                          tuple(members), state_ts))
 
 
-def commit(p, off, ts):
-    return offset_commit_record("g", "t", p, off, commit_timestamp=T0 + ts)
+def commit(p, off, ts, metadata=""):
+    return offset_commit_record("g", "t", p, off, commit_timestamp=T0 + ts, metadata=metadata)
 
 
 def records_table(rows):
@@ -55,10 +55,10 @@ def decoded(spark, tmp_path_factory):
     bad_value[0:2] = struct.pack(">h", 7)
     rows = [
         enc(gm(1, [member("a-1", [0, 1]), member("b-1", [2, 3])], T0 + 900), 1000),
-        enc(commit(0, 10, 2000), 2000),
+        enc(commit(0, 10, 2000, "old"), 2000),
         enc(commit(1, 20, 3000), 3000),
         enc(commit(0, 15, 4000), 4000),
-        enc(commit(2, 7, 5000), 5000),
+        enc(commit(2, 7, 5000, "incomplete:8,9"), 5000),
         enc(gm(2, [member("a-1", [0, 1, 2]), member("c-1", [3], instance="c")], T0 + 5400), 5500),
         enc(offset_commit_tombstone("g", "t", 1), 6000),
         (b"\x00\x01\x00", b"\x00\x03", 6100),  # truncated key
@@ -99,7 +99,7 @@ def test_commits_and_latest_offsets_after_tombstones(decoded):
     assert list(c["offset"]) == [10, 20, 15, 7] and list(c["record_offset"]) == [1, 2, 3, 4]
     assert c["commit_ts"].iloc[0] == pd.Timestamp(T0 + 2000, unit="ms")
     latest = pd.read_parquet(out / "latest_offsets.parquet")
-    assert sorted(zip(latest["partition"], latest["offset"])) == [(0, 15), (2, 7)]
+    assert sorted(zip(latest["partition"], latest["offset"], latest["metadata"])) == [(0, 15, ""), (2, 7, "incomplete:8,9")]
 
 
 def test_group_metadata_with_decoded_assignments(decoded):

@@ -188,8 +188,10 @@ def commits_of(decoded):
 def latest_offsets_of(decoded):
     """The committed offsets a coordinator would load: last record per key wins, tombstones delete.
 
-    The winner per key is found with a hash aggregate on a primitive log position
-    (record partition, record offset), then fetched with a join (broadcast by AQE when small).
+    One hash aggregate over primitive columns picks the last record per key by
+    log position (record partition, record offset); the metadata strings, which
+    would force a slower sort-based aggregate, come from a second aggregate over
+    the (usually few) commits that carry metadata.
     """
     from pyspark.sql import functions as F
 
@@ -197,12 +199,17 @@ def latest_offsets_of(decoded):
     commits = decoded.where(F.col("kind") == "offset_commit").select(
         "group", "topic", "partition", "tombstone", "offset", "leader_epoch", "metadata", "commit_timestamp",
         "record_offset", pos)
-    winners = commits.groupBy("group", "topic", "partition").agg(F.max("pos").alias("pos"))
-    return (commits.join(winners, ["group", "topic", "partition", "pos"])
-            .where(~F.col("tombstone"))
-            .select("group", "topic", "partition", "offset", "leader_epoch", "metadata",
+    key = ["group", "topic", "partition"]
+    last = commits.groupBy(*key).agg(
+        F.max("pos").alias("pos"),
+        *[F.max_by(c, "pos").alias(c) for c in ("tombstone", "offset", "leader_epoch", "commit_timestamp", "record_offset")])
+    meta = (commits.where(F.col("metadata").isNotNull() & (F.col("metadata") != ""))
+            .groupBy(*key).agg(F.max("pos").alias("meta_pos"), F.max_by("metadata", "pos").alias("meta")))
+    return (last.where(~F.col("tombstone")).join(meta, key, "left")
+            .select(*key, "offset", "leader_epoch",
+                    F.when(F.col("meta_pos") == F.col("pos"), F.col("meta")).otherwise(F.lit("")).alias("metadata"),
                     F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset")
-            .orderBy("group", "topic", "partition"))
+            .orderBy(*key))
 
 
 def group_metadata_of(decoded):
