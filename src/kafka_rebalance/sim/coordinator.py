@@ -182,16 +182,19 @@ class ClassicCoordinator:
             return False
         lat = w.sc.network_latency_ms
         if m.member_id == member_id and m.heartbeating():
-            hb_base, stop, generation, client = m.hb_base, now, m.generation, m.client
+            hb_base, hb_first, stop, generation, client = m.hb_base, m.hb_first, now, m.generation, m.client
         else:
             hist = self.hb_history.get(member_id)
             if hist is None:
                 return False
-            hb_base, stop, generation, client = hist
+            hb_base, hb_first, stop, generation, client = hist
         if stop - lat < hb_base:
             return False
         hb = w.sc.group.heartbeat_interval_ms
-        sent = hb_base + ((stop - lat - hb_base) // hb) * hb + lat
+        sent = hb_base + ((stop - lat - hb_base) // hb) * hb
+        if sent < hb_first:  # its phase put that beat before the join completed: none was sent
+            return False
+        sent += lat
         member = g.members.get(member_id)
         if member is None or sent + member.session_timeout_ms <= now:
             return False
@@ -201,10 +204,11 @@ class ClassicCoordinator:
         self.apply([e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE])
         return rescheduled
 
-    def heartbeat_stopped(self, member_id: str, hb_base: int, now: int, generation: int, client: str) -> None:
+    def heartbeat_stopped(self, member_id: str, hb_base: int, hb_first: int, now: int, generation: int,
+                          client: str) -> None:
         """A member's heartbeat thread stopped (crash, close, poll timeout): remember its last phase."""
         if member_id:
-            self.hb_history[member_id] = (hb_base, now, generation, client)
+            self.hb_history[member_id] = (hb_base, hb_first, now, generation, client)
 
     # ------------------------------------------------------------- failover
 

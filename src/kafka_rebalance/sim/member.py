@@ -71,6 +71,9 @@ class SimMember:
         self.poll_token = 0
         self.next_autocommit = 0
         self.hb_base = 0
+        self.hb_first = 0
+        self.hb_phase = 0
+        self.batch_rate = self.ms_per_record
         self.hb_ticking = False
         self.pause_start: int | None = None
         self.known_partitions: dict[str, int] = {}
@@ -103,6 +106,8 @@ class SimMember:
         self.last_poll = now
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         self.hb_ticking = False
+        # the heartbeat thread's phase: its first beat comes up to heartbeat.interval.ms sooner (seeded)
+        self.hb_phase = int(w.rand() * w.sc.group.heartbeat_interval_ms)
         self.started_at = now
         self.poll_timed_out = False
         self.known_partitions = w.partition_counts()
@@ -138,7 +143,7 @@ class SimMember:
 
     def _stop_heartbeats(self) -> None:
         if self.heartbeating():
-            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.w.loop.now, self.generation, self.client)
+            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.hb_first, self.w.loop.now, self.generation, self.client)
 
     def _die(self, kind: str) -> None:
         now = self.w.loop.now
@@ -255,7 +260,14 @@ class SimMember:
         n = self._fetch(now)
         if n and g.delivery == "at-most-once" and self.generation >= 0:
             self._commit_positions("before-processing")
-        dur = int(n * self.ms_per_record + 0.999999) if n else 0
+        if n:
+            # this batch's per-record time: processing_ms_per_record with seeded jitter
+            pj = w.sc.processing_jitter
+            rate = self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0)) if pj else self.ms_per_record
+            self.batch_rate = rate
+            dur = int(n * rate + 0.999999)
+        else:
+            dur = 0
         self.busy_until = now + dur
         if n >= g.max_poll_records:
             nxt = now + dur
@@ -325,7 +337,7 @@ class SimMember:
             return
         limit = None
         if partial:
-            limit = int((now - self.batch_t0) / self.ms_per_record)
+            limit = int((now - self.batch_t0) / self.batch_rate)
         w = self.w
         processed = w.parts.processed
         done = 0
@@ -573,7 +585,8 @@ class SimMember:
         now = w.loop.now
         self.join_inflight = False
         self.state = MemberState.STABLE
-        self.hb_base = now
+        self.hb_first = now
+        self.hb_base = now - self.hb_phase
         done = cc.on_join_complete(self.owned, assignment, self.protocol)
         if done.revoked:
             self._finish_batch(now)

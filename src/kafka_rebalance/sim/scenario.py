@@ -76,6 +76,11 @@ class Scenario:
     network_latency_ms: int = 1
     poll_idle_ms: int = 1000  # how often a caught-up consumer's poll loop is modelled
     lag_sample_ms: int = 5000
+    # seeded randomness (see world.Simulation): each request or response takes network_latency_ms plus
+    # up to network_jitter_ms more; each poll's batch is processed at processing_ms_per_record scaled by
+    # a factor drawn from [1 - processing_jitter, 1 + processing_jitter]; heartbeat phases are drawn too
+    network_jitter_ms: int = 4
+    processing_jitter: float = 0.2
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **group_fields: Any) -> "Scenario":
@@ -132,14 +137,18 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     net = doc.get("network", {}) or {}
     if not isinstance(net, Mapping):
         raise InputError(f"expected a mapping, got {net!r}", field="network")
-    _keys(net, {"latency_ms"}, "network.")
+    _keys(net, {"latency_ms", "jitter_ms"}, "network.")
     latency = _get(net, "latency_ms", "network.", _is_int, "an integer", 1, min_value=0)
+    jitter = _get(net, "jitter_ms", "network.", _is_int, "an integer", 4, min_value=0)
     simdoc = doc.get("simulation", {}) or {}
     if not isinstance(simdoc, Mapping):
         raise InputError(f"expected a mapping, got {simdoc!r}", field="simulation")
-    _keys(simdoc, {"poll_idle_ms", "lag_sample_ms"}, "simulation.")
+    _keys(simdoc, {"poll_idle_ms", "lag_sample_ms", "processing_jitter"}, "simulation.")
     poll_idle = _get(simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1)
     lag_sample = _get(simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1)
+    pjit = _get(simdoc, "processing_jitter", "simulation.", _num, "a number", 0.2, min_value=0)
+    if pjit >= 1:
+        raise InputError(f"must be < 1, got {pjit!r}", field="simulation.processing_jitter")
     names = {m.name for m in members}
     for i, e in enumerate(events):
         if e.kind in ("leave", "crash", "restart", "pause") and e.member is None:
@@ -150,7 +159,7 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
                 x.kind == "join" and x.member == e.member for x in events):
             raise InputError(f"unknown member {e.member!r}", field=f"events[{i}].member")
     return Scenario(name, seed, duration, protocol, g, topics, members, float(ms_per_record), events, latency,
-                    poll_idle, lag_sample)
+                    poll_idle, lag_sample, network_jitter_ms=jitter, processing_jitter=float(pjit))
 
 
 def _parse_group(gd: Any, protocol: str) -> GroupConfig:

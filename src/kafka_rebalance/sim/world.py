@@ -9,6 +9,7 @@ the member and coordinator code stays about protocol.
 from __future__ import annotations
 
 import json
+import random
 from typing import Any, Callable
 
 
@@ -59,6 +60,12 @@ class Simulation:
         self.unavail_since: list[int] = [0] * n
         self.unavailable_ms = 0
         self._assignors: dict[str, Any] = {}
+        # all randomness derives from the scenario seed, drawn in event order (so a run is reproducible)
+        self.rng = random.Random(sc.seed)
+        self.rand = self.rng.random
+        self._jitter = sc.network_jitter_ms
+        self._up: dict[str, int] = {}  # client -> last arrival at the coordinator (one connection: FIFO)
+        self._down: dict[str, int] = {}  # client -> last arrival of a response at the client
 
     # ---------------------------------------------------------------- output
 
@@ -78,14 +85,37 @@ class Simulation:
 
     # ------------------------------------------------------------- network
 
+    def _arrival(self, chan: dict[str, int], client: str) -> int:
+        """When a message sent now on `client`'s connection arrives: base latency plus seeded jitter,
+        never before an earlier message on the same connection (TCP keeps order)."""
+        t = self.loop.now + self.sc.network_latency_ms
+        if self._jitter:
+            t += int(self.rand() * (self._jitter + 1))
+        last = chan.get(client)
+        if last is not None and t < last:
+            t = last
+        chan[client] = t
+        return t
+
     def send(self, member: SimMember, kind: str, req: Any) -> None:
-        self.loop.after(self.sc.network_latency_ms, self.coord.receive, kind, req, member.name)
+        self.loop.at(self._arrival(self._up, member.client), self.coord.receive, kind, req, member.name)
 
     def reply(self, client: str, kind: str, resp: Any) -> None:
-        self.loop.after(self.sc.network_latency_ms, self._deliver, client, kind, resp)
+        self.loop.at(self._arrival(self._down, client), self._deliver, client, kind, resp)
 
     def reply_many(self, replies: list) -> None:
-        self.loop.after(self.sc.network_latency_ms, self._deliver_many, replies)
+        """Responses sent at once: one network event per distinct arrival time."""
+        by_t: dict[int, list] = {}
+        down = self._down
+        for r in replies:
+            t = self._arrival(down, r[0])
+            lst = by_t.get(t)
+            if lst is None:
+                by_t[t] = [r]
+            else:
+                lst.append(r)
+        for t in sorted(by_t):
+            self.loop.at(t, self._deliver_many, by_t[t])
 
     def _deliver_many(self, replies: list) -> None:
         for r in replies:
@@ -164,7 +194,7 @@ class Simulation:
             self.emit("assigned", m.name, m.generation, added, {"owned": len(owned)})
 
     def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
-        self.loop.after(self.sc.network_latency_ms, self.coord.commit, m.name, m.client, m.member_id,
+        self.loop.at(self._arrival(self._up, m.client), self.coord.commit, m.name, m.client, m.member_id,
                         m.instance_id, m.generation, offsets, why)
 
     def on_generation(self, generation: int) -> None:
