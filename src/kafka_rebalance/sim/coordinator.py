@@ -93,18 +93,18 @@ class ClassicCoordinator:
         if err is Errors.NONE:
             parts = w.parts
             committed = parts.committed
-            tps = parts.tps
-            store = self.store
             now = w.loop.now
-            log = w.wants_events
             for p, off in offsets.items():
                 committed[p] = off
-                store.commit(p, off, now)
-                if log:
+            self.store.commit_many(offsets, now)
+            if w.wants_events:
+                tps = parts.tps
+                for p, off in offsets.items():
                     tp = tps[p]
                     w.emit("commit", name, generation, [parts.names[p]],
                            {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
                             "generation": generation, "member_id": member_id, "reason": why})
+            return
         if err is not Errors.NONE:
             w.reply(client, "commit", err)
 

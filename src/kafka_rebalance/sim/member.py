@@ -42,6 +42,14 @@ class Subscription:
 
 
 class SimMember:
+    # slots: attribute access on the hot path (every poll, every rebalance of every member)
+    __slots__ = ("w", "name", "rack", "instance_id", "protocol", "ms_per_record", "alive", "incarnation", "client",
+                 "state", "member_id", "generation", "is_leader", "owned", "positions", "rejoin_needed",
+                 "join_inflight", "waiting", "deferred", "batch", "batch_t0", "batch_rate", "busy_until",
+                 "stall_until", "last_poll", "poll_token", "next_autocommit", "hb_base", "hb_first", "hb_phase",
+                 "hb_ticking", "pause_start", "known_partitions", "assigned_view", "started_at", "poll_timed_out",
+                 "_in_poll", "sent_offsets", "__dict__")
+
     def __init__(self, world: "Simulation", name: str, rack: str | None) -> None:
         self.w = world
         self.name = name
@@ -59,6 +67,7 @@ class SimMember:
         self.is_leader = False
         self.owned: list[int] = []
         self.positions: dict[int, int] = {}
+        self.sent_offsets: dict[int, int] = {}
         self.rejoin_needed = False
         self.join_inflight = False
         self.waiting = False  # blocked inside poll() on the rebalance (eager, or nothing owned yet)
@@ -397,8 +406,8 @@ class SimMember:
 
     def heartbeating(self) -> bool:
         """Is the heartbeat thread sending heartbeats for the current member id?"""
-        return self.alive and bool(self.member_id) and self.generation >= 0 and \
-            self.state in (MemberState.STABLE, MemberState.COMPLETING_REBALANCE) and not self.poll_timed_out
+        return self.generation >= 0 and self.alive and self.member_id != "" and not self.poll_timed_out and \
+            (self.state is MemberState.STABLE or self.state is MemberState.COMPLETING_REBALANCE)
 
     def last_heartbeat_at(self, t: int) -> int:
         hb = self.w.sc.group.heartbeat_interval_ms

@@ -43,6 +43,13 @@ class SimOffsetsStore:
         self.offsets[p] = (offset, now_ms)
         self.records_appended += 1
 
+    def commit_many(self, offsets: dict[int, int], now_ms: int) -> None:
+        """One OffsetCommit record per partition of a request (the hot path of every commit)."""
+        stored = self.offsets
+        for p, off in offsets.items():
+            stored[p] = (off, now_ms)
+        self.records_appended += len(offsets)
+
     def write_group(self, snapshot: ClassicGroupSnapshot, now_ms: int) -> None:
         self.group = (snapshot, now_ms)
         self.records_appended += 1

@@ -63,7 +63,8 @@ class Simulation:
         # all randomness derives from the scenario seed, drawn in event order (so a run is reproducible)
         self.rng = random.Random(sc.seed)
         self.rand = self.rng.random
-        self._jitter = sc.network_jitter_ms
+        self._latency = sc.network_latency_ms
+        self._jitter1 = sc.network_jitter_ms + 1 if sc.network_jitter_ms else 0
         self._up: dict[str, int] = {}  # client -> last arrival at the coordinator (one connection: FIFO)
         self._down: dict[str, int] = {}  # client -> last arrival of a response at the client
 
@@ -88,9 +89,9 @@ class Simulation:
     def _arrival(self, chan: dict[str, int], client: str) -> int:
         """When a message sent now on `client`'s connection arrives: base latency plus seeded jitter,
         never before an earlier message on the same connection (TCP keeps order)."""
-        t = self.loop.now + self.sc.network_latency_ms
-        if self._jitter:
-            t += int(self.rand() * (self._jitter + 1))
+        t = self.loop.now + self._latency
+        if self._jitter1:
+            t += int(self.rand() * self._jitter1)
         last = chan.get(client)
         if last is not None and t < last:
             t = last
