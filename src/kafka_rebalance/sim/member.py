@@ -9,7 +9,7 @@ poll(): a member busy processing a batch handles them when the batch is done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..group import consumer_client as cc
@@ -39,6 +39,9 @@ class Subscription:
     owned: tuple[TopicPartition, ...]
     generation: int
     rack: str | None
+    # the same owned partitions as the simulator's partition indices (a shortcut for the leader; not part
+    # of the protocol: None when rebuilt from the offsets log, ignored by equality)
+    owned_idx: tuple[int, ...] | None = field(default=None, compare=False)
 
 
 class SimMember:
@@ -466,8 +469,10 @@ class SimMember:
     # ------------------------------------------------------------- rebalance
 
     def _subscription(self) -> Subscription:
-        owned = tuple(self.w.parts.tps[p] for p in self.owned)
-        return Subscription(tuple(t for t in self.w.topic_names), owned, self.generation, self.rack)
+        tps = self.w.parts.tps
+        owned_idx = tuple(self.owned)
+        return Subscription(self.w.topic_names, tuple([tps[p] for p in owned_idx]), self.generation, self.rack,
+                            owned_idx)
 
     def _prepare_join(self) -> None:
         w = self.w

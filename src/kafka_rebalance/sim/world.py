@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..assign.registry import get_assignor
 from ..group.classic_messages import JoinGroupResponse
-from ..group.consumer_client import RebalanceProtocol, cooperative_adjust
+from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .coordinator import ClassicCoordinator
@@ -213,16 +213,21 @@ class Simulation:
             assignor = self._assignors[name] = get_assignor(name)
         counts = m.known_partitions
         topics = {t: TopicMetadata(t, n) for t, n in counts.items()}
+        coop = m.protocol is RebalanceProtocol.COOPERATIVE
+        index = self.parts.index
         subs = []
-        owned_by: dict = {}
+        owned_by: dict[int, str] = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
         for jm in r.members:
             s = jm.metadata
             subs.append(MemberSubscription(jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id))
-            for tp in s.owned:
-                owned_by[tp] = jm.member_id
+            if coop and s.owned:
+                idx = s.owned_idx
+                if idx is None:
+                    idx = [index[tp] for tp in s.owned if tp in index]
+                mid = jm.member_id
+                for p in idx:
+                    owned_by[p] = mid
         result = assignor.assign(GroupSpec(topics, tuple(subs)))
-        if m.protocol is RebalanceProtocol.COOPERATIVE:
-            result = cooperative_adjust(result, owned_by)
         m.assigned_view = dict(counts)
         by_topic = self.parts.topic_partitions
         out: dict[str, list[int]] = {}
@@ -231,7 +236,10 @@ class Simulation:
             for tp in tps:
                 ps = by_topic.get(tp.topic)
                 if ps is not None and tp.partition < len(ps):
-                    idx.append(ps[tp.partition])
+                    p = ps[tp.partition]
+                    # cooperative_adjust on indices: a partition another member still claims is withheld
+                    if not coop or owned_by.get(p, mid) == mid:
+                        idx.append(p)
             out[mid] = idx
         return out
 
