@@ -10,4 +10,12 @@ coordinator node: requests, effects, elided heartbeats, failover), `consumer_wor
 (the KIP-848 protocol behind the same driver), `partitions` (closed-form production,
 processed-offset intervals), `offsets_store` (the compacted __consumer_offsets view
 replayed through Kafka's record schemas on failover), `api` (the public entry points).
+
+Randomness: one `random.Random(scenario.seed)` in the world, drawn in event order, so the
+same scenario and seed give the same event log byte for byte and another seed another log.
+It draws each request's and response's network latency (`network.latency_ms` plus up to
+`network.jitter_ms`, default 4; order kept per connection), each member incarnation's
+heartbeat phase (its first heartbeat after a join comes up to heartbeat.interval.ms sooner),
+and each poll's per-record processing time (`processing_ms_per_record` times a factor in
+1 +/- `simulation.processing_jitter`, default 0.2). Records are still counted one by one.
 """
