@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from kafka_rebalance.sim.api import compare, simulate
 
 BASE = {
@@ -17,6 +19,9 @@ BASE = {
     "members": {"count": 3, "processing_ms_per_record": 1.0},
     "events": [],
 }
+
+
+SEEDS = [2, 5, 11]  # the behaviours hold whatever the seed draws (latencies, processing times)
 
 
 def doc(**kw) -> dict:
@@ -45,8 +50,9 @@ def _owners_never_overlap(res) -> None:
                 del owner[p]
 
 
-def test_join_bumps_group_epoch_once_and_keepers_never_pause():
-    res = simulate(doc(events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_join_bumps_group_epoch_once_and_keepers_never_pause(seed):
+    res = simulate(doc(seed=seed, events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
     s = res.summary
     assert s["rebalance_protocol"] == "consumer"
     epochs_after = [t for t in s["timeline"] if t["ts_ms"] >= 100_000]
@@ -59,8 +65,9 @@ def test_join_bumps_group_epoch_once_and_keepers_never_pause():
     assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
 
 
-def test_partition_reaches_new_owner_only_after_old_owner_revoked():
-    res = simulate(doc(events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_partition_reaches_new_owner_only_after_old_owner_revoked(seed):
+    res = simulate(doc(seed=seed, events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
     revoked_at = {p: e["ts_ms"] for e in res.events if e["kind"] == "revoked" and e["ts_ms"] >= 100_000
                   for p in e["partitions"]}
     for e in res.events:
@@ -69,8 +76,9 @@ def test_partition_reaches_new_owner_only_after_old_owner_revoked():
                 assert p in revoked_at and e["ts_ms"] >= revoked_at[p]
 
 
-def test_slow_revoker_is_fenced_after_rebalance_timeout():
-    res = simulate(doc(group={"rebalance_timeout_ms": 20_000},
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slow_revoker_is_fenced_after_rebalance_timeout(seed):
+    res = simulate(doc(seed=seed, group={"rebalance_timeout_ms": 20_000},
                        events=[{"at_ms": 99_000, "kind": "pause", "member": "m0", "for_ms": 60_000},
                                {"at_ms": 100_000, "kind": "join", "member": "m3"}]))
     removed = [json.loads(e["detail"]) for e in res.events if e["kind"] == "member_removed"]
@@ -78,8 +86,9 @@ def test_slow_revoker_is_fenced_after_rebalance_timeout():
     _owners_never_overlap(res)
 
 
-def test_static_restart_within_session_no_epoch_bump():
-    res = simulate(doc(group={"static_membership": True},
+@pytest.mark.parametrize("seed", SEEDS)
+def test_static_restart_within_session_no_epoch_bump(seed):
+    res = simulate(doc(seed=seed, group={"static_membership": True},
                        events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 10_000}]))
     assert not [t for t in res.summary["timeline"] if t["ts_ms"] >= 100_000]
 
@@ -97,3 +106,10 @@ def test_consumer_protocol_deterministic():
                     {"at_ms": 150_000, "kind": "coordinator_failover", "down_ms": 3000}])
     a, b = simulate(d), simulate(copy.deepcopy(d))
     assert json.dumps(a.events) == json.dumps(b.events)
+
+
+def test_consumer_protocol_seed_changes_the_event_log():
+    d = doc(events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}])
+    a, b = simulate(doc(seed=2, events=d["events"])), simulate(doc(seed=3, events=d["events"]))
+    assert json.dumps(a.events) != json.dumps(b.events)
+    assert a.summary["rebalances"] == b.summary["rebalances"]
