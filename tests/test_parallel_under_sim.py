@@ -330,3 +330,52 @@ def test_map_over_budget_is_dropped_and_restart_reruns_exactly_what_the_offset_c
     assert {o for _, o in set(done_a) & set(done_b)} == odds, "only completions the dropped map held ran twice"
     assert all(v == 1 for v in done_b.values()) and all(v == 1 for v in done_a.values())
     pc_b.close(close_consumer=True)
+
+
+# ---------------------------------------------------------------------------- 4. a fenced consumer loses, never commits
+
+
+def test_stalled_consumer_is_fenced_and_its_lost_partitions_are_not_committed():
+    parts, n = 4, 10
+    c = cluster({"t": parts})
+    produce(c, parts, n)
+    rec = Recorder()
+
+    def make_fn(name):
+        def fn(msg):
+            rec.call(name, msg)
+            rec.ok(name, msg)
+        return fn
+
+    sim_a, sim_b = consumer(c), consumer(c)
+    pc_a = parallel(sim_a, make_fn("a"), commit_interval_s=3600.0)   # A never got round to committing
+    pc_b = parallel(sim_b, make_fn("b"))
+    drive([pc_a, pc_b], lambda: len(pc_a.assigned) == len(pc_b.assigned) == 2 and sim_a.generation == sim_b.generation
+          and sim_a.phase == sim_b.phase == "stable", "A and B share the partitions")
+    a_parts = {p for _, p in pc_a.assigned}
+    drive([pc_a, pc_b], lambda: set(rec.total()) == {(p, o) for p in range(parts) for o in range(n)},
+          "everything processed once")
+    assert not [r for r in c.commit_requests if r[2] == sim_a.member_id]
+    fenced_member = sim_a.member_id
+
+    # A's control loop stalls (a long GC, a stuck callback): B alone moves the clock on
+    drive([pc_b], lambda: len(pc_b.assigned) == parts and sim_b.phase == "stable",
+          "A's session expired and B owns everything")
+    assert any(f"member {fenced_member} removed: session timeout" in w for _, _, w in c.events)
+    # B restarted A's partitions from the last commit: none, so A's uncommitted work runs again
+    drive([pc_b], lambda: all(c.committed_offsets(GROUP).get(("t", p)) == (n, "") for p in range(parts)),
+          "B processed and committed A's partitions")
+    seen = len(pc_a.stats.revocations)
+    # A wakes up: its heartbeat is refused, its partitions are lost (not revoked), and it rejoins
+    drive([pc_a, pc_b], lambda: len(pc_a.assigned) == len(pc_b.assigned) == 2 and sim_a.member_id != fenced_member
+          and sim_a.generation == sim_b.generation and sim_a.phase == sim_b.phase == "stable",
+          "A rejoined under a new member id")
+    assert {tp[1] for tp in pc_a.stats.revocations[seen]} == a_parts, "the lost callback named A's partitions"
+    assert not [r for r in c.commit_requests if r[2] == fenced_member], "lost partitions are not committed"
+    assert all(r[7] is Errors.NONE for r in c.commit_requests)
+    done_b = rec.of("b")
+    assert {k for k, v in rec.total().items() if v > 1} == {(p, o) for p in a_parts for o in range(n)}
+    assert all(v == 1 for v in done_b.values()) and all(v == 1 for v in rec.of("a").values())
+    pc_a.close(close_consumer=True)
+    pc_b.close(close_consumer=True)
+    assert c.committed_offsets(GROUP) == {("t", p): (n, "") for p in range(parts)}

@@ -52,6 +52,7 @@ from ..group.classic_messages import (
     StateChanged,
     SyncGroupRequest,
     SyncGroupResponse,
+    heartbeat_key,
 )
 from ..group.errors import Errors
 from ..group.offsets import (
@@ -159,6 +160,8 @@ class SimCluster:
         self.live_clients: set[str] = set()                       # crashed/closed clients get no responses
         self.events: list[tuple[int, str, str]] = []             # (time, group, what happened)
         self.fetch_log: list[tuple[int, str, str, int, int, str]] = []  # OffsetFetch answers, for tests
+        self.commit_requests: list[tuple[int, str, str, int, str, int, int, Errors]] = []
+        # (time, group, member id, generation, topic, partition, offset, error) of every OffsetCommit
         self._client_seq = 0
 
     # ------------------------------------------------------------------ data
@@ -252,13 +255,15 @@ class SimCluster:
                                                       for t, p, o, m in offsets), member_id, generation)
             result = commit_offsets(self.group_view(group_id), req, self.now_ms, self.offsets_config,
                                     lambda tp: (tp.topic, tp.partition) in self.logs)
+            for (t, p, o, _), (_, err) in zip(offsets, result.response.partitions):
+                self.commit_requests.append((self.now_ms, group_id, member_id, generation, t, p, o, err))
             for record in result.records:
                 self._append(record)
             if result.reschedule_heartbeat and group_id in self.coordinators:
                 coord = self.coordinators[group_id]
                 m = coord.group.members.get(member_id)
                 if m is not None:  # a commit keeps the member's session alive, as in Kafka
-                    coord.timers[("heartbeat", member_id)] = (self.now_ms + m.session_timeout_ms, None)
+                    coord.timers[heartbeat_key(member_id)] = (self.now_ms + m.session_timeout_ms, None)
             return [(tp.topic, tp.partition, e) for tp, e in result.response.partitions if e is not Errors.NONE]
 
     def fetch_committed(self, group_id: str, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, str]]:
@@ -361,6 +366,7 @@ class SimConsumer:
 
     def commit(self, message: Any = None, offsets: Sequence[TopicPartition] | None = None,
                asynchronous: bool = True) -> list[TopicPartition]:
+        """Always synchronous (the parallel consumer asks for that); raises KafkaException like librdkafka."""
         self._check()
         if offsets is None:
             raise NotImplementedError("SimConsumer.commit needs explicit offsets")
