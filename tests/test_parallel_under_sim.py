@@ -12,6 +12,7 @@ failure, a crash or a dropped map, and the tests say exactly when that is allowe
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import warnings
@@ -131,23 +132,37 @@ def test_sim_commit_is_validated_and_metadata_survives_the_bytes():
 # ---------------------------------------------------------------------------- 1. crash with one stuck record
 
 
-def test_crash_and_restart_with_one_stuck_record():
+@pytest.mark.parametrize("flavour", ["threads", "asyncio"])
+def test_crash_and_restart_with_one_stuck_record(flavour):
     n, stuck = 40, (0, 7)
     c = cluster({"t": 2})
     produce(c, 2, n)
     rec = Recorder()
     gate = threading.Event()
 
-    def fn_a(msg):
+    def sync_a(msg):
         rec.call("a", msg)
         if (msg.partition(), msg.offset()) == stuck:
             gate.wait()          # never completes before the crash
             return               # (released only at teardown; A is dead by then)
         rec.ok("a", msg)
 
-    def fn_b(msg):
+    def sync_b(msg):
         rec.call("b", msg)
         rec.ok("b", msg)
+
+    async def async_a(msg):  # the same as coroutines: records run as tasks on the private loop
+        rec.call("a", msg)
+        if (msg.partition(), msg.offset()) == stuck:
+            while not gate.is_set():
+                await asyncio.sleep(0.002)
+            return
+        rec.ok("a", msg)
+
+    async def async_b(msg):
+        sync_b(msg)
+
+    fn_a, fn_b = (sync_a, sync_b) if flavour == "threads" else (async_a, async_b)
 
     sim_a = consumer(c)
     pc_a = parallel(sim_a, fn_a)
