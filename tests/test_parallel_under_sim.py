@@ -19,6 +19,8 @@ import warnings
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.group.classic_group import ClassicGroupConfig
 from kafka_rebalance.group.errors import Errors
@@ -394,3 +396,51 @@ def test_stalled_consumer_is_fenced_and_its_lost_partitions_are_not_committed():
     pc_a.close(close_consumer=True)
     pc_b.close(close_consumer=True)
     assert c.committed_offsets(GROUP) == {("t", p): (n, "") for p in range(parts)}
+
+
+# ---------------------------------------------------------------------------- the simulated group, as a property
+
+
+@settings(max_examples=25, deadline=None)
+@given(assignor=st.sampled_from(["range", "roundrobin", "cooperative-sticky"]),
+       ops=st.lists(st.tuples(st.sampled_from(["start", "crash", "close", "run"]), st.integers(1, 40)),
+                    min_size=1, max_size=12))
+def test_sim_group_settles_to_a_partition_of_the_topic(assignor, ops):
+    """After any mix of joins, crashes and clean closes, the live members settle on one generation
+    whose assignments are disjoint and cover every partition; crashed members are gone."""
+    parts = 5
+    c = cluster({"t": parts})
+    live: list[SimConsumer] = []
+
+    def run(ticks: int) -> None:
+        for _ in range(ticks):
+            for s in list(live):
+                s.consume(10)
+
+    for op, k in ops:
+        if op == "start" and len(live) < 4:
+            s = consumer(c, assignor)
+            s.subscribe(["t"])
+            live.append(s)
+        elif op in ("crash", "close") and live:
+            s = live.pop(k % len(live))
+            s.crash() if op == "crash" else s.close()
+        else:
+            run(k)
+    if not live:
+        return
+    run(1)  # every live consumer has sent its first JoinGroup
+
+    def settled() -> bool:
+        group = c.coordinators[GROUP].group
+        gens = {s.generation for s in live}
+        return (all(s.phase == "stable" for s in live) and len(gens) == 1 and group.state.value == "Stable"
+                and group.generation_id in gens and set(group.members) == {s.member_id for s in live})
+
+    for _ in range((SESSION_MS // c.tick_ms) * 4):
+        if settled():
+            break
+        run(1)
+    assert settled(), c.events[-5:]
+    owned = [tp for s in live for tp in s.assigned]
+    assert sorted(owned) == [("t", p) for p in range(parts)]
