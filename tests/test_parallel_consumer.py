@@ -4,8 +4,9 @@
 metadata (as a real Kafka broker does; tansu drops it, see
 test_parallel_tansu.py). `FakeConsumer` serves rebalance callbacks from inside
 `consume()`, as librdkafka does, with eager or cooperative semantics.
-The simulator package (`kafka_rebalance.sim`) offers no consumer hook for a
-client like this one, so metadata persistence across a crash is covered here.
+Fast unit-level coverage; the same consumer also runs under the simulator's
+Kafka client (real group coordinator, `__consumer_offsets` records) in
+test_parallel_under_sim.py.
 """
 
 from __future__ import annotations
