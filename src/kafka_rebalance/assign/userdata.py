@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .javacompat import insertion_order
+from .javacompat import JavaHashMap, insertion_order
 
 DEFAULT_GENERATION = -1
 
@@ -44,23 +44,46 @@ class StickyUserData:
 def group_partitions_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
     """`CollectionUtils.groupPartitionsByTopic`: topics in Java HashMap order (computeIfAbsent)."""
     by_topic: dict[str, list[int]] = {}
+    calls = 0
+    last_new = -1
     for topic, partition in partitions:
         lst = by_topic.get(topic)
         if lst is None:
             lst = by_topic[topic] = []
+            last_new = calls
         lst.append(partition)
+        calls += 1
     topics = tuple(by_topic)
-    order = _TOPIC_ORDER_CACHE.get(topics)
+    # computeIfAbsent checks for a resize at the start of every call, also for a
+    # topic already present: a call after the last new topic can still double
+    # the table once, which changes the iteration order.
+    trailing = calls - 1 > last_new
+    key = (topics, trailing)
+    order = _TOPIC_ORDER_CACHE.get(key)
     if order is None:
-        order = insertion_order(list(topics), head=True)
+        order = _topic_order(list(topics), trailing)
         if len(_TOPIC_ORDER_CACHE) >= 256:
             _TOPIC_ORDER_CACHE.clear()
-        _TOPIC_ORDER_CACHE[topics] = order
+        _TOPIC_ORDER_CACHE[key] = order
     return [(t, by_topic[t]) for t in order]
 
 
+def _topic_order(topics: list[str], trailing_call: bool) -> list[str]:
+    if not trailing_call or len(topics) < 13:  # 13 = first size above the default threshold (12)
+        return insertion_order(topics, head=True)
+    m = JavaHashMap()
+    for t in topics:
+        m.compute_if_absent(t, _present)
+    m.compute_if_absent(topics[0], _present)  # the trailing call's resize check
+    return m.keys()
+
+
+def _present(_key: object) -> bool:
+    return True
+
+
 # members of one group usually list their topics in the same first-seen order
-_TOPIC_ORDER_CACHE: dict[tuple[str, ...], list[str]] = {}
+_TOPIC_ORDER_CACHE: dict[tuple[tuple[str, ...], bool], list[str]] = {}
 
 
 def grouped_partitions(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
