@@ -154,7 +154,7 @@ def test_unknown_strategy(tmp_path, capsys):
     path = _write(tmp_path, SCENARIO)
     rc, out, err = _run(capsys, ["assign", path, "--strategy", "fastest"])
     assert rc == 2 and out == ""
-    assert "'strategy'" in err and "fastest" in err and "roundrobin" in err
+    assert "'--strategy'" in err and "fastest" in err and "roundrobin" in err
 
 
 def test_bad_rounds_flag(tmp_path, capsys):

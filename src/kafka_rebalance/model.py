@@ -210,6 +210,8 @@ def parse_group_scenario(doc: object) -> GroupScenario:
             racks = tuple(parsed)
         elif "racks" in t or "rf" in t:
             rack_list = _field(t, "racks", where, list)
+            if not rack_list:
+                raise InputError("a rack layout needs at least one rack", field=f"{where}.racks")
             if not all(isinstance(r, str) for r in rack_list):
                 raise InputError(f"expected a list of rack names, got {rack_list!r}", field=f"{where}.racks")
             rf = _field(t, "rf", where, int, required=False, default=len(rack_list))
@@ -241,6 +243,9 @@ def parse_group_scenario(doc: object) -> GroupScenario:
             if (not isinstance(o, list) or len(o) != 2 or not isinstance(o[0], str)
                     or not isinstance(o[1], int) or isinstance(o[1], bool) or o[1] < 0):
                 raise InputError(f"expected [topic, partition>=0], got {o!r}", field=f"{where}.owned[{j}]")
+            if o[0] in topics and o[1] >= topics[o[0]].partitions:
+                raise InputError(f"topic {o[0]!r} has {topics[o[0]].partitions} partitions, got partition {o[1]}",
+                                 field=f"{where}.owned[{j}]")
             owned.append(TopicPartition(o[0], o[1]))
         gen = _field(m, "generation", where, int, required=False, default=DEFAULT_GENERATION)
         rack = _field(m, "rack", where, (str, type(None)), required=False, default=None)

@@ -18,3 +18,7 @@ class Assignor(Protocol):
     name: str
 
     def assign(self, spec: GroupSpec) -> Assignment: ...
+
+
+class AssignorFailure(RuntimeError):
+    """Kafka's own assignor fails on this input (it throws); ours fails alike, with the reason."""

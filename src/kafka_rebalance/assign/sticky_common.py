@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
+from .base import AssignorFailure
 from .javacompat import insertion_order, string_key
 
 TP = tuple[str, int]
 DEFAULT_GENERATION = -1
 
 
-class KafkaAssignorFailure(RuntimeError):
+class KafkaAssignorFailure(AssignorFailure):
     """Input on which Kafka's own assignor throws (e.g. a NullPointerException); we fail alike."""
 
 

@@ -15,11 +15,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..model import TopicPartition
+from .base import AssignorFailure
 from .javacompat import JavaHashSet
 from .uniform import UniformGroup, current_assignment, flatten_owned, topic_id_hash
 
 
-class PartitionAssignorException(RuntimeError):
+class PartitionAssignorException(AssignorFailure):
     """Kafka's PartitionAssignorException: the assignor could not produce an assignment."""
 
 

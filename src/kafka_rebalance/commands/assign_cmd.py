@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import io_util, output
-from ..assign.registry import NAMES, get_assignor
+from ..assign.base import AssignorFailure
+from ..assign.registry import NAMES, SERVER_SIDE, get_assignor
 from ..assign.rounds import run_rounds
 from ..assign.stats import round_stats
 from ..errors import InputError
@@ -37,7 +38,10 @@ def register(subparsers) -> None:
 
 def compute(path: str, strategy: str, rounds: int | None = None) -> dict[str, Any]:
     """The command's JSON result; InputError (naming file and field) for bad input."""
-    assignor = get_assignor(strategy)  # unknown strategy -> InputError(field="strategy")
+    try:
+        assignor = get_assignor(strategy)
+    except InputError as exc:
+        raise InputError(exc.message, field="--strategy") from None
     if rounds is not None and rounds < 1:
         raise InputError(f"must be >= 1, got {rounds}", field="--rounds")
     doc = io_util.read_structured(path)
@@ -46,8 +50,14 @@ def compute(path: str, strategy: str, rounds: int | None = None) -> dict[str, An
     except InputError as exc:
         raise exc.in_file(path) from None
     n = rounds if rounds is not None else scenario.rounds
+    if strategy in SERVER_SIDE:
+        _no_shared_ownership(scenario.spec, path)
+    try:
+        results = run_rounds(assignor, scenario.spec, n)
+    except AssignorFailure as exc:
+        raise InputError(f"Kafka's {strategy} assignor fails on this input: {exc}", source=path) from None
     out_rounds = []
-    for spec, result in run_rounds(assignor, scenario.spec, n):
+    for spec, result in results:
         assignment = {m.member_id: [[tp.topic, tp.partition] for tp in result.get(m.member_id, ())]
                       for m in spec.members}
         # members the assignor returned that the spec does not list (never expected) stay visible
@@ -55,6 +65,18 @@ def compute(path: str, strategy: str, rounds: int | None = None) -> dict[str, An
             assignment.setdefault(member, [[tp.topic, tp.partition] for tp in tps])
         out_rounds.append({"assignment": assignment, "stats": round_stats(spec, result).to_json()})
     return {"strategy": strategy, "rounds": out_rounds}
+
+
+def _no_shared_ownership(spec, path: str) -> None:
+    """A server-side target assignment never has one partition owned by two members (KIP-848)."""
+    owner: dict = {}
+    for i, m in enumerate(spec.members):
+        for j, tp in enumerate(m.owned):
+            if tp in owner and owner[tp] != m.member_id:
+                raise InputError(f"{tp} is also owned by {owner[tp]!r}; a server-side assignor's current "
+                                 "assignment never holds a partition twice", source=path,
+                                 field=f"members[{i}].owned[{j}]")
+            owner[tp] = m.member_id
 
 
 def run(args) -> int:
