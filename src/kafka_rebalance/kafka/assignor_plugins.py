@@ -265,16 +265,22 @@ class StickyAssignor(KafkaPythonAssignor):
 
 
 class CooperativeStickyAssignor(KafkaPythonAssignor):
-    """Kafka's CooperativeStickyAssignor output, with its two-round hand-over (needs `bind`)."""
+    """Kafka's CooperativeStickyAssignor output, with its two-round hand-over (needs `bind`).
 
-    name = "cooperative-sticky"
+    Its protocol name is not Java's "cooperative-sticky": ownership travels in
+    StickyAssignor user data (kafka-python's v0 subscription has no owned
+    partitions field), which a Java cooperative-sticky leader would misread, so
+    Kafka must never pick it for a group that mixes Java and Python members.
+    """
+
+    name = "py-cooperative-sticky"
     strategy = "cooperative-sticky"
     sticky_user_data = True
     cooperative = True
 
 
 PLUGINS: dict[str, type[KafkaPythonAssignor]] = {
-    cls.name: cls for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
+    cls.strategy: cls for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
 }
 
 
