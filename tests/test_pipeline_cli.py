@@ -25,7 +25,7 @@ TINY_GRID = {"base": {"name": "cli", "seed": 3, "duration_ms": 30_000, "protocol
 
 def run_json(capsys, argv) -> dict:
     capsys.readouterr()
-    assert main(argv) == 0
+    assert main([*argv, "--shuffle-partitions", "4"]) == 0  # as the shared session has
     out = capsys.readouterr().out
     return json.loads(out)
 

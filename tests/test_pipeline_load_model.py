@@ -58,9 +58,16 @@ def test_admit_windows_is_cruise_controls_greedy_newest_first():
     assert admit_windows({0b000: 2}, 3, 2, 0.1) == []
 
 
-def test_the_newest_window_is_dropped_when_it_would_disqualify_too_many(spark, samples, tmp_path):
+@pytest.fixture(scope="module")
+def model_06(spark, samples, tmp_path_factory):
+    """The model at min_valid_ratio 0.6 (shared by two tests: one Spark run)."""
+    out = tmp_path_factory.mktemp("model06")
     cfg = LoadModelConfig(window_ms=W, windows=3, min_samples=2, min_valid_ratio=0.6)
-    res = run_load_model(spark, str(samples), str(tmp_path), cfg)
+    return run_load_model(spark, str(samples), str(out), cfg), out
+
+
+def test_the_newest_window_is_dropped_when_it_would_disqualify_too_many(model_06):
+    res, tmp_path = model_06
     s = res.summary
     assert (s["partitions"], s["valid_partitions"], s["windows"], s["ready"]) == (3, 2, 2, True)
     assert s["admitted_window_starts_ms"] == [BASE + 2 * W, BASE + 3 * W]
@@ -102,9 +109,8 @@ def test_not_ready_lists_partitions_and_min_samples_counts(spark, samples, tmp_p
     assert load(tmp_path).loc[0, "valid_windows"] == 1
 
 
-def test_snapshot_is_inferred_with_load_and_broker_load_written(spark, samples, tmp_path):
-    cfg = LoadModelConfig(window_ms=W, windows=3, min_samples=2, min_valid_ratio=0.6)
-    run_load_model(spark, str(samples), str(tmp_path), cfg)
+def test_snapshot_is_inferred_with_load_and_broker_load_written(model_06):
+    _, tmp_path = model_06
     snap = json.loads((tmp_path / "snapshot.json").read_text())
     assert [b["id"] for b in snap["brokers"]] == [1, 2, 3]
     p0 = next(p for p in snap["partitions"] if p["partition"] == 0)

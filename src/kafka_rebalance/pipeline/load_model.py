@@ -248,8 +248,9 @@ def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot:
         )
         write_parquet(table, outdir / "partition_load.parquet", files=1)
         written = spark.read.parquet(str(outdir / "partition_load.parquet"))
-        not_ready = [(r["topic"], int(r["partition"])) for r in written.where(~F.col("valid")).select("topic", "partition").collect()]
-        loads = {(r["topic"], int(r["partition"])): r for r in written.where(F.col("windows_used") > 0).collect()}
+        rows = written.collect()
+        not_ready = [(r["topic"], int(r["partition"])) for r in rows if not r["valid"]]
+        loads = {(r["topic"], int(r["partition"])): r for r in rows if r["windows_used"] > 0}
         snap = _snapshot(fine, loads, snap_doc, first)
         atomic_write_json(outdir / "snapshot.json", snap)
         write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
