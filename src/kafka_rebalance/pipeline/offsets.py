@@ -60,83 +60,129 @@ def _member(m) -> dict[str, Any]:
 
 
 def decode_batches(batches: Iterator) -> Iterator:
-    """mapInArrow body: Kafka-source batches in, decoded batches out."""
+    """mapInArrow body: Kafka-source batches in, decoded batches out.
+
+    The common shapes (offset commits v0/v1 keys with v1/v3 values, tombstones)
+    go through the vectorised fast path (fast_decode.split_fast); every other
+    row through the exact per-record path, and the rows are put back in order.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from .fast_decode import split_fast
+
+    key_cache: dict[bytes, Any] = {}
+    for batch in batches:
+        schema = _arrow_schema(batch.column("timestamp").type)
+        fast_rows, cols, slow_rows = split_fast(batch)
+        if len(fast_rows) == 0:
+            yield _decode_slow(batch, schema, key_cache)
+            continue
+        m = len(fast_rows)
+        arrays = []
+        for f in schema.names:
+            typ = schema.field(f).type
+            c = cols.get(f)
+            if f == "kind":
+                arrays.append(pa.array(np.full(m, "offset_commit", dtype=object), type=typ))
+            elif c is None:
+                arrays.append(pa.nulls(m, type=typ))
+            elif isinstance(c, tuple):
+                values, mask = c
+                arrays.append(pa.array(values.astype(typ.to_pandas_dtype()), mask=mask, type=typ))
+            else:
+                arrays.append(c.cast(typ) if c.type != typ else c)
+        fast = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        if len(slow_rows) == 0:
+            yield fast
+            continue
+        slow = _decode_slow(batch.take(pa.array(slow_rows)), schema, key_cache)
+        order = np.concatenate([fast_rows, slow_rows])
+        inverse = np.empty(len(order), np.int64)
+        inverse[order] = np.arange(len(order))
+        both = pa.Table.from_batches([fast, slow]).take(pa.array(inverse)).combine_chunks()
+        yield from both.to_batches(max_chunksize=len(order))
+
+
+def decode_batches_slow(batches: Iterator) -> Iterator:
+    """The exact per-record path alone (the reference the fast path is tested against)."""
+    key_cache: dict[bytes, Any] = {}
+    for batch in batches:
+        yield _decode_slow(batch, _arrow_schema(batch.column("timestamp").type), key_cache)
+
+
+def _decode_slow(batch, schema, key_cache: dict[bytes, Any]):
+    """Decode one batch row by row with the shared codecs (group.records)."""
     import pyarrow as pa
 
     from ..group.records import OffsetCommitKey, RecordDecodeError, decode_key, decode_value
 
     # decode_record(key, value) is decode_key + decode_value; keys repeat (one per group/topic/partition),
     # so each distinct key is decoded once per task.
-    key_cache: dict[bytes, Any] = {}
-
-    schema = None
-    for batch in batches:
-        n = batch.num_rows
-        cols: dict[str, list] = {f: [None] * n for f in _FIELDS}
-        cols["members"] = [None] * n
-        keys = batch.column("key").to_pylist()
-        values = batch.column("value").to_pylist()
-        parts = batch.column("partition").to_pylist()
-        offs = batch.column("offset").to_pylist()
-        ts = batch.column("timestamp")
-        ts_valid = ts.is_valid().to_pylist() if ts.null_count else None
-        cols["record_partition"] = parts
-        cols["record_offset"] = offs
-        kind, reason, kv, vv, tomb = cols["kind"], cols["reason"], cols["key_version"], cols["value_version"], cols["tombstone"]
-        group, topic, part, offset = cols["group"], cols["topic"], cols["partition"], cols["offset"]
-        epoch, meta, cts, ets = cols["leader_epoch"], cols["metadata"], cols["commit_timestamp"], cols["expire_timestamp"]
-        for i in range(n):
-            key, value = keys[i], values[i]
-            bad = None
-            if ts_valid is not None and not ts_valid[i]:
-                bad = "null timestamp"
-            elif parts[i] is None or offs[i] is None:
-                bad = "null partition or offset"
-            if bad is None:
-                try:
-                    if key is None:
-                        raise RecordDecodeError("null key", part="key")
-                    k = key_cache.get(key)
-                    if k is None:
-                        k = decode_key(key)
-                        if len(key_cache) < 100_000:
-                            key_cache[key] = k
-                    v = None if value is None else decode_value(k.version, value)
-                except RecordDecodeError as exc:
-                    bad = f"{exc.part}: {exc.reason}"
-            if bad is not None:
-                kind[i] = "quarantine"
-                reason[i] = bad
-                cols["detail"][i] = f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
-                continue
-            kv[i] = k.version
-            tomb[i] = v is None
-            group[i] = k.group
-            if not isinstance(k, OffsetCommitKey):
-                kind[i] = "group_metadata"
-                if v is not None:
-                    vv[i] = v.version
-                    cols["protocol_type"][i] = v.protocol_type
-                    cols["generation"][i] = v.generation
-                    cols["protocol"][i] = v.protocol
-                    cols["leader"][i] = v.leader
-                    cols["current_state_timestamp"][i] = v.current_state_timestamp
-                    cols["members"][i] = [_member(m) for m in v.members]
-            else:
-                kind[i] = "offset_commit"
-                topic[i] = k.topic
-                part[i] = k.partition
-                if v is not None:
-                    vv[i] = v.version
-                    offset[i] = v.offset
-                    epoch[i] = v.leader_epoch
-                    meta[i] = v.metadata
-                    cts[i] = v.commit_timestamp
-                    ets[i] = v.expire_timestamp
-        if schema is None:
-            schema = _arrow_schema(ts.type)
-        arrays = [ts if f == "record_ts" else pa.array(cols[f], type=schema.field(f).type) for f in schema.names]
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+    n = batch.num_rows
+    cols: dict[str, list] = {f: [None] * n for f in _FIELDS}
+    cols["members"] = [None] * n
+    keys = batch.column("key").to_pylist()
+    values = batch.column("value").to_pylist()
+    parts = batch.column("partition").to_pylist()
+    offs = batch.column("offset").to_pylist()
+    ts = batch.column("timestamp")
+    ts_valid = ts.is_valid().to_pylist() if ts.null_count else None
+    cols["record_partition"] = parts
+    cols["record_offset"] = offs
+    kind, reason, kv, vv, tomb = cols["kind"], cols["reason"], cols["key_version"], cols["value_version"], cols["tombstone"]
+    group, topic, part, offset = cols["group"], cols["topic"], cols["partition"], cols["offset"]
+    epoch, meta, cts, ets = cols["leader_epoch"], cols["metadata"], cols["commit_timestamp"], cols["expire_timestamp"]
+    for i in range(n):
+        key, value = keys[i], values[i]
+        bad = None
+        if ts_valid is not None and not ts_valid[i]:
+            bad = "null timestamp"
+        elif parts[i] is None or offs[i] is None:
+            bad = "null partition or offset"
+        if bad is None:
+            try:
+                if key is None:
+                    raise RecordDecodeError("null key", part="key")
+                k = key_cache.get(key)
+                if k is None:
+                    k = decode_key(key)
+                    if len(key_cache) < 100_000:
+                        key_cache[key] = k
+                v = None if value is None else decode_value(k.version, value)
+            except RecordDecodeError as exc:
+                bad = f"{exc.part}: {exc.reason}"
+        if bad is not None:
+            kind[i] = "quarantine"
+            reason[i] = bad
+            cols["detail"][i] = f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
+            continue
+        kv[i] = k.version
+        tomb[i] = v is None
+        group[i] = k.group
+        if not isinstance(k, OffsetCommitKey):
+            kind[i] = "group_metadata"
+            if v is not None:
+                vv[i] = v.version
+                cols["protocol_type"][i] = v.protocol_type
+                cols["generation"][i] = v.generation
+                cols["protocol"][i] = v.protocol
+                cols["leader"][i] = v.leader
+                cols["current_state_timestamp"][i] = v.current_state_timestamp
+                cols["members"][i] = [_member(m) for m in v.members]
+        else:
+            kind[i] = "offset_commit"
+            topic[i] = k.topic
+            part[i] = k.partition
+            if v is not None:
+                vv[i] = v.version
+                offset[i] = v.offset
+                epoch[i] = v.leader_epoch
+                meta[i] = v.metadata
+                cts[i] = v.commit_timestamp
+                ets[i] = v.expire_timestamp
+    arrays = [ts if f == "record_ts" else pa.array(cols[f], type=schema.field(f).type) for f in schema.names]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _arrow_schema(ts_type):
