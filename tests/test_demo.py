@@ -33,8 +33,11 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
     for part in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep"):
         assert report.get(part), part
     assert set(report["compare"]) == {"eager", "cooperative", "static", "consumer"}
+    assert report["lag"]["series"] and all(len(v) > 10 for v in report["lag"]["series"].values())
     if CHROMIUM:  # the demo's own report: every plot renders, no script errors
         status = render_status(Path(result["report"]), tmp_path / "profile")
-        assert status["done"] and status["rendered"] == status["expected"] >= 7 and status["errors"] == []
+        plots = 6 + len(report["ownership"])  # load, leaders, moves, compare, lag, sweep + one timeline per protocol
+        assert status["done"] and status["expected"] == plots and status["rendered"] == plots
+        assert status["errors"] == []
         screenshot(Path(result["report"]), tmp_path / "profile",
                    Path(__file__).parent.parent / "out" / "demo-report-screenshot.png", height=6000)

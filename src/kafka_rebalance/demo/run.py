@@ -5,8 +5,9 @@ Steps (each shown as it runs):
     rolling restart, and a freshly added empty broker;
  2. a day of metric samples for it;
  3. a consumer group's rolling restart simulated under eager, cooperative,
-    static and KIP-848; its commits become `__consumer_offsets` records and
-    log-end offsets;
+    static and KIP-848; the eager run's commits and generations become
+    `__consumer_offsets` records (the group record codecs); log-end offsets
+    follow from the scenario's produce rate, as the simulator produces them;
  4. the Spark jobs: load model, offsets, lag, a small sweep;
  5. skew, preferred leader election, leader balance and a reassignment plan
     on the load model's snapshot, compared with Kafka's `--generate`;
@@ -239,6 +240,10 @@ class Demo:
                                   "after leader balance": count(leaders_res.after_snapshot)}
         self.report["moves"] = {"plan (add broker)": plan["replica_moves"], "lower bound": plan["lower_bound_moves"],
                                 "kafka --generate": plan.get("generate", {}).get("replica_moves", 0)}
+        self.report["moves_intro"] = (
+            f"Adding broker {self.new_broker}: our plan moves {plan['bytes_moved'] / 1e9:,.1f} GB; "
+            "the lower bound is the replicas the new broker must take for balance; --generate lays every "
+            "topic out again from scratch.")
         keep = ("mode", "replica_moves", "lower_bound_moves", "bytes_moved", "leader_changes")
         self.report["plans"] = [{k: p.get(k) for k in keep} for p in (plan, full, leaders)]
         self.report["cards"].update({
@@ -330,18 +335,19 @@ def _with_brokers_of(snap: ClusterSnapshot, reference: ClusterSnapshot) -> Clust
 
 
 def _lag_section(lag_dir: Path, summary: dict) -> dict:
-    """Total lag per group over time (group_status.parquet) and Burrow's final evaluation per group."""
+    """Total lag per group every log-end sample (lag.parquet) and Burrow's final evaluation per group."""
     import pyarrow.parquet as pq
 
-    section: dict[str, Any] = {"series": {}, "statuses": {}}
-    timeline = lag_dir / "group_status.parquet"
-    if timeline.exists():
-        t = pq.read_table(timeline).to_pandas().sort_values(["group", "ts"])
-        for group, g in t.groupby("group"):
-            ms = g["ts"].astype("int64") // 10**6 if str(g["ts"].dtype).endswith("[ns, UTC]") or "ns" in str(g["ts"].dtype) \
-                else g["ts"].astype("int64") // 10**3
-            t0 = int(ms.iloc[0]) if len(ms) else 0
-            section["series"][str(group)] = [[(int(x) - t0) / 1000.0, float(y)] for x, y in zip(ms, g["total_lag"])]
+    section: dict[str, Any] = {"series": {}, "statuses": {},
+                               "title": "Consumer lag of the eager rolling restart (sum over partitions)"}
+    lag_file = lag_dir / "lag.parquet"
+    if lag_file.exists():
+        t = pq.read_table(lag_file, columns=["ts", "group", "lag"]).to_pandas()
+        t["ms"] = t["ts"].astype("datetime64[ms]").astype("int64")
+        total = t.groupby(["group", "ms"], as_index=False)["lag"].sum().sort_values(["group", "ms"])
+        for group, g in total.groupby("group"):
+            t0 = int(g["ms"].iloc[0])
+            section["series"][str(group)] = [[(int(x) - t0) / 1000.0, float(y)] for x, y in zip(g["ms"], g["lag"])]
     groups = summary.get("groups") or {}
     if isinstance(groups, dict) and groups:
         cols = ["group", "status", "complete", "total_lag", "partitions", "worst partition", "worst lag", "worst status"]

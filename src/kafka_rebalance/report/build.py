@@ -15,6 +15,12 @@ from .html import (Section, bar_figure, broker_load_figure, lag_figure, moves_fi
                    render_html)
 
 REPORT_JSON = "report.json"
+PROTOCOL_LABELS = {"eager": "eager (classic)", "cooperative": "cooperative (KIP-429)",
+                   "static": "static (KIP-345)", "consumer": "consumer (KIP-848)"}
+
+
+def moves_intro(doc: Mapping[str, Any]) -> str:
+    return doc.get("moves_intro", "Replicas each plan moves; the lower bound is what any valid plan must move.")
 REPORT_HTML = "report.html"
 
 
@@ -49,7 +55,8 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sections.append(sec)
     moves = _expect(doc, "moves", dict, source)
     if moves:
-        sec = Section("Data moved versus the lower bound and Kafka's --generate")
+        sec = Section("Replica moves versus the lower bound and Kafka's --generate",
+                      moves_intro(doc))
         sec.figures.append(moves_figure({k: float(v) for k, v in moves.items() if isinstance(v, (int, float))}))
         plans = doc.get("plans")
         if isinstance(plans, list) and plans:
@@ -61,18 +68,19 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sec = Section("Partition ownership per protocol",
                       "Each bar is a partition owned by a member; gaps and shaded bands are where the world stopped.")
         for protocol, o in ownership.items():
-            sec.figures.append(ownership_timeline_figure(protocol, o.get("intervals", []), int(o.get("duration_ms", 0)),
+            sec.figures.append(ownership_timeline_figure(PROTOCOL_LABELS.get(protocol, protocol), o.get("intervals", []), int(o.get("duration_ms", 0)),
                                                          o.get("stops", [])))
         sections.append(sec)
     compare = _expect(doc, "compare", dict, source)
     if compare:
         sec = Section("What a rolling restart costs under each protocol")
         names = list(compare)
+        labels = [PROTOCOL_LABELS.get(n, n) for n in names]
         keys = ["rebalances", "unavailable_partition_ms", "member_paused_ms", "partitions_moved", "revocations"]
-        sec.figures.append(bar_figure("Stop-the-world cost", names,
+        sec.figures.append(bar_figure("Stop-the-world cost", labels,
                                       {k: [compare[n].get(k, 0) for n in names] for k in ("unavailable_partition_ms", "member_paused_ms")},
                                       "ms"))
-        rows = [[n] + [compare[n].get(k, "") for k in keys] +
+        rows = [[PROTOCOL_LABELS.get(n, n)] + [compare[n].get(k, "") for k in keys] +
                 [compare[n].get("records", {}).get("duplicates", ""), compare[n].get("records", {}).get("lost", "")]
                 for n in names]
         sec.tables.append(("side by side", ["protocol"] + keys + ["duplicates", "lost"], rows))
@@ -82,7 +90,7 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sec = Section("Lag and Burrow status")
         series = {k: ([p[0] for p in v], [p[1] for p in v]) for k, v in lag.get("series", {}).items()}
         if series:
-            sec.figures.append(lag_figure(series))
+            sec.figures.append(lag_figure(series, lag.get("title", "Consumer lag")))
         st = lag.get("statuses")
         if st:
             sec.tables.append(("Burrow evaluation", st.get("columns", []), st.get("rows", [])))

@@ -70,7 +70,7 @@ def moves_figure(moves: dict[str, float]) -> go.Figure:
     names = list(moves)
     fig = go.Figure(go.Bar(x=names, y=[moves[n] for n in names], text=[f"{moves[n]:,.0f}" for n in names],
                            textposition="auto", marker_color=["#1f77b4", "#7f7f7f", "#ff7f0e", "#9467bd"][: len(names)]))
-    fig.update_layout(title="Data moved: plan vs lower bound vs kafka-reassign-partitions --generate",
+    fig.update_layout(title="Replica moves: plan vs lower bound vs kafka-reassign-partitions --generate",
                       yaxis_title="replica moves", yaxis_type="log", height=380)
     return fig
 
@@ -103,12 +103,13 @@ def ownership_timeline_figure(protocol: str, intervals: Sequence[dict[str, Any]]
     return fig
 
 
-def lag_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], title: str = "Consumer lag") -> go.Figure:
+def lag_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], title: str = "Consumer lag",
+               x_title: str = "seconds") -> go.Figure:
     """Lag curves, one per group (or group/partition): x = seconds, y = records behind."""
     fig = go.Figure()
     for name, (xs, ys) in series.items():
         fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name))
-    fig.update_layout(title=title, xaxis_title="time", yaxis_title="lag (records)", height=380)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="lag (records)", height=380)
     return fig
 
 
@@ -137,6 +138,14 @@ th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f0f3
 """
 
 
+# Installed before plotly.js so errors anywhere on the page are recorded.
+_EARLY = """
+window.__reportErrors = [];
+window.addEventListener('error', function(e) { window.__reportErrors.push(String(e.message || e)); });
+window.addEventListener('unhandledrejection', function(e) { window.__reportErrors.push('unhandled rejection: ' + String(e.reason)); });
+"""
+
+
 def render_html(title: str, subtitle: str, cards: dict[str, Any], sections: Sequence[Section]) -> str:
     """The whole page as one string; plots are rendered by inline plotly.js on load."""
     plot_specs: list[tuple[str, str]] = []
@@ -158,8 +167,6 @@ def render_html(title: str, subtitle: str, cards: dict[str, Any], sections: Sequ
     )
     specs_js = ",\n".join(f"[{json.dumps(d)}, {spec}]" for d, spec in plot_specs)
     script = f"""
-window.__reportErrors = [];
-window.addEventListener('error', function(e) {{ window.__reportErrors.push(String(e.message || e)); }});
 (function() {{
   var specs = [{specs_js}];
   var rendered = 0;
@@ -173,7 +180,11 @@ window.addEventListener('error', function(e) {{ window.__reportErrors.push(Strin
   var pending = specs.map(function(s) {{
     try {{
       return Plotly.newPlot(s[0], s[1].data, s[1].layout, {{responsive: true, displaylogo: false}})
-        .then(function(gd) {{ if (gd.querySelector('.main-svg')) rendered += 1; }})
+        .then(function(gd) {{
+          // rendered = visible and with drawn traces, not just an empty frame
+          var drawn = gd.querySelectorAll('.trace, .point, .bars path, .scatterlayer path').length;
+          if (gd.offsetWidth > 0 && gd.offsetHeight > 0 && drawn > 0) rendered += 1;
+        }})
         .catch(function(err) {{ window.__reportErrors.push(String(err)); }});
     }} catch (err) {{ window.__reportErrors.push(String(err)); return Promise.resolve(); }}
   }});
@@ -183,6 +194,7 @@ window.addEventListener('error', function(e) {{ window.__reportErrors.push(Strin
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_STYLE}</style>
+<script type="text/javascript">{_EARLY}</script>
 <script type="text/javascript">{get_plotlyjs()}</script>
 </head><body>
 <header><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p></header>
