@@ -60,13 +60,15 @@ def _strings(data: np.ndarray, start: np.ndarray, length: np.ndarray, null: np.n
     else:
         chars = np.zeros(0, np.uint8)
     ok = np.ones(n, bool)
-    high = np.zeros(total + 1, np.int64)
-    np.cumsum(chars >= 0x80, out=high[1:])
-    for i in np.flatnonzero(high[out_off[1:]] - high[out_off[:-1]]):  # rows with non-ASCII bytes: check exactly
-        try:
-            chars[out_off[i]:out_off[i + 1]].tobytes().decode("utf-8")
-        except UnicodeDecodeError:
-            ok[i] = False
+    nonascii = chars >= 0x80
+    if nonascii.any():  # rows with non-ASCII bytes: check exactly, as Python's strict UTF-8 decoder does
+        high = np.zeros(total + 1, np.int64)
+        np.cumsum(nonascii, out=high[1:])
+        for i in np.flatnonzero(high[out_off[1:]] - high[out_off[:-1]]):
+            try:
+                chars[out_off[i]:out_off[i + 1]].tobytes().decode("utf-8")
+            except UnicodeDecodeError:
+                ok[i] = False
     otype, atype = (np.int32, pa.string()) if total < 2**31 else (np.int64, pa.large_string())
     validity = None
     if null is not None and null.any():
@@ -76,6 +78,17 @@ def _strings(data: np.ndarray, start: np.ndarray, length: np.ndarray, null: np.n
     if atype != pa.string():
         arr = arr.cast(pa.string())
     return arr, ok
+
+
+def constant_strings(text: str, n: int):
+    """An Arrow string array of `n` copies of `text`, built straight from buffers."""
+    import pyarrow as pa
+
+    raw = text.encode("utf-8")
+    offsets = np.arange(0, len(raw) * (n + 1), len(raw), dtype=np.int64)
+    otype, atype = (np.int32, pa.string()) if offsets[-1] < 2**31 else (np.int64, pa.large_string())
+    arr = pa.Array.from_buffers(atype, n, [None, pa.py_buffer(offsets.astype(otype).tobytes()), pa.py_buffer(raw * n)])
+    return arr if atype == pa.string() else arr.cast(pa.string())
 
 
 def split_fast(batch) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:

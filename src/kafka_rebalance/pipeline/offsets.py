@@ -69,11 +69,13 @@ def decode_batches(batches: Iterator) -> Iterator:
     import numpy as np
     import pyarrow as pa
 
-    from .fast_decode import split_fast
+    from .fast_decode import constant_strings, split_fast
 
     key_cache: dict[bytes, Any] = {}
+    schemas: dict[Any, Any] = {}
     for batch in batches:
-        schema = _arrow_schema(batch.column("timestamp").type)
+        ts_type = batch.column("timestamp").type
+        schema = schemas.get(ts_type) or schemas.setdefault(ts_type, _arrow_schema(ts_type))
         fast_rows, cols, slow_rows = split_fast(batch)
         if len(fast_rows) == 0:
             yield _decode_slow(batch, schema, key_cache)
@@ -84,7 +86,7 @@ def decode_batches(batches: Iterator) -> Iterator:
             typ = schema.field(f).type
             c = cols.get(f)
             if f == "kind":
-                arrays.append(pa.array(np.full(m, "offset_commit", dtype=object), type=typ))
+                arrays.append(constant_strings("offset_commit", m))
             elif c is None:
                 arrays.append(pa.nulls(m, type=typ))
             elif isinstance(c, tuple):
