@@ -3,7 +3,8 @@
 What tansu does not do: it drops commit metadata (OffsetCommit's
 `committed_metadata` comes back empty from OffsetFetch), so the
 completed-offsets map cannot survive a restart here; its persistence is
-covered against the commit store in test_parallel_consumer.py. What is real
+covered under the simulator's Kafka client (a real group coordinator that
+keeps the metadata in `__consumer_offsets`) in test_parallel_under_sim.py. What is real
 and asserted here: the group join through confluent-kafka, fetching, key
 ordering under concurrency, and committed offsets (the lowest incomplete
 offset, pinned at a stuck record) read back from the broker.
@@ -149,7 +150,7 @@ def test_live_commit_is_pinned_at_a_stuck_record(tansu):
     assert point.offset == stuck and point.metadata != ""  # we did send a map of the completed records
     got = committed(tansu.bootstrap, group, topic, 1)
     assert got[0][0] == stuck  # the broker holds the committed offset pinned at the stuck record
-    # tansu drops the metadata (a real Kafka broker returns it; see test_parallel_consumer.py)
+    # tansu drops the metadata (a real Kafka broker returns it; see test_parallel_under_sim.py)
     assert not got[0][1]
 
     # restart: without the map every record from the stuck one on runs again; nothing is lost

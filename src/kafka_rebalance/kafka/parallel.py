@@ -98,6 +98,7 @@ class ParallelStats:
     maps_dropped: int = 0
     abandoned: int = 0          # running records of revoked/lost partitions not waited for
     paused_for_backpressure: int = 0
+    rewinds: int = 0            # a partition's records came again from an earlier offset (seek, offset reset)
     max_buffered_seen: int = 0
     revocations: list[list[TP]] = field(default_factory=list)
     assignments: list[list[TP]] = field(default_factory=list)
@@ -150,7 +151,7 @@ class ParallelConsumer:
         self.consumer = consumer
         self.topics = list(topics)
         self.fn = fn
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.is_async = _is_async_callable(fn)
         self.stats = ParallelStats()
         self._cond = threading.Condition(threading.RLock())
         self._scheduler = Scheduler(options.ordering)
@@ -265,7 +266,7 @@ class ParallelConsumer:
             with self._cond:
                 room = opts.max_buffered_records - self._scheduler.buffered
                 idle = not self._running and not dispatched
-            self._backpressure(room <= 0)
+            self._backpressure()
             msgs = self.consumer.consume(num_messages=max(1, min(opts.fetch_batch, room)),
                                          timeout=opts.poll_timeout_s if idle else 0)
             if msgs:
@@ -286,18 +287,34 @@ class ParallelConsumer:
                 if wait > 0 and not self._stop.is_set():
                     self._cond.wait(wait)
 
-    def _backpressure(self, full: bool) -> None:
-        if full:
-            todo = [tp for tp in list(self._states) if tp not in self._paused]
-            if todo:
-                self.consumer.pause([_TP.make(t, p) for t, p in todo])
-                self._paused.update(todo)
-                self.stats.paused_for_backpressure += 1
-        elif self._paused:
-            todo = [tp for tp in self._paused if tp in self._states]
-            if todo:
-                self.consumer.resume([_TP.make(t, p) for t, p in todo])
-            self._paused.clear()
+    def _backpressure(self) -> None:
+        """Pause the partitions that must not fetch now, resume the others.
+
+        All of them when the buffer is full. Otherwise only a partition holding
+        its fair share of the buffer (max_buffered_records / assigned
+        partitions) or one whose records may not start (its map is past 3/4 of
+        the budget): a partition blocked by a stuck record keeps fetching
+        otherwise, fills the shared buffer and stalls every other partition.
+        Only the control thread changes `_paused`; the consumer is called
+        outside the lock.
+        """
+        with self._cond:
+            assigned = [tp for tp in self._states if tp not in self._finishing]
+            if self._scheduler.buffered >= self.options.max_buffered_records:
+                want = set(assigned)
+            else:
+                share = max(1, self.options.max_buffered_records // max(1, len(assigned)))
+                want = {tp for tp in assigned
+                        if self._scheduler.buffered_in(tp) >= share or self._bound(tp) is not None}
+            pause = [tp for tp in assigned if tp in want and tp not in self._paused]
+            resume = [tp for tp in self._paused if tp not in want and tp in self._states]
+        if pause:
+            self.consumer.pause([_TP.make(t, p) for t, p in pause])
+            self.stats.paused_for_backpressure += 1
+        if resume:
+            self.consumer.resume([_TP.make(t, p) for t, p in resume])
+        with self._cond:
+            self._paused = (self._paused - set(resume)) | set(pause)
 
     def _receive(self, msg: Any) -> int:
         err = msg.error()
@@ -315,11 +332,49 @@ class ParallelConsumer:
         state = self._states[tp]
         if state is None:
             state = self._states[tp] = PartitionState(offset, max_metadata_bytes=self.options.max_metadata_bytes)
+        elif state.rewinds(offset):
+            state = self._rewind(tp, state, offset)
         if not state.receive(offset):
             self.stats.skipped_completed += 1
             return 0
         self._scheduler.add(WorkItem(tp[0], tp[1], offset, msg.key(), msg))
         return 1
+
+    def _rewind(self, tp: TP, old: PartitionState, offset: int) -> PartitionState:
+        """The consumer went back to `offset` (a seek, an offset reset): start `tp` again from there.
+
+        The old state cannot tell those records from ones it completed, and
+        would skip them all. Its buffered records are dropped (they come
+        again), its running ones are waited for (up to revoke_timeout_s, so a
+        key never runs twice at once), and a fresh state starts at `offset`:
+        records from there on run again (at least once, nothing lost).
+        """
+        log.warning("%s-%d: records restart at offset %d, which is not known done (commit point was %d): "
+                    "a seek or an offset reset; processing again from there", tp[0], tp[1], offset,
+                    old.lowest_incomplete())
+        self.stats.rewinds += 1
+        self._finishing.add(tp)
+        try:
+            self._scheduler.remove_partition(tp)
+            mine = lambda: [k for k in self._running if k[0] == tp]  # noqa: E731
+            deadline = time.monotonic() + self.options.revoke_timeout_s
+            self._watchers += 1
+            try:
+                while mine() and time.monotonic() < deadline:
+                    self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            finally:
+                self._watchers -= 1
+            for key in mine():
+                run = self._running.pop(key)
+                if self.is_async and run.future is not None:
+                    run.future.cancel()
+                self.stats.abandoned += 1
+        finally:
+            self._finishing.discard(tp)
+        self._attempts = {k: v for k, v in self._attempts.items() if k[0] != tp}
+        self._dropped_warned.discard(tp)
+        state = self._states[tp] = PartitionState(offset, max_metadata_bytes=self.options.max_metadata_bytes)
+        return state
 
     # ------------------------------------------------------------------ running records (lock held)
     def _bound(self, tp: TP) -> int | None:
@@ -376,8 +431,8 @@ class ParallelConsumer:
         fn = self.fn
         while run is not None:
             try:
-                fn(run.item.payload)
-                exc = None
+                result = fn(run.item.payload)
+                exc = None if result is None or not inspect.isawaitable(result) else _not_awaited(result)
             except BaseException as e:  # the user's error is an outcome
                 exc = e
             run = self._finished(run, exc)
@@ -579,6 +634,26 @@ class ParallelConsumer:
     @property
     def in_flight(self) -> int:
         return len(self._running)
+
+
+def _is_async_callable(fn: Any) -> bool:
+    """`async def` functions, and objects whose `__call__` is one (iscoroutinefunction misses those)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def _not_awaited(result: Any) -> TypeError:
+    """A sync-looking function returned an awaitable (a lambda around a coroutine): nothing ran.
+
+    It is a failure, retried or dead-lettered, never counted done; the
+    coroutine is closed (no "never awaited" warning), a future cancelled.
+    """
+    if inspect.iscoroutine(result):
+        result.close()
+    elif asyncio.isfuture(result):
+        result.cancel()
+    return TypeError(f"the user function returned an awaitable ({type(result).__name__}) but is not an "
+                     f"`async def` function, so it was not awaited; pass an `async def` function or an object "
+                     f"whose `__call__` is `async def`")
 
 
 def _kafka_error() -> Any:

@@ -75,6 +75,7 @@ class Scheduler:
         self._seq = 0
         self._rotation = 0
         self.buffered = 0      # records held (waiting, delayed or running)
+        self._tp_buffered: dict[TP, int] = {}   # the same, per partition (backpressure reads it every turn)
         self.running = 0
 
     # -- intake -------------------------------------------------------------
@@ -87,6 +88,7 @@ class Scheduler:
             self._tp_shards.setdefault(item.tp, set()).add(key)
         shard.queue.append(item)
         self.buffered += 1
+        self._tp_buffered[item.tp] = self._tp_buffered.get(item.tp, 0) + 1
         if len(shard.queue) == 1 and not shard.busy:
             self._ready.setdefault(item.tp, {})[key] = None
 
@@ -163,6 +165,7 @@ class Scheduler:
         shard.queue.popleft()
         shard.busy = False
         self.buffered -= 1
+        self._tp_buffered[shard.tp] -= 1
         self.running -= 1
         if shard.queue:
             self._ready.setdefault(shard.tp, {})[key] = None
@@ -195,10 +198,12 @@ class Scheduler:
                 self.running -= 1
             self.buffered -= len(shard.queue)
         self._ready.pop(tp, None)
+        self._tp_buffered.pop(tp, None)
         return running
 
     def buffered_in(self, tp: TP) -> int:
-        return sum(len(self._shards[k].queue) for k in self._tp_shards.get(tp, ()))
+        """Records of `tp` held (waiting, delayed or running), in O(1)."""
+        return self._tp_buffered.get(tp, 0)
 
     def partitions(self) -> Iterable[TP]:
         return [tp for tp, keys in self._tp_shards.items() if keys]

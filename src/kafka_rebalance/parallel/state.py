@@ -82,8 +82,21 @@ class PartitionState:
             self._max_done = -1
 
     # -- records ----------------------------------------------------------
+    def rewinds(self, offset: int) -> bool:
+        """True when `offset` goes back past what this state can vouch for (a seek or an offset reset).
+
+        An offset below the next expected one that is in the completed map is
+        a record known done (skipping it is right); any other is not known
+        done, and this state's view of the partition is stale.
+        """
+        return offset < self._next and offset not in self._done
+
     def receive(self, offset: int) -> bool:
-        """Note a fetched record; False when it must not be processed (done before, or a replay)."""
+        """Note a fetched record; False when it must not be processed (in the completed map).
+
+        The caller checks `rewinds` first and rebuilds the state on a rewind;
+        an offset below the next expected one is otherwise refused here.
+        """
         if offset < self._next:
             return False
         self._next = offset + 1
