@@ -105,7 +105,8 @@ def update_benchmarks(path: Path, section: str) -> None:
     if START in text and END in text:
         head, rest = text.split(START, 1)
         _, tail = rest.split(END, 1)
-        text = head + block + tail.lstrip("\n")
+        tail = tail.lstrip("\n")
+        text = head + block + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + block
     tmp = path.with_suffix(".md.tmp")
