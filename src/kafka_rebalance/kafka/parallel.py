@@ -340,6 +340,27 @@ class ParallelConsumer:
         self._scheduler.add(WorkItem(tp[0], tp[1], offset, msg.key(), msg))
         return 1
 
+    def _settle_running(self, tps: set, wait: bool) -> None:
+        """Wait (up to revoke_timeout_s, when asked) for the records running on `tps`, then abandon the rest.
+
+        Called with the condition held. An abandoned asyncio task is cancelled; a
+        running thread cannot be interrupted, so its outcome is ignored.
+        """
+        mine = lambda: [k for k in self._running if k[0] in tps]  # noqa: E731
+        if wait:
+            deadline = time.monotonic() + self.options.revoke_timeout_s
+            self._watchers += 1
+            try:
+                while mine() and time.monotonic() < deadline:
+                    self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            finally:
+                self._watchers -= 1
+        for key in mine():
+            run = self._running.pop(key)
+            if self.is_async and run.future is not None:
+                run.future.cancel()
+            self.stats.abandoned += 1
+
     def _rewind(self, tp: TP, old: PartitionState, offset: int) -> PartitionState:
         """The consumer went back to `offset` (a seek, an offset reset): start `tp` again from there.
 
@@ -356,19 +377,7 @@ class ParallelConsumer:
         self._finishing.add(tp)
         try:
             self._scheduler.remove_partition(tp)
-            mine = lambda: [k for k in self._running if k[0] == tp]  # noqa: E731
-            deadline = time.monotonic() + self.options.revoke_timeout_s
-            self._watchers += 1
-            try:
-                while mine() and time.monotonic() < deadline:
-                    self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            finally:
-                self._watchers -= 1
-            for key in mine():
-                run = self._running.pop(key)
-                if self.is_async and run.future is not None:
-                    run.future.cancel()
-                self.stats.abandoned += 1
+            self._settle_running({tp}, wait=True)
         finally:
             self._finishing.discard(tp)
         self._attempts = {k: v for k, v in self._attempts.items() if k[0] != tp}
@@ -595,20 +604,7 @@ class ParallelConsumer:
             self._finishing.update(gone)
             for tp in tps:
                 self._scheduler.remove_partition(tp)
-            mine = lambda: [k for k in self._running if k[0] in gone]  # noqa: E731
-            if commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT:
-                deadline = time.monotonic() + self.options.revoke_timeout_s
-                self._watchers += 1
-                try:
-                    while mine() and time.monotonic() < deadline:
-                        self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-                finally:
-                    self._watchers -= 1
-            for key in mine():
-                run = self._running.pop(key)
-                if self.is_async and run.future is not None:
-                    run.future.cancel()  # the task stops; a running thread cannot be interrupted, its outcome is ignored
-                self.stats.abandoned += 1
+            self._settle_running(gone, wait=commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT)
         if commit:
             self.commit(tps)
         with self._cond:
