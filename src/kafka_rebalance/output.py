@@ -12,10 +12,6 @@ from rich.console import Console
 stderr = Console(stderr=True)
 
 
-def default_format() -> str:
-    return "table"
-
-
 def emit(obj: Any, fmt: str, table: Callable[[Console, Any], None] | None = None) -> None:
     """Print `obj` as JSON (alone on stdout) or render it with `table`."""
     if fmt == "json" or table is None:

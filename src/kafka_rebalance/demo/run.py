@@ -122,6 +122,7 @@ class Demo:
     # -- 3. simulations ---------------------------------------------------------------------
 
     def simulate(self) -> None:
+        from ..commands.simulate_cmd import write_events
         from ..sim.api import COMPARE_VARIANTS, parse_simulation_scenario, simulate_scenario, variant
         from .consumer_offsets import consumer_offsets_records, log_end_offsets, ownership_intervals
         from .telemetry import write_parquet
@@ -134,9 +135,7 @@ class Demo:
             self.progress("simulate", name)
             res = simulate_scenario(variant(sc, name))
             compare[name] = res.summary
-            with open(self._path("simulations", f"{name}.events.jsonl"), "w", encoding="utf-8") as fh:
-                for ev in res.events:
-                    fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
+            write_events(res.events, str(self._path("simulations", f"{name}.events.jsonl")))
             intervals, stops = ownership_intervals(res.events, doc["duration_ms"])
             ownership[name] = {"duration_ms": doc["duration_ms"], "intervals": intervals, "stops": stops}
             if name == "eager":
