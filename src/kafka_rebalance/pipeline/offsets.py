@@ -226,11 +226,18 @@ def decode(df):
 def commits_of(decoded):
     from pyspark.sql import functions as F
 
-    return (decoded.where((F.col("kind") == "offset_commit") & ~F.col("tombstone"))
-            .select("group", "topic", "partition", "offset", "leader_epoch", "metadata",
-                    F.timestamp_millis("commit_timestamp").alias("commit_ts"),
-                    F.when(F.col("expire_timestamp") >= 0, F.timestamp_millis("expire_timestamp")).alias("expire_ts"),
-                    "record_partition", "record_offset", "record_ts", "key_version", "value_version"))
+    return commits_select(decoded.where((F.col("kind") == "offset_commit") & ~F.col("tombstone")))
+
+
+def commits_select(commits):
+    """commits.parquet's columns from decoded offset-commit rows (DECODED_SCHEMA or offsets_pass.COMMIT_DDL)."""
+    from pyspark.sql import functions as F
+
+    return commits.select(
+        "group", "topic", "partition", "offset", "leader_epoch", "metadata",
+        F.timestamp_millis("commit_timestamp").alias("commit_ts"),
+        F.when(F.col("expire_timestamp") >= 0, F.timestamp_millis("expire_timestamp")).alias("expire_ts"),
+        "record_partition", "record_offset", "record_ts", "key_version", "value_version")
 
 
 def latest_offsets_of(decoded):
@@ -284,21 +291,18 @@ def quarantine_of(decoded):
 def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[str, Any]:
     """Decode `__consumer_offsets` records from Parquet (`records`) or a DataFrame and write the tables.
 
-    The Python decoding pass runs once: its result is written to a hidden
-    Parquet folder under `out` and every table is derived from that.
+    One Spark pass decodes every record and writes commits.parquet; the other
+    outputs come from what that pass handed back on the side (offsets_pass:
+    latest-offset candidates, GroupMetadata and quarantined rows, commit
+    segments, counts), so the records are read and decoded once.
     """
-    import shutil
     import time
 
-    from .rebalances import rebalances_of
+    from . import offsets_pass as op
+    from .rebalances import rebalances_of, segments_are_exact
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    scratch = outdir / ".decoded.parquet"
-    restore = None
-    if source_df is None:
-        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-        restore = _split_finely(spark, records)
     phases: dict[str, float] = {}
     clock = [time.perf_counter()]
 
@@ -307,51 +311,126 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         phases[name] = round(now - clock[0], 3)
         clock[0] = now
 
+    restore = None
+    tasks = None
+    if source_df is None:
+        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+        tasks = op.plan_files(records)
+    acc = op.accumulator(spark)
     try:
-        decode(source_df).write.mode("overwrite").parquet(str(scratch))
-        phase("decode")
-        decoded = spark.read.parquet(str(scratch))
-        write_parquet(commits_of(decoded), outdir / "commits.parquet")
-        phase("commits")
-        write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
-        phase("latest_offsets")
-        write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
-        write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
-        phase("group_metadata_quarantine")
-        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
-        cm = spark.read.parquet(str(outdir / "commits.parquet"))
-        write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
-        phase("rebalances")
-        stats = decoded.groupBy("kind", "tombstone", "reason").count().collect()
-        phase("counts")
+        if tasks is not None:
+            commits = op.file_pass(spark, tasks, acc)
+        else:
+            if records is not None:
+                restore = _split_finely(spark, records)
+            commits = op.frame_pass(source_frame(source_df), acc)
+        write_parquet(commits_select(commits), outdir / "commits.parquet")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
+    phase("decode_commits")
+    state = acc.value.finish()
+
+    latest, n_latest = _latest_frame(spark, state)
+    write_parquet(latest_select(latest), outdir / "latest_offsets.parquet", files=1)
+    decoded_side = _side_frame(spark, state)
+    gm = group_metadata_of(decoded_side)
+    write_parquet(gm, outdir / "group_metadata.parquet", files=1)
+    write_parquet(quarantine_of(decoded_side), outdir / "quarantine.parquet", files=1)
+    phase("latest_group_metadata_quarantine")
+
+    gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
+    segments = _segments_frame(spark, state)
+    if segments_are_exact(gm, segments):
+        episodes = rebalances_of(gm, segments=segments)
+    else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
+        episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
+    write_parquet(episodes, outdir / "rebalances.parquet", files=1)
+    phase("rebalances")
+
     counts: dict[str, int] = {}
     tombstones: dict[str, int] = {}
     reasons: dict[str, int] = {}
-    for r in stats:
-        n = int(r["count"])
-        counts[r["kind"]] = counts.get(r["kind"], 0) + n
-        if r["tombstone"]:
-            tombstones[r["kind"]] = tombstones.get(r["kind"], 0) + n
-        if r["kind"] == "quarantine":
-            reasons[r["reason"]] = reasons.get(r["reason"], 0) + n
-    read = lambda name: spark.read.parquet(str(outdir / name)).count()  # noqa: E731
+    for (kind, tomb, reason), n in state.counts.items():
+        counts[kind] = counts.get(kind, 0) + n
+        if tomb:
+            tombstones[kind] = tombstones.get(kind, 0) + n
+        if kind == "quarantine":
+            reasons[reason] = reasons.get(reason, 0) + n
     return {
         "records": sum(counts.values()),
         "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
         "offset_tombstones": tombstones.get("offset_commit", 0),
-        "latest_offsets": read("latest_offsets.parquet"),
+        "latest_offsets": n_latest,
         "group_metadata": counts.get("group_metadata", 0),
         "group_tombstones": tombstones.get("group_metadata", 0),
-        "rebalances": read("rebalances.parquet"),
+        "rebalances": _rows(outdir / "rebalances.parquet"),
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
         "phases_s": phases,
         "out": str(outdir),
     }
+
+
+def latest_select(candidates):
+    """latest_offsets.parquet from last-record-per-key candidates (offsets_pass.LATEST_DDL), as latest_offsets_of."""
+    from pyspark.sql import functions as F
+
+    key = ["group", "topic", "partition"]
+    return (candidates.where(~F.col("tombstone"))
+            .select(*key, "offset", "leader_epoch",
+                    F.when(F.col("metadata").isNotNull() & (F.col("metadata") != ""), F.col("metadata"))
+                    .otherwise(F.lit("")).alias("metadata"),
+                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset")
+            .orderBy(*key))
+
+
+def _from_arrow(spark, table, ddl: str):
+    from pyspark.sql.types import _parse_datatype_string
+
+    schema = _parse_datatype_string(ddl)
+    if table is None or table.num_rows == 0:
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(table, schema=schema)
+
+
+def _latest_frame(spark, state):
+    """The pass's reduced candidates as a DataFrame, and how many keys' last record is not a tombstone."""
+    import pyarrow.compute as pc
+
+    from .offsets_pass import LATEST_DDL
+
+    table = state.latest
+    live = 0 if table is None else table.num_rows - int(pc.sum(table.column("tombstone")).as_py() or 0)
+    return _from_arrow(spark, table, LATEST_DDL), live
+
+
+def _side_frame(spark, state):
+    """GroupMetadata and quarantined rows (DECODED_SCHEMA) in record order."""
+    import pyarrow as pa
+
+    if not state.side:
+        return _from_arrow(spark, None, DECODED_SCHEMA)
+    table = pa.concat_tables([t.cast(t.schema.set(t.schema.get_field_index("record_ts"),
+                                                  pa.field("record_ts", pa.timestamp("us", tz="UTC"))))
+                              for t in state.side])
+    table = table.sort_by([("_task", "ascending"), ("_seq", "ascending")]).drop_columns(["_task", "_seq"])
+    return _from_arrow(spark, table, DECODED_SCHEMA)
+
+
+def _segments_frame(spark, state):
+    import pyarrow as pa
+
+    from .offsets_pass import SEGMENT_DDL
+
+    return _from_arrow(spark, pa.concat_tables(state.segments) if state.segments else None, SEGMENT_DDL)
+
+
+def _rows(path: Path) -> int:
+    """Rows of a Parquet folder we just wrote, from the footers (no Spark job)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(str(f)).metadata.num_rows for f in sorted(path.glob("*.parquet")))
 
 
 def _split_finely(spark, path: str) -> str:

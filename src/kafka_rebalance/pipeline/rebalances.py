@@ -85,8 +85,30 @@ def _owners(owners) -> dict[tuple[str, str], str]:
     return result
 
 
-def rebalances_of(group_metadata, commits):
-    """Spark: episodes of every group, one pandas task per group over its (few) metadata records."""
+def segments_are_exact(group_metadata, segments) -> bool:
+    """True when no commit segment (group, c_lo, c_hi) has one of its group's GroupMetadata records inside.
+
+    Then every segment lies wholly between two consecutive GroupMetadata
+    records of its group (or before the first, or after the last), so the
+    latest commit per interval is the latest of its segments' maxima, exactly
+    as the per-commit join finds it.
+    """
+    from pyspark.sql import functions as F
+
+    gm = group_metadata.select("group", F.col("record_offset").alias("order"))
+    inside = segments.join(F.broadcast(gm), "group").where(
+        (F.col("order") >= F.col("c_lo")) & (F.col("order") <= F.col("c_hi")))
+    return not inside.limit(1).collect()
+
+
+def rebalances_of(group_metadata, commits=None, segments=None):
+    """Spark: episodes of every group, one pandas task per group over its (few) metadata records.
+
+    The start estimate needs the last commit between consecutive GroupMetadata
+    records: from `commits` (commits.parquet rows) or, cheaper, from
+    `segments` (group, c_lo, c_hi, ts_ms: runs of a group's commits by record
+    offset with their latest commit time), valid when segments_are_exact.
+    """
     import pandas as pd
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -105,11 +127,14 @@ def rebalances_of(group_metadata, commits):
     # intervals are broadcast and range-joined with the (many) commits.
     w = Window.partitionBy("group").orderBy("order")
     intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo"))
+    if segments is not None:
+        spans = segments.select("group", "c_lo", "c_hi", "ts_ms")
+    else:
+        spans = commits.select("group", F.col("record_offset").alias("c_lo"), F.col("record_offset").alias("c_hi"),
+                               F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"))
     last_commit = (
-        commits.select("group", F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"),
-                       F.col("record_offset").alias("c_order"))
-        .join(F.broadcast(intervals), "group")
-        .where((F.col("c_order") < F.col("order")) & (F.col("lo").isNull() | (F.col("c_order") > F.col("lo"))))
+        spans.join(F.broadcast(intervals), "group")
+        .where((F.col("c_hi") < F.col("order")) & (F.col("lo").isNull() | (F.col("c_lo") > F.col("lo"))))
         .groupBy("group", "order").agg(F.max("ts_ms").alias("last_commit_ms"))
     )
     meta = meta.join(last_commit, ["group", "order"], "left")
