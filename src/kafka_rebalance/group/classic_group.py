@@ -280,7 +280,7 @@ class ClassicGroup:
         if self.state is S.DEAD:
             fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
             return
-        if not self.supports_protocols(req.protocol_type, (p for p, _ in req.protocols)):
+        if not self.supports_protocols(req.protocol_type, [p for p, _ in req.protocols]):
             fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
             return
         new_id = self._new_member_id(req.group_instance_id or req.client)
@@ -302,7 +302,7 @@ class ClassicGroup:
         if self.state is S.DEAD:
             fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, mid))
             return
-        if not self.supports_protocols(req.protocol_type, (p for p, _ in req.protocols)):
+        if not self.supports_protocols(req.protocol_type, [p for p, _ in req.protocols]):
             fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, mid))
             return
         if mid in self.pending_members:
@@ -315,7 +315,8 @@ class ClassicGroup:
         m = self.members[mid]
         if self.state is S.PREPARING_REBALANCE:
             self._update_member(m, req)
-            self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"member {mid} joining during {self.state}")
+            # PreparingRebalance cannot move to PreparingRebalance: only the join phase can complete
+            self._maybe_complete_join_phase(now_ms, fx)
         elif self.state is S.COMPLETING_REBALANCE:
             if m.matches(req.protocols):
                 fx.append(self._join_response(m, req.client, with_members=self.is_leader(mid)))

@@ -70,7 +70,7 @@ class ClassicGroupMember:
         return self.group_instance_id is not None
 
     def protocol_names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.protocols)
+        return tuple([name for name, _ in self.protocols])
 
     def metadata(self, protocol: str) -> Any:
         for name, meta in self.protocols:

@@ -4,12 +4,14 @@ Requests carry `client`: the connection the coordinator answers on (a parked
 JoinGroup is answered later, possibly after the member id changed). Member
 metadata and assignments are opaque to the coordinator, as in Kafka; the
 simulator passes subscription / assignment objects through unchanged.
+
+They are NamedTuples: immutable values like frozen dataclasses, but about
+three times cheaper to build, and a large simulation builds tens of millions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .errors import Errors
 
@@ -17,8 +19,7 @@ UNKNOWN_MEMBER_ID = ""
 NO_GENERATION = -1
 
 
-@dataclass(frozen=True, slots=True)
-class JoinGroupRequest:
+class JoinGroupRequest(NamedTuple):
     client: str
     member_id: str
     protocols: tuple[tuple[str, Any], ...]  # (protocol name, metadata), client preference order
@@ -29,15 +30,13 @@ class JoinGroupRequest:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class JoinGroupMember:
+class JoinGroupMember(NamedTuple):
     member_id: str
     group_instance_id: str | None
     metadata: Any
 
 
-@dataclass(frozen=True, slots=True)
-class JoinGroupResponse:
+class JoinGroupResponse(NamedTuple):
     client: str
     error: Errors
     member_id: str
@@ -48,8 +47,7 @@ class JoinGroupResponse:
     skip_assignment: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SyncGroupRequest:
+class SyncGroupRequest(NamedTuple):
     client: str
     member_id: str
     generation_id: int
@@ -59,37 +57,32 @@ class SyncGroupRequest:
     assignments: Mapping[str, Any] | None = None  # only the leader sends them
 
 
-@dataclass(frozen=True, slots=True)
-class SyncGroupResponse:
+class SyncGroupResponse(NamedTuple):
     client: str
     error: Errors
     assignment: Any = None
     protocol_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class HeartbeatRequest:
+class HeartbeatRequest(NamedTuple):
     client: str
     member_id: str
     generation_id: int
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class HeartbeatResponse:
+class HeartbeatResponse(NamedTuple):
     client: str
     error: Errors
 
 
-@dataclass(frozen=True, slots=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(NamedTuple):
     client: str
     members: tuple[tuple[str, str | None], ...]  # (member id, group.instance.id)
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class LeaveGroupResponse:
+class LeaveGroupResponse(NamedTuple):
     client: str
     error: Errors
     member_errors: tuple[tuple[str, Errors], ...] = ()
@@ -99,8 +92,7 @@ class LeaveGroupResponse:
 # Effects: what the driver must do after a transition.
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduleTimer:
+class ScheduleTimer(NamedTuple):
     """Fire `on_timer(key, payload)` at `deadline_ms`, replacing any timer with the same key."""
 
     key: tuple
@@ -108,28 +100,24 @@ class ScheduleTimer:
     payload: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
+class CancelTimer(NamedTuple):
     key: tuple
 
 
-@dataclass(frozen=True, slots=True)
-class StateChanged:
+class StateChanged(NamedTuple):
     old: Any
     new: Any
     generation_id: int
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class MemberRemoved:
+class MemberRemoved(NamedTuple):
     member_id: str
     group_instance_id: str | None
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class GroupMetadataChanged:
+class GroupMetadataChanged(NamedTuple):
     """Kafka appends a GroupMetadataValue record here; `snapshot` is what it would hold."""
 
     snapshot: Any

@@ -40,6 +40,9 @@ class ClassicGroupState(Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+    # members are singletons compared by identity: identity hashing keeps set/dict lookups off Enum.__hash__
+    __hash__ = object.__hash__
+
     def __str__(self) -> str:
         return self.value
 

@@ -51,7 +51,8 @@ class SimMember:
                  "join_inflight", "waiting", "deferred", "batch", "batch_t0", "batch_rate", "busy_until",
                  "stall_until", "last_poll", "poll_token", "next_autocommit", "hb_base", "hb_first", "hb_phase",
                  "hb_ticking", "pause_start", "known_partitions", "assigned_view", "started_at", "poll_timed_out",
-                 "_in_poll", "sent_offsets", "__dict__")
+                 "_in_poll", "sent_offsets", "_auto_commit", "_at_most_once", "_budget", "_poll_idle", "_pjitter",
+                 "_aci", "__dict__")
 
     def __init__(self, world: "Simulation", name: str, rack: str | None) -> None:
         self.w = world
@@ -61,6 +62,13 @@ class SimMember:
         self.instance_id = name if g.static_membership else None
         self.protocol = cc.choose_protocol(g.assignors)
         self.ms_per_record = world.sc.processing_ms_per_record
+        # configuration read on every poll, resolved once
+        self._auto_commit = g.delivery == "at-least-once" and g.enable_auto_commit
+        self._at_most_once = g.delivery == "at-most-once"
+        self._budget = g.max_poll_records
+        self._poll_idle = world.sc.poll_idle_ms
+        self._pjitter = world.sc.processing_jitter
+        self._aci = g.auto_commit_interval_ms
         self.alive = False
         self.incarnation = 0
         self.client = ""
@@ -264,33 +272,39 @@ class SimMember:
             self._prepare_join()
         if self.waiting or not self.alive:
             return
-        g = w.sc.group
-        if g.delivery == "at-least-once" and g.enable_auto_commit and now >= self.next_autocommit:
-            self.next_autocommit = now + g.auto_commit_interval_ms
+        auto = self._auto_commit
+        if auto and now >= self.next_autocommit:
+            self.next_autocommit = now + self._aci
             if self.generation >= 0 and self.owned:
                 self._commit_positions("auto")
         n = self._fetch(now)
-        if n and g.delivery == "at-most-once" and self.generation >= 0:
-            self._commit_positions("before-processing")
         if n:
+            if self._at_most_once and self.generation >= 0:
+                self._commit_positions("before-processing")
             # this batch's per-record time: processing_ms_per_record with seeded jitter
-            pj = w.sc.processing_jitter
+            pj = self._pjitter
             rate = self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0)) if pj else self.ms_per_record
             self.batch_rate = rate
             dur = int(n * rate + 0.999999)
         else:
             dur = 0
         self.busy_until = now + dur
-        if n >= g.max_poll_records:
+        if n >= self._budget:
             nxt = now + dur
         elif n:
-            nxt = now + max(dur, w.sc.poll_idle_ms)
+            idle = self._poll_idle
+            nxt = now + (dur if dur > idle else idle)
         else:
-            nxt = max(now + w.sc.poll_idle_ms, self._next_arrival(now))
-        if g.delivery == "at-least-once" and g.enable_auto_commit and (n or self._uncommitted()):
-            nxt = min(nxt, max(self.next_autocommit, now + dur))
+            nxt = max(now + self._poll_idle, self._next_arrival(now))
+        if auto and (n or self._uncommitted()):
+            ac = self.next_autocommit
+            if now + dur > ac:
+                ac = now + dur
+            if ac < nxt:
+                nxt = ac
         if nxt != _NEVER:
-            self._schedule_poll(max(nxt, now + 1))
+            self.poll_token += 1
+            self.w.loop.at(nxt if nxt > now else now + 1, self._poll, self.poll_token)
 
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
@@ -319,7 +333,7 @@ class SimMember:
         if not k:
             self.batch = []
             return 0
-        budget = self.w.sc.group.max_poll_records
+        budget = self._budget
         parts = self.w.parts
         base, base_t, num, den = parts.base, parts.base_t, parts.num, parts.den
         positions = self.positions
@@ -483,7 +497,7 @@ class SimMember:
         if prep.commit_first and self.owned:
             self._commit_positions("before-rejoin")
         if prep.revoked:
-            w.revoke(self, list(prep.revoked), "join prepare")
+            w.revoke(self, prep.revoked, "join prepare")
             keep = set(prep.revoked)
             self.owned = [p for p in self.owned if p not in keep]
             for p in prep.revoked:
@@ -604,20 +618,20 @@ class SimMember:
         done = cc.on_join_complete(self.owned, assignment, self.protocol)
         if done.revoked:
             self._finish_batch(now)
-            w.revoke(self, list(done.revoked), "cooperative")
+            w.revoke(self, done.revoked, "cooperative")
             for p in done.revoked:
                 self.positions.pop(p, None)
         self.owned = list(done.owned)
         committed = w.parts.committed
+        positions, sent = self.positions, self.sent_offsets
         for p in done.added:
-            self.positions[p] = self.sent_offsets[p] = committed[p]
-        w.assigned(self, list(done.added), list(done.owned))
+            positions[p] = sent[p] = committed[p]
+        w.assigned(self, done.added, done.owned)
         if self.pause_start is not None:
             w.add_paused(self, now - self.pause_start)
             self.pause_start = None
         if now >= self.stall_until:
-            for p in self.owned:
-                w.set_available(p, now, self.name)
+            w.set_available_many(self.owned, now, self.name)
         if done.rejoin:
             self.rejoin_needed = True
         if self.waiting:

@@ -159,6 +159,20 @@ class Simulation:
             self.unavailable_ms += now - self.unavail_since[p]
         self.avail_owner[p] = name
 
+    def set_available_many(self, ps, now: int, name: str) -> None:
+        avail_owner, since = self.avail_owner, self.unavail_since
+        for p in ps:
+            if avail_owner[p] is None:
+                self.unavailable_ms += now - since[p]
+            avail_owner[p] = name
+
+    def set_unavailable_many(self, ps, now: int) -> None:
+        avail_owner, since = self.avail_owner, self.unavail_since
+        for p in ps:
+            if avail_owner[p] is not None:
+                avail_owner[p] = None
+                since[p] = now
+
     def add_paused(self, m: SimMember, ms: int) -> None:
         if ms > 0:
             self.member_paused_ms += ms
@@ -172,10 +186,8 @@ class Simulation:
             self.duplicates += self.parts.processed[p].add(a, b)
 
     def revoke(self, m: SimMember, ps: list[int], why: str) -> None:
-        now = self.loop.now
         self.revocations += len(ps)
-        for p in ps:
-            self.set_unavailable(p, now)
+        self.set_unavailable_many(ps, self.loop.now)
         if self.wants_events:
             self.emit("revoked", m.name, m.generation, ps, {"reason": why})
 
@@ -185,14 +197,18 @@ class Simulation:
             self.set_unavailable(p, now)
         self.emit("lost", m.name, m.generation, ps, {"reason": why})
 
-    def assigned(self, m: SimMember, added: list[int], owned: list[int]) -> None:
+    def assigned(self, m: SimMember, added, owned) -> None:
+        last_owner = self.last_owner
+        name = m.name
+        moved = 0
         for p in added:
-            prev = self.last_owner[p]
-            if prev is not None and prev != m.name:
-                self.partitions_moved += 1
-            self.last_owner[p] = m.name
+            prev = last_owner[p]
+            if prev is not None and prev != name:
+                moved += 1
+            last_owner[p] = name
+        self.partitions_moved += moved
         if self.wants_events:
-            self.emit("assigned", m.name, m.generation, added, {"owned": len(owned)})
+            self.emit("assigned", name, m.generation, list(added), {"owned": len(owned)})
 
     def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
         self.loop.at(self._arrival(self._up, m.client), self.coord.commit, m.name, m.client, m.member_id,
