@@ -61,21 +61,32 @@ def _nanosecond_columns(p: Path) -> list[str]:
 def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> None:
     """Write `df` as a Parquet folder at `path`, replacing what was there only once complete."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp = staging_folder(target)
     out = df.coalesce(files) if files else df
     try:
         out.write.mode("overwrite").parquet(str(tmp))
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        publish_folder(tmp, target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def staging_folder(path: str | os.PathLike) -> Path:
+    """A fresh hidden folder beside `path` to write an output into before publish_folder."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+
+
+def publish_folder(tmp: Path, target: Path) -> None:
+    """Move a completely written folder to `target`, replacing what was there."""
+    if target.exists():
+        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        os.replace(target, old)
+        os.replace(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
 
 
 def empty_quarantine(spark):

@@ -21,8 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from .io import read_parquet, write_parquet
+from .io import publish_folder, read_parquet, staging_folder, write_parquet
 
+LOCAL_REBALANCES = 20_000  # GroupMetadata records up to which episodes are built on the driver
 SOURCE_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
 
 MEMBER_TYPE = (
@@ -296,10 +297,11 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     latest-offset candidates, GroupMetadata and quarantined rows, commit
     segments, counts), so the records are read and decoded once.
     """
+    import shutil
     import time
 
     from . import offsets_pass as op
-    from .rebalances import rebalances_of, segments_are_exact
+    from .rebalances import rebalances_local, rebalances_of, segments_are_exact
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -317,15 +319,24 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
         tasks = op.plan_files(records)
     acc = op.accumulator(spark)
+    target = outdir / "commits.parquet"
+    staging = staging_folder(target)
+    schema_json = commits_select(spark.createDataFrame([], op.COMMIT_DDL)).schema.json()
+    writer = op.CommitsWriter.for_session(spark, str(staging), schema_json) if tasks is not None else None
     try:
-        if tasks is not None:
-            commits = op.file_pass(spark, tasks, acc)
+        if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
+            staging.mkdir()
+            op.file_pass(spark, tasks, acc, writer).collect()
+            writer.finish(spark)
+            publish_folder(staging, target)
+        elif tasks is not None:
+            write_parquet(commits_select(op.file_pass(spark, tasks, acc)), target)
         else:
             if records is not None:
                 restore = _split_finely(spark, records)
-            commits = op.frame_pass(source_frame(source_df), acc)
-        write_parquet(commits_select(commits), outdir / "commits.parquet")
+            write_parquet(commits_select(op.frame_pass(source_frame(source_df), acc)), target)
     finally:
+        shutil.rmtree(staging, ignore_errors=True)
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
     phase("decode_commits")
@@ -338,13 +349,16 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     write_parquet(gm, outdir / "group_metadata.parquet", files=1)
     write_parquet(quarantine_of(decoded_side), outdir / "quarantine.parquet", files=1)
     phase("latest_group_metadata_quarantine")
+    n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
 
     gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
     segments = _segments_frame(spark, state)
     if segments_are_exact(gm, segments):
-        episodes = rebalances_of(gm, segments=segments)
+        spans = {"segments": segments}
     else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
-        episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
+        spans = {"commits": spark.read.parquet(str(outdir / "commits.parquet"))}
+    # a few thousand GroupMetadata records are cheaper to turn into episodes on the driver
+    episodes = rebalances_local(spark, gm, **spans) if n_gm <= LOCAL_REBALANCES else rebalances_of(gm, **spans)
     write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
@@ -373,7 +387,12 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
 
 
 def latest_select(candidates):
-    """latest_offsets.parquet from last-record-per-key candidates (offsets_pass.LATEST_DDL), as latest_offsets_of."""
+    """latest_offsets.parquet from the last record per key (offsets_pass.LATEST_DDL), as latest_offsets_of.
+
+    `candidates` come sorted by group, topic, partition (_latest_frame sorts
+    them in Arrow, whose byte-wise string order is Spark's); written with one
+    file, the order stays.
+    """
     from pyspark.sql import functions as F
 
     key = ["group", "topic", "partition"]
@@ -381,8 +400,7 @@ def latest_select(candidates):
             .select(*key, "offset", "leader_epoch",
                     F.when(F.col("metadata").isNotNull() & (F.col("metadata") != ""), F.col("metadata"))
                     .otherwise(F.lit("")).alias("metadata"),
-                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset")
-            .orderBy(*key))
+                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset"))
 
 
 def _from_arrow(spark, table, ddl: str):
@@ -395,14 +413,16 @@ def _from_arrow(spark, table, ddl: str):
 
 
 def _latest_frame(spark, state):
-    """The pass's reduced candidates as a DataFrame, and how many keys' last record is not a tombstone."""
+    """Keys whose last record is not a tombstone, sorted, as a DataFrame; and how many there are."""
     import pyarrow.compute as pc
 
     from .offsets_pass import LATEST_DDL
 
     table = state.latest
-    live = 0 if table is None else table.num_rows - int(pc.sum(table.column("tombstone")).as_py() or 0)
-    return _from_arrow(spark, table, LATEST_DDL), live
+    if table is not None:
+        table = table.filter(pc.invert(table.column("tombstone"))).sort_by(
+            [("group", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
+    return _from_arrow(spark, table, LATEST_DDL), 0 if table is None else table.num_rows
 
 
 def _side_frame(spark, state):

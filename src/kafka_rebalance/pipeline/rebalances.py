@@ -109,7 +109,29 @@ def rebalances_of(group_metadata, commits=None, segments=None):
     `segments` (group, c_lo, c_hi, ts_ms: runs of a group's commits by record
     offset with their latest commit time), valid when segments_are_exact.
     """
+    meta = _meta(group_metadata, commits, segments)
+    return meta.groupBy("group").applyInPandas(_per_group, EPISODE_SCHEMA).orderBy("group", "end")
+
+
+def rebalances_local(spark, group_metadata, commits=None, segments=None):
+    """rebalances_of with the per-group step on the driver: for a history small enough to collect.
+
+    Same rows in the same order, without the two shuffles and the Python
+    workers a few hundred GroupMetadata records do not need.
+    """
     import pandas as pd
+
+    meta = _meta(group_metadata, commits, segments).toPandas()
+    frames = [_per_group((g,), m) for g, m in meta.groupby("group", sort=True, dropna=False)]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return spark.createDataFrame([], EPISODE_SCHEMA)
+    out = pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable")
+    return spark.createDataFrame(out, EPISODE_SCHEMA)
+
+
+def _meta(group_metadata, commits, segments):
+    """Per GroupMetadata record: what episodes_for_group reads, with the last commit before it."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -124,7 +146,7 @@ def rebalances_of(group_metadata, commits=None, segments=None):
                f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
     )
     # The last commit between consecutive GroupMetadata records, in the JVM: the (few) metadata
-    # intervals are broadcast and range-joined with the (many) commits.
+    # intervals are broadcast and range-joined with the (many) commits or their segments.
     w = Window.partitionBy("group").orderBy("order")
     intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo"))
     if segments is not None:
@@ -137,21 +159,23 @@ def rebalances_of(group_metadata, commits=None, segments=None):
         .where((F.col("c_hi") < F.col("order")) & (F.col("lo").isNull() | (F.col("c_lo") > F.col("lo"))))
         .groupBy("group", "order").agg(F.max("ts_ms").alias("last_commit_ms"))
     )
-    meta = meta.join(last_commit, ["group", "order"], "left")
+    return meta.join(last_commit, ["group", "order"], "left")
 
-    def per_group(key, m: pd.DataFrame) -> pd.DataFrame:
-        (group,) = key
-        m = m.sort_values("order")
-        rows = m.to_dict("records")
-        for r in rows:
-            for c in ("state_ms", "generation", "last_commit_ms"):
-                r[c] = None if pd.isna(r[c]) else int(r[c])
-        eps = episodes_for_group(group, rows)
-        df = pd.DataFrame(eps, columns=["group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms",
-                                        "start_source", "protocol", "leader", "members_before", "members_after", "joined",
-                                        "left", "partitions_moved", "partitions_assigned", "partitions_unassigned"])
-        df.insert(3, "start", pd.to_datetime(df.pop("start_ms"), unit="ms"))
-        df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
-        return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
 
-    return meta.groupBy("group").applyInPandas(per_group, EPISODE_SCHEMA).orderBy("group", "end")
+def _per_group(key, m):
+    """applyInPandas body: one group's records (any order) -> its episodes (EPISODE_SCHEMA)."""
+    import pandas as pd
+
+    (group,) = key
+    m = m.sort_values("order")
+    rows = m.to_dict("records")
+    for r in rows:
+        for c in ("state_ms", "generation", "last_commit_ms"):
+            r[c] = None if pd.isna(r[c]) else int(r[c])
+    eps = episodes_for_group(group, rows)
+    df = pd.DataFrame(eps, columns=["group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms",
+                                    "start_source", "protocol", "leader", "members_before", "members_after", "joined",
+                                    "left", "partitions_moved", "partitions_assigned", "partitions_unassigned"])
+    df.insert(3, "start", pd.to_datetime(df.pop("start_ms"), unit="ms"))
+    df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
+    return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
