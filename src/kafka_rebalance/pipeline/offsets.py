@@ -300,8 +300,11 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     import shutil
     import time
 
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from . import offsets_pass as op
-    from .rebalances import rebalances_local, rebalances_of, segments_are_exact
+    from .rebalances import rebalances_from_records, rebalances_of, segments_are_exact
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -344,21 +347,25 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
 
     latest, n_latest = _latest_frame(spark, state)
     write_parquet(latest_select(latest), outdir / "latest_offsets.parquet", files=1)
-    decoded_side = _side_frame(spark, state)
-    gm = group_metadata_of(decoded_side)
-    write_parquet(gm, outdir / "group_metadata.parquet", files=1)
+    side = _side_table(state)
+    decoded_side = _from_arrow(spark, side, DECODED_SCHEMA)
+    write_parquet(group_metadata_of(decoded_side), outdir / "group_metadata.parquet", files=1)
     write_parquet(quarantine_of(decoded_side), outdir / "quarantine.parquet", files=1)
     phase("latest_group_metadata_quarantine")
-    n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
 
-    gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
-    segments = _segments_frame(spark, state)
-    if segments_are_exact(gm, segments):
-        spans = {"segments": segments}
-    else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
-        spans = {"commits": spark.read.parquet(str(outdir / "commits.parquet"))}
-    # a few thousand GroupMetadata records are cheaper to turn into episodes on the driver
-    episodes = rebalances_local(spark, gm, **spans) if n_gm <= LOCAL_REBALANCES else rebalances_of(gm, **spans)
+    n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
+    segments = pa.concat_tables(state.segments) if state.segments else None
+    episodes = None
+    if n_gm <= LOCAL_REBALANCES:  # a small history: episodes built on the driver from the pass's tables
+        gm_rows = side.filter(pc.equal(side.column("kind"), "group_metadata")) if side is not None else _empty_side()
+        episodes = rebalances_from_records(spark, gm_rows, segments)
+    if episodes is None:
+        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
+        seg_df = _from_arrow(spark, segments, op.SEGMENT_DDL)
+        if segments_are_exact(gm, seg_df):
+            episodes = rebalances_of(gm, segments=seg_df)
+        else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
+            episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
     write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
@@ -425,25 +432,22 @@ def _latest_frame(spark, state):
     return _from_arrow(spark, table, LATEST_DDL), 0 if table is None else table.num_rows
 
 
-def _side_frame(spark, state):
-    """GroupMetadata and quarantined rows (DECODED_SCHEMA) in record order."""
+def _side_table(state):
+    """GroupMetadata and quarantined rows (DECODED_SCHEMA, pyarrow) in record order, or None."""
     import pyarrow as pa
 
     if not state.side:
-        return _from_arrow(spark, None, DECODED_SCHEMA)
+        return None
     table = pa.concat_tables([t.cast(t.schema.set(t.schema.get_field_index("record_ts"),
                                                   pa.field("record_ts", pa.timestamp("us", tz="UTC"))))
                               for t in state.side])
-    table = table.sort_by([("_task", "ascending"), ("_seq", "ascending")]).drop_columns(["_task", "_seq"])
-    return _from_arrow(spark, table, DECODED_SCHEMA)
+    return table.sort_by([("_task", "ascending"), ("_seq", "ascending")]).drop_columns(["_task", "_seq"])
 
 
-def _segments_frame(spark, state):
+def _empty_side():
     import pyarrow as pa
 
-    from .offsets_pass import SEGMENT_DDL
-
-    return _from_arrow(spark, pa.concat_tables(state.segments) if state.segments else None, SEGMENT_DDL)
+    return _arrow_schema(pa.timestamp("us", tz="UTC")).empty_table()
 
 
 def _rows(path: Path) -> int:

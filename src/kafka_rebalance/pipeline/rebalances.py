@@ -113,23 +113,6 @@ def rebalances_of(group_metadata, commits=None, segments=None):
     return meta.groupBy("group").applyInPandas(_per_group, EPISODE_SCHEMA).orderBy("group", "end")
 
 
-def rebalances_local(spark, group_metadata, commits=None, segments=None):
-    """rebalances_of with the per-group step on the driver: for a history small enough to collect.
-
-    Same rows in the same order, without the two shuffles and the Python
-    workers a few hundred GroupMetadata records do not need.
-    """
-    import pandas as pd
-
-    meta = _meta(group_metadata, commits, segments).toPandas()
-    frames = [_per_group((g,), m) for g, m in meta.groupby("group", sort=True, dropna=False)]
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return spark.createDataFrame([], EPISODE_SCHEMA)
-    out = pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable")
-    return spark.createDataFrame(out, EPISODE_SCHEMA)
-
-
 def _meta(group_metadata, commits, segments):
     """Per GroupMetadata record: what episodes_for_group reads, with the last commit before it."""
     from pyspark.sql import Window
@@ -179,3 +162,64 @@ def _per_group(key, m):
     df.insert(3, "start", pd.to_datetime(df.pop("start_ms"), unit="ms"))
     df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
     return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
+
+
+def rebalances_from_records(spark, group_metadata, segments):
+    """rebalances_of computed on the driver from the offsets pass's in-memory tables, or None.
+
+    `group_metadata`: the pass's GroupMetadata rows (pyarrow, offsets.DECODED_SCHEMA
+    columns); `segments`: its commit segments (group, c_lo, c_hi, ts_ms). The
+    columns are derived as _meta derives them in Spark; None when a segment
+    has one of its group's GroupMetadata records inside (segments_are_exact
+    would say False), so the caller falls back to the per-commit join.
+    """
+    import numpy as np
+    import pandas as pd
+
+    rows = group_metadata.select(["group", "tombstone", "generation", "protocol", "leader", "record_ts",
+                                  "current_state_timestamp", "record_offset", "members"]).to_pylist()
+    ts_us = group_metadata.column("record_ts").cast("int64").to_numpy(zero_copy_only=False) if rows else []
+    by_group: dict = {}
+    for r, us in zip(rows, ts_us):
+        members = r["members"] or []
+        ident = [m["group_instance_id"] if m["group_instance_id"] is not None else m["member_id"] for m in members]
+        owners = [_SEP.join(s for s in (a["topic"], None if a["partition"] is None else str(a["partition"]), who)
+                            if s is not None)
+                  for m, who in zip(members, ident) for a in (m["assigned"] or [])]
+        cst = r["current_state_timestamp"]
+        by_group.setdefault(r["group"], []).append({
+            "tombstone": r["tombstone"], "generation": r["generation"], "protocol": r["protocol"],
+            "leader": r["leader"], "ts_ms": int(us) // 1000, "state_ms": cst if cst is not None and cst >= 0 else None,
+            "order": r["record_offset"], "identities": ident, "owners": owners, "last_commit_ms": None})
+    seg_group = segments.column("group").to_pylist() if segments is not None else []
+    if seg_group:
+        c_lo, c_hi, ts = (segments.column(c).to_numpy() for c in ("c_lo", "c_hi", "ts_ms"))
+        idx_by_group: dict = {}
+        for i, g in enumerate(seg_group):
+            idx_by_group.setdefault(g, []).append(i)
+        for g, idx in idx_by_group.items():
+            meta = by_group.get(g)
+            if not meta:
+                continue
+            orders = np.sort(np.array([m["order"] for m in meta], np.int64))
+            idx = np.asarray(idx)
+            k = np.searchsorted(orders, c_lo[idx], side="left")
+            if (k < np.searchsorted(orders, c_hi[idx], side="right")).any():
+                return None  # a GroupMetadata record inside a segment
+            last: dict[int, int] = {}
+            for kk, t in zip(k.tolist(), ts[idx].tolist()):
+                if kk < len(orders):  # commits after the last record end no interval
+                    o = int(orders[kk])
+                    last[o] = max(last.get(o, t), t)
+            for m in meta:
+                m["last_commit_ms"] = last.get(m["order"])
+    frames = []
+    for g in sorted(by_group, key=lambda x: (x is not None, x)):
+        f = _per_group((g,), pd.DataFrame(by_group[g]))
+        if len(f):
+            frames.append(f)
+    if not frames:
+        return spark.createDataFrame([], EPISODE_SCHEMA)
+    out = pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable",
+                                                                   na_position="first")
+    return spark.createDataFrame(out, EPISODE_SCHEMA)
