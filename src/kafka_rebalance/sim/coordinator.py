@@ -32,6 +32,7 @@ from ..group.classic_messages import (
     SyncGroupResponse,
 )
 from ..group.classic_state import ClassicGroupState
+from ..group.consumer_client import MemberState
 from ..group.errors import Errors
 from .offsets_store import SimOffsetsStore
 
@@ -148,8 +149,9 @@ class ClassicCoordinator:
                generation=self.group.generation_id if self.group else e.generation_id)
         if e.new is S.PREPARING_REBALANCE:
             w.pending_cause = self._named(e.reason)
+            stable = MemberState.STABLE
             for m in w.members.values():
-                if m.heartbeating() and m.state.name == "STABLE":
+                if m.state is stable and not m.hb_ticking and m.heartbeating():
                     m.start_heartbeat_ticks()
         elif e.new is S.COMPLETING_REBALANCE or (e.new is S.EMPTY and e.old is S.PREPARING_REBALANCE):
             w.on_generation(self.group.generation_id if self.group else e.generation_id)
