@@ -56,13 +56,16 @@ def rolling_restart_scenario(scale: int, seed: int) -> dict[str, Any]:
                   "delivery": "at-least-once"},
         "topics": [{"name": "orders", "partitions": 12 * scale, "produce_rate": 600 * scale}],
         "members": {"count": members, "processing_ms_per_record": 1.0},
-        "events": [{"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000}],
+        "events": [{"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000},
+                   # then one member's processing gets stuck (heartbeats go on, max.poll.interval.ms is not
+                   # reached): its partitions stop committing, which is what Burrow's STOP rule is for
+                   {"at_ms": 480_000, "kind": "pause", "member": "m2", "for_ms": 200_000}],
     }
 
 
 def sweep_grid(seed: int) -> dict[str, Any]:
     base = rolling_restart_scenario(1, seed)
-    base = {**base, "duration_ms": 480_000}
+    base = {**base, "duration_ms": 480_000, "events": [e for e in base["events"] if e["kind"] != "pause"]}
     return {"base": base,
             "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
                      "session_timeout_ms": [10_000, 45_000], "static_membership": [False, True], "seed": [seed]}}
@@ -338,7 +341,7 @@ def _lag_section(lag_dir: Path, summary: dict) -> dict:
     import pyarrow.parquet as pq
 
     section: dict[str, Any] = {"series": {}, "statuses": {},
-                               "title": "Consumer lag of the eager rolling restart (sum over partitions)"}
+                               "title": "Consumer lag of the eager rolling restart, then m2 stuck from 8 min (sum over partitions)"}
     lag_file = lag_dir / "lag.parquet"
     if lag_file.exists():
         t = pq.read_table(lag_file, columns=["ts", "group", "lag"]).to_pandas()
