@@ -324,7 +324,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     acc = op.accumulator(spark)
     target = outdir / "commits.parquet"
     staging = staging_folder(target)
-    schema_json = commits_select(spark.createDataFrame([], op.COMMIT_DDL)).schema.json()
+    schema_json = commits_select(spark.createDataFrame([], op.COMMIT_DDL))._jdf.schema().json()  # as Spark writes it
     writer = op.CommitsWriter.for_session(spark, str(staging), schema_json) if tasks is not None else None
     try:
         if writer is not None:  # the tasks read, decode and write: the records never enter the JVM

@@ -521,7 +521,7 @@ class CommitsWriter:
                 writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=pending_rows)
                 rows += pending_rows
             if writer is not None:
-                writer.close()
+                self._close(writer)
                 writer = None
                 os.replace(tmp, Path(self.folder) / self.part_name(task))
         finally:
@@ -538,19 +538,23 @@ class CommitsWriter:
         return pq.ParquetWriter(str(path), schema, compression=codec, version="1.0", store_schema=False,
                                 use_deprecated_int96_timestamps=self.int96, write_statistics=True)
 
+    def _close(self, writer) -> None:
+        """Close with Spark's footer keys (store_schema=False keeps Arrow's own schema out, so pandas reads
+        INT96 as naive timestamps, as it reads Spark's files)."""
+        writer.add_key_value_metadata(self.schema().metadata)
+        writer.close()
+
     def finish(self, spark) -> None:
         """After the job: drop the attempt folder; an empty output still gets one file with the schema; _SUCCESS."""
         import shutil
-
-        import pyarrow.parquet as pq
 
         folder = Path(self.folder)
         shutil.rmtree(folder / "_temporary", ignore_errors=True)
         if not any(folder.glob("part-*.parquet")):
             schema = self.schema()
-            pq.write_table(schema.empty_table(), str(folder / self.part_name(0)),
-                           compression="none" if self.codec == "uncompressed" else self.codec, version="1.0",
-                           store_schema=False, use_deprecated_int96_timestamps=self.int96)
+            writer = self._open(folder / self.part_name(0), schema)
+            writer.write_table(schema.empty_table())
+            self._close(writer)
         (folder / "_SUCCESS").write_bytes(b"")
 
 
