@@ -150,8 +150,8 @@ class PassDecoder:
         self.state = PassState()
         self.key_cache: dict[bytes, Any] = {}
         self.schemas: dict[Any, Any] = {}
-        self._gm: list[tuple[str, int]] = []  # this batch's GroupMetadata (group, record offset)
-        self._pending_commits: list = []  # this batch's commit batches, for flush_segments
+        self._batch_gm: list[tuple[str, int]] = []  # this batch's GroupMetadata records (group, record offset)
+        self._batch_commits: list = []  # this batch's commit batches, for _segment_batch
 
     def decode(self, batch):
         """The batch's offset commits (tombstones left out) in record order, or None if it has none."""
@@ -166,9 +166,7 @@ class PassDecoder:
         if len(fast_rows):
             pieces.append(self._fast(fast_rows, cols, ts_type))
         if len(slow_rows):
-            piece = self._slow(batch.take(pa.array(slow_rows)), slow_rows, wide)
-            if piece is not None:
-                pieces.append(piece)
+            pieces.append(self._slow(batch.take(pa.array(slow_rows)), slow_rows, wide))
         self.seq += batch.num_rows
         pieces = [p for p in pieces if p[1].num_rows]
         if not pieces:
@@ -211,7 +209,7 @@ class PassDecoder:
         if n_tomb:
             out = out.filter(pa.array(live))
             rows = rows[live]
-        self._segments(out, None)
+        self._batch_commits.append(out)
         return rows, out
 
     def _slow(self, sub, rows: np.ndarray, wide):
@@ -226,16 +224,16 @@ class PassDecoder:
         tomb = dec.column("tombstone").fill_null(False)
         for r in pa.table({"k": kind, "t": tomb, "r": dec.column("reason")}).group_by(["k", "t", "r"]).aggregate(
                 [("k", "count")]).to_pylist():
-            self.state.count((r["k"], bool(r["t"]) if r["k"] != "quarantine" else False, r["r"]), r["k_count"])
+            self.state.count((r["k"], bool(r["t"]), r["r"]), r["k_count"])
         is_oc = pc.equal(kind, "offset_commit")
         other = pc.invert(is_oc)
-        gm = None
         if pc.any(other).as_py():
             side = dec.filter(other)
             seq = pa.array(self.seq + rows[np.asarray(other.to_numpy(zero_copy_only=False), bool)])
             self.state.side.append(pa.Table.from_batches([side]).append_column("_task", pa.array(
                 np.full(side.num_rows, self.task, np.int64))).append_column("_seq", seq))
             gm = side.filter(pc.equal(side.column("kind"), "group_metadata"))
+            self._batch_gm.extend(zip(gm.column("group").to_pylist(), gm.column("record_offset").to_pylist()))
         oc = dec.filter(is_oc)
         if oc.num_rows:
             self.state.add_latest(reduce_latest(pa.table({
@@ -246,26 +244,22 @@ class PassDecoder:
                 "commit_timestamp": oc.column("commit_timestamp"), "record_offset": oc.column("record_offset")})))
         live = pc.and_(is_oc, pc.invert(tomb))
         commits = dec.filter(live).select(list(COMMIT_COLUMNS))
-        if gm is not None and gm.num_rows:
-            self._segments(None, gm)  # GM rows of this batch split the fast path's runs too
         if commits.num_rows:
-            self._segments(commits, None)
+            self._batch_commits.append(commits)
         return rows[np.asarray(live.to_numpy(zero_copy_only=False), bool)], commits
 
-    def _segments(self, commits, gm) -> None:
-        """Runs of one group's commits between GroupMetadata records of this batch (see rebalances.py)."""
-        if gm is not None:
-            self._gm.extend(zip(gm.column("group").to_pylist(), gm.column("record_offset").to_pylist()))
-            return
-        self._pending_commits.append(commits)
+    def _segment_batch(self) -> None:
+        """This batch's commit segments: per group, the runs between its GroupMetadata records of this batch.
 
-    def flush_segments(self) -> None:
-        """Turn this batch's commits into segments, split at this batch's GroupMetadata records."""
+        Any split is correct as long as no GroupMetadata record of the group
+        falls inside a run (rebalances.segments_are_exact checks that against
+        all of them); within one batch of one log that holds by construction.
+        """
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        commits, self._pending_commits = self._pending_commits, []
-        gms, self._gm = self._gm, []
+        commits, self._batch_commits = self._batch_commits, []
+        gms, self._batch_gm = self._batch_gm, []
         if not commits:
             return
         t = pa.Table.from_batches(commits).combine_chunks() if len(commits) > 1 else pa.Table.from_batches(commits)
@@ -291,7 +285,7 @@ class PassDecoder:
     def batches(self, batches: Iterator) -> Iterator:
         for batch in batches:
             out = self.decode(batch)
-            self.flush_segments()
+            self._segment_batch()
             if out is not None:
                 yield out
 
