@@ -1,10 +1,19 @@
 """`__consumer_offsets` records (Spark's Kafka-source schema) -> commits, latest offsets, group history.
 
-Decoding runs in `mapInArrow`: each Arrow batch is decoded row by row with
-the shared codecs (`group.records.decode_record`, `assign.protocol` for the
-members' subscriptions and assignments) into one wide "decoded" row per
-record. A record that does not decode (truncated, unknown key version, null
-key or timestamp) becomes a quarantine row with the reason; the job goes on.
+Records are decoded with the shared codecs (`group.records`, and
+`assign.protocol` for the members' subscriptions and assignments), through
+fast_decode's vectorised path for the common shapes and the exact per-record
+path (`_decode_slow`) for the rest. A record that does not decode
+(truncated, unknown key version, null key or timestamp) becomes a quarantine
+row with the reason; the job goes on.
+
+run_offsets makes one Spark pass over the records (offsets_pass.py): Parquet
+input is read, decoded and its commits written by Python tasks, one per row
+group; a DataFrame (Kafka source) goes through `mapInArrow` and Spark's
+writer. Everything but the commits is small and comes back from the pass on
+the side. `decode` (one wide DECODED_SCHEMA row per record) and the `*_of`
+derivations below are the plain multi-pass definition of the same outputs;
+the tests hold the pass to them.
 
 Outputs (SCHEMAS.md section 5):
 - commits.parquet: every offset commit (not tombstones), in record order;
