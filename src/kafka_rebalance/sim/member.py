@@ -392,9 +392,10 @@ class SimMember:
         """Commit consumed positions. Unchanged ones are skipped: re-committing an offset changes
         nothing the simulator measures (Kafka's auto-commit does resend them)."""
         sent = self.sent_offsets
+        positions = self.positions
         offsets = {}
         for p in self.owned:
-            pos = self.positions.get(p)
+            pos = positions.get(p)
             if pos is not None and sent.get(p) != pos:
                 offsets[p] = pos
                 sent[p] = pos
