@@ -168,6 +168,10 @@ def test_commit_files_match_sparks_writer(spark, records, ours, tmp_path):
     decoded = off.decode(read_parquet(spark, str(records), off.SOURCE_COLUMNS, "records"))
     off.commits_of(decoded).write.parquet(str(tmp_path / "spark-INT96"))
     _same_files(ours[1] / "commits.parquet", tmp_path / "spark-INT96")
+    for name, derive in (("latest_offsets", off.latest_offsets_of), ("group_metadata", off.group_metadata_of),
+                         ("quarantine", off.quarantine_of)):  # the driver's one-file tables
+        derive(decoded).coalesce(1).write.parquet(str(tmp_path / f"spark-{name}"))
+        _same_files(ours[1] / f"{name}.parquet", tmp_path / f"spark-{name}")
     small = write_records(history()[:30], tmp_path / "small", files=1)
     previous = spark.conf.get("spark.sql.parquet.outputTimestampType")
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
@@ -245,3 +249,18 @@ def test_nanosecond_input_and_spark_side_rebalances(spark, tmp_path, monkeypatch
     off.run_offsets(spark, str(folder), str(tmp_path / "out"))
     assert_same(written(spark, tmp_path / "out"), want)
     assert len(want["rebalances"]) >= 2 and len(want["commits"]) > 10
+
+
+def test_sessions_only_sparks_writer_matches_write_through_spark(spark, tmp_path):
+    """With spark.sql.parquet.writeLegacyFormat the tasks hand their commits to Spark's writer, and the small
+    tables go through Spark too; the tables are the same."""
+    small = write_records(history()[:45], tmp_path / "small", files=1, row_group=10)
+    want = reference(spark, str(small))
+    spark.conf.set("spark.sql.parquet.writeLegacyFormat", "true")
+    try:
+        off.run_offsets(spark, str(small), str(tmp_path / "out"))
+    finally:
+        spark.conf.unset("spark.sql.parquet.writeLegacyFormat")
+    assert_same(written(spark, tmp_path / "out"), want)
+    assert pq.ParquetFile(next((tmp_path / "out" / "commits.parquet").glob("part-*"))).metadata.created_by.startswith(
+        "parquet-mr")

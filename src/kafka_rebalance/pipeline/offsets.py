@@ -314,6 +314,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
 
     from . import offsets_pass as op
     from .rebalances import rebalances_from_records, rebalances_of, segments_are_exact
+    from .spark_files import SparkFiles
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -333,13 +334,15 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     acc = op.accumulator(spark)
     target = outdir / "commits.parquet"
     staging = staging_folder(target)
-    schema_json = commits_select(spark.createDataFrame([], op.COMMIT_DDL))._jdf.schema().json()  # as Spark writes it
-    writer = op.CommitsWriter.for_session(spark, str(staging), schema_json) if tasks is not None else None
+    writer = None
+    if tasks is not None:
+        writer = SparkFiles.for_frame(spark, str(staging), commits_select(spark.createDataFrame([], op.COMMIT_DDL)))
+    phase("plan")
     try:
         if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
             staging.mkdir()
             op.file_pass(spark, tasks, acc, writer).collect()
-            writer.finish(spark)
+            writer.finish()
             publish_folder(staging, target)
         elif tasks is not None:
             write_parquet(commits_select(op.file_pass(spark, tasks, acc)), target)
@@ -354,12 +357,18 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     phase("decode_commits")
     state = acc.value.finish()
 
-    latest, n_latest = _latest_frame(spark, state)
-    write_parquet(latest_select(latest), outdir / "latest_offsets.parquet", files=1)
+    latest = _latest_table(state)
     side = _side_table(state)
-    decoded_side = _from_arrow(spark, side, DECODED_SCHEMA)
-    write_parquet(group_metadata_of(decoded_side), outdir / "group_metadata.parquet", files=1)
-    write_parquet(quarantine_of(decoded_side), outdir / "quarantine.parquet", files=1)
+    empty = spark.createDataFrame([], DECODED_SCHEMA)  # for the output schemas; never run
+    _write_small(spark, outdir / "latest_offsets.parquet", latest_select(spark.createDataFrame([], op.LATEST_DDL)),
+                 lambda f: _latest_arrow(latest, f.schema),
+                 lambda: latest_select(_from_arrow(spark, latest, op.LATEST_DDL)))
+    _write_small(spark, outdir / "group_metadata.parquet", group_metadata_of(empty),
+                 lambda f: _group_metadata_arrow(spark, side, f.schema),
+                 lambda: group_metadata_of(_from_arrow(spark, side, DECODED_SCHEMA)))
+    _write_small(spark, outdir / "quarantine.parquet", quarantine_of(empty),
+                 lambda f: _quarantine_arrow(side, f.schema),
+                 lambda: quarantine_of(_from_arrow(spark, side, DECODED_SCHEMA)))
     phase("latest_group_metadata_quarantine")
 
     n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
@@ -391,7 +400,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         "records": sum(counts.values()),
         "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
         "offset_tombstones": tombstones.get("offset_commit", 0),
-        "latest_offsets": n_latest,
+        "latest_offsets": 0 if latest is None else latest.num_rows,
         "group_metadata": counts.get("group_metadata", 0),
         "group_tombstones": tombstones.get("group_metadata", 0),
         "rebalances": _rows(outdir / "rebalances.parquet"),
@@ -405,7 +414,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
 def latest_select(candidates):
     """latest_offsets.parquet from the last record per key (offsets_pass.LATEST_DDL), as latest_offsets_of.
 
-    `candidates` come sorted by group, topic, partition (_latest_frame sorts
+    `candidates` come sorted by group, topic, partition (_latest_table sorts
     them in Arrow, whose byte-wise string order is Spark's); written with one
     file, the order stays.
     """
@@ -428,17 +437,100 @@ def _from_arrow(spark, table, ddl: str):
     return spark.createDataFrame(table, schema=schema)
 
 
-def _latest_frame(spark, state):
-    """Keys whose last record is not a tombstone, sorted, as a DataFrame; and how many there are."""
+def _latest_table(state):
+    """Keys whose last record is not a tombstone (offsets_pass.LATEST_DDL), sorted by key, or None."""
     import pyarrow.compute as pc
 
-    from .offsets_pass import LATEST_DDL
-
     table = state.latest
-    if table is not None:
-        table = table.filter(pc.invert(table.column("tombstone"))).sort_by(
-            [("group", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
-    return _from_arrow(spark, table, LATEST_DDL), 0 if table is None else table.num_rows
+    if table is None:
+        return None
+    return table.filter(pc.invert(table.column("tombstone"))).sort_by(
+        [("group", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
+
+
+def _write_small(spark, target: Path, frame, arrow, spark_df) -> None:
+    """One-file output: from Arrow in Spark's layout (spark_files) when the session allows, else through Spark.
+
+    `frame` is the output's (analysed, never run) DataFrame, for its schema;
+    `arrow(files)` builds the rows as a pyarrow table; `spark_df()` the
+    equivalent DataFrame for Spark's writer.
+    """
+    import shutil
+
+    from .spark_files import SparkFiles
+
+    staging = staging_folder(target)
+    files = SparkFiles.for_frame(spark, str(staging), frame)
+    if files is None:
+        write_parquet(spark_df(), target, files=1)
+        return
+    try:
+        table = arrow(files)
+        if table is not None:
+            files.write_table(table)
+        files.finish()
+        publish_folder(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _latest_arrow(latest, schema):
+    """latest_select in Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .spark_files import millis_to_ts
+
+    if latest is None:
+        return None
+    meta = latest.column("metadata")
+    meta = pc.if_else(pc.fill_null(pc.not_equal(meta, ""), False), meta, "")
+    return pa.table([latest.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch")]
+                    + [meta, millis_to_ts(latest.column("commit_timestamp").combine_chunks(),
+                                          schema.field("commit_ts").type), latest.column("record_offset")],
+                    schema=schema.remove_metadata())
+
+
+def _group_metadata_arrow(spark, side, schema):
+    """group_metadata_of in Arrow: the state time only when >= 0; member_count as coalesce(size(members), 0)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .spark_files import as_ts, millis_to_ts
+
+    if side is None:
+        return None
+    gm = side.filter(pc.equal(side.column("kind"), "group_metadata")).combine_chunks()
+    cst = gm.column("current_state_timestamp").combine_chunks()
+    keep = np.asarray(cst.fill_null(-1).to_numpy(), np.int64) >= 0
+    members = gm.column("members").combine_chunks()
+    sizes = pc.list_value_length(members)
+    legacy = (spark.conf.get("spark.sql.legacy.sizeOfNull", "true") or "true").lower() == "true"
+    ansi = (spark.conf.get("spark.sql.ansi.enabled", "true") or "true").lower() == "true"
+    sizes = pc.fill_null(sizes, -1 if legacy and not ansi else 0)  # Spark's size(null), then coalesce(.., 0)
+    ts = schema.field("current_state_ts").type
+    cols = [gm.column(c) for c in ("group", "tombstone", "generation", "protocol_type", "protocol", "leader")]
+    cols += [millis_to_ts(cst, ts, keep), sizes.cast(pa.int32()), members.cast(schema.field("members").type)]
+    cols += [gm.column("record_partition"), gm.column("record_offset"),
+             as_ts(gm.column("record_ts"), schema.field("record_ts").type), gm.column("key_version"),
+             gm.column("value_version")]
+    return pa.table(cols, schema=schema.remove_metadata())
+
+
+def _quarantine_arrow(side, schema):
+    """quarantine_of in Arrow: detail = 'partition=P offset=O ' + the record's detail (null if that is null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if side is None:
+        return None
+    q = side.filter(pc.equal(side.column("kind"), "quarantine"))
+    detail = [None if d is None else f"partition={'null' if p is None else p} offset={'null' if o is None else o} {d}"
+              for p, o, d in zip(q.column("record_partition").to_pylist(), q.column("record_offset").to_pylist(),
+                                 q.column("detail").to_pylist())]
+    return pa.table([pa.array(["records"] * q.num_rows, pa.string()), q.column("reason"), pa.array(detail, pa.string())],
+                    schema=schema.remove_metadata())
 
 
 def _side_table(state):

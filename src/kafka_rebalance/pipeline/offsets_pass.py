@@ -26,8 +26,6 @@ goes through `mapInArrow` as before.
 
 from __future__ import annotations
 
-import os
-import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -423,145 +421,30 @@ def _normalise(b):
          b.column("offset").cast(pa.int64()), micros], names=list(READ_COLUMNS))
 
 
-class CommitsWriter:
-    """Writes commits.parquet part files from the tasks, as Spark's Parquet writer would lay them out.
+def commit_output(batch, schema):
+    """offsets.commits_select in Arrow (`schema` from SparkFiles): millisecond times to timestamps,
+    the expire time only when >= 0."""
+    import pyarrow as pa
 
-    Same columns, Parquet types (INT96 or TIMESTAMP_MICROS timestamps, as
-    `spark.sql.parquet.outputTimestampType` says), codec and Spark schema
-    footer, so Spark and pandas read the files exactly as before. Each task
-    writes a temporary file and renames it to its final part name, so a retried
-    task replaces its earlier attempt; the driver moves the folder into place.
-    """
+    from .spark_files import as_ts, millis_to_ts
 
-    def __init__(self, folder: str, spark_schema_json: str, spark_version: str, codec: str, int96: bool) -> None:
-        self.folder, self.schema_json, self.spark_version = folder, spark_schema_json, spark_version
-        self.codec, self.int96 = codec, int96
-        self.job = uuid.uuid4().hex
-
-    @classmethod
-    def for_session(cls, spark, folder: str, spark_schema_json: str) -> "CommitsWriter | None":
-        """A writer matching the session's Parquet settings, or None where only Spark's writer would match."""
-        conf = spark.conf
-        codec = (conf.get("spark.sql.parquet.compression.codec", "snappy") or "snappy").lower()
-        ts_type = (conf.get("spark.sql.parquet.outputTimestampType", "INT96") or "INT96").upper()
-        legacy = (conf.get("spark.sql.parquet.writeLegacyFormat", "false") or "false").lower() == "true"
-        if codec not in ("snappy", "gzip", "zstd", "none", "uncompressed") or ts_type not in ("INT96", "TIMESTAMP_MICROS") \
-                or legacy:
-            return None
-        return cls(folder, spark_schema_json, spark.version, codec, ts_type == "INT96")
-
-    def part_name(self, task: int) -> str:
-        ext = {"none": "", "uncompressed": ""}.get(self.codec, f".{self.codec}")
-        return f"part-{task:05d}-{self.job}-c000{ext}.parquet"
-
-    def schema(self):
-        import pyarrow as pa
-
-        ts = pa.timestamp("us", tz=None if self.int96 else "UTC")
-        fields = [("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                  ("leader_epoch", pa.int32()), ("metadata", pa.string()), ("commit_ts", ts), ("expire_ts", ts),
-                  ("record_partition", pa.int32()), ("record_offset", pa.int64()), ("record_ts", ts),
-                  ("key_version", pa.int32()), ("value_version", pa.int32())]
-        return pa.schema(fields, metadata={"org.apache.spark.sql.parquet.row.metadata": self.schema_json,
-                                           "org.apache.spark.version": self.spark_version})
-
-    def to_output(self, batch, schema):
-        """commits_select in Arrow: millisecond times to timestamps, expire time only when >= 0."""
-        import pyarrow as pa
-
-        def millis(col, keep=None):
-            nulls = np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool) if col.null_count else None
-            v = np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), np.int64)
-            if keep is not None:
-                nulls = ~keep if nulls is None else (nulls | ~keep)
-            live = v if nulls is None else v[~nulls]
-            if len(live) and (live.max() > _MAX_MILLIS or live.min() < -_MAX_MILLIS):
-                raise ArithmeticError("long overflow: a commit timestamp in milliseconds does not fit in microseconds")
-            return pa.array(v * 1000, schema.field("commit_ts").type, mask=nulls)
-
-        expire = batch.column("expire_timestamp")
-        keep = np.asarray(expire.fill_null(-1).to_numpy(), np.int64) >= 0
-        ts = batch.column("record_ts").view(pa.int64()).view(schema.field("record_ts").type) \
-            if batch.column("record_ts").type != schema.field("record_ts").type else batch.column("record_ts")
-        cols = [batch.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch", "metadata")]
-        cols += [millis(batch.column("commit_timestamp")), millis(expire, keep)]
-        cols += [batch.column("record_partition"), batch.column("record_offset"), ts,
-                 batch.column("key_version"), batch.column("value_version")]
-        return pa.RecordBatch.from_arrays(cols, schema=schema)
-
-    def write(self, task: int, batches: Iterator) -> int:
-        """Write this task's commit batches; returns the rows written (no file when there are none)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        schema = self.schema()
-        tmp = Path(self.folder) / "_temporary" / f"{task:05d}-{uuid.uuid4().hex}.parquet"
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        writer = None
-        rows = 0
-        pending: list = []
-        pending_rows = 0
-        try:
-            for b in batches:
-                pending.append(self.to_output(b, schema))
-                pending_rows += b.num_rows
-                if pending_rows >= _ROW_GROUP_ROWS:
-                    writer = writer or self._open(tmp, schema)
-                    writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=pending_rows)
-                    rows += pending_rows
-                    pending, pending_rows = [], 0
-            if pending_rows:
-                writer = writer or self._open(tmp, schema)
-                writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=pending_rows)
-                rows += pending_rows
-            if writer is not None:
-                self._close(writer)
-                writer = None
-                os.replace(tmp, Path(self.folder) / self.part_name(task))
-        finally:
-            if writer is not None:
-                writer.close()
-            if tmp.exists():
-                tmp.unlink()
-        return rows
-
-    def _open(self, path: Path, schema):
-        import pyarrow.parquet as pq
-
-        codec = "none" if self.codec == "uncompressed" else self.codec
-        return pq.ParquetWriter(str(path), schema, compression=codec, version="1.0", store_schema=False,
-                                use_deprecated_int96_timestamps=self.int96, write_statistics=True)
-
-    def _close(self, writer) -> None:
-        """Close with Spark's footer keys (store_schema=False keeps Arrow's own schema out, so pandas reads
-        INT96 as naive timestamps, as it reads Spark's files)."""
-        writer.add_key_value_metadata(self.schema().metadata)
-        writer.close()
-
-    def finish(self, spark) -> None:
-        """After the job: drop the attempt folder; an empty output still gets one file with the schema; _SUCCESS."""
-        import shutil
-
-        folder = Path(self.folder)
-        shutil.rmtree(folder / "_temporary", ignore_errors=True)
-        if not any(folder.glob("part-*.parquet")):
-            schema = self.schema()
-            writer = self._open(folder / self.part_name(0), schema)
-            writer.write_table(schema.empty_table())
-            self._close(writer)
-        (folder / "_SUCCESS").write_bytes(b"")
+    ts = schema.field("commit_ts").type
+    expire = batch.column("expire_timestamp")
+    keep = np.asarray(expire.fill_null(-1).to_numpy(), np.int64) >= 0
+    cols = [batch.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch", "metadata")]
+    cols += [millis_to_ts(batch.column("commit_timestamp"), ts), millis_to_ts(expire, ts, keep)]
+    cols += [batch.column("record_partition"), batch.column("record_offset"),
+             as_ts(batch.column("record_ts"), schema.field("record_ts").type),
+             batch.column("key_version"), batch.column("value_version")]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-_MAX_MILLIS = (2**63 - 1) // 1000
-_ROW_GROUP_ROWS = 1 << 20
-
-
-def file_pass(spark, tasks: list[tuple[str, int]], acc, writer: CommitsWriter | None = None):
+def file_pass(spark, tasks: list[tuple[str, int]], acc, writer=None):
     """One Spark task per (file, row group), read and decoded in Python; state in `acc`.
 
     Without `writer` the frame is the commits (COMMIT_DDL) for Spark to write;
-    with it each task writes its commits itself and the frame is one
-    (task, rows) row per task, to collect.
+    with it (spark_files.SparkFiles) each task writes its commits itself and
+    the frame is one (task, rows) row per task, to collect.
     """
 
     def run(batches):
@@ -574,7 +457,7 @@ def file_pass(spark, tasks: list[tuple[str, int]], acc, writer: CommitsWriter | 
                 if writer is None:
                     yield from dec.batches(read_row_group(path, rg))
                 else:
-                    rows = writer.write(i, dec.batches(read_row_group(path, rg)))
+                    rows = writer.write(i, (commit_output(c, writer.schema) for c in dec.batches(read_row_group(path, rg))))
                     yield pa.record_batch({"task": pa.array([i], pa.int64()), "rows": pa.array([rows], pa.int64())})
                 acc.add(dec.state.finish())
 
