@@ -1,10 +1,9 @@
-"""The offsets job's single decoding pass: commits out as rows, everything small on the side.
+"""The offsets job's single decoding pass: commits out, everything small on the side.
 
 Almost every `__consumer_offsets` record is an offset commit, and the commits
 table is the only big output. So one Spark pass decodes the records and
-yields only the commits (13 narrow columns, written straight to
-commits.parquet); what the other outputs need is small and leaves each task
-through an accumulator (`PassState`):
+produces only the commits (13 narrow columns); what the other outputs need is
+small and leaves each task through an accumulator (`PassState`):
 
 - the latest-offset candidates: per group/topic/partition the task's last
   record by log position (commit or tombstone), reduced as they come, so the
@@ -17,11 +16,13 @@ through an accumulator (`PassState`):
   latest commit time);
 - counts per kind, tombstones and quarantine reason.
 
-Two ways in, one body (`PassDecoder`): `file_tasks` reads Parquet row groups
-with pyarrow inside the tasks (`spark.range(n).mapInArrow`, so the raw key and
-value bytes never cross the JVM/Python boundary), and any Kafka-source
-DataFrame (official connector, kafka_source.py, Parquet with unusual types)
-goes through `mapInArrow` as before.
+Two ways in, one body (`PassDecoder`): `file_pass` reads Parquet row groups
+with pyarrow inside the tasks (`spark.range(n).mapInArrow`, one task per row
+group), so the raw records never cross the JVM/Python boundary, and the tasks
+write their commits as commits.parquet part files themselves (spark_files);
+any Kafka-source DataFrame (official connector, kafka_source.py, Parquet
+layouts `plan_files` does not take) goes through `frame_pass`, a
+`mapInArrow` whose commits Spark writes.
 """
 
 from __future__ import annotations
@@ -386,7 +387,6 @@ def plan_files(path: str) -> list[tuple[str, int]] | None:
 
 def read_row_group(path: str, row_group: int) -> Iterator:
     """A row group as Kafka-source batches typed as Spark's source_frame would hand them over."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
