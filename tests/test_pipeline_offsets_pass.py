@@ -128,12 +128,14 @@ def expected(spark, records):
 @pytest.fixture(scope="module")
 def ours(spark, records, tmp_path_factory):
     out = tmp_path_factory.mktemp("ours") / "out"
-    return off.run_offsets(spark, str(records), str(out)), out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(op, "TASK_ROWS", 20)  # two row groups a task, three tasks
+        return off.run_offsets(spark, str(records), str(out)), out
 
 
 def test_file_tasks_equal_the_reference(spark, records, expected, ours):
     summary, out = ours
-    assert len(op.plan_files(str(records))) > 4
+    assert len(op.plan_files(str(records))) == 1  # 160 rows: one task at the default size
     assert_same(written(spark, out), expected)
     assert summary["commits"] == len(expected["commits"]) and summary["latest_offsets"] == len(expected["latest_offsets"])
     assert summary["quarantined"] == len(expected["quarantine"]) == 9
@@ -215,6 +217,14 @@ def test_segments_straddling_a_group_metadata_record_fall_back(spark, tmp_path):
     assert_same(written(spark, tmp_path / "out"), want)
     # the commit at offset 0 starts generation 1 (record at 5), the one at 10 generation 2 (record at 11)
     assert [(r[2], r[6], r[5]) for r in want["rebalances"]] == [(1, "commit", 19), (2, "commit", 10)]
+
+
+def test_tasks_keep_row_groups_whole_and_in_order(records, monkeypatch):
+    monkeypatch.setattr(op, "TASK_ROWS", 20)
+    tasks = op.plan_files(str(records))
+    flat = [t for task in tasks for t in task]
+    assert len(tasks) == 3 and [len(t) for t in tasks] == [2, 2, 2]  # row groups of 17, 17, 12 rows per file
+    assert flat == sorted(flat) and len(set(flat)) == len(flat)
 
 
 def test_unusual_layouts_take_the_dataframe_path(tmp_path):
