@@ -85,3 +85,26 @@ def test_reduce_latest_in_any_chunking_keeps_the_last_record_per_key(rows, chunk
     got = {} if state.latest is None else {(r["group"], r["topic"], r["partition"]): r["pos"]
                                            for r in state.latest.to_pylist()}
     assert got == want and (state.latest is None or state.latest.num_rows == len(want))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(batch(), min_size=1, max_size=2))
+def test_a_task_update_applied_twice_counts_once(drawn):
+    """Spark may deliver a task's accumulator update twice (a re-run stage): the merge keeps one."""
+    import pickle
+
+    batches = [b for x in drawn for b in (x if isinstance(x, list) else [x])]
+    dec = PassDecoder(3)
+    for _ in dec.batches(iter(batches)):
+        pass
+    update = pickle.dumps(dec.state.finish())  # what a task ships to the driver
+    once = PassState().merge(pickle.loads(update)).finish()
+    twice = PassState().merge(pickle.loads(update)).merge(pickle.loads(update)).finish()
+    assert twice.counts == once.counts
+    assert len(twice.side) == len(once.side) and len(twice.segments) == len(once.segments)
+    other = PassDecoder(4)
+    for _ in other.batches(iter(batches)):
+        pass
+    both = PassState().merge(pickle.loads(update)).merge(other.state.finish()).finish()
+    assert both.tasks == {3, 4}
+    assert all(both.counts[k] == 2 * v for k, v in once.counts.items())

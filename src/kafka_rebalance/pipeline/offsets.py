@@ -330,7 +330,9 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     tasks = None
     if source_df is None:
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-        tasks = op.plan_files(records)
+        # tasks read and write local files themselves: only when every task runs on this machine
+        if spark.sparkContext.master.startswith("local"):
+            tasks = op.plan_files(records)
     acc = op.accumulator(spark)
     target = outdir / "commits.parquet"
     staging = staging_folder(target)

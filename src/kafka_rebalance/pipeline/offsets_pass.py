@@ -85,6 +85,9 @@ class PassState:
         self.side: list = []  # non-commit decoded rows (pyarrow Tables)
         self.segments: list = []
         self.counts: dict[tuple, int] = {}  # (kind, tombstone, reason) -> rows
+        # tasks merged in: Spark may apply a task's accumulator update twice when a stage is re-run
+        # (speculation, a lost executor), so a task already counted is skipped, not added again
+        self.tasks: set[int] = set()
 
     def add_latest(self, table) -> None:
         if table.num_rows == 0:
@@ -106,6 +109,10 @@ class PassState:
             self.counts[key] = self.counts.get(key, 0) + n
 
     def merge(self, other: "PassState") -> "PassState":
+        seen = getattr(other, "tasks", set())
+        if seen & self.tasks:
+            return self
+        self.tasks |= seen
         if other.latest is not None:
             self.add_latest(other.latest)
         for t in other.pending:
@@ -148,6 +155,7 @@ class PassDecoder:
         self.task = task
         self.seq = 0  # rows seen by this task, to order side rows
         self.state = PassState()
+        self.state.tasks.add(task)
         self.key_cache: dict[bytes, Any] = {}
         self.schemas: dict[Any, Any] = {}
         self._batch_gm: list[tuple[str, int]] = []  # this batch's GroupMetadata records (group, record offset)
