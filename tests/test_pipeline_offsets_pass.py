@@ -274,3 +274,71 @@ def test_sessions_only_sparks_writer_matches_write_through_spark(spark, tmp_path
     assert_same(written(spark, tmp_path / "out"), want)
     assert pq.ParquetFile(next((tmp_path / "out" / "commits.parquet").glob("part-*"))).metadata.created_by.startswith(
         "parquet-mr")
+
+
+def test_spark_only_derivation_for_cluster_masters_equals_the_reference(spark, records, expected, ours, tmp_path):
+    """On a non-local master the job derives every table inside Spark: same tables, same summary."""
+    summary = off._run_in_spark(spark, str(records), tmp_path / "out")
+    assert_same(written(spark, tmp_path / "out"), expected)
+    ours_summary = ours[0]
+    keep = ("records", "commits", "offset_tombstones", "latest_offsets", "group_metadata", "group_tombstones",
+            "rebalances", "quarantined", "quarantine_reasons")
+    assert {k: summary[k] for k in keep} == {k: ours_summary[k] for k in keep}
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
+
+
+def test_side_tables_travel_as_files_and_are_cleaned_up(spark, records, ours):
+    """Tasks spill their side tables (no rows through the accumulator) and the folder is removed."""
+    _, out = ours
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    dec = op.PassDecoder(5)
+    batches = list(pq.ParquetFile(str(next(records.glob("*.parquet")))).iter_batches())
+    for _ in dec.batches(iter(op._normalise(b) for b in batches)):
+        pass
+    spill = out.parent / "spill"
+    spill.mkdir()
+    state = dec.state.finish()
+    counts = dict(state.counts)
+    latest_rows = state.latest.num_rows
+    shipped = state.spill(str(spill), 5)
+    assert shipped.latest is None and not shipped.side and not shipped.segments and shipped.spilled
+    back = op.PassState().merge(shipped).load_spilled()
+    assert back.counts == counts and back.latest.num_rows == latest_rows
+
+
+def test_files_named_like_partitions_are_read_as_spark_reads_them(spark, tmp_path):
+    """Spark hides `_x` and `.x` but reads `_b=1.parquet`; the planner follows the same rule."""
+    rows = history()[:60]
+    t = pq.read_table(write_records(rows, tmp_path / "src", files=1) / "part-0.parquet")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pq.write_table(t.slice(0, 30), folder / "a.parquet")
+    pq.write_table(t.slice(30), folder / "_b=1.parquet")
+    pq.write_table(t.slice(0, 5), folder / "_hidden.parquet")
+    pq.write_table(t.slice(0, 5), folder / ".also-hidden.parquet")
+    assert spark.read.parquet(str(folder)).count() == 60
+    summary = off.run_offsets(spark, str(folder), str(tmp_path / "out"))
+    assert summary["records"] == 60
+
+
+def test_nanoseconds_floor_the_same_on_both_paths(spark, tmp_path):
+    """Near 1.7e18 ns a double loses the last digits: both read paths floor exactly."""
+    rows = history()[:30]
+    t = pq.read_table(write_records(rows, tmp_path / "ms", files=1) / "part-0.parquet")
+    base = 1_700_000_000_018_000_000
+    ns = pa.array([base + i * 1_000_001 for i in range(t.num_rows)], pa.timestamp("ns"))
+    folder = tmp_path / "ns"
+    folder.mkdir()
+    pq.write_table(t.set_column(5, "timestamp", ns), folder / "a.parquet")
+    from pyspark.sql import functions as F
+
+    df = read_parquet(spark, str(folder), off.SOURCE_COLUMNS, "records")
+    micros = sorted(r[0] for r in df.select(F.unix_micros("timestamp")).collect())
+    assert micros == sorted((base + i * 1_000_001) // 1000 for i in range(t.num_rows))
+    # and the job's file path and DataFrame path agree record for record
+    assert op.plan_files(str(folder)) is not None
+    off.run_offsets(spark, str(folder), str(tmp_path / "files"))
+    off.run_offsets(spark, None, str(tmp_path / "frame"), source_df=df)
+    files, frame = written(spark, tmp_path / "files"), written(spark, tmp_path / "frame")
+    assert len(files["commits"]) > 5
+    assert_same(files, frame)

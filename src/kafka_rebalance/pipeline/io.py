@@ -38,7 +38,7 @@ def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: 
 
         for c in nanos:
             if c in df.columns and dict(df.dtypes)[c] in ("bigint", "long"):
-                df = df.withColumn(c, F.timestamp_micros(F.floor(F.col(c) / 1000)))
+                df = df.withColumn(c, F.timestamp_micros(F.expr(f"`{c}` div 1000 - IF(`{c}` % 1000 < 0, 1, 0)")))
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(f"{what} lacks column(s) {', '.join(missing)}; has {', '.join(df.columns)}",

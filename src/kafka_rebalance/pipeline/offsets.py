@@ -27,6 +27,7 @@ Outputs (SCHEMAS.md section 5):
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -326,14 +327,17 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         phases[name] = round(now - clock[0], 3)
         clock[0] = now
 
+    if not spark.sparkContext.master.startswith("local"):
+        # the single pass has tasks read and write files the driver reads back: one machine only
+        return _run_in_spark(spark, records, outdir, source_df)
     restore = None
     tasks = None
     if source_df is None:
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-        # tasks read and write local files themselves: only when every task runs on this machine
-        if spark.sparkContext.master.startswith("local"):
-            tasks = op.plan_files(records)
+        tasks = op.plan_files(records)
     acc = op.accumulator(spark)
+    spill = outdir / f".pass-side-{uuid.uuid4().hex}"  # the tasks' side tables (PassState.spill)
+    spill.mkdir()
     target = outdir / "commits.parquet"
     staging = staging_folder(target)
     writer = None
@@ -343,21 +347,22 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     try:
         if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
             staging.mkdir()
-            op.file_pass(spark, tasks, acc, writer).collect()
+            op.file_pass(spark, tasks, acc, writer, str(spill)).collect()
             writer.finish()
             publish_folder(staging, target)
         elif tasks is not None:
-            write_parquet(commits_select(op.file_pass(spark, tasks, acc)), target)
+            write_parquet(commits_select(op.file_pass(spark, tasks, acc, spill_dir=str(spill))), target)
         else:
             if records is not None:
                 restore = _split_finely(spark, records)
-            write_parquet(commits_select(op.frame_pass(source_frame(source_df), acc)), target)
+            write_parquet(commits_select(op.frame_pass(source_frame(source_df), acc, str(spill))), target)
+        state = acc.value.load_spilled()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(spill, ignore_errors=True)
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
     phase("decode_commits")
-    state = acc.value.finish()
 
     latest = _latest_table(state)
     side = _side_table(state)
@@ -406,6 +411,75 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         "group_metadata": counts.get("group_metadata", 0),
         "group_tombstones": tombstones.get("group_metadata", 0),
         "rebalances": _rows(outdir / "rebalances.parquet"),
+        "quarantined": counts.get("quarantine", 0),
+        "quarantine_reasons": reasons,
+        "phases_s": phases,
+        "out": str(outdir),
+    }
+
+
+def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> dict[str, Any]:
+    """Every table derived inside Spark from one decoded scratch folder (no data through the driver).
+
+    For a cluster master, where tasks cannot share files with the driver. Same outputs as the single
+    pass (tests/test_pipeline_offsets_pass.py checks it), several times slower.
+    """
+    import shutil
+    import time
+
+    from .rebalances import rebalances_of
+
+    scratch = outdir / f".decoded-{uuid.uuid4().hex}.parquet"
+    restore = None
+    if source_df is None:
+        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+        restore = _split_finely(spark, records)
+    phases: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = round(now - clock[0], 3)
+        clock[0] = now
+
+    try:
+        decode(source_df).write.mode("overwrite").parquet(str(scratch))
+        phase("decode")
+        decoded = spark.read.parquet(str(scratch))
+        write_parquet(commits_of(decoded), outdir / "commits.parquet")
+        phase("commits")
+        write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
+        write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
+        write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
+        phase("latest_group_metadata_quarantine")
+        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
+        cm = spark.read.parquet(str(outdir / "commits.parquet"))
+        write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
+        phase("rebalances")
+        stats = decoded.groupBy("kind", "tombstone", "reason").count().collect()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if restore is not None:
+            spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
+    counts: dict[str, int] = {}
+    tombstones: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for r in stats:
+        n = int(r["count"])
+        counts[r["kind"]] = counts.get(r["kind"], 0) + n
+        if r["tombstone"]:
+            tombstones[r["kind"]] = tombstones.get(r["kind"], 0) + n
+        if r["kind"] == "quarantine":
+            reasons[r["reason"]] = reasons.get(r["reason"], 0) + n
+    read = lambda name: spark.read.parquet(str(outdir / name)).count()  # noqa: E731
+    return {
+        "records": sum(counts.values()),
+        "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
+        "offset_tombstones": tombstones.get("offset_commit", 0),
+        "latest_offsets": read("latest_offsets.parquet"),
+        "group_metadata": counts.get("group_metadata", 0),
+        "group_tombstones": tombstones.get("group_metadata", 0),
+        "rebalances": read("rebalances.parquet"),
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
         "phases_s": phases,

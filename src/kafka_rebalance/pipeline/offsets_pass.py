@@ -27,6 +27,7 @@ layouts `plan_files` does not take) goes through `frame_pass`, a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -88,6 +89,8 @@ class PassState:
         # tasks merged in: Spark may apply a task's accumulator update twice when a stage is re-run
         # (speculation, a lost executor), so a task already counted is skipped, not added again
         self.tasks: set[int] = set()
+        # side tables a task wrote to files instead of shipping them (spill): only names travel
+        self.spilled: list[str] = []
 
     def add_latest(self, table) -> None:
         if table.num_rows == 0:
@@ -113,6 +116,7 @@ class PassState:
         if seen & self.tasks:
             return self
         self.tasks |= seen
+        self.spilled += getattr(other, "spilled", [])
         if other.latest is not None:
             self.add_latest(other.latest)
         for t in other.pending:
@@ -126,6 +130,43 @@ class PassState:
     def finish(self) -> "PassState":
         self._reduce()
         return self
+
+    def spill(self, folder: str | None, task: int) -> "PassState":
+        """Write this task's side tables to `folder` (a local master's shared disk) and keep only their names.
+
+        What an accumulator ships counts against spark.driver.maxResultSize and grows with the input (one
+        latest-offset row per key, every quarantined record), so on a local master it goes through files.
+        """
+        if folder is None:
+            return self.finish()
+        import pyarrow.parquet as pq
+
+        self._reduce()
+        kinds = (("latest", [self.latest] if self.latest is not None else []), ("side", self.side),
+                 ("segments", self.segments))
+        for kind, tables in kinds:
+            for i, t in enumerate(tables):
+                path = os.path.join(folder, f"task-{task:06d}-{kind}-{i:04d}.parquet")
+                pq.write_table(t, path)
+                self.spilled.append(path)
+        self.latest, self.side, self.segments = None, [], []
+        return self
+
+    def load_spilled(self) -> "PassState":
+        """On the driver: read the spilled side tables back (reducing latest offsets as they come)."""
+        import pyarrow.parquet as pq
+
+        for path in sorted(self.spilled):
+            t = pq.read_table(path)
+            kind = path.rsplit("-", 2)[-2]
+            if kind == "latest":
+                self.add_latest(t)
+            elif kind == "side":
+                self.side.append(t)
+            else:
+                self.segments.append(t)
+        self.spilled = []
+        return self.finish()
 
     def __getstate__(self):
         self._reduce()  # ship one reduced table
@@ -323,7 +364,7 @@ def _commit_schema(ts_type):
 # ---- the two ways in ----------------------------------------------------------------------
 
 
-def frame_pass(source, acc):
+def frame_pass(source, acc, spill_dir: str | None = None):
     """mapInArrow over a normalised Kafka-source DataFrame (offsets.source_frame)."""
 
     def run(batches):
@@ -332,7 +373,7 @@ def frame_pass(source, acc):
         ctx = TaskContext.get()
         dec = PassDecoder(ctx.partitionId() if ctx is not None else 0)
         yield from dec.batches(batches)
-        acc.add(dec.state.finish())
+        acc.add(dec.state.finish().spill(spill_dir, dec.task))
 
     return source.mapInArrow(run, COMMIT_DDL)
 
@@ -352,7 +393,9 @@ def plan_files(path: str) -> list[list[tuple[str, int]]] | None:
     if p.is_file():
         files = [p]
     elif p.is_dir():
-        entries = sorted(e for e in p.iterdir() if not e.name.startswith(("_", ".")))
+        # Spark's rule for hidden files: a leading "." always, a leading "_" unless the name has a "="
+        entries = sorted(e for e in p.iterdir()
+                         if not (e.name.startswith(".") or (e.name.startswith("_") and "=" not in e.name)))
         if any(not e.is_file() for e in entries) or any(e.name.endswith("._COPYING_") for e in entries):
             return None
         files = entries
@@ -457,7 +500,7 @@ def commit_output(batch, schema):
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def file_pass(spark, tasks: list[list[tuple[str, int]]], acc, writer=None):
+def file_pass(spark, tasks: list[list[tuple[str, int]]], acc, writer=None, spill_dir: str | None = None):
     """One Spark task per plan_files task, its row groups read and decoded in Python; state in `acc`.
 
     Without `writer` the frame is the commits (COMMIT_DDL) for Spark to write;
@@ -477,7 +520,7 @@ def file_pass(spark, tasks: list[list[tuple[str, int]]], acc, writer=None):
                 else:
                     rows = writer.write(i, (commit_output(c, writer.schema) for c in dec.batches(source)))
                     yield pa.record_batch({"task": pa.array([i], pa.int64()), "rows": pa.array([rows], pa.int64())})
-                acc.add(dec.state.finish())
+                acc.add(dec.state.finish().spill(spill_dir, i))
 
     n = max(1, len(tasks))
     return spark.range(0, len(tasks), 1, n).mapInArrow(run, COMMIT_DDL if writer is None else "task long, rows long")
