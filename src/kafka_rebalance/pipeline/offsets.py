@@ -308,7 +308,6 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     segments, counts), so the records are read and decoded once.
     """
     import shutil
-    import time
 
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -320,12 +319,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     phases: dict[str, float] = {}
-    clock = [time.perf_counter()]
-
-    def phase(name: str) -> None:
-        now = time.perf_counter()
-        phases[name] = round(now - clock[0], 3)
-        clock[0] = now
+    phase = _phase_clock(phases)
 
     if not spark.sparkContext.master.startswith("local"):
         # the single pass has tasks read and write files the driver reads back: one machine only
@@ -394,28 +388,8 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
-    counts: dict[str, int] = {}
-    tombstones: dict[str, int] = {}
-    reasons: dict[str, int] = {}
-    for (kind, tomb, reason), n in state.counts.items():
-        counts[kind] = counts.get(kind, 0) + n
-        if tomb:
-            tombstones[kind] = tombstones.get(kind, 0) + n
-        if kind == "quarantine":
-            reasons[reason] = reasons.get(reason, 0) + n
-    return {
-        "records": sum(counts.values()),
-        "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
-        "offset_tombstones": tombstones.get("offset_commit", 0),
-        "latest_offsets": 0 if latest is None else latest.num_rows,
-        "group_metadata": counts.get("group_metadata", 0),
-        "group_tombstones": tombstones.get("group_metadata", 0),
-        "rebalances": _rows(outdir / "rebalances.parquet"),
-        "quarantined": counts.get("quarantine", 0),
-        "quarantine_reasons": reasons,
-        "phases_s": phases,
-        "out": str(outdir),
-    }
+    return _summary(state.counts.items(), 0 if latest is None else latest.num_rows,
+                    _rows(outdir / "rebalances.parquet"), phases, outdir)
 
 
 def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> dict[str, Any]:
@@ -425,7 +399,6 @@ def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> d
     pass (tests/test_pipeline_offsets_pass.py checks it), several times slower.
     """
     import shutil
-    import time
 
     from .rebalances import rebalances_of
 
@@ -435,12 +408,7 @@ def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> d
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
         restore = _split_finely(spark, records)
     phases: dict[str, float] = {}
-    clock = [time.perf_counter()]
-
-    def phase(name: str) -> None:
-        now = time.perf_counter()
-        phases[name] = round(now - clock[0], 3)
-        clock[0] = now
+    phase = _phase_clock(phases)
 
     try:
         decode(source_df).write.mode("overwrite").parquet(str(scratch))
@@ -461,25 +429,44 @@ def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> d
         shutil.rmtree(scratch, ignore_errors=True)
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
+    stats = [((r["kind"], r["tombstone"], r["reason"]), int(r["count"])) for r in stats]
+    return _summary(stats, _rows(outdir / "latest_offsets.parquet"), _rows(outdir / "rebalances.parquet"),
+                    phases, outdir)
+
+
+def _phase_clock(phases: dict[str, float]):
+    """phase(name) records the seconds since the previous call (or since this one was made)."""
+    import time
+
+    clock = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = round(now - clock[0], 3)
+        clock[0] = now
+
+    return phase
+
+
+def _summary(counted, latest_offsets: int, rebalances: int, phases: dict[str, float], outdir: Path) -> dict[str, Any]:
+    """The job's summary from ((kind, tombstone, reason), rows) counts, either path's."""
     counts: dict[str, int] = {}
     tombstones: dict[str, int] = {}
     reasons: dict[str, int] = {}
-    for r in stats:
-        n = int(r["count"])
-        counts[r["kind"]] = counts.get(r["kind"], 0) + n
-        if r["tombstone"]:
-            tombstones[r["kind"]] = tombstones.get(r["kind"], 0) + n
-        if r["kind"] == "quarantine":
-            reasons[r["reason"]] = reasons.get(r["reason"], 0) + n
-    read = lambda name: spark.read.parquet(str(outdir / name)).count()  # noqa: E731
+    for (kind, tomb, reason), n in counted:
+        counts[kind] = counts.get(kind, 0) + n
+        if tomb:
+            tombstones[kind] = tombstones.get(kind, 0) + n
+        if kind == "quarantine":
+            reasons[reason] = reasons.get(reason, 0) + n
     return {
         "records": sum(counts.values()),
         "commits": counts.get("offset_commit", 0) - tombstones.get("offset_commit", 0),
         "offset_tombstones": tombstones.get("offset_commit", 0),
-        "latest_offsets": read("latest_offsets.parquet"),
+        "latest_offsets": latest_offsets,
         "group_metadata": counts.get("group_metadata", 0),
         "group_tombstones": tombstones.get("group_metadata", 0),
-        "rebalances": read("rebalances.parquet"),
+        "rebalances": rebalances,
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
         "phases_s": phases,
