@@ -196,17 +196,21 @@ class _SequentialGeneral(GeneralAssignmentBuilder):
             self._maybe_assign_partition(tp, None)
 
 
-@given(groups(uniform=False), st.data())
-@settings(max_examples=80, deadline=None)
-def test_bulk_run_assignment_matches_one_by_one(spec: GroupSpec, data) -> None:
-    # random prior sizes so the water-filling starts uneven
+def _with_uneven_owned(spec: GroupSpec, data) -> GroupSpec:
+    """Members own drawn-size runs of the partitions (generation 1), the rest unowned."""
     all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
     members, pool = [], list(all_tps)
     for m in spec.members:
         k = data.draw(st.integers(0, len(pool)))
         members.append(replace(m, owned=tuple(pool[:k]), generation=1))
         pool = pool[k:]
-    spec = replace(spec, members=tuple(members))
+    return replace(spec, members=tuple(members))
+
+
+@given(groups(uniform=False), st.data())
+@settings(max_examples=80, deadline=None)
+def test_bulk_run_assignment_matches_one_by_one(spec: GroupSpec, data) -> None:
+    spec = _with_uneven_owned(spec, data)  # random prior sizes so the water-filling starts uneven
     md = {m.member_id: CooperativeStickyAssignor.member_data(m) for m in spec.members}
     results = []
     for cls in (GeneralAssignmentBuilder, _SequentialGeneral):
@@ -301,13 +305,7 @@ def test_is_balanced_matches_kafkas_loop(spec: GroupSpec, data) -> None:
 @given(groups(uniform=True), st.data())
 @settings(max_examples=80, deadline=None)
 def test_bulk_round_robin_matches_kafkas_loop(spec: GroupSpec, data) -> None:
-    all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
-    members, pool = [], list(all_tps)
-    for m in spec.members:
-        k = data.draw(st.integers(0, len(pool)))
-        members.append(replace(m, owned=tuple(pool[:k]), generation=1))
-        pool = pool[k:]
-    spec = replace(spec, members=tuple(members))
+    spec = _with_uneven_owned(spec, data)
     md = {m.member_id: CooperativeStickyAssignor.member_data(m) for m in spec.members}
     ctx = build_context(spec, md)
     res = resolve_owned(ctx)
