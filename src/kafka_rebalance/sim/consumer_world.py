@@ -270,8 +270,7 @@ class ConsumerSimMember(SimMember):
             self.owned = self.owned + [p for p in assign if p not in self.owned]
             w.assigned(self, assign, self.owned)
             if now >= self.stall_until:
-                for p in self.owned:
-                    w.set_available(p, now, self.name)
+                w.set_available_many(self.owned, now, self.name)
             if self.pause_start is not None:
                 w.add_paused(self, now - self.pause_start)
                 self.pause_start = None

@@ -157,8 +157,7 @@ class SimMember:
             return
         now = self.w.loop.now
         self._finish_batch(now, partial=True)
-        for p in self.owned:
-            self.w.set_unavailable(p, now)
+        self.w.set_unavailable_many(self.owned, now)
         self._die("crash")
 
     def _stop_heartbeats(self) -> None:
@@ -186,8 +185,7 @@ class SimMember:
         if now >= self.busy_until and now >= self.stall_until:
             self.last_poll = now  # an idle consumer is blocked inside poll(): the poll timer starts now
         self.stall_until = max(self.stall_until, now + for_ms)
-        for p in self.owned:
-            w.set_unavailable(p, now)
+        w.set_unavailable_many(self.owned, now)
         w.emit("pause", self.name, self.generation, detail={"for_ms": for_ms})
         deadline = self.last_poll + w.sc.group.max_poll_interval_ms
         if deadline < self.stall_until:
@@ -199,8 +197,7 @@ class SimMember:
             return
         now = self.w.loop.now
         if not self.waiting:
-            for p in self.owned:
-                self.w.set_available(p, now, self.name)
+            self.w.set_available_many(self.owned, now, self.name)
 
     def _poll_timeout(self, inc: int, last_poll: int) -> None:
         """The heartbeat thread sees max.poll.interval.ms exceeded (AbstractCoordinator.maybeLeaveGroup)."""

@@ -149,17 +149,8 @@ class Simulation:
     def partition_counts(self) -> dict[str, int]:
         return {t: len(ps) for t, ps in self.parts.topic_partitions.items()}
 
-    def set_unavailable(self, p: int, now: int) -> None:
-        if self.avail_owner[p] is not None:
-            self.avail_owner[p] = None
-            self.unavail_since[p] = now
-
-    def set_available(self, p: int, now: int, name: str) -> None:
-        if self.avail_owner[p] is None:
-            self.unavailable_ms += now - self.unavail_since[p]
-        self.avail_owner[p] = name
-
     def set_available_many(self, ps, now: int, name: str) -> None:
+        """`name` processes partitions ps again from now (their unavailable time stops counting)."""
         avail_owner, since = self.avail_owner, self.unavail_since
         for p in ps:
             if avail_owner[p] is None:
@@ -167,6 +158,7 @@ class Simulation:
             avail_owner[p] = name
 
     def set_unavailable_many(self, ps, now: int) -> None:
+        """Nobody processes partitions ps from now (revoked, lost, crashed or stuck owner)."""
         avail_owner, since = self.avail_owner, self.unavail_since
         for p in ps:
             if avail_owner[p] is not None:
@@ -192,9 +184,7 @@ class Simulation:
             self.emit("revoked", m.name, m.generation, ps, {"reason": why})
 
     def lose(self, m: SimMember, ps: list[int], why: str) -> None:
-        now = self.loop.now
-        for p in ps:
-            self.set_unavailable(p, now)
+        self.set_unavailable_many(ps, self.loop.now)
         self.emit("lost", m.name, m.generation, ps, {"reason": why})
 
     def assigned(self, m: SimMember, added, owned) -> None:
