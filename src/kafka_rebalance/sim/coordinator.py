@@ -151,8 +151,8 @@ class ClassicCoordinator:
             w.pending_cause = self._named(e.reason)
             stable = MemberState.STABLE
             for m in w.members.values():
-                if m.state is stable and not m.hb_ticking and m.heartbeating():
-                    m.start_heartbeat_ticks()
+                if m.state is stable:
+                    m.start_heartbeat_ticks()  # no-op unless its heartbeat thread runs and is idle
         elif e.new is S.COMPLETING_REBALANCE or (e.new is S.EMPTY and e.old is S.PREPARING_REBALANCE):
             w.on_generation(self.group.generation_id if self.group else e.generation_id)
             w.pending_cause = "-"

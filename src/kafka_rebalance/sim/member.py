@@ -300,8 +300,7 @@ class SimMember:
             if ac < nxt:
                 nxt = ac
         if nxt != _NEVER:
-            self.poll_token += 1
-            self.w.loop.at(nxt if nxt > now else now + 1, self._poll, self.poll_token)
+            self._schedule_poll(nxt if nxt > now else now + 1)
 
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
