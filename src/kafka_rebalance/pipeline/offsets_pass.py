@@ -90,7 +90,7 @@ class PassState:
         # (speculation, a lost executor), so a task already counted is skipped, not added again
         self.tasks: set[int] = set()
         # side tables a task wrote to files instead of shipping them (spill): only names travel
-        self.spilled: list[str] = []
+        self.spilled: list[tuple[str, str]] = []  # (latest | side | segments, Parquet file)
 
     def add_latest(self, table) -> None:
         if table.num_rows == 0:
@@ -112,11 +112,10 @@ class PassState:
             self.counts[key] = self.counts.get(key, 0) + n
 
     def merge(self, other: "PassState") -> "PassState":
-        seen = getattr(other, "tasks", set())
-        if seen & self.tasks:
+        if other.tasks & self.tasks:
             return self
-        self.tasks |= seen
-        self.spilled += getattr(other, "spilled", [])
+        self.tasks |= other.tasks
+        self.spilled += other.spilled
         if other.latest is not None:
             self.add_latest(other.latest)
         for t in other.pending:
@@ -148,7 +147,7 @@ class PassState:
             for i, t in enumerate(tables):
                 path = os.path.join(folder, f"task-{task:06d}-{kind}-{i:04d}.parquet")
                 pq.write_table(t, path)
-                self.spilled.append(path)
+                self.spilled.append((kind, path))
         self.latest, self.side, self.segments = None, [], []
         return self
 
@@ -156,9 +155,8 @@ class PassState:
         """On the driver: read the spilled side tables back (reducing latest offsets as they come)."""
         import pyarrow.parquet as pq
 
-        for path in sorted(self.spilled):
+        for kind, path in sorted(self.spilled, key=lambda e: e[1]):
             t = pq.read_table(path)
-            kind = path.rsplit("-", 2)[-2]
             if kind == "latest":
                 self.add_latest(t)
             elif kind == "side":
