@@ -322,65 +322,73 @@ class SimMember:
         return any(sent.get(p) != self.positions.get(p) for p in self.owned)
 
     def _fetch(self, now: int) -> int:
-        """One poll's records: up to max.poll.records, partition by partition."""
+        """One poll's records: up to max.poll.records, partition by partition (rotating the start)."""
         owned = self.owned
         k = len(owned)
         self.batch_t0 = now
         if not k:
             self.batch = []
             return 0
-        budget = self._budget
+        room = self._budget
         parts = self.w.parts
         base, base_t, num, den = parts.base, parts.base_t, parts.num, parts.den
         positions = self.positions
-        batch = []
+        get = positions.get  # bound once: this loop runs for every owned partition of every poll
+        batch: list[tuple[int, int, int]] = []
+        append = batch.append
         start = (self.poll_token * 7) % k
         order = owned[start:] + owned[:start] if start else owned
-        taken = 0
         for p in order:
-            pos = positions.get(p)
+            pos = get(p)
             if pos is None:
                 continue
-            avail = base[p] + (num[p] * (now - base_t[p])) // den[p] - pos
-            if avail <= 0:
+            n = base[p] + (num[p] * (now - base_t[p])) // den[p] - pos
+            if n <= 0:
                 continue
-            room = budget - taken
-            n = avail if avail < room else room
-            batch.append((p, pos, pos + n))
-            positions[p] = pos + n
-            taken += n
-            if taken >= budget:
+            if n >= room:  # the budget runs out on this partition
+                append((p, pos, pos + room))
+                positions[p] = pos + room
+                room = 0
                 break
+            end = pos + n
+            append((p, pos, end))
+            positions[p] = end
+            room -= n
         self.batch = batch
-        return taken
+        return self._budget - room
 
     def _finish_batch(self, now: int, partial: bool = False) -> None:
-        if not self.batch:
+        """Record the batch in flight as processed (`partial`: only what was processed by now, a crash)."""
+        batch = self.batch
+        if not batch:
             return
-        limit = None
         if partial:
-            limit = int((now - self.batch_t0) / self.batch_rate)
+            batch = self._processed_by(now)
         w = self.w
         processed = w.parts.processed
         done = 0
-        for p, a, b in self.batch:
-            if limit is not None:
-                if limit <= 0:
-                    break
-                b = min(b, a + limit)
-                limit -= b - a
-            if b <= a:
-                continue
-            po = processed[p]
-            ends = po.ends
+        for p, a, b in batch:
+            ends = processed[p].ends
             if ends and ends[-1] == a:  # the common case: continuing where processing stopped
                 ends[-1] = b
-                po.total += b - a
                 done += b - a
             else:
                 w.record_processed(p, a, b)
         w.processed += done
         self.batch = []
+
+    def _processed_by(self, now: int) -> list[tuple[int, int, int]]:
+        """The head of the batch in flight processed by now (records are processed in batch order)."""
+        limit = int((now - self.batch_t0) / self.batch_rate)
+        out = []
+        for p, a, b in self.batch:
+            if limit <= 0:
+                break
+            if b - a > limit:
+                b = a + limit
+            out.append((p, a, b))
+            limit -= b - a
+        return out
 
     # ------------------------------------------------------------- commits
 

@@ -19,18 +19,16 @@ from ..model import TopicPartition
 class ProcessedOffsets:
     """Offsets processed at least once, as sorted disjoint half-open intervals."""
 
-    __slots__ = ("starts", "ends", "total")
+    __slots__ = ("starts", "ends")
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
-        self.total = 0  # processing operations, duplicates included
 
     def add(self, a: int, b: int) -> int:
         """Record [a, b) as processed; return how many of them had been processed before."""
         if b <= a:
             return 0
-        self.total += b - a
         starts, ends = self.starts, self.ends
         if not starts or a > ends[-1]:
             starts.append(a)
