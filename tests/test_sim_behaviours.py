@@ -80,14 +80,21 @@ def test_behaviour2_eager_rolling_restart_2n_rebalances_everyone_pauses(n, seed)
     res = simulate(doc)
     s = res.summary
     assert s["rebalances"] == 1 + 2 * n
-    # in every rebalance of the restart, every member that owned partitions revoked all of them (eager)
-    for gen in range(2, 2 + 2 * n):
-        revoking = {e["member"] for e in kinds(res, "revoked")
-                    if detail(e)["reason"] == "join prepare" and e["generation"] == gen - 1}
-        assigned = {e["member"] for e in kinds(res, "assigned") if e["generation"] == gen}
-        assert revoking <= assigned
-        assert len(assigned) in (n - 1, n)
-        assert len(revoking) >= n - 2  # all members that held partitions at the time (the bounced one is down/new)
+    everyone = {f"m{i}" for i in range(n)}
+    paused = {(e["member"], e["generation"]): detail(e) for e in kinds(res, "paused")}
+    # the restart bounces m0, m1, ... in turn: generation 2k is the rebalance after m(k-1) left, 2k+1 after it returned
+    for k in range(1, n + 1):
+        bounced = f"m{k - 1}"
+        for gen, members in ((2 * k, everyone - {bounced}), (2 * k + 1, everyone)):
+            # eager: every member that held partitions revoked all of them before rejoining ...
+            revoking = {e["member"] for e in kinds(res, "revoked")
+                        if detail(e)["reason"] == "join prepare" and e["generation"] == gen - 1}
+            assert revoking == everyone - {bounced}, (gen, revoking)
+            # ... the new generation hands partitions to exactly the members in the group ...
+            assert {e["member"] for e in kinds(res, "assigned") if e["generation"] == gen} == members, gen
+            # ... and every one of them paused: from its revocation (or its start) to the assignment
+            for m in members:
+                assert paused[(m, gen)]["ms"] > 0, (m, gen)
     assert s["member_paused_ms"] > 0
     assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
     ownership_never_overlaps(res)
