@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence, TypeVar
 
 from ..model import TopicPartition
 from .errors import Errors
+
+P = TypeVar("P")  # a partition: TopicPartition, or the simulator's partition index
 
 
 class RebalanceProtocol(IntEnum):
@@ -63,75 +65,186 @@ class MemberState(Enum):
 
 class HeartbeatAction(Enum):
     CONTINUE = "continue"
-    REJOIN = "rejoin"  # REBALANCE_IN_PROGRESS: rejoin at the next poll
+    IGNORE = "ignore"  # an error Kafka drops (completes the heartbeat as if it succeeded): carry on as CONTINUE
+    REJOIN = "rejoin"  # REBALANCE_IN_PROGRESS while STABLE: rejoin at the next poll
     RESET_GENERATION_AND_REJOIN = "reset-generation"  # ILLEGAL_GENERATION: keep member id
     RESET_MEMBER_AND_REJOIN = "reset-member"  # UNKNOWN_MEMBER_ID: new member id
     FIND_COORDINATOR = "find-coordinator"
     FATAL = "fatal"  # FENCED_INSTANCE_ID: another instance with our group.instance.id
 
 
-def on_heartbeat_error(error: Errors) -> HeartbeatAction:
-    """AbstractCoordinator.HeartbeatResponseHandler."""
+def on_heartbeat_error(error: Errors, *, state: MemberState = MemberState.STABLE,
+                       generation_unchanged: bool = True) -> HeartbeatAction:
+    """AbstractCoordinator.HeartbeatResponseHandler.
+
+    `state` is the member's state when the response arrives; `generation_unchanged`
+    says whether the member's generation is still the one the heartbeat was sent
+    with (CoordinatorResponseHandler.generationUnchanged()). Heartbeats are sent
+    during a rebalance too, so REBALANCE_IN_PROGRESS only matters to a STABLE
+    member, and a generation/member error about a generation the member has
+    already left is stale: both are ignored. The defaults (STABLE, unchanged)
+    give the handling of a response to the current, stable generation.
+    """
     if error is Errors.NONE:
         return HeartbeatAction.CONTINUE
     if error is Errors.REBALANCE_IN_PROGRESS:
-        return HeartbeatAction.REJOIN
-    if error is Errors.ILLEGAL_GENERATION:
-        return HeartbeatAction.RESET_GENERATION_AND_REJOIN
-    if error is Errors.UNKNOWN_MEMBER_ID:
-        return HeartbeatAction.RESET_MEMBER_AND_REJOIN
+        return HeartbeatAction.REJOIN if state is MemberState.STABLE else HeartbeatAction.IGNORE
+    if error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
+        if not generation_unchanged:
+            return HeartbeatAction.IGNORE
+        if error is Errors.ILLEGAL_GENERATION:
+            return HeartbeatAction.RESET_GENERATION_AND_REJOIN
+        if error is Errors.UNKNOWN_MEMBER_ID:
+            return HeartbeatAction.RESET_MEMBER_AND_REJOIN
+        return HeartbeatAction.FATAL
     if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT,
                  Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION):
         return HeartbeatAction.FIND_COORDINATOR
     return HeartbeatAction.FATAL
 
 
-class CommitFailedException(Exception):
+# Kafka's exception classes (org.apache.kafka.common.errors / clients.consumer), same hierarchy:
+# `retriable` below is Kafka's `instanceof RetriableException`.
+
+
+class KafkaException(Exception):
+    """Kafka's base exception; raised as such for an unexpected commit error."""
+
+
+class ApiException(KafkaException):
+    """An error the broker returned."""
+
+
+class RetriableException(ApiException):
+    """A transient error: the same request may succeed if retried."""
+
+
+class InvalidMetadataException(RetriableException):
+    """The client's metadata is stale; refresh and retry."""
+
+
+class AuthorizationException(ApiException):
+    pass
+
+
+class CommitFailedException(KafkaException):
     """The commit cannot succeed: the member is no longer part of the group's current generation."""
 
 
-class RebalanceInProgressException(Exception):
+class RebalanceInProgressException(ApiException):
     """Retry after the rebalance completes (poll() then commit again)."""
 
 
-class RetriableCommitFailedException(Exception):
-    """Coordinator moved or unavailable; the commit may be retried."""
+class RetriableCommitFailedException(RetriableException):
+    """What commitAsync's callback sees for any retriable commit error (it wraps the cause)."""
 
 
-class FencedInstanceIdException(Exception):
+class FencedInstanceIdException(ApiException):
     """Another consumer with the same group.instance.id took over."""
+
+
+class OffsetMetadataTooLarge(ApiException):
+    """OFFSET_METADATA_TOO_LARGE: the commit metadata exceeds offset.metadata.max.bytes."""
+
+
+class InvalidCommitOffsetSizeException(ApiException):
+    """INVALID_COMMIT_OFFSET_SIZE: the commit request exceeds the coordinator's maximum batch size."""
+
+
+class GroupAuthorizationException(AuthorizationException):
+    pass
+
+
+class UnknownTopicOrPartitionException(InvalidMetadataException):
+    pass
+
+
+class CoordinatorLoadInProgressException(RetriableException):
+    pass
+
+
+class CoordinatorNotAvailableException(RetriableException):
+    pass
+
+
+class NotCoordinatorException(RetriableException):
+    pass
+
+
+class TimeoutException(RetriableException):
+    """REQUEST_TIMED_OUT (Kafka's org.apache.kafka.common.errors.TimeoutException)."""
 
 
 @dataclass(frozen=True, slots=True)
 class CommitOutcome:
+    """What OffsetCommitResponseHandler does with one error.
+
+    `exception` is what the commit's future fails with; when `retriable`,
+    commitSync (and the auto-commit before a rejoin) sends the commit again
+    after retry.backoff.ms instead of throwing, and commitAsync's callback gets
+    the exception wrapped in RetriableCommitFailedException (`async_exception`).
+    """
+
     exception: type[Exception] | None
     reset_generation: bool = False
     reset_member_id: bool = False
     request_rejoin: bool = False
     coordinator_unknown: bool = False
 
+    @property
+    def retriable(self) -> bool:
+        return self.exception is not None and issubclass(self.exception, RetriableException)
+
+    @property
+    def async_exception(self) -> type[Exception] | None:
+        """The exception commitAsync's OffsetCommitCallback receives (doCommitOffsetsAsync)."""
+        return RetriableCommitFailedException if self.retriable else self.exception
+
+
+# Errors the handler raises as their own exception (`future.raise(error)`), without further action.
+_RAISED_AS_IS: dict[Errors, type[Exception]] = {
+    Errors.OFFSET_METADATA_TOO_LARGE: OffsetMetadataTooLarge,
+    Errors.INVALID_COMMIT_OFFSET_SIZE: InvalidCommitOffsetSizeException,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: CoordinatorLoadInProgressException,  # "just retry"
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: UnknownTopicOrPartitionException,  # "just retry"
+    Errors.GROUP_AUTHORIZATION_FAILED: GroupAuthorizationException,
+}
+# These also mark the coordinator unknown, so the retry first looks it up again.
+_COORDINATOR_ERRORS: dict[Errors, type[Exception]] = {
+    Errors.COORDINATOR_NOT_AVAILABLE: CoordinatorNotAvailableException,
+    Errors.NOT_COORDINATOR: NotCoordinatorException,
+    Errors.REQUEST_TIMED_OUT: TimeoutException,
+}
+
 
 def on_commit_error(error: Errors, *, generation_unchanged: bool, state: MemberState) -> CommitOutcome:
-    """ConsumerCoordinator.OffsetCommitResponseHandler: what the caller of commitSync sees."""
+    """ConsumerCoordinator.OffsetCommitResponseHandler for a partition's error code.
+
+    (TOPIC_AUTHORIZATION_FAILED, which Kafka collects over all partitions into a
+    TopicAuthorizationException, is not among the codes `Errors` models; its
+    wire code decodes to UNKNOWN_SERVER_ERROR.)
+    """
     if error is Errors.NONE:
         return CommitOutcome(None)
-    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT):
-        return CommitOutcome(RetriableCommitFailedException, coordinator_unknown=True)
-    if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-        return CommitOutcome(RetriableCommitFailedException)
-    if error is Errors.REBALANCE_IN_PROGRESS:
-        return CommitOutcome(RebalanceInProgressException, request_rejoin=True)
+    raised = _RAISED_AS_IS.get(error)
+    if raised is not None:
+        return CommitOutcome(raised)
+    raised = _COORDINATOR_ERRORS.get(error)
+    if raised is not None:
+        return CommitOutcome(raised, coordinator_unknown=True)
     if error is Errors.FENCED_INSTANCE_ID:
         if generation_unchanged:
             return CommitOutcome(FencedInstanceIdException)
         exc = RebalanceInProgressException if state is MemberState.PREPARING_REBALANCE else CommitFailedException
         return CommitOutcome(exc)
+    if error is Errors.REBALANCE_IN_PROGRESS:
+        return CommitOutcome(RebalanceInProgressException, request_rejoin=True)
     if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
         if not generation_unchanged and state is MemberState.PREPARING_REBALANCE:
             return CommitOutcome(RebalanceInProgressException)
         return CommitOutcome(CommitFailedException, reset_generation=True,
                              reset_member_id=error is Errors.UNKNOWN_MEMBER_ID, request_rejoin=True)
-    return CommitOutcome(Exception)
+    return CommitOutcome(KafkaException)  # "Unexpected error in commit"
 
 
 # ----------------------------------------------------------------------------
@@ -147,15 +260,33 @@ class JoinPrepare:
     lost: tuple[TopicPartition, ...]  # onPartitionsLost (membership was lost: no commit possible)
 
 
-def on_join_prepare(owned: Iterable[TopicPartition], protocol: RebalanceProtocol, *, generation_valid: bool,
-                    auto_commit: bool) -> JoinPrepare:
+def on_join_prepare(owned: Iterable[P], protocol: RebalanceProtocol, *, generation_valid: bool,
+                    auto_commit: bool, subscribed_topics: Collection[str] | None = None,
+                    topic_of: Callable[[P], str] | None = None) -> JoinPrepare:
+    """ConsumerCoordinator.onJoinPrepare.
+
+    Eager revokes everything. Cooperative keeps its partitions through the
+    rebalance, except those of topics no longer in `subscribed_topics` (the
+    consumer's subscription now): they are revoked before JoinGroup, so they
+    are not reported as owned. `subscribed_topics=None` means the subscription
+    has not changed (nothing dropped). `topic_of` names a partition's topic
+    (default: its `.topic`, for TopicPartition items).
+    """
     owned_t = tuple(owned)
     if not generation_valid:
         # The member was kicked out: its partitions may already belong to someone else.
         return JoinPrepare(False, (), owned_t)
     if protocol is RebalanceProtocol.EAGER:
         return JoinPrepare(auto_commit, owned_t, ())
-    return JoinPrepare(auto_commit, (), ())
+    if subscribed_topics is None:
+        return JoinPrepare(auto_commit, (), ())
+    topic = topic_of if topic_of is not None else _topic_attr
+    subscribed = subscribed_topics if isinstance(subscribed_topics, (set, frozenset)) else set(subscribed_topics)
+    return JoinPrepare(auto_commit, tuple(tp for tp in owned_t if topic(tp) not in subscribed), ())
+
+
+def _topic_attr(tp: TopicPartition) -> str:
+    return tp.topic
 
 
 @dataclass(frozen=True, slots=True)
