@@ -14,6 +14,7 @@ from kafka_rebalance.group.classic_messages import (
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
+    MemberRemoved,
     ScheduleTimer,
     StateChanged,
     SyncGroupRequest,
@@ -261,21 +262,78 @@ def test_static_member_rejoin_replaces_old_id_without_rebalance():
     assert _one(fx, HeartbeatResponse).error is Errors.FENCED_INSTANCE_ID
 
 
-def test_static_member_with_changed_protocol_triggers_rebalance():
+def test_static_member_rejoin_with_unsupported_new_protocol_keeps_stable():
     d, ids = _static_stable(2)
     req = JoinGroupRequest("c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1")
     d.apply(d.g.join(req, 20_000))
     # roundrobin is not supported by every member, so the selected protocol (range) is unchanged: no rebalance
+    assert d.g.state is S.STABLE and d.g.generation_id == 1
+
+
+def _static_stable_with(protocols: list[tuple[str, ...]]) -> tuple[Driver, list[str]]:
+    """A Stable group of static members i0, i1, ... each offering `protocols[i]` (names, preference order)."""
+    d = Driver()
+    for i, names in enumerate(protocols):
+        d.apply(d.g.join(JoinGroupRequest(f"c{i}", "", tuple((n, f"m{i}") for n in names), 45_000, 300_000,
+                                          f"i{i}"), 0))
+    ids = [d.g.static_members[f"i{i}"] for i in range(len(protocols))]
+    d.advance(10_000)
+    d.apply(d.g.sync(SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}), 10_000))
     assert d.g.state is S.STABLE
+    return d, ids
+
+
+def test_static_member_rejoin_changing_the_selected_protocol_triggers_rebalance():
+    """updateStaticMemberThenRebalanceOrCompleteJoin: in Stable, a rejoin whose new vote changes the
+    protocol the next generation would select starts a rebalance (KIP-345 keeps the group consistent)."""
+    d, ids = _static_stable_with([("roundrobin", "range"), ("range", "roundrobin"), ("range", "roundrobin")])
+    assert d.g.protocol_name == "range"  # two votes to one
+    req = JoinGroupRequest("c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1")
+    fx = d.apply(d.g.join(req, 20_000))
+    assert d.g.state is S.PREPARING_REBALANCE
+    assert any(isinstance(e, StateChanged) and "changed protocol" in e.reason for e in fx)
+    new_id = d.g.static_members["i1"]
+    assert new_id != ids[1] and ids[1] not in d.g.members
+    # the other members rejoin: the new generation selects roundrobin (two votes to one)
+    d.apply(d.g.join(JoinGroupRequest("c0", ids[0], (("roundrobin", "m0"), ("range", "m0")), 45_000, 300_000,
+                                      "i0"), 20_100))
+    d.apply(d.g.join(JoinGroupRequest("c2", ids[2], (("range", "m2"), ("roundrobin", "m2")), 45_000, 300_000,
+                                      "i2"), 20_200))
+    assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2 and d.g.protocol_name == "roundrobin"
 
 
 def test_static_member_not_removed_at_rebalance_timeout():
+    """KIP-345: completing the join phase removes only *dynamic* members that did not rejoin; a static
+    member that keeps heartbeating but does not rejoin stays, is handed to the leader for assignment
+    and is pending sync; it leaves only when its session expires."""
     d, ids = _static_stable(2)
-    d.join("c0", 20_000, ids[0], instance="i0", meta="changed")
-    d.apply(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), 20_000))
-    d.advance(320_001)
-    # the static member that did not rejoin stays in the group (only its session timeout removes it)
-    assert ids[1] in d.g.members or d.g.state is not S.COMPLETING_REBALANCE
+    d.join("c0", 20_000, ids[0], instance="i0", meta="changed")  # the leader rejoins: PreparingRebalance
+    assert d.g.state is S.PREPARING_REBALANCE
+    for t in range(20_000, 320_000, 10_000):  # i1 keeps its session alive but never rejoins
+        d.advance(t)
+        assert _one(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t), HeartbeatResponse).error \
+            is Errors.REBALANCE_IN_PROGRESS
+        d.apply(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t))
+    assert d.g.state is S.PREPARING_REBALANCE
+    d.advance(320_000)  # the join timer: rebalance timeout after the leader's rejoin
+    assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2
+    assert ids[1] in d.g.members and d.g.static_members["i1"] == ids[1]
+    assert ids[1] in d.g.pending_sync
+    assert not any(isinstance(e, MemberRemoved) for e in d.out)
+    leader_join = [e for e in d.out if isinstance(e, JoinGroupResponse) and e.generation_id == 2]
+    assert len(leader_join) == 1 and leader_join[0].member_id == ids[0]
+    assert {m.member_id: m.metadata for m in leader_join[0].members} == {ids[0]: "changed", ids[1]: "m1"}
+    # its old generation no longer heartbeats: it must rejoin; its session timer restarted at the join
+    assert _hb(d.g, ids[1], 1, "i1", 320_001) is Errors.ILLEGAL_GENERATION
+    assert d.timers[heartbeat_key(ids[1])][0] == 365_000
+    d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 2, "i0", assignments={ids[0]: [1], ids[1]: [2]}), 320_010))
+    assert d.g.state is S.STABLE
+    d.advance(364_999)
+    assert ids[1] in d.g.members
+    d.advance(365_000)  # only the session timeout removes it, and that starts a rebalance
+    assert ids[1] not in d.g.members and "i1" not in d.g.static_members
+    assert [e.reason for e in d.out if isinstance(e, MemberRemoved)] == ["session timeout"]
+    assert d.g.state is S.PREPARING_REBALANCE
 
 
 # ----------------------------------------------------------------------------- Behaviour 5: errors per state
