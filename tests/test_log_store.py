@@ -109,18 +109,24 @@ def test_compaction_keeps_last_value_per_key_and_drops_old_tombstones(tmp_path):
         store.append_record(offset_commit_tombstone("g", "orders", 2), 5 * DAY)     # recent tombstone
         store.append_record(_commit("g", 0, 3), 5 * DAY + 1)
         stats = store.compact(now_ms=5 * DAY + 2, delete_retention_ms=DAY)
-        assert (stats.before, stats.after, stats.superseded, stats.tombstones_dropped) == (7, 2, 4, 1)
+        # The last record (offset 6) is the uncleanable active part: it is not in the offset map, so the
+        # commit of g/0 at offset 1 is not superseded by it (Kafka's cleaner maps only [firstDirty,
+        # firstUncleanable)); offsets 0, 2 and 4 are superseded, the tombstone at 3 has aged out.
+        assert (stats.before, stats.after, stats.superseded, stats.tombstones_dropped) == (7, 3, 3, 1)
         kept = list(store.entries())
-        assert [e.offset for e in kept] == [5, 6]       # original offsets, never renumbered
-        assert kept[0].value is None                     # the young tombstone survives
+        assert [e.offset for e in kept] == [1, 5, 6]    # original offsets, never renumbered
+        assert kept[1].value is None                     # the young tombstone survives
     with OffsetsLogStore.open(path) as store:
-        assert [e.offset for e in store.entries()] == [5, 6]
+        assert [e.offset for e in store.entries()] == [1, 5, 6]
         assert store.next_offset == 7
         rebuilt = store.rebuild()
         assert {tp.partition: o.offset for tp, o in rebuilt.offsets["g"].items()} == {0: 3}
-        # Later, the tombstone ages out too.
+        # Later, the tombstone ages out too; once offset 6 is cleanable, offset 1 goes.
         store.compact(now_ms=7 * DAY, delete_retention_ms=DAY)
-        assert [e.offset for e in store.entries()] == [6]
+        assert [e.offset for e in store.entries()] == [1, 6]
+        store.append_record(_commit("g", 3, 1), 7 * DAY)
+        store.compact(now_ms=7 * DAY, delete_retention_ms=DAY)
+        assert [e.offset for e in store.entries()] == [6, 7]
     assert not (tmp_path / "log.compacting").exists()
 
 
@@ -170,6 +176,91 @@ def test_compaction_property(ops, now, retention):
     expected = [e for e in last.values() if not (e.value is None and now - e.timestamp_ms >= retention)]
     assert kept == sorted(expected, key=lambda e: e.offset)
     assert stats.before - stats.after == stats.superseded + stats.tombstones_dropped
+
+
+def _e(offset, key, value=b"v", ts=0):
+    return LogEntry(offset, key, value, ts)
+
+
+def test_uncleanable_records_do_not_supersede_cleanable_ones():
+    # LogCleaner.doClean builds the offset map over [firstDirtyOffset, firstUncleanableOffset) only.
+    log = [_e(0, b"k"), _e(1, b"j"), _e(2, b"k")]
+    kept, stats = compact(log, now_ms=0, dirty_offset=2)
+    assert [e.offset for e in kept] == [0, 1, 2]
+    assert (stats.superseded, stats.tombstones_dropped) == (0, 0)
+    kept, _ = compact(log, now_ms=0, dirty_offset=3)
+    assert [e.offset for e in kept] == [1, 2]
+    kept, _ = compact(log, now_ms=0)  # no uncleanable part
+    assert [e.offset for e in kept] == [1, 2]
+
+
+def test_old_tombstone_in_the_uncleanable_part_is_kept():
+    log = [_e(0, b"k"), _e(1, b"k", None, ts=0)]
+    kept, stats = compact(log, now_ms=10 * DAY, delete_retention_ms=DAY, dirty_offset=1)
+    assert [e.offset for e in kept] == [0, 1] and stats.tombstones_dropped == 0
+
+
+def test_clean_section_is_only_thinned_by_the_dirty_map():
+    # Below the cleaner checkpoint (first_dirty_offset) the log was cleaned before; only keys updated
+    # in the dirty section lose their old record there.
+    log = [_e(0, b"a"), _e(1, b"a"), _e(2, b"b"), _e(3, b"b"), _e(4, b"c")]
+    kept, _ = compact(log, now_ms=0, dirty_offset=5, first_dirty_offset=3)
+    assert [e.offset for e in kept] == [0, 1, 3, 4]
+    # nothing dirty: the cleaner has nothing to map and cleans nothing
+    kept, stats = compact(log + [_e(5, b"d", None)], now_ms=10 * DAY, delete_retention_ms=DAY,
+                          dirty_offset=5, first_dirty_offset=5)
+    assert len(kept) == 6 and stats.before == stats.after
+
+
+def _kafka_model(entries, now, retention, first_dirty, uncleanable):
+    """Kafka's cleaner rule stated directly: a record below the first uncleanable offset goes if a later
+    record with its key lies in the dirty section [first_dirty, uncleanable), or if it is a tombstone past
+    delete.retention.ms; nothing is cleaned when the dirty section is empty."""
+    dirty = [e for e in entries if first_dirty <= e.offset < uncleanable]
+    if not dirty:
+        return list(entries)
+    kept = []
+    for e in entries:
+        if e.offset >= uncleanable:
+            kept.append(e)
+            continue
+        newer = any(d.key == e.key and d.offset > e.offset for d in dirty)
+        expired_tombstone = e.value is None and now - e.timestamp_ms >= retention
+        if not newer and not expired_tombstone:
+            kept.append(e)
+    return kept
+
+
+_OPS = st.lists(st.tuples(st.integers(0, 4), st.none() | st.binary(max_size=3), st.integers(0, 100)), max_size=30)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_OPS, st.integers(0, 200), st.integers(0, 100), st.integers(0, 32), st.integers(0, 32), st.data())
+def test_compaction_matches_kafkas_cleaner_rule(ops, now, retention, uncleanable, first_dirty, data):
+    # offsets with gaps, as in an already compacted log
+    offsets = sorted(data.draw(st.sets(st.integers(0, 40), min_size=len(ops), max_size=len(ops))))
+    entries = [LogEntry(o, bytes([k]), v, ts) for o, (k, v, ts) in zip(offsets, ops)]
+    first_dirty = min(first_dirty, uncleanable)
+    kept, stats = compact(entries, now, retention, uncleanable, first_dirty)
+    assert kept == _kafka_model(entries, now, retention, first_dirty, uncleanable)
+    assert stats.before - stats.after == stats.superseded + stats.tombstones_dropped
+    assert [e for e in kept if e.offset >= uncleanable] == [e for e in entries if e.offset >= uncleanable]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_OPS, st.integers(0, 200), st.integers(0, 100), st.integers(0, 32))
+def test_compaction_preserves_the_latest_value_of_every_key(ops, now, retention, uncleanable):
+    """Replaying the compacted log gives every key its last value (or none: a deleted key)."""
+    entries = [LogEntry(i, bytes([k]), v, ts) for i, (k, v, ts) in enumerate(ops)]
+    kept, _ = compact(entries, now, retention, uncleanable)
+
+    def state(log):
+        s = {}
+        for e in log:
+            s[e.key] = e.value
+        return {k: v for k, v in s.items() if v is not None}
+
+    assert state(kept) == state(entries)
 
 
 def test_failover_rebuilds_groups_and_offsets(tmp_path):
