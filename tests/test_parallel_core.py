@@ -170,6 +170,131 @@ def test_restored_map_is_kept_until_passed():
     assert not state.receive(99)  # replays below are ignored
 
 
+@st.composite
+def restart_cases(draw):
+    """A partition log with holes, a prior owner's commit (offset + completed map), and a seed for the run."""
+    start = draw(st.integers(0, 40))
+    gaps = draw(st.lists(st.sampled_from([1, 1, 1, 1, 2, 3]), min_size=1, max_size=70))
+    log, o = [], start
+    for g in gaps:
+        log.append(o)
+        o += g
+    # mostly runs (a batch must be able to end inside one), some singles; holes may be in the map too
+    runs = draw(st.lists(st.tuples(st.integers(1, o - start + 2), st.integers(1, 40)), max_size=4))
+    singles = draw(st.sets(st.integers(1, o - start + 2), max_size=12))
+    restored = {start + r + i for r, n in runs for i in range(n)} | {start + r for r in singles}
+    return start, log, restored, draw(st.randoms(use_true_random=False))
+
+
+def _check_commit_point(state, log, truth, known, done_here, incomplete, fetched_to):
+    """The commit point is exact, and restarting from it neither loses nor repeats completed work."""
+    point = state.commit_point()
+    assert point.verdict is not BudgetVerdict.DROP
+    low, meta = point.offset, decode_offset_map(point.offset, point.metadata)
+    if incomplete:
+        expected = min(incomplete)
+    else:
+        expected = fetched_to
+        while expected in known:  # the restored map says the records ahead are done
+            expected += 1
+    assert low == expected == state.lowest_incomplete()
+    assert meta == frozenset(o for o in known | done_here if o > low)  # exactly the completions above it
+    assert meta <= truth and all(o in truth for o in log if o < low)    # nothing marked done wrongly, nothing lost
+    lower, upper = state.map_len_bounds()
+    assert lower <= len(point.metadata) <= upper
+    # a second restart from this point refuses exactly the map and runs everything else from the point on
+    again = PartitionState(low, meta)
+    assert [o for o in log if o >= low and again.receive(o)] == [o for o in log if o >= low and o not in meta]
+
+
+@settings(max_examples=120, deadline=None)
+@given(restart_cases())
+def test_restarts_neither_lose_nor_repeat_completed_work(case):
+    """Fetch batches of random size end anywhere (also inside the restored map), records complete in random
+    order before the next batch or in between, and the partition restarts from a commit point now and then."""
+    start, log, restored, rnd = case
+    truth = set(restored) | set(range(start))     # work done by anybody so far
+    committed, known = start, frozenset(restored)  # what the current owner was handed
+    last_commit = (committed, known)
+    for _generation in range(4):
+        state = PartitionState(committed, known)
+        todo = [o for o in log if o >= committed]
+        accepted: list[int] = []
+        done_here: set[int] = set()
+        incomplete: set[int] = set()
+        fetched_to, i, crashed = committed, 0, False
+
+        def finish_one():
+            o = rnd.choice(sorted(incomplete))
+            incomplete.discard(o)
+            state.complete(o)
+            done_here.add(o)
+            truth.add(o)
+
+        while i < len(todo) or incomplete:
+            for o in todo[i:i + rnd.randint(1, 8)]:  # one fetch batch, received record by record
+                assert not state.rewinds(o)
+                got = state.receive(o)
+                assert got == (o not in known), f"offset {o}: accepted={got}, restored as done={o in known}"
+                fetched_to, i = o + 1, i + 1
+                if got:
+                    accepted.append(o)
+                    incomplete.add(o)
+                if incomplete and rnd.random() < 0.3:
+                    finish_one()  # a worker finishes while the batch is still being received
+                _check_commit_point(state, log, truth, known, done_here, incomplete, fetched_to)
+            for _ in range(rnd.randint(0, len(incomplete))):  # more finish before the next batch
+                finish_one()
+                _check_commit_point(state, log, truth, known, done_here, incomplete, fetched_to)
+            if rnd.random() < 0.5:
+                point = state.commit_point()
+                last_commit = (point.offset, decode_offset_map(point.offset, point.metadata))
+            if rnd.random() < 0.15:  # crash: in-flight work is lost, the next owner starts from the last commit
+                crashed = True
+                break
+        if not crashed:
+            # every record not restored as done was accepted exactly once, in order
+            assert accepted == [o for o in todo if o not in known]
+            point = state.commit_point()
+            last_commit = (point.offset, decode_offset_map(point.offset, point.metadata))
+        committed, known = last_commit
+    assert all(o in truth or o >= committed for o in log)
+
+
+def test_a_batch_ending_inside_the_restored_map_does_not_rerun_it():
+    # the records received so far all complete before the next fetch batch arrives
+    state = PartitionState(5, {7})
+    assert state.receive(5) and state.receive(6)
+    state.complete(5)
+    state.complete(6)
+    assert state.commit_point().offset == 8 and state.commit_point().metadata == ""
+    assert not state.rewinds(7) and not state.receive(7)
+    assert state.receive(8) and state.commit_point().offset == 8
+    state = PartitionState(3, range(4, 1200))
+    assert all(state.receive(o) == (o == 3) for o in range(3, 503))  # one batch of 500
+    state.complete(3)
+    assert state.commit_point().offset == 1200
+    assert not any(state.receive(o) for o in range(503, 1200))
+    assert state.receive(1200) and state.commit_point().offset == 1200
+
+
+def test_stale_or_unreceived_completions_are_ignored():
+    state = PartitionState(0, {5})
+    for o in range(4):
+        state.receive(o)
+    state.complete(0)
+    state.complete(2)
+    state.complete(0)   # again: already below the commit point
+    state.complete(9)   # never received: marking it done would skip a record nobody ran
+    state.complete(5)   # restored as done already
+    point = state.commit_point()
+    assert point.offset == 1 and decode_offset_map(1, point.metadata) == {2, 5}
+    state.complete(1)
+    state.complete(3)
+    assert state.commit_point().offset == 4
+    assert state.receive(4) and not state.receive(5) and state.receive(9)
+
+
 def test_state_stops_taking_records_past_three_quarters_and_drops_past_budget():
     state = PartitionState(0, max_metadata_bytes=64)
     for off in range(2000):

@@ -6,6 +6,11 @@ it travel in the commit metadata (`offset_map`). Offsets Kafka never delivers
 records can pin the commit point. On assignment the map read back from the
 committed metadata marks records to skip.
 
+A restored offset leaves the map once the commit point passes it, but it is
+refused by `receive` until the fetch passes it: with nothing received pending,
+the commit point runs ahead of the fetch through restored completions, and
+those records arrive later (a fetch batch that ended inside the restored map).
+
 The map's size is needed after every completion (past 3/4 of the budget the
 partition stops taking records), so it is bounded in O(1) from the highest
 completed offset and the number of runs of completed offsets, both kept
@@ -39,13 +44,21 @@ class CommitPoint:
 class PartitionState:
     """Offsets of one assigned partition, from the committed offset on.
 
-    Invariant: `_done` holds exactly the completed offsets above the lowest
-    incomplete one (restored ones the commit point passes are pruned), `_runs`
-    counts its maximal runs of consecutive offsets, `_max_done` is its maximum.
+    Invariants (after every public call):
+    - `_done` is the map: exactly the completed offsets above the lowest
+      incomplete one (restored ones the commit point passes are pruned);
+      `_runs` counts its maximal runs of consecutive offsets, `_max_done` is
+      its maximum;
+    - `_restored` (sorted) from index `_unfetched` on are the restored
+      offsets at or above `_next`: `receive` refuses them whether or not they
+      are still in the map; from index `_in_map` on, those not yet pruned;
+    - every offset in [`_next`, `_floor`) is a restored completion, so the
+      walk for the commit point starts at max(`_next`, `_floor`), and every
+      restored offset from there on is still in `_done`.
     """
 
-    __slots__ = ("committed", "_pending", "_done", "_restored", "_next", "_max_done", "_runs", "_version",
-                 "_cached", "max_metadata_bytes", "last_committed")
+    __slots__ = ("committed", "_pending", "_done", "_restored", "_unfetched", "_in_map", "_floor", "_next",
+                 "_max_done", "_runs", "_version", "_cached", "max_metadata_bytes", "last_committed")
 
     def __init__(self, committed: int, restored_completed: Iterable[int] = (),
                  max_metadata_bytes: int = OFFSET_METADATA_MAX_BYTES) -> None:
@@ -59,8 +72,11 @@ class PartitionState:
         restored = sorted({o for o in restored_completed if o > committed})
         for o in restored:
             self._add_done(o)
-        self._restored: deque[int] = deque(restored)  # to prune once the commit point passes them
+        self._restored: list[int] = restored    # refused until fetched past; pruned from the map once passed
+        self._unfetched = 0                     # index of the first restored offset >= _next
+        self._in_map = 0                        # index of the first restored offset not pruned from the map
         self._next = committed                  # one past the highest offset received (or the start)
+        self._floor = committed                 # [_next, _floor) are restored completions (see the invariants)
         self._version = 0
         self._cached: tuple[int, CommitPoint] | None = None
         self.max_metadata_bytes = max_metadata_bytes
@@ -92,7 +108,7 @@ class PartitionState:
         return offset < self._next and offset not in self._done
 
     def receive(self, offset: int) -> bool:
-        """Note a fetched record; False when it must not be processed (in the completed map).
+        """Note a fetched record; False when it must not be processed (restored as completed).
 
         The caller checks `rewinds` first and rebuilds the state on a rewind;
         an offset below the next expected one is otherwise refused here.
@@ -101,16 +117,26 @@ class PartitionState:
             return False
         self._next = offset + 1
         self._version += 1
-        if offset in self._done:
-            self._prune()
-            return False
-        self._pending.append(offset)
+        known_done = offset in self._done
+        restored, i = self._restored, self._unfetched
+        while i < len(restored) and restored[i] <= offset:  # the fetch passed these (skipped, or holes)
+            known_done = known_done or restored[i] == offset
+            i += 1
+        self._unfetched = i
+        if not known_done:
+            self._pending.append(offset)
         self._prune()
-        return True
+        return not known_done
 
     def complete(self, offset: int) -> None:
-        """A received record finished (succeeded, or given up on and dead-lettered)."""
-        if offset in self._done:
+        """A received record finished (succeeded, or given up on and dead-lettered).
+
+        An offset this state never received, or one it already counts as done
+        (a stale outcome from before a rewind), is ignored: marking it done
+        could skip a record nobody ran, or put an offset below the commit
+        point into the map.
+        """
+        if offset in self._done or offset >= self._next or offset < self.lowest_incomplete():
             return
         self._version += 1
         pending = self._pending
@@ -123,15 +149,21 @@ class PartitionState:
         self._prune()
 
     def _prune(self) -> None:
-        """Drop restored completions at or below the commit point (they left the map)."""
-        restored = self._restored
-        if not restored:
-            return
-        low = self.lowest_incomplete()
-        while restored and restored[0] < low:
-            o = restored.popleft()
-            if o in self._done:
-                self._remove_done(o)
+        """Drop restored completions below the commit point from the map.
+
+        Only from the map: one the fetch has not reached yet stays refused by
+        `receive` (dropping it there would run a completed record again).
+        """
+        restored, i = self._restored, self._in_map
+        if i < len(restored):
+            low = self.lowest_incomplete()
+            while i < len(restored) and restored[i] < low:
+                if restored[i] in self._done:
+                    self._remove_done(restored[i])
+                i += 1
+            self._in_map = i
+        if restored and i == len(restored) == self._unfetched:
+            self._restored, self._in_map, self._unfetched = [], 0, 0  # all passed: free the list
 
     @property
     def in_progress(self) -> int:
@@ -139,12 +171,18 @@ class PartitionState:
         return sum(1 for o in self._pending if o not in self._done)
 
     def lowest_incomplete(self) -> int:
-        """The offset to commit: first received record not done, else the next offset not known done."""
+        """The offset to commit: first received record not done, else the next offset not known done.
+
+        Nondecreasing. The walk over restored completions resumes where the
+        last one stopped (`_floor`), so skipping a long restored run is linear.
+        """
         if self._pending:
             return self._pending[0]
-        x = self._next
-        while x in self._done:
+        x = max(self._next, self._floor)
+        done = self._done
+        while x in done:
             x += 1
+        self._floor = x
         return x
 
     def completed_above(self) -> list[int]:
