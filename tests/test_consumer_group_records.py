@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.group.consumer_group import heartbeat, new_group, on_loaded, persisted
 from kafka_rebalance.group.consumer_group_member import (
@@ -20,7 +22,9 @@ from kafka_rebalance.group.consumer_group_records import (
     CurrentAssignmentValue,
     GroupEpochValue,
     MemberMetadataValue,
+    PartitionMetadataTopic,
     PartitionMetadataValue,
+    PartitionRacks,
     TargetAssignmentValue,
     decode_any,
     decode_consumer_group_record,
@@ -64,7 +68,7 @@ def test_member_metadata_layout_and_round_trip():
 
 
 @pytest.mark.parametrize("rec", [
-    ConsumerGroupRecord(4, "g", None, PartitionMetadataValue(((TID, "orders", 12),))),
+    ConsumerGroupRecord(4, "g", None, PartitionMetadataValue((PartitionMetadataTopic(TID, "orders", 12),))),
     ConsumerGroupRecord(6, "g", None, GroupEpochValue(3)),
     ConsumerGroupRecord(7, "g", "m", TargetAssignmentValue(((TID, (1, 5, 9)),))),
     ConsumerGroupRecord(7, "g", "m", None),
@@ -72,6 +76,60 @@ def test_member_metadata_layout_and_round_trip():
 ])
 def test_round_trips(rec):
     assert decode_consumer_group_record(*encode_consumer_group_record(rec)) == rec
+
+
+def test_partition_metadata_layout_keeps_racks_and_tagged_fields():
+    # ConsumerGroupPartitionMetadataValue v0 as a 3.7-3.9 broker wrote it: PartitionMetadata with racks,
+    # plus an unknown tagged field on the topic struct.
+    value = (bytes.fromhex("0000" "02") + TID + bytes.fromhex("07") + b"orders" + bytes.fromhex("00000002")
+             + bytes.fromhex("03"                                     # 2 PartitionMetadata
+                             "00000000" "03" "03") + b"r1" + bytes.fromhex("03") + b"r2" + bytes.fromhex("00")
+             + bytes.fromhex("00000001" "01" "00")                    # partition 1, no racks
+             + bytes.fromhex("01" "05" "02") + b"xy"                  # topic tagged field 5 = "xy"
+             + bytes.fromhex("00"))                                   # value tagged fields
+    key = bytes.fromhex("0004" "0001") + b"g"
+    rec = decode_consumer_group_record(key, value)
+    assert rec.value == PartitionMetadataValue((PartitionMetadataTopic(
+        TID, "orders", 2, (PartitionRacks(0, ("r1", "r2")), PartitionRacks(1, ())), ((5, b"xy"),)),))
+    assert encode_consumer_group_record(rec) == (key, value)
+
+
+def _tagged():
+    return st.lists(st.tuples(st.integers(0, 300), st.binary(max_size=4)), max_size=2,
+                    unique_by=lambda t: t[0]).map(lambda fs: tuple(sorted(fs)))
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+_PARTITION_RACKS = st.builds(PartitionRacks, st.integers(-2**31, 2**31 - 1), st.lists(_NAMES, max_size=3).map(tuple),
+                             _tagged())
+_PM_TOPIC = st.builds(PartitionMetadataTopic, st.binary(min_size=16, max_size=16), _NAMES,
+                      st.integers(-2**31, 2**31 - 1), st.lists(_PARTITION_RACKS, max_size=3).map(tuple), _tagged())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_PM_TOPIC, max_size=4).map(tuple), _tagged(), _NAMES)
+def test_partition_metadata_round_trip_is_byte_exact(topics, tagged, group):
+    rec = ConsumerGroupRecord(4, group, None, PartitionMetadataValue(topics, tagged))
+    key, value = encode_consumer_group_record(rec)
+    decoded = decode_consumer_group_record(key, value)
+    assert decoded == rec
+    assert encode_consumer_group_record(decoded) == (key, value)
+
+
+_TOPIC_PARTS = st.tuples(st.binary(min_size=16, max_size=16),
+                         st.lists(st.integers(-2**31, 2**31 - 1), max_size=4).map(tuple), _tagged()).map(
+    lambda e: e if e[2] else e[:2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_TOPIC_PARTS, max_size=3).map(tuple), st.lists(_TOPIC_PARTS, max_size=3).map(tuple), _tagged())
+def test_assignment_records_round_trip_is_byte_exact(assigned, pending, tagged):
+    for rec in (ConsumerGroupRecord(7, "g", "m", TargetAssignmentValue(assigned, tagged)),
+                ConsumerGroupRecord(8, "g", "m", CurrentAssignmentValue(3, 2, 1, assigned, pending, tagged))):
+        key, value = encode_consumer_group_record(rec)
+        decoded = decode_consumer_group_record(key, value)
+        assert decoded == rec
+        assert encode_consumer_group_record(decoded) == (key, value)
 
 
 def test_errors_and_decode_any():

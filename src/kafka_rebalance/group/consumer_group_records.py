@@ -6,7 +6,8 @@ flexible (compact strings/arrays, tagged fields at the end of each struct).
 
     3 ConsumerGroupMetadata          key(group)         value: Epoch int32
     4 ConsumerGroupPartitionMetadata key(group)         value: Topics[TopicId uuid, TopicName,
-                                                           NumPartitions, PartitionMetadata[]]
+                                                           NumPartitions, PartitionMetadata[Partition,
+                                                           Racks[]]]
     5 ConsumerGroupMemberMetadata    key(group, member) value: InstanceId?, RackId?, ClientId, ClientHost,
                                        SubscribedTopicNames[], SubscribedTopicRegex?, RebalanceTimeoutMs,
                                        ServerAssignor?
@@ -20,6 +21,13 @@ uses). Kafka writes topic/partition lists in HashMap order; we write them
 sorted (topic id, then partition), so these arrays may differ in order -
 never in content - from a broker's bytes. The `ClassicMemberMetadata` tagged
 field (members upgraded from the classic protocol) is kept raw.
+
+Decoding keeps everything encoding needs to give the same bytes back: unknown
+tagged fields of every struct (value, topic, partition) and the deprecated
+PartitionMetadata racks of type 4, which this coordinator never writes (as
+Kafka's, it writes an empty list) but 3.7-3.9 brokers did. A topic-partitions
+entry of types 7/8 is `(topic id, partitions)`, or `(topic id, partitions,
+tagged fields)` when the topic struct carried any.
 
 API:
     decode_consumer_group_record(key, value) -> ConsumerGroupRecord (RecordDecodeError on bad data)
@@ -84,8 +92,24 @@ class GroupEpochValue:  # types 3 (Epoch) and 6 (AssignmentEpoch)
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionRacks:  # ConsumerGroupPartitionMetadataValue.PartitionMetadata (deprecated; kept for round trips)
+    partition: int
+    racks: tuple[str, ...] = ()
+    tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadataTopic:  # ConsumerGroupPartitionMetadataValue.TopicMetadata
+    topic_id: bytes
+    name: str
+    num_partitions: int
+    partition_metadata: tuple[PartitionRacks, ...] = ()
+    tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionMetadataValue:  # type 4
-    topics: tuple[tuple[bytes, str, int], ...]  # (topic id, name, partitions), sorted by name
+    topics: tuple[PartitionMetadataTopic, ...]  # sorted by name when we write them
     tagged_fields: TaggedFields = ()
 
 
@@ -102,9 +126,13 @@ class MemberMetadataValue:  # type 5
     tagged_fields: TaggedFields = ()
 
 
+# (topic id, partitions) or (topic id, partitions, the topic struct's tagged fields)
+TopicPartitions = tuple[tuple, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class TargetAssignmentValue:  # type 7
-    partitions: tuple[tuple[bytes, tuple[int, ...]], ...]
+    partitions: TopicPartitions
     tagged_fields: TaggedFields = ()
 
 
@@ -113,8 +141,8 @@ class CurrentAssignmentValue:  # type 8
     member_epoch: int
     previous_member_epoch: int
     state: int
-    assigned: tuple[tuple[bytes, tuple[int, ...]], ...]
-    pending_revocation: tuple[tuple[bytes, tuple[int, ...]], ...]
+    assigned: TopicPartitions
+    pending_revocation: TopicPartitions
     tagged_fields: TaggedFields = ()
 
 
@@ -129,8 +157,16 @@ def _w_carray(items: list[bytes]) -> bytes:
     return _uvarint(len(items) + 1) + b"".join(items)
 
 
-def _w_topic_partitions(tps: tuple[tuple[bytes, tuple[int, ...]], ...]) -> bytes:
-    return _w_carray([tid + _w_carray([_I32.pack(p) for p in parts]) + b"\x00" for tid, parts in tps])
+def _w_topic_partitions(tps: TopicPartitions) -> bytes:
+    return _w_carray([entry[0] + _w_carray([_I32.pack(p) for p in entry[1]])
+                      + _w_tagged(entry[2] if len(entry) > 2 else ()) for entry in tps])
+
+
+def _w_partition_metadata_topic(t: PartitionMetadataTopic) -> bytes:
+    parts = [_I32.pack(pm.partition) + _w_carray([_w_string(r, "Racks", True) for r in pm.racks])
+             + _w_tagged(pm.tagged_fields) for pm in t.partition_metadata]
+    return (t.topic_id + _w_string(t.name, "TopicName", True) + _I32.pack(t.num_partitions) + _w_carray(parts)
+            + _w_tagged(t.tagged_fields))
 
 
 def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes | None]:
@@ -147,8 +183,7 @@ def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes
     if t in (3, 6):
         out += _I32.pack(v.epoch)
     elif t == 4:
-        out += _w_carray([tid + _w_string(name, "TopicName", True) + _I32.pack(n) + _w_carray([]) + b"\x00"
-                          for tid, name, n in v.topics])
+        out += _w_carray([_w_partition_metadata_topic(topic) for topic in v.topics])
     elif t == 5:
         out += (_w_string(v.instance_id, "InstanceId", True, True) + _w_string(v.rack_id, "RackId", True, True)
                 + _w_string(v.client_id, "ClientId", True) + _w_string(v.client_host, "ClientHost", True)
@@ -169,14 +204,26 @@ def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes
 # Decoding.
 
 
-def _r_topic_partitions(r: _Reader, what: str) -> tuple[tuple[bytes, tuple[int, ...]], ...]:
-    out = []
+def _r_topic_partitions(r: _Reader, what: str) -> TopicPartitions:
+    out: list[tuple] = []
     for _ in range(r.array_len(what, True)):
         tid = r.take(16, "TopicId")
         parts = tuple(r.int32("Partitions") for _ in range(r.array_len("Partitions", True)))
-        r.tagged_fields()
-        out.append((tid, parts))
+        tagged = r.tagged_fields()
+        out.append((tid, parts, tagged) if tagged else (tid, parts))
     return tuple(out)
+
+
+def _r_partition_metadata_topic(r: _Reader) -> PartitionMetadataTopic:
+    tid = r.take(16, "TopicId")
+    name = r.string("TopicName", True)
+    n = r.int32("NumPartitions")
+    partitions = []
+    for _ in range(r.array_len("PartitionMetadata", True)):
+        partition = r.int32("Partition")
+        racks = tuple(r.string("Racks", True) for _ in range(r.array_len("Racks", True)))
+        partitions.append(PartitionRacks(partition, racks, r.tagged_fields()))  # type: ignore[arg-type]
+    return PartitionMetadataTopic(tid, name, n, tuple(partitions), r.tagged_fields())  # type: ignore[arg-type]
 
 
 def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGroupRecord:
@@ -201,19 +248,8 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
         epoch = r.int32("Epoch")
         v = GroupEpochValue(epoch, r.tagged_fields())
     elif t == 4:
-        topics = []
-        for _ in range(r.array_len("Topics", True)):
-            tid = r.take(16, "TopicId")
-            name = r.string("TopicName", True)
-            n = r.int32("NumPartitions")
-            for _ in range(r.array_len("PartitionMetadata", True)):
-                r.int32("Partition")
-                for _ in range(r.array_len("Racks", True)):
-                    r.string("Racks", True)
-                r.tagged_fields()
-            r.tagged_fields()
-            topics.append((tid, name, n))
-        v = PartitionMetadataValue(tuple(topics), r.tagged_fields())  # type: ignore[arg-type]
+        topics = tuple(_r_partition_metadata_topic(r) for _ in range(r.array_len("Topics", True)))
+        v = PartitionMetadataValue(topics, r.tagged_fields())
     elif t == 5:
         instance = r.string("InstanceId", True, True)
         rack = r.string("RackId", True, True)
@@ -282,7 +318,7 @@ def diff_records(old: ConsumerGroup | None, new: ConsumerGroup) -> list[Consumer
             out.append(ConsumerGroupRecord(5, g, mid, _member_metadata(m)))
     if old is None or dict(old.subscription_metadata) != dict(new.subscription_metadata):
         out.append(ConsumerGroupRecord(4, g, None, PartitionMetadataValue(tuple(
-            (topic_uuid(t), t, n) for t, n in sorted(new.subscription_metadata.items())))))
+            PartitionMetadataTopic(topic_uuid(t), t, n) for t, n in sorted(new.subscription_metadata.items())))))
     if old is None or old.group_epoch != new.group_epoch:
         out.append(ConsumerGroupRecord(3, g, None, GroupEpochValue(new.group_epoch)))
     old_target = old.target_assignment if old is not None else {}
@@ -307,8 +343,8 @@ def replay_consumer_groups(records: Iterable[ConsumerGroupRecord],
     names = {topic_uuid(t): t for t in topics}
     groups: dict[str, dict] = {}
 
-    def tps(parts: tuple[tuple[bytes, tuple[int, ...]], ...]) -> frozenset[TopicPartition]:
-        return frozenset(TopicPartition(names[tid], p) for tid, ps in parts if tid in names for p in ps)
+    def tps(parts: TopicPartitions) -> frozenset[TopicPartition]:
+        return frozenset(TopicPartition(names[e[0]], p) for e in parts if e[0] in names for p in e[1])
 
     for rec in records:
         st = groups.setdefault(rec.group_id, {"epoch": 0, "assignment_epoch": 0, "meta": {}, "members": {},
@@ -322,7 +358,7 @@ def replay_consumer_groups(records: Iterable[ConsumerGroupRecord],
         elif rec.record_type == 6:
             st["assignment_epoch"] = v.epoch if v is not None else 0
         elif rec.record_type == 4:
-            st["meta"] = {} if v is None else {name: n for _, name, n in v.topics}
+            st["meta"] = {} if v is None else {topic.name: topic.num_partitions for topic in v.topics}
         elif rec.record_type == 5:
             st["members"].pop(rec.member_id, None) if v is None else st["members"].__setitem__(rec.member_id, v)
         elif rec.record_type == 7:
