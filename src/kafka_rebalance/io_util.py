@@ -53,8 +53,27 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         raise
 
 
+_PROC_STATUS = "/proc/self/status"
+
+
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process umask, read without changing it.
+
+    `os.umask` reads only by setting: between its two calls another thread
+    creating a file would get the temporary mask. Linux (4.7+) reports it in
+    /proc/self/status, read on every call (nothing cached: the process may
+    change its umask later; one small read is nothing beside the fsync).
+    Elsewhere set-and-restore remains, with the most restrictive temporary
+    mask, so a file created in that window is private, not world-writable.
+    """
+    try:
+        with open(_PROC_STATUS, "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o777)
     os.umask(mask)
     return mask
 
