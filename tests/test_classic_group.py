@@ -226,6 +226,63 @@ def test_inconsistent_protocol_rejected():
     assert _one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
 
 
+def _group_with(protocols: list[tuple[str, ...]]) -> ClassicGroup:
+    """Dynamic members joining in order, each offering `protocols[i]`; the join phase completed."""
+    d = Driver(ClassicGroupConfig(require_known_member_id=False))
+    for i, names in enumerate(protocols):
+        d.apply(d.g.join(JoinGroupRequest(f"c{i}", "", tuple((n, None) for n in names), 45_000, 300_000), 0))
+    d.advance(10_000)
+    assert d.g.state is S.COMPLETING_REBALANCE
+    return d.g
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_select_protocol_tie_follows_java_hashmap_order_not_join_order(first):
+    """ClassicGroup.selectProtocol: votes in a HashMap, `stream().max(...)` keeps the first of equal
+    maxima in HashMap order. "range" (bin 9 of 16) precedes "cooperative-sticky" (bin 15), so a 1-1
+    tie goes to range whichever member joined (and voted) first."""
+    a, b = ("range", "cooperative-sticky"), ("cooperative-sticky", "range")
+    g = _group_with([a, b] if first == 0 else [b, a])
+    assert g.protocol_name == "range"
+
+
+def test_select_protocol_majority_and_vote_is_first_candidate_in_member_order():
+    # ClassicGroupMember.vote: the member's first protocol that every member supports
+    g = _group_with([("roundrobin", "cooperative-sticky", "range"), ("cooperative-sticky", "range"),
+                     ("cooperative-sticky", "range", "roundrobin")])
+    assert g.protocol_name == "cooperative-sticky"  # roundrobin is not a candidate; 3 votes
+    # a majority beats HashMap order: cooperative-sticky comes after range there but has 2 votes to 1
+    g = _group_with([("range", "cooperative-sticky"), ("cooperative-sticky", "range"),
+                     ("cooperative-sticky", "range")])
+    assert g.protocol_name == "cooperative-sticky"
+
+
+def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
+    """ClassicGroup.supportsProtocols tests the Empty *state*: a group whose only (static) member left
+    during the initial delay is PreparingRebalance with no members and still of type "consumer"."""
+    d = Driver()
+    d.join("c0", 0, instance="i0")
+    assert d.g.state is S.PREPARING_REBALANCE and d.g.protocol_type == "consumer"
+    d.apply(d.g.leave(LeaveGroupRequest("c0", (("", "i0"),)), 1000))
+    assert d.g.state is S.PREPARING_REBALANCE and not d.g.members
+    req = JoinGroupRequest("k0", "", (("range", None),), 45_000, 300_000, protocol_type="connect")
+    assert _one(d.apply(d.g.join(req, 1500)), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert d.g.protocol_type == "consumer" and not d.g.pending_members and not d.g.members
+    # the same type with any protocol is accepted: no member constrains the protocols
+    fx = d.apply(d.g.join(JoinGroupRequest("c1", "", (("roundrobin", None),), 45_000, 300_000), 1600))
+    assert _one(fx, JoinGroupResponse).error is Errors.MEMBER_ID_REQUIRED
+    d.advance(10_000)  # the initial delay ends with nobody joined: Empty, the type is kept
+    assert d.g.state is S.EMPTY and d.g.protocol_type == "consumer" and d.g.generation_id == 1
+    # in Empty any non-empty type is accepted and the first member added sets the group's type
+    fx = d.apply(d.g.join(req, 11_000))
+    mid = _one(fx, JoinGroupResponse).member_id
+    d.apply(d.g.join(JoinGroupRequest("k0", mid, (("range", None),), 45_000, 300_000, protocol_type="connect"),
+                     11_001))
+    assert d.g.state is S.PREPARING_REBALANCE and d.g.protocol_type == "connect"
+    empty = JoinGroupRequest("k1", "", (("range", None),), 45_000, 300_000, protocol_type="")
+    assert _one(Driver().g.join(empty, 0), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+
+
 def test_invalid_session_timeout():
     d = Driver()
     req = JoinGroupRequest("x", "", (("range", None),), 1000, 300_000)

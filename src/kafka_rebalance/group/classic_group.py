@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..assign.javacompat import insertion_order
 from .classic_messages import (
     JOIN_KEY,
     SYNC_KEY,
@@ -98,22 +99,36 @@ class ClassicGroup:
         return {p for p, c in self._supported.items() if c == n}
 
     def supports_protocols(self, protocol_type: str, protocols: Iterable[str]) -> bool:
+        """ClassicGroup.supportsProtocols: keyed on the Empty *state*, not on having no members.
+
+        A group in PreparingRebalance with no members (the last one left during the initial
+        delay) keeps its protocol type, so a join of another type is inconsistent.
+        """
         names = list(protocols)
-        if not self.members:
+        if self.state is S.EMPTY:
             return bool(protocol_type) and bool(names)
         return protocol_type == self.protocol_type and any(self._supported.get(p, 0) == len(self.members) for p in names)
 
     def select_protocol(self) -> str:
+        """ClassicGroup.selectProtocol: every member votes; the most votes wins.
+
+        Kafka counts the votes in a HashMap and takes `entrySet().stream().max(...)`, which keeps
+        the first of equal maxima in the map's iteration order (BinaryOperator.maxBy), so a tie
+        goes to the protocol name that comes first in Java HashMap order, not to the first voter.
+        """
         candidates = self.candidate_protocols()
         votes: dict[str, int] = {}
         for m in self.members.values():
             p = m.vote(candidates)
             votes[p] = votes.get(p, 0) + 1
+        if len(votes) == 1:
+            return next(iter(votes))
         best = None
-        for p, c in votes.items():  # first maximum wins, like Stream.max over the votes
-            if best is None or c > votes[best]:
+        for p in insertion_order(list(votes)):
+            if best is None or votes[p] > votes[best]:
                 best = p
-        assert best is not None
+        if best is None:
+            raise ValueError("cannot select a protocol for an empty group")
         return best
 
     def validate_member(self, member_id: str, group_instance_id: str | None) -> Errors:
