@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 import time
 import uuid
@@ -16,9 +15,6 @@ from kafka_rebalance.model import DEFAULT_GENERATION, TopicPartition
 
 kp_protocol = pytest.importorskip("kafka.coordinator.protocol")
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyAssignorUserDataV1  # noqa: E402
-
-HAVE_STICKY = importlib.util.find_spec("kafka_rebalance.assign.sticky") is not None
-needs_sticky = pytest.mark.skipif(not HAVE_STICKY, reason="kafka_rebalance.assign.sticky not present yet")
 
 
 class FakeCluster:
@@ -119,7 +115,7 @@ def test_group_spec_keeps_member_order_and_skips_unknown_topics():
     assert all(m.owned == () and m.generation == DEFAULT_GENERATION for m in plain.members)
 
 
-@pytest.mark.parametrize("name", ["range", "roundrobin"] + (["sticky", "cooperative-sticky"] if HAVE_STICKY else []))
+@pytest.mark.parametrize("name", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_assign_returns_our_assignors_output_as_kafka_python_bytes(name):
     from kafka_rebalance.assign.registry import get_assignor
 
@@ -188,7 +184,6 @@ def run_in_process_group(plugins: dict[str, ap.KafkaPythonAssignor], cluster, to
     return {mid: set(p.owned) for mid, p in plugins.items()}
 
 
-@needs_sticky
 def test_in_process_sticky_group_member_leaving_moves_only_its_partitions():
     cluster = FakeCluster({"t": 12})
     plugins = {f"member-{i}": ap.StickyAssignor() for i in range(3)}
@@ -292,7 +287,6 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
         admin.close()
 
 
-@needs_sticky
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
 def test_live_group_on_tansu(tansu, strategy):
