@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from kafka_rebalance.cluster.batches import (
     FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS,
-    PartitionMove, moves_from_plan, parse_reassignment, plan_batches, reassignment_json, throttle_for)
+    PartitionMove, moves_from_plan, parse_log_dirs, parse_reassignment, plan_batches, reassignment_json, throttle_for)
 from kafka_rebalance.errors import InputError
 
 
@@ -65,8 +65,11 @@ def test_unchanged_partitions_are_dropped_and_duplicates_rejected():
     assert plan_batches([same]) == []
     with pytest.raises(InputError):
         plan_batches([PartitionMove("t", 0, (1,), (2,)), PartitionMove("t", 0, (1,), (3,))])
-    with pytest.raises(InputError):
-        plan_batches([same], max_moves_per_broker=0)
+    for kw, flag in (({"max_moves_per_broker": 0}, "--max-moves-per-broker"), ({"max_moves": 0}, "--max-moves"),
+                     ({"throttle": -1}, "--throttle")):
+        with pytest.raises(InputError) as err:
+            plan_batches([same], **kw)
+        assert err.value.field == flag  # named as the user typed it, not as the Python keyword
 
 
 def test_parse_reassignment_validates_like_the_tool():
@@ -149,3 +152,33 @@ def test_no_throttle_rate_on_an_offline_broker_but_its_replicas_stay_listed():
     assert t.brokers == (1, 2, 4, 6) and 5 not in t.broker_configs()
     assert t.topic_configs()["t"][LEADER_THROTTLED_REPLICAS] == "3:1,3:2,3:5"
     assert all(5 not in b.throttle.brokers for b in plan_batches(moves, throttle=10, offline=frozenset({5})))
+
+
+def test_log_dirs_survive_batching_into_the_batch_json():
+    doc = {"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]},
+        {"topic": "t", "partition": 1, "replicas": [1, 2], "log_dirs": ["any", "C:\\kafka\\d1"]},
+        {"topic": "t", "partition": 2, "replicas": [2, 1]}]}
+    dirs = parse_log_dirs(doc)
+    assert dirs == {("t", 0): ("/data/d2", "any"), ("t", 1): ("any", "C:\\kafka\\d1")}
+    moves = moves_from_plan(parse_reassignment(doc), {("t", p): (1, 2) for p in range(3)}, log_dirs=dirs)
+    assert moves[0].log_dir_moves == ((2, "/data/d2"),) and moves[2].log_dirs is None
+    assert moves[1].changes and not moves[1].brokers_busy  # a log-dir-only move changes, takes no broker slot
+    batches = plan_batches(moves, max_moves_per_broker=1)
+    out = {(e["topic"], e["partition"]): e["log_dirs"] for b in batches for e in b.reassignment_json()["partitions"]}
+    assert out == {("t", 0): ["/data/d2", "any"], ("t", 1): ["any", "C:\\kafka\\d1"], ("t", 2): ["any", "any"]}
+
+
+@pytest.mark.parametrize("dirs", [["d2", "any"], ["", "any"], ["./d", "any"], ["ANY", "any"]])
+def test_log_dirs_must_be_any_or_absolute(dirs):
+    doc = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]},
+                                        {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": dirs}]}
+    with pytest.raises(InputError) as err:
+        parse_log_dirs(doc)
+    assert err.value.field == "partitions[1].log_dirs" and repr(dirs[0]) in err.value.message
+
+
+def test_unknown_partition_names_the_plan_entry():
+    with pytest.raises(InputError, match="Unable to find partition: x-0") as err:
+        moves_from_plan({("a", 0): (1,), ("x", 0): (1,)}, {("a", 0): (2,)})
+    assert err.value.field == "partitions[1]"

@@ -231,12 +231,17 @@ def test_plan_refuses_dead_and_unknown_brokers():
 
     snap = cluster()
     dead = replace(snap, brokers=tuple(replace(b, alive=b.id != 6) for b in snap.brokers))
-    with pytest.raises(InputError, match="not alive"):
-        plan_execution({("orders", 0): (4, 5, 6)}, dead, throttle=None, max_moves_per_broker=None, max_moves=None)
-    with pytest.raises(InputError, match="not in the cluster"):
+    with pytest.raises(InputError, match="broker 6 is not alive") as err:
+        plan_execution({("orders", 1): (2, 3, 4), ("orders", 0): (4, 5, 6)}, dead, throttle=None,
+                       max_moves_per_broker=None, max_moves=None, source="plan.json")
+    assert (err.value.source, err.value.field) == ("plan.json", "partitions[1].replicas")  # the entry in the file
+    with pytest.raises(InputError, match="Unknown broker id 60") as err:
         plan_execution({("orders", 0): (4, 5, 60)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
-    with pytest.raises(InputError, match="does not exist"):
-        plan_execution({("nope", 0): (4,)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
+    assert err.value.field == "partitions[0].replicas"
+    with pytest.raises(InputError, match="Unable to find partition: nope-0") as err:
+        plan_execution({("orders", 0): (4, 5, 3), ("nope", 0): (4,)}, snap, throttle=None, max_moves_per_broker=None,
+                       max_moves=None, source="plan.json")
+    assert (err.value.source, err.value.field) == ("plan.json", "partitions[1]")
     ok = plan_execution({("orders", 0): (4, 5, 3)}, dead, throttle=5, max_moves_per_broker=1, max_moves=1)
     assert [len(b.moves) for b in ok.batches] == [1] and ok.batches[0].moves[0].adding == (4, 5)
 
@@ -314,3 +319,148 @@ def test_a_broker_that_stops_answering_is_named_and_the_run_exits_1(files, capsy
     out = json.loads(cap.out)
     assert "IncrementalAlterConfigs" in out["error"] and "broker 6" in out["error"]
     assert load_state(state)["batches"][0]["status"] == "pending"  # --resume starts the batch again
+
+
+# ---------------------------------------------------------------------------
+# Reviewed defects: log_dirs, empty plans, flags on --resume, error wording.
+
+
+def write_plan(tmp_path: Path, partitions: list, name: str = "p.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    return path
+
+
+def test_dry_run_keeps_log_dirs_in_the_batch_files(files, capsys, tmp_path):
+    _, snap, _ = files
+    plan = write_plan(tmp_path, [
+        {"topic": "orders", "partition": 0, "replicas": [2, 1, 3], "log_dirs": ["/data/d2", "any", "any"]},
+        # same replicas, only a log dir move: the tool still moves it, so it is a change
+        {"topic": "orders", "partition": 1, "replicas": [2, 3, 4], "log_dirs": ["any", "/data/d1", "any"]},
+        {"topic": "orders", "partition": 2, "replicas": [4, 5, 3]}])
+    out_dir = tmp_path / "batches"
+    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
+                    "--output-dir", str(out_dir), "--max-moves", "1", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    written = {}
+    for f in sorted(out_dir.iterdir()):
+        for e in json.loads(f.read_text())["partitions"]:
+            written[(e["topic"], e["partition"])] = (e["replicas"], e["log_dirs"])
+    assert written == {("orders", 0): ([2, 1, 3], ["/data/d2", "any", "any"]),
+                       ("orders", 1): ([2, 3, 4], ["any", "/data/d1", "any"]),
+                       ("orders", 2): ([4, 5, 3], ["any", "any", "any"])}
+    moves = {(m["topic"], m["partition"]): m for b in out["plan"]["batches"] for m in b["moves"]}
+    assert moves[("orders", 0)]["log_dirs"] == ["/data/d2", "any", "any"] and "log_dirs" not in moves[("orders", 2)]
+
+
+@pytest.mark.parametrize("log_dirs, why", [(["data/d2", "any"], "absolute"), (["any"], "one per replica"),
+                                           ([1, "any"], "list of log dirs")])
+def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_dirs, why):
+    _, snap, _ = files
+    plan = write_plan(tmp_path, [{"topic": "orders", "partition": 0, "replicas": [1, 2, 3]},
+                                 {"topic": "orders", "partition": 1, "replicas": [2, 1], "log_dirs": log_dirs}])
+    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap)]) == 2
+    cap = capsys.readouterr()
+    msg = " ".join((cap.out + cap.err).split())
+    assert str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and why in msg
+
+
+def test_execute_refuses_a_plan_pinning_a_replica_to_a_log_dir(capsys, tmp_path):
+    plan = write_plan(tmp_path, [{"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
+                                 {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]}])
+    # refused before connecting: no cluster listens on port 1
+    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", "127.0.0.1:1",
+                  "--state-file", str(tmp_path / "st.json"), "--execute"])
+    cap = capsys.readouterr()
+    msg = " ".join((cap.out + cap.err).split())
+    assert rc == 2 and str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and "'/data/d2'" in msg
+    assert "AlterReplicaLogDirs" in msg and not (tmp_path / "st.json").exists()
+
+
+def test_the_executor_refuses_log_dir_moves_it_cannot_make():
+    from kafka_rebalance.kafka.execute import ExecutionError, plan_execution, state_from_plan
+
+    xplan = plan_execution({("orders", 0): (2, 1, 3)}, cluster(), throttle=None, max_moves_per_broker=None,
+                           max_moves=None, log_dirs={("orders", 0): ("/d", "any", "any")})
+    state = state_from_plan(xplan, "x:1")
+    assert state["batches"][0]["moves"][0]["log_dirs"] == ["/d", "any", "any"]
+
+    class NoAdmin:
+        def __getattr__(self, name):
+            raise AssertionError(f"{name} called on the cluster")
+
+    with pytest.raises(ExecutionError, match="AlterReplicaLogDirs"):
+        Executor(NoAdmin(), state, Path("/nonexistent/state.json")).run()
+
+
+@pytest.mark.parametrize("mode", [["--snapshot", "SNAP"], ["--bootstrap-server", "127.0.0.1:1", "--execute"]])
+def test_an_empty_plan_is_refused_as_the_tool_does(files, capsys, tmp_path, mode):
+    _, snap, _ = files
+    plan = write_plan(tmp_path, [])
+    argv = ["cluster", "execute", "--reassignment-json-file", str(plan), *[str(snap) if a == "SNAP" else a
+                                                                          for a in mode]]
+    assert run_cli(argv) == 2
+    cap = capsys.readouterr()
+    msg = " ".join((cap.out + cap.err).split())
+    assert "Partition reassignment list cannot be empty" in msg and str(plan) in msg
+    assert cap.out.strip() == "" or "error" in cap.out  # no run printed
+
+
+def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
+    _, snap, _ = files
+    dead = tmp_path / "dead.json"
+    dead.write_text(json.dumps(snapshot_to_json(dead_broker_cluster())))
+    plan = write_plan(tmp_path, [{"topic": "t", "partition": 0, "replicas": [1, 2, 3]},
+                                 {"topic": "t", "partition": 1, "replicas": [2, 5, 4]}])
+    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead)]) == 2
+    msg = " ".join("".join(capsys.readouterr()).split())
+    assert f"{plan}: field 'partitions[1].replicas'" in msg and "broker 5 is not alive" in msg
+    for flag in ("--max-moves-per-broker", "--max-moves", "--max-batches", "--poll-interval", "--timeout"):
+        assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead),
+                        flag, "0"]) == 2
+        msg = " ".join("".join(capsys.readouterr()).split())
+        assert f"field '{flag}'" in msg and "got 0" in msg
+
+
+def test_resume_with_a_new_throttle_applies_and_records_it(sim, files, capsys, monkeypatch):
+    plan, _, state = files
+    from kafka_rebalance.cluster.batches import parse_reassignment
+    from kafka_rebalance.kafka.execute import plan_digest, plan_execution, state_from_plan
+
+    def interrupt(index: int, status: str) -> None:
+        if index == 0 and status == "submitted":
+            raise KeyboardInterrupt
+
+    with KafkaAdmin(sim.bootstrap) as admin:
+        xplan = plan_execution(parse_reassignment(plan_doc()), admin.snapshot(), throttle=10 * MB,
+                               max_moves_per_broker=2, max_moves=None, digest=plan_digest(plan_doc()))
+        ex = Executor(admin, state_from_plan(xplan, sim.bootstrap), state, poll_interval_s=0.02, on_step=interrupt)
+        ex.save()
+        with pytest.raises(KeyboardInterrupt):
+            ex.run()
+    in_flight = {str(b) for b in xplan.batches[0].throttle.brokers}
+    # A different split on --resume is refused, naming the flag.
+    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--resume", "--max-moves-per-broker", "3")) == 2
+    assert "field '--max-moves-per-broker'" in " ".join("".join(capsys.readouterr()).split())
+
+    sets: list[tuple[str, str]] = []
+    original = KafkaAdmin.incremental_alter_configs
+
+    def spy(self, resource_type, name, ops):
+        ops = list(ops)
+        sets.extend((name, v) for k, op, v in ops if op == 0 and k == "leader.replication.throttled.rate")
+        return original(self, resource_type, name, ops)
+
+    monkeypatch.setattr(KafkaAdmin, "incremental_alter_configs", spy)
+    argv = execute_argv(plan, state, sim.bootstrap, "--resume")
+    argv[argv.index("--throttle") + 1] = str(20 * MB)
+    assert run_cli(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["phase"] == "finished" and out["plan"]["throttle"] == 20 * MB
+    assert out["throttle_changes"] == [{"from": 10 * MB, "to": 20 * MB}]
+    st = load_state(state)
+    assert st["throttle"] == 20 * MB and st["throttle_changes"] == [{"from": 10 * MB, "to": 20 * MB}]
+    # the batch in flight got the new rate at once, before the later batches started
+    assert {n for n, _ in sets[:len(in_flight)]} == in_flight and {v for _, v in sets} == {str(20 * MB)}
+    assert placement(sim.snapshot()) == target()
+    assert all(not c for c in sim.state.broker_configs.values())

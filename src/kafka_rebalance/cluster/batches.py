@@ -28,10 +28,11 @@ is the same for the same input.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from ..errors import InputError
-from .kafka_json import Reassignment, parse_reassignment_json
+from .kafka_json import ANY_LOG_DIR, Reassignment, parse_reassignment_json
 from .kafka_json import reassignment_json as kafka_reassignment_json
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
@@ -53,6 +54,15 @@ class PartitionMove:
     old_replicas: tuple[int, ...]
     new_replicas: tuple[int, ...]
     size_bytes: float = 0.0
+    # The plan's `log_dirs`, one per new replica ("any" = the broker picks); None when the plan gave none.
+    log_dirs: tuple[str, ...] | None = None
+
+    @property
+    def log_dir_moves(self) -> tuple[tuple[int, str], ...]:
+        """(broker, absolute log dir) for every replica the plan pins to a directory."""
+        if self.log_dirs is None:
+            return ()
+        return tuple((b, d) for b, d in zip(self.new_replicas, self.log_dirs) if d != ANY_LOG_DIR)
 
     @property
     def adding(self) -> tuple[int, ...]:
@@ -73,7 +83,8 @@ class PartitionMove:
 
     @property
     def changes(self) -> bool:
-        return self.old_replicas != self.new_replicas
+        """A new replica list, or a replica pinned to a log dir (the tool moves it even in place)."""
+        return self.old_replicas != self.new_replicas or bool(self.log_dir_moves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +142,7 @@ class Batch:
 def reassignment_json(moves: Iterable[PartitionMove]) -> dict:
     """The JSON `kafka-reassign-partitions.sh --execute` reads, in the tool's own layout, sorted by partition."""
     parts = sorted(moves, key=lambda m: (m.topic, m.partition))
-    return kafka_reassignment_json(Reassignment(m.topic, m.partition, m.new_replicas) for m in parts)
+    return kafka_reassignment_json(Reassignment(m.topic, m.partition, m.new_replicas, m.log_dirs) for m in parts)
 
 
 def throttle_for(moves: Sequence[PartitionMove], rate: int | None,
@@ -167,12 +178,13 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
                  max_moves: int | None = None, throttle: int | None = None,
                  offline: AbstractSet[int] = frozenset()) -> list[Batch]:
     """Every changing move in exactly one batch, caps respected, largest first (no throttle on `offline`)."""
+    # Named by the command's flags: the CLI is the only place these numbers come from.
     if max_moves_per_broker is not None and max_moves_per_broker < 1:
-        raise InputError(f"must be >= 1, got {max_moves_per_broker}", field="max_moves_per_broker")
+        raise InputError(f"must be >= 1, got {max_moves_per_broker}", field="--max-moves-per-broker")
     if max_moves is not None and max_moves < 1:
-        raise InputError(f"must be >= 1, got {max_moves}", field="max_moves")
+        raise InputError(f"must be >= 1, got {max_moves}", field="--max-moves")
     if throttle is not None and throttle < 0:
-        raise InputError(f"must be >= 0, got {throttle}", field="throttle")
+        raise InputError(f"must be >= 0, got {throttle}", field="--throttle")
     pending = sorted((m for m in moves if m.changes), key=move_order)
     seen: set[tuple[str, int]] = set()
     for m in pending:
@@ -217,19 +229,52 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
 
 
 def parse_reassignment(doc: object) -> dict[tuple[str, int], tuple[int, ...]]:
-    """Target replicas per partition of the tool's JSON (validated by kafka_json.parse_reassignment_json)."""
+    """Target replicas per partition of the tool's JSON, in the file's order (validated by kafka_json)."""
     return {(r.topic, r.partition): r.replicas for r in parse_reassignment_json(doc)}
+
+
+def _is_absolute(path: str) -> bool:
+    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+
+
+def parse_log_dirs(doc: object) -> dict[tuple[str, int], tuple[str, ...]]:
+    """The `log_dirs` of every plan entry that has them, in the file's order.
+
+    The tool reads them as strings, one per replica ("Size of replicas list ... is different from size of
+    log dirs list ..."); each is "any" or a directory the broker has in `log.dirs`, which the broker matches
+    by absolute path (LogManager: "Log dir ... is not found in the config"). A relative path can never
+    match, so it is refused here instead of by every broker at run time.
+    """
+    entries = parse_reassignment_json(doc)
+    out: dict[tuple[str, int], tuple[str, ...]] = {}
+    for i, r in enumerate(entries):
+        if r.log_dirs is None:
+            continue
+        for j, d in enumerate(r.log_dirs):
+            if d != ANY_LOG_DIR and not _is_absolute(d):
+                raise InputError(f"expected \"{ANY_LOG_DIR}\" or an absolute log dir path for replica "
+                                 f"{r.replicas[j]}, got {d!r}", field=f"partitions[{i}].log_dirs")
+        out[(r.topic, r.partition)] = r.log_dirs
+    return out
 
 
 def moves_from_plan(target: Mapping[tuple[str, int], Sequence[int]],
                     current: Mapping[tuple[str, int], Sequence[int]],
-                    sizes: Mapping[tuple[str, int], float] | None = None) -> list[PartitionMove]:
-    """Pair each planned partition with its current replicas; unknown partitions are an input error."""
+                    sizes: Mapping[tuple[str, int], float] | None = None,
+                    log_dirs: Mapping[tuple[str, int], Sequence[str]] | None = None) -> list[PartitionMove]:
+    """Pair each planned partition with its current replicas; unknown partitions are an input error.
+
+    `target` is in the plan file's order, so the error names the entry (`partitions[3]`).
+    """
     sizes = sizes or {}
+    log_dirs = log_dirs or {}
     moves = []
-    for key in sorted(target):
+    for i, key in enumerate(target):
         if key not in current:
-            raise InputError(f"partition {key[0]}-{key[1]} does not exist in the cluster", field="partitions")
+            # ReassignPartitionsCommand.getReplicaAssignmentForPartitions: "Unable to find partition: t-0"
+            raise InputError(f"Unable to find partition: {key[0]}-{key[1]} (it does not exist in the cluster)",
+                             field=f"partitions[{i}]")
+        dirs = log_dirs.get(key)
         moves.append(PartitionMove(key[0], key[1], tuple(current[key]), tuple(target[key]),
-                                   float(sizes.get(key, 0.0))))
-    return moves
+                                   float(sizes.get(key, 0.0)), None if dirs is None else tuple(dirs)))
+    return sorted(moves, key=lambda m: (m.topic, m.partition))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cluster.batches import parse_reassignment
+from ..cluster.batches import parse_log_dirs, parse_reassignment
+from ..cluster.kafka_json import ANY_LOG_DIR
 from ..errors import InputError
 from ..io_util import read_structured
 from ..output import add_format_flag, emit, stderr
@@ -27,18 +28,26 @@ def register_execute(cluster_subparsers) -> argparse.ArgumentParser:
                     "alter_partition_reassignments, wait, verify, clear the throttle; finally elect the "
                     "preferred leaders. Without --execute nothing is written to the cluster.")
     p.add_argument("--reassignment-json-file", required=True, metavar="PLAN.json",
-                   help='the plan: {"version":1,"partitions":[{"topic","partition","replicas"}]}')
+                   help='the plan: {"version":1,"partitions":[{"topic","partition","replicas","log_dirs"?}]}; '
+                        'log_dirs ("any" or absolute paths) are kept in the dry run and its --output-dir batch '
+                        'files; --execute refuses a plan that pins a replica to a log dir (the client cannot '
+                        'send AlterReplicaLogDirs)')
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the live cluster")
     src.add_argument("--snapshot", metavar="FILE", help="a cluster snapshot (dry run only)")
     p.add_argument("--command-config", metavar="FILE", help="client properties (security.protocol, sasl.*, ssl.*)")
     p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S",
-                   help="inter-broker replication throttle, as kafka-reassign-partitions.sh --throttle")
-    p.add_argument("--max-moves-per-broker", type=int, default=DEFAULT_MAX_MOVES_PER_BROKER, metavar="N",
+                   help="inter-broker replication throttle, as kafka-reassign-partitions.sh --throttle. With "
+                        "--resume it changes the throttle of the running execution, as the tool's --additional "
+                        "--throttle does: the new rate is recorded in the state file, set at once on the batch "
+                        "in flight and used by the later batches (without it, the saved rate is kept)")
+    p.add_argument("--max-moves-per-broker", type=int, default=None, metavar="N",
                    help=f"partition moves in flight per broker, sources and destinations "
-                        f"(default {DEFAULT_MAX_MOVES_PER_BROKER})")
-    p.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES, metavar="N",
-                   help=f"partition moves per batch in the whole cluster (default {DEFAULT_MAX_MOVES})")
+                        f"(default {DEFAULT_MAX_MOVES_PER_BROKER}); fixed when an execution starts: --resume "
+                        f"refuses a different value")
+    p.add_argument("--max-moves", type=int, default=None, metavar="N",
+                   help=f"partition moves per batch in the whole cluster (default {DEFAULT_MAX_MOVES}); fixed "
+                        f"when an execution starts: --resume refuses a different value")
     p.add_argument("--state-file", metavar="F", help="execution state (default: PLAN.json.state.json)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted execution from its state file")
     p.add_argument("--execute", action="store_true", help="really apply the plan (default: dry run)")
@@ -95,6 +104,35 @@ def _human(n: float) -> str:
     return f"{n:.1f} TB"
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Bad numbers name the flag they came from."""
+    for flag, value, least in (("--max-moves-per-broker", args.max_moves_per_broker, 1),
+                               ("--max-moves", args.max_moves, 1), ("--max-batches", args.max_batches, 1),
+                               ("--throttle", args.throttle, 0)):
+        if value is not None and value < least:
+            raise InputError(f"must be >= {least}, got {value}", field=flag)
+    for flag, value in (("--poll-interval", args.poll_interval), ("--timeout", args.timeout)):
+        if value is not None and not value > 0:
+            raise InputError(f"must be > 0, got {value}", field=flag)
+
+
+def _caps(args: argparse.Namespace) -> tuple[int, int]:
+    return (DEFAULT_MAX_MOVES_PER_BROKER if args.max_moves_per_broker is None else args.max_moves_per_broker,
+            DEFAULT_MAX_MOVES if args.max_moves is None else args.max_moves)
+
+
+def _refuse_log_dir_moves(doc: dict, plan_file: str) -> None:
+    """--execute cannot move a replica to a log dir (kafka-python has no AlterReplicaLogDirs): say so, never drop it."""
+    for i, entry in enumerate(doc["partitions"]):
+        for broker, d in zip(entry["replicas"], entry.get("log_dirs") or ()):
+            if d != ANY_LOG_DIR:
+                raise InputError(
+                    f"log dir {d!r} for broker {broker}: moving a replica to a log dir needs AlterReplicaLogDirs, "
+                    "which this tool's Kafka client (kafka-python) cannot send. Apply the dry run's --output-dir "
+                    "batch files (they keep log_dirs) with kafka-reassign-partitions.sh --execute, or set the "
+                    f"entry to \"{ANY_LOG_DIR}\"", source=plan_file, field=f"partitions[{i}].log_dirs")
+
+
 def run_execute(args: argparse.Namespace) -> int:
     from ..kafka.execute import (ExecutionError, Executor, default_state_path, plan_digest, plan_execution,
                                  plan_from_state, write_batch_files)
@@ -103,16 +141,22 @@ def run_execute(args: argparse.Namespace) -> int:
     doc = read_structured(plan_file)
     try:
         target = parse_reassignment(doc)
+        log_dirs = parse_log_dirs(doc)
     except InputError as exc:
         raise exc.in_file(plan_file) from None
+    if not target:
+        # ReassignPartitionsCommand.parseExecuteAssignmentArgs refuses it the same way.
+        raise InputError("Partition reassignment list cannot be empty", source=plan_file, field="partitions")
     digest = plan_digest(doc)
+    _check_flags(args)
     if args.execute and not args.bootstrap_server:
         raise InputError("--execute needs --bootstrap-server (a snapshot can only be dry-run)", field="--execute")
     if args.resume and not args.execute:
         raise InputError("--resume applies changes: add --execute", field="--resume")
-    if args.throttle is not None and args.throttle < 0:
-        raise InputError(f"must be >= 0, got {args.throttle}", field="--throttle")
+    if args.execute:
+        _refuse_log_dir_moves(doc, plan_file)
     state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
+    per_broker, max_moves = _caps(args)
 
     if not args.execute:
         from kafka.errors import KafkaError
@@ -125,8 +169,8 @@ def run_execute(args: argparse.Namespace) -> int:
         except (AdminError, KafkaError) as exc:
             stderr.print(f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]")
             return 1
-        plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=args.max_moves_per_broker,
-                              max_moves=args.max_moves, digest=digest)
+        plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=per_broker,
+                              max_moves=max_moves, digest=digest, log_dirs=log_dirs, source=plan_file)
         files = write_batch_files(plan, args.output_dir) if args.output_dir else []
         emit({"mode": "dry-run", "plan": plan.to_json(), "batch_files": files}, args.format, _table)
         return 0
@@ -138,12 +182,15 @@ def run_execute(args: argparse.Namespace) -> int:
     state = None
     try:
         with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
-            state, plan = _prepare(admin, args, target, digest, state_path)
+            state, plan = _prepare(admin, args, target, digest, state_path, log_dirs)
             files = write_batch_files(plan, args.output_dir) if args.output_dir else []
             executor = Executor(admin, state, state_path, poll_interval_s=args.poll_interval,
                                 batch_timeout_s=args.timeout, max_batches=args.max_batches,
                                 log=lambda msg: stderr.print(msg))
             executor.save()
+            if args.resume and args.throttle is not None:
+                executor.change_throttle(args.throttle)
+                plan = plan_from_state(state, digest)
             with _progress() as progress:
                 executor.progress = progress
                 state = executor.run()
@@ -157,18 +204,31 @@ def run_execute(args: argparse.Namespace) -> int:
     status = {str(b["index"]): b["status"] for b in state["batches"]}
     emit({"mode": "execute", "state_file": str(state_path), "phase": state.get("phase"), "status": status,
           "plan": plan_from_state(state, digest).to_json(), "batch_files": files if error is None else [],
-          "election": state.get("election"), "error": error}, args.format, _table)
+          "election": state.get("election"), "throttle_changes": state.get("throttle_changes", []),
+          "error": error}, args.format, _table)
     return 1 if error else 0
 
 
-def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_path: Path):
+def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_path: Path, log_dirs: dict):
     """The execution state to run: the state file's when resuming, else a fresh split of the plan."""
     from ..kafka.execute import load_state, plan_execution, plan_from_state, state_from_plan
 
+    per_broker, max_moves = _caps(args)
     if args.resume:
         state = load_state(state_path)
         if state.get("plan_digest") != digest:
             raise InputError("the state file belongs to a different plan", source=str(state_path))
+        # The batches were split when the execution started; a resume continues them, it cannot re-split.
+        for flag, key, value in (("--max-moves-per-broker", "max_moves_per_broker", args.max_moves_per_broker),
+                                 ("--max-moves", "max_moves", args.max_moves)):
+            if value is None or value == state.get(key):
+                continue
+            if state.get(key) is None:
+                stderr.print(f"{flag} {value} ignored: the batches of {state_path} are already split")
+                continue
+            raise InputError(f"{value} conflicts with the execution being resumed (its batches were split with "
+                             f"{key}={state[key]} in {state_path}); drop the flag to continue, or let it "
+                             "finish and start a new execution", field=flag)
         return state, plan_from_state(state, digest)
     if state_path.exists():
         old = load_state(state_path)
@@ -179,9 +239,9 @@ def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_p
     if ongoing:
         raise InputError(f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
                          "wait for them (kafka-reassign-partitions.sh --verify) first", field="--execute")
-    plan = plan_execution(target, admin.snapshot(), throttle=args.throttle,
-                          max_moves_per_broker=args.max_moves_per_broker, max_moves=args.max_moves,
-                          digest=digest)
+    plan = plan_execution(target, admin.snapshot(), throttle=args.throttle, max_moves_per_broker=per_broker,
+                          max_moves=max_moves, digest=digest, log_dirs=log_dirs,
+                          source=args.reassignment_json_file)
     return state_from_plan(plan, args.bootstrap_server), plan
 
 

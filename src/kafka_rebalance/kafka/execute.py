@@ -61,6 +61,8 @@ class ExecutionPlan:
     throttle: int | None
     plan_digest: str
     offline: frozenset[int] = frozenset()  # brokers down when planned: no throttle is set on them
+    max_moves_per_broker: int | None = None  # the caps the batches were split with (recorded for --resume)
+    max_moves: int | None = None
 
     def to_json(self) -> dict:
         moves = [m for b in self.batches for m in b.moves]
@@ -78,8 +80,15 @@ def batch_json(b: Batch, throttle: int | None) -> dict:
             "bytes_moved": b.bytes_moved, "broker_slots": {str(k): v for k, v in b.broker_load().items()},
             "min_seconds": min_seconds(b, throttle), "throttle": b.throttle.to_json(),
             "reassignment": b.reassignment_json(),
-            "moves": [{"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas),
-                       "to": list(m.new_replicas), "size_bytes": m.size_bytes} for m in b.moves]}
+            "moves": [move_json(m) for m in b.moves]}
+
+
+def move_json(m: PartitionMove) -> dict:
+    d = {"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas), "to": list(m.new_replicas),
+         "size_bytes": m.size_bytes}
+    if m.log_dirs is not None:
+        d["log_dirs"] = list(m.log_dirs)
+    return d
 
 
 def min_seconds(b: Batch, throttle: int | None) -> float | None:
@@ -104,23 +113,36 @@ def plan_digest(doc: object) -> str:
 
 def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: ClusterSnapshot, *,
                    throttle: int | None, max_moves_per_broker: int | None, max_moves: int | None,
-                   digest: str = "") -> ExecutionPlan:
-    """Pair the plan with the cluster's placement and split it into batches (pure)."""
+                   digest: str = "", log_dirs: dict[tuple[str, int], tuple[str, ...]] | None = None,
+                   source: str | None = None) -> ExecutionPlan:
+    """Pair the plan with the cluster's placement and split it into batches (pure).
+
+    `target` is in the plan file's order, so errors name the entry (`partitions[3].replicas`) of `source`.
+    """
     current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
     sizes = {(p.topic, p.partition): (p.load.size_bytes if p.load else 0.0) for p in snapshot.partitions}
     alive = {b.id: b.alive for b in snapshot.brokers}
-    for (topic, part), reps in sorted(target.items()):
+    for i, ((topic, part), reps) in enumerate(target.items()):
         for r in reps:
             if r not in alive:
-                raise InputError(f"partition {topic}-{part}: broker {r} is not in the cluster", field="partitions")
+                # ReassignPartitionsCommand.verifyBrokerIds: "Unknown broker id 99".
+                raise InputError(f"Unknown broker id {r}: partition {topic}-{part} names a broker the cluster "
+                                 f"does not have (replicas {list(reps)})", source=source,
+                                 field=f"partitions[{i}].replicas")
             if not alive[r]:
-                # As the reassign tool's verifyBrokerIds: a copy to a dead broker would never finish.
-                raise InputError(f"partition {topic}-{part}: broker {r} is not alive", field="partitions")
-    moves = moves_from_plan(target, current, sizes)
+                # As the reassign tool's verifyBrokerIds (describeCluster lists live brokers only): a copy
+                # to a dead broker would never finish.
+                raise InputError(f"Unknown broker id {r}: broker {r} is not alive, so partition {topic}-{part} "
+                                 f"cannot be copied there (replicas {list(reps)})", source=source,
+                                 field=f"partitions[{i}].replicas")
+    try:
+        moves = moves_from_plan(target, current, sizes, log_dirs)
+    except InputError as exc:
+        raise exc.in_file(source) if source else exc from None
     offline = frozenset(b for b, up in alive.items() if not up)
     batches = plan_batches(moves, max_moves_per_broker=max_moves_per_broker, max_moves=max_moves,
                            throttle=throttle, offline=offline)
-    return ExecutionPlan(tuple(batches), throttle, digest, offline)
+    return ExecutionPlan(tuple(batches), throttle, digest, offline, max_moves_per_broker, max_moves)
 
 
 # ---------------------------------------------------------------------------
@@ -130,9 +152,8 @@ def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: Clu
 def state_from_plan(plan: ExecutionPlan, bootstrap: str) -> dict:
     return {"version": STATE_VERSION, "plan_digest": plan.plan_digest, "bootstrap": bootstrap,
             "throttle": plan.throttle, "offline_brokers": sorted(plan.offline), "phase": "batches",
-            "batches": [{"index": b.index, "status": PENDING,
-                         "moves": [{"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas),
-                                    "to": list(m.new_replicas), "size_bytes": m.size_bytes} for m in b.moves]}
+            "max_moves_per_broker": plan.max_moves_per_broker, "max_moves": plan.max_moves,
+            "batches": [{"index": b.index, "status": PENDING, "moves": [move_json(m) for m in b.moves]}
                         for b in plan.batches],
             "election": None}
 
@@ -142,14 +163,17 @@ def batches_from_state(state: dict) -> list[Batch]:
     out = []
     for b in state["batches"]:
         moves = tuple(PartitionMove(m["topic"], m["partition"], tuple(m["from"]), tuple(m["to"]),
-                                    float(m.get("size_bytes", 0.0))) for m in b["moves"])
+                                    float(m.get("size_bytes", 0.0)),
+                                    tuple(m["log_dirs"]) if m.get("log_dirs") is not None else None)
+                      for m in b["moves"])
         out.append(Batch(b["index"], moves, throttle_for(moves, state.get("throttle"), offline)))
     return out
 
 
 def plan_from_state(state: dict, digest: str) -> ExecutionPlan:
     return ExecutionPlan(tuple(batches_from_state(state)), state.get("throttle"), digest,
-                         frozenset(state.get("offline_brokers", ())))
+                         frozenset(state.get("offline_brokers", ())), state.get("max_moves_per_broker"),
+                         state.get("max_moves"))
 
 
 def load_state(path: Path) -> dict:
@@ -189,9 +213,32 @@ class Executor:
         if self.on_step is not None:
             self.on_step(entry["index"], status)
 
+    def change_throttle(self, rate: int | None) -> None:
+        """A new replication throttle for this execution, as `kafka-reassign-partitions.sh --additional --throttle`.
+
+        Recorded in the state file (so later resumes keep it); the batch in flight (throttled or submitted)
+        gets the new rate on its live brokers now, later batches when they start. Throttles are cleared as
+        before when each batch completes.
+        """
+        old = self.state.get("throttle")
+        if rate == old:
+            return
+        self.state["throttle"] = rate
+        self.state.setdefault("throttle_changes", []).append({"from": old, "to": rate})
+        self.save()
+        self.log(f"throttle changed from {_rate(old)} to {_rate(rate)}")
+        for entry, batch in zip(self.state["batches"], batches_from_state(self.state)):
+            if entry["status"] in (THROTTLED, SUBMITTED):
+                self._set_throttles(batch)
+
     def run(self) -> dict:
         """Apply pending batches (at most `max_batches` this run), then the election. Returns the state."""
         batches = batches_from_state(self.state)
+        pinned = [(m, d) for b in batches for m in b.moves for d in m.log_dir_moves]
+        if pinned:
+            m, (broker, d) = pinned[0]
+            raise ExecutionError(f"{len(pinned)} replica(s) pinned to a log dir (first: {m.topic}-{m.partition} on "
+                                 f"broker {broker} -> {d}): this client cannot send AlterReplicaLogDirs")
         ran = 0
         for entry, batch in zip(self.state["batches"], batches):
             if entry["status"] == DONE:
@@ -308,6 +355,10 @@ class Executor:
         self.log(f"preferred leader election: {len(elected)} elected, {len(not_needed)} already led by the "
                  f"preferred replica, {len(failed)} failed")
         return {"partitions": len(keys), "elected": len(elected), "not_needed": len(not_needed), "failed": failed}
+
+
+def _rate(rate: int | None) -> str:
+    return "no throttle" if rate is None else f"{rate} B/s"
 
 
 def default_state_path(plan_file: str) -> Path:
