@@ -2,11 +2,12 @@
 
 What a member does is decided here; the simulator only carries it out:
 which rebalance protocol the assignor list selects, what is revoked before
-rejoining (eager: everything; cooperative, KIP-429: nothing, then only what
-moves, followed by a second rebalance), what a heartbeat or commit error
-means (rejoin, reset generation, CommitFailedException,
-RebalanceInProgressException), and what happens when max.poll.interval.ms
-runs out (a dynamic member sends LeaveGroup, a static member goes silent).
+rejoining (eager: everything; cooperative, KIP-429: only partitions of topics
+dropped from the subscription, then only what moves, followed by a second
+rebalance), what a heartbeat error means (rejoin, reset generation, or nothing:
+a stale response is ignored), which of Kafka's exceptions a commit error raises
+and whether it is retried, and what happens when max.poll.interval.ms runs out
+(a dynamic member sends LeaveGroup, a static member goes silent).
 """
 
 from __future__ import annotations
