@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Callable, Collection, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Collection, Generic, Iterable, Sequence, TypeVar
 
 from ..model import TopicPartition
 from .errors import Errors
@@ -253,17 +253,17 @@ def on_commit_error(error: Errors, *, generation_unchanged: bool, state: MemberS
 
 
 @dataclass(frozen=True, slots=True)
-class JoinPrepare:
+class JoinPrepare(Generic[P]):
     """What onJoinPrepare does before JoinGroup is sent."""
 
     commit_first: bool  # auto-commit (sync) of consumed positions before giving anything up
-    revoked: tuple[TopicPartition, ...]  # onPartitionsRevoked
-    lost: tuple[TopicPartition, ...]  # onPartitionsLost (membership was lost: no commit possible)
+    revoked: tuple[P, ...]  # onPartitionsRevoked
+    lost: tuple[P, ...]  # onPartitionsLost (membership was lost: no commit possible)
 
 
 def on_join_prepare(owned: Iterable[P], protocol: RebalanceProtocol, *, generation_valid: bool,
                     auto_commit: bool, subscribed_topics: Collection[str] | None = None,
-                    topic_of: Callable[[P], str] | None = None) -> JoinPrepare:
+                    topic_of: Callable[[P], str] | None = None) -> JoinPrepare[P]:
     """ConsumerCoordinator.onJoinPrepare.
 
     Eager revokes everything. Cooperative keeps its partitions through the
@@ -281,12 +281,12 @@ def on_join_prepare(owned: Iterable[P], protocol: RebalanceProtocol, *, generati
         return JoinPrepare(auto_commit, owned_t, ())
     if subscribed_topics is None:
         return JoinPrepare(auto_commit, (), ())
-    topic = topic_of if topic_of is not None else _topic_attr
+    topic: Callable[[P], str] = topic_of if topic_of is not None else _topic_attr
     subscribed = subscribed_topics if isinstance(subscribed_topics, (set, frozenset)) else set(subscribed_topics)
     return JoinPrepare(auto_commit, tuple(tp for tp in owned_t if topic(tp) not in subscribed), ())
 
 
-def _topic_attr(tp: TopicPartition) -> str:
+def _topic_attr(tp: Any) -> str:
     return tp.topic
 
 
