@@ -62,20 +62,93 @@ _DIRECT = {
     "security.protocol": "security_protocol",
     "sasl.mechanism": "sasl_mechanism",
     "client.id": "client_id",
-    "request.timeout.ms": "request_timeout_ms",
     "sasl.kerberos.service.name": "sasl_kerberos_service_name",
     "ssl.key.password": "ssl_password",
     "ssl.keystore.password": "ssl_password",
 }
-_INT_KEYS = {"request_timeout_ms"}
+
+# Numeric admin client properties (AdminClientConfig): Kafka's type, lower bound, kafka-python keyword (None:
+# checked as Kafka checks it, then not used: kafka-python has no such setting).
+_NUMERIC: dict[str, tuple[str, int | None, str | None]] = {
+    "request.timeout.ms": ("INT", 0, "request_timeout_ms"),
+    "default.api.timeout.ms": ("INT", 0, None),
+    "metadata.max.age.ms": ("LONG", 0, "metadata_max_age_ms"),
+    "send.buffer.bytes": ("INT", -1, "send_buffer_bytes"),
+    "receive.buffer.bytes": ("INT", -1, "receive_buffer_bytes"),
+    "reconnect.backoff.ms": ("LONG", 0, "reconnect_backoff_ms"),
+    "reconnect.backoff.max.ms": ("LONG", 0, "reconnect_backoff_max_ms"),
+    "retry.backoff.ms": ("LONG", 0, "retry_backoff_ms"),
+    "retry.backoff.max.ms": ("LONG", 0, None),
+    "socket.connection.setup.timeout.ms": ("LONG", None, None),
+    "socket.connection.setup.timeout.max.ms": ("LONG", None, None),
+    "connections.max.idle.ms": ("LONG", None, "connections_max_idle_ms"),
+    "retries": ("INT", 0, None),
+    "metrics.sample.window.ms": ("LONG", 0, "metrics_sample_window_ms"),
+    "metrics.num.samples": ("INT", 1, "metrics_num_samples"),
+}
+_BITS = {"INT": 31, "LONG": 63}
+# SaslConfigs.DEFAULT_SASL_MECHANISM: what a Java client uses when sasl.mechanism is not set.
+DEFAULT_SASL_MECHANISM = "GSSAPI"
+_SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+
+
+def _number(key: str, value: str, source: str) -> int:
+    """ConfigDef.parseType for INT/LONG, with Kafka's ConfigException wording."""
+    kind, least, _ = _NUMERIC[key]
+    text = value.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", text) or not -(2 ** _BITS[kind]) <= int(text) < 2 ** _BITS[kind]:
+        raise InputError(f"Invalid value {value} for configuration {key}: Not a number of type {kind}",
+                         source=source, field=key)
+    n = int(text)
+    if least is not None and n < least:
+        raise InputError(f"Invalid value {value} for configuration {key}: Value must be at least {least}",
+                         source=source, field=key)
+    return n
+
+
+def _check_sasl(kw: dict, props: Mapping[str, str], source: str) -> None:
+    """Fill in Kafka's default mechanism and refuse what kafka-python would fail on with a traceback."""
+    from kafka.sasl import SASL_MECHANISMS
+
+    if kw.get("security_protocol") not in _SASL_PROTOCOLS:
+        return
+    mechanism = kw.setdefault("sasl_mechanism", DEFAULT_SASL_MECHANISM)
+    field = "sasl.mechanism"
+    given = "sasl.mechanism" in props
+    said = f"sasl.mechanism={mechanism}" if given else f"no sasl.mechanism (Kafka's default is {mechanism})"
+    if mechanism not in SASL_MECHANISMS or mechanism == "AWS_MSK_IAM":
+        raise InputError(f"unknown SASL mechanism {mechanism!r} (kafka-python supports GSSAPI, PLAIN, "
+                         "SCRAM-SHA-256, SCRAM-SHA-512)", source=source, field=field)
+    if mechanism == "GSSAPI":
+        import platform
+
+        try:
+            if platform.system() != "Windows":
+                import gssapi  # noqa: F401
+        except ImportError:
+            raise InputError(f"{said} with security.protocol={kw['security_protocol']}: Kerberos needs the Python "
+                             "package 'gssapi', which is not installed; install it (pip install gssapi) or set "
+                             "sasl.mechanism to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", source=source,
+                             field=field) from None
+    elif mechanism == "OAUTHBEARER":
+        raise InputError("OAUTHBEARER needs a token provider object, which a properties file cannot give to "
+                         "kafka-python: use PLAIN or SCRAM", source=source, field=field)
+    elif "sasl_plain_username" not in kw or "sasl_plain_password" not in kw:
+        raise InputError(f"{said} needs a username and a password: sasl.jaas.config=... "
+                         'required username="..." password="...";', source=source, field="sasl.jaas.config")
 
 
 def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> dict:
     """kafka-python keyword arguments for the Kafka client properties we understand."""
     kw: dict = {}
     for key, value in props.items():
-        if key in _DIRECT:
-            kw[_DIRECT[key]] = int(value) if _DIRECT[key] in _INT_KEYS else value
+        if key in _NUMERIC:
+            n = _number(key, value, source)
+            target = _NUMERIC[key][2]
+            if target and not (key.endswith("buffer.bytes") and n == -1):  # -1: the OS default, kafka-python's None
+                kw[target] = n
+        elif key in _DIRECT:
+            kw[_DIRECT[key]] = value.strip().upper() if key == "security.protocol" else value.strip()
         elif key == "sasl.jaas.config":
             user = re.search(r'username\s*=\s*"([^"]*)"', value)
             pwd = re.search(r'password\s*=\s*"([^"]*)"', value)
@@ -96,10 +169,10 @@ def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> 
             kw.setdefault("ssl_keyfile", value)
         elif key == "ssl.endpoint.identification.algorithm":
             kw["ssl_check_hostname"] = value.strip().lower() == "https"
-    if "security_protocol" in kw and kw["security_protocol"] not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT",
-                                                                     "SASL_SSL"):
+    if "security_protocol" in kw and kw["security_protocol"] not in ("PLAINTEXT", "SSL", *_SASL_PROTOCOLS):
         raise InputError(f"unknown security.protocol {kw['security_protocol']!r}", source=source,
                          field="security.protocol")
+    _check_sasl(kw, props, source)
     return kw
 
 
