@@ -188,3 +188,70 @@ def test_add_brokers_refuses_an_unknown_broker_without_a_rack(capsys, snap_file,
     assert r["complete"] is True and r["replica_moves"] > 0
     assert main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", "add-brokers", "--brokers", "77",
                  "--broker-racks", "77"]) == 2
+
+
+@pytest.mark.parametrize("argv, flag, value", [
+    (["plan", "--band", "nan"], "--band", "nan"),
+    (["plan", "--band", "inf"], "--band", "inf"),
+    (["plan", "--band", "-1"], "--band", "-1.0"),
+    (["plan", "--band", "0.9"], "--band", "0.9"),
+    (["plan", "--capacity-threshold", "-2"], "--capacity-threshold", "-2.0"),
+    (["plan", "--capacity-threshold", "0"], "--capacity-threshold", "0.0"),
+    (["plan", "--capacity-threshold", "1.5"], "--capacity-threshold", "1.5"),
+    (["plan", "--capacity-threshold", "nan"], "--capacity-threshold", "nan"),
+    (["plan", "--compare-generate", "--seed", str(1 << 63)], "--seed", str(1 << 63)),
+    (["plan", "--mode", "add-brokers", "--brokers=-1", "--broker-racks=-1:r0"], "--brokers", "-1"),
+    (["plan", "--mode", "add-brokers", "--brokers", "6,6", "--broker-racks", "6:r0"], "--brokers", "twice"),
+    (["generate", "--seed", str(-(1 << 63) - 1)], "--seed", str(-(1 << 63) - 1)),
+    (["generate", "--broker-list", "1,1"], "--broker-list", "1"),
+    (["skew", "--threshold", "nan"], "--threshold", "nan"),
+    (["skew", "--threshold", "0.5"], "--threshold", "0.5"),
+    (["skew", "--leader-imbalance-per-broker-percentage", "-5"], "--leader-imbalance-per-broker-percentage", "-5"),
+    (["skew", "--leader-imbalance-per-broker-percentage", "inf"], "--leader-imbalance-per-broker-percentage", "inf"),
+    (["elect", "--auto", "zk", "--leader-imbalance-per-broker-percentage", "101"],
+     "--leader-imbalance-per-broker-percentage", "101"),
+])
+def test_numbers_out_of_range_name_the_flag_and_value(capsys, snap_file, tmp_path, argv, flag, value):
+    out = tmp_path / "out.json"
+    rc = main(["cluster", *argv, "--snapshot", str(snap_file), "--format", "json"]
+              + (["--output", str(out)] if argv[0] in ("plan", "generate") else []))
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == "" and "Traceback" not in cap.err
+    assert flag in cap.err and value in cap.err
+    assert not out.exists()
+
+
+def test_numbers_at_the_edges_of_their_ranges_are_accepted(capsys, snap_file):
+    run_json(capsys, "cluster", "plan", "--snapshot", str(snap_file), "--band", "1", "--capacity-threshold", "1",
+             "--compare-generate", "--seed", str((1 << 63) - 1))
+    run_json(capsys, "cluster", "skew", "--snapshot", str(snap_file), "--threshold", "1",
+             "--leader-imbalance-per-broker-percentage", "0")
+    run_json(capsys, "cluster", "generate", "--snapshot", str(snap_file), "--seed", str(-(1 << 63)))
+
+
+@pytest.mark.parametrize("mode", ["full", "leaders", "fix-offline"])
+def test_brokers_outside_add_and_remove_modes_are_refused(capsys, snap_file, mode):
+    rc = main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", mode, "--brokers", "1",
+               "--format", "json"])
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == ""
+    assert "--brokers" in cap.err and f"mode {mode}" in cap.err and "add-brokers" in cap.err
+
+
+def test_compare_generate_places_on_a_broker_given_only_by_its_rack(capsys, snap_file, tmp_path):
+    """--generate's broker list is the plan's: an added broker the snapshot does not list counts too."""
+    doc = json.loads(snap_file.read_text())
+    assert 6 not in {b["id"] for b in doc["brokers"]}
+    listed = tmp_path / "listed.json"
+    listed.write_text(json.dumps(dict(doc, brokers=doc["brokers"] + [{"id": 6, "rack": "r0"}])))
+    by_rack = run_json(capsys, "cluster", "plan", "--snapshot", str(snap_file), "--mode", "add-brokers",
+                       "--brokers", "6", "--broker-racks", "6:r0", "--compare-generate")
+    in_snap = run_json(capsys, "cluster", "plan", "--snapshot", str(listed), "--mode", "add-brokers",
+                       "--brokers", "6", "--compare-generate")
+    assert by_rack["generate"] == in_snap["generate"]
+    assert by_rack["replica_moves"] == in_snap["replica_moves"]
+    gen = tmp_path / "gen.json"
+    run_json(capsys, "cluster", "generate", "--snapshot", str(listed), "--broker-list", "0,1,2,3,4,5,6",
+             "--output", str(gen))
+    placed = {b for p in json.loads(gen.read_text())["partitions"] for b in p["replicas"]}
+    assert 6 in placed  # (so the count above includes moves onto broker 6)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafka_rebalance.cluster.planner import plan
+from kafka_rebalance.errors import InputError
 from kafka_rebalance.cluster.synthetic import add_empty_broker, synthetic_cluster
 from kafka_rebalance.model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
@@ -331,3 +333,31 @@ def test_rack_rule_scalar_and_vectorized_agree(snap, data):
     s = data.draw(st.integers(0, int(state.rf[p]) - 1))
     dsts = np.arange(state.B)
     assert state.rack_ok_many(p, s, dsts).tolist() == [state.rack_ok(p, s, int(d)) for d in dsts]
+
+
+@pytest.mark.parametrize("mode", ["full", "leaders", "fix-offline"])
+def test_brokers_are_refused_where_the_mode_would_ignore_them(mode):
+    snap = synthetic_cluster(brokers=4, racks=2, partitions=16, topics=2, seed=3, skew=0.4)
+    with pytest.raises(InputError, match=f"mode {mode}") as info:
+        plan(snap, mode, [1])
+    assert info.value.field == "brokers"
+    plan(snap, mode, [])  # and without them the mode plans
+
+
+@pytest.mark.parametrize("kw, field", [
+    ({"band": float("nan")}, "band"), ({"band": float("inf")}, "band"), ({"band": -1.0}, "band"),
+    ({"band": 0.99}, "band"), ({"capacity_threshold": -2.0}, "capacity_threshold"),
+    ({"capacity_threshold": 0.0}, "capacity_threshold"), ({"capacity_threshold": float("nan")}, "capacity_threshold"),
+    ({"capacity_threshold": 1.01}, "capacity_threshold"),
+])
+def test_band_and_capacity_threshold_out_of_range_are_refused(kw, field):
+    snap = synthetic_cluster(brokers=4, racks=2, partitions=16, topics=2, seed=3, skew=0.4)
+    with pytest.raises(InputError) as info:
+        plan(snap, "full", **kw)
+    assert info.value.field == field and repr(next(iter(kw.values()))) in str(info.value)
+
+
+def test_band_one_and_full_capacity_are_accepted():
+    snap = synthetic_cluster(brokers=4, racks=2, partitions=16, topics=2, seed=3, skew=0.4)
+    for mode in ("full", "leaders"):
+        check_plan(snap, plan(snap, mode, band=1.0, capacity_threshold=1.0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -30,6 +31,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_error_message(exc: OSError) -> str | None:
+    """`PATH: reason` for an OSError about a file, else None.
+
+    For a two-path call (`os.replace(tmp, target)` in the atomic writers) the second path is the one
+    the user gave; the first is a temporary file beside it.
+    """
+    path = exc.filename2 if exc.filename2 is not None else exc.filename
+    if path is None:
+        return None
+    reason = exc.strerror or type(exc).__name__
+    return f"{os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else path}: {reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,6 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         rc = args.func(args)
     except InputError as exc:
         print(f"kafka-rebalance {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # A file the user named could not be read or written (a directory given as a file, a parent
+        # folder that cannot exist, no permission, a full disk): one line, not a traceback. An OSError
+        # that names no file is not about the user's paths, so it stays visible as the bug it may be.
+        message = os_error_message(exc)
+        if message is None:
+            raise
+        print(f"kafka-rebalance {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

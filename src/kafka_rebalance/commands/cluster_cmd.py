@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..cluster.generate import generate_reassignment
 from ..cluster.leader_skew import (DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, kraft_imbalanced_partitions,
                                    zk_leader_imbalance)
 from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, plan
+from ..cluster.planner.optimizer import check_band, check_brokers_for_mode, check_capacity_threshold
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, skew_report
 from ..cluster.snapshot import parse_snapshot, parse_snapshot_text, snapshot_to_json, with_loads
 from ..errors import InputError
@@ -198,9 +200,35 @@ def _ids(text: str | None, flag: str) -> list[int]:
     if not text:
         return []
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        ids = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise InputError(f"expected comma-separated broker ids, got {text!r}", field=flag) from None
+    for i, b in enumerate(ids):
+        if b < 0:  # Kafka's node ids are >= 0; -1 means "no broker"
+            raise InputError(f"broker ids are >= 0, got {b}", field=flag)
+        if b in ids[:i]:
+            raise InputError(f"broker {b} given twice", field=flag)
+    return ids
+
+
+JAVA_LONG_MIN, JAVA_LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_seed(seed: int, flag: str = "--seed") -> None:
+    """The seed of a java.util.Random is a Java long."""
+    if not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
+        raise InputError(f"a Java long ({JAVA_LONG_MIN}..{JAVA_LONG_MAX}), got {seed}", field=flag)
+
+
+def _check_threshold(threshold: float, flag: str = "--threshold") -> None:
+    """A balance band is a max/mean ratio, never below 1."""
+    if not (math.isfinite(threshold) and threshold >= 1.0):
+        raise InputError(f"a max/mean ratio: a finite number >= 1, got {threshold!r}", field=flag)
+
+
+def _check_percentage(pct: float, flag: str = "--leader-imbalance-per-broker-percentage") -> None:
+    if not (math.isfinite(pct) and 0.0 <= pct <= 100.0):
+        raise InputError(f"a percentage: a number in [0, 100], got {pct!r}", field=flag)
 
 
 # -- describe --------------------------------------------------------------------
@@ -260,6 +288,8 @@ def skew(snap: ClusterSnapshot, threshold: float, percentage: float) -> dict[str
 
 
 def run_skew(args) -> int:
+    _check_threshold(args.threshold)
+    _check_percentage(args.leader_imbalance_per_broker_percentage)
     result = skew(load_snapshot(args), args.threshold, args.leader_imbalance_per_broker_percentage)
     output.emit(result, args.format, _skew_table)
     return 0
@@ -286,6 +316,7 @@ def _skew_table(console: Console, r: dict) -> None:
 
 
 def run_elect(args) -> int:
+    _check_percentage(args.leader_imbalance_per_broker_percentage)
     snap = load_snapshot(args)
     if args.auto:
         res = auto_leader_rebalance(snap, Controller(args.auto), args.leader_imbalance_per_broker_percentage)
@@ -337,16 +368,21 @@ def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: flo
                  capacity_threshold: float = 0.8, leaders_by: str = "count",
                  compare_generate: bool = False, seed: int = 0, topic_spread: bool = True,
                  broker_racks: dict[int, str] | None = None):
+    if compare_generate:
+        _check_seed(seed)
     try:
         res = plan(snap, mode, brokers, band=band, capacity_threshold=capacity_threshold,
                    leaders_by_bytes=(leaders_by == "bytes"), topic_spread=topic_spread, broker_racks=broker_racks)
     except InputError as exc:
-        flags = {"brokers": "--brokers", "broker_racks": "--broker-racks"}
-        raise InputError(exc.message, source=exc.source, field=flags.get(exc.field, exc.field)) from None
+        raise _as_flag(exc) from None
     result = res.summary()
     if compare_generate:
-        targets = [b.id for b in snap.brokers if b.alive and not (mode == Mode.REMOVE_BROKERS.value and b.id in brokers)]
-        gen = generate_reassignment(snap, targets, seed=seed)
+        # The plan's brokers: in add-brokers mode they include added brokers the snapshot did not list
+        # (given by --broker-racks or, without racks, by --brokers alone); --generate must place on them too.
+        brokers_after = res.after_snapshot.brokers
+        targets = [b.id for b in brokers_after
+                   if b.alive and not (res.mode is Mode.REMOVE_BROKERS and b.id in brokers)]
+        gen = generate_reassignment(ClusterSnapshot(brokers_after, snap.partitions), targets, seed=seed)
         moves = 0
         for p in snap.partitions:
             new = gen.get((p.topic, p.partition))
@@ -356,9 +392,24 @@ def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: flo
     return res, result
 
 
+def _as_flag(exc: InputError) -> InputError:
+    """The planner's error, naming the command-line flag instead of the parameter."""
+    flags = {"brokers": "--brokers", "broker_racks": "--broker-racks", "band": "--band",
+             "capacity_threshold": "--capacity-threshold"}
+    return InputError(exc.message, source=exc.source, field=flags.get(exc.field, exc.field))
+
+
 def run_plan(args) -> int:
-    snap = load_snapshot(args)
+    # Numbers first: a bad flag is reported before a live cluster is read.
+    _check_seed(args.seed)
     brokers = _ids(args.brokers, "--brokers")
+    try:
+        check_band(args.band)
+        check_capacity_threshold(args.capacity_threshold)
+        check_brokers_for_mode(args.mode, brokers)
+    except InputError as exc:
+        raise _as_flag(exc) from None
+    snap = load_snapshot(args)
     res, result = plan_command(snap, args.mode, brokers, args.band, args.capacity_threshold, args.leaders_by,
                                args.compare_generate, args.seed, not args.no_topic_spread,
                                _racks(args.broker_racks, "--broker-racks"))
@@ -396,14 +447,15 @@ def _plan_table(console: Console, r: dict) -> None:
 
 
 def run_generate(args) -> int:
-    snap = load_snapshot(args)
     topics = None
     if args.topics_to_move_json_file:
         try:
             topics = kafka_json.parse_topics_to_move_json(io_util.read_structured(args.topics_to_move_json_file))
         except InputError as exc:
             raise exc.in_file(args.topics_to_move_json_file) from None
+    _check_seed(args.seed)
     brokers = _ids(args.broker_list, "--broker-list") or None
+    snap = load_snapshot(args)
     gen = generate_reassignment(snap, brokers, topics, seed=args.seed)
     current = {(p.topic, p.partition): p.replicas for p in snap.partitions}
     entries = [kafka_json.Reassignment(t, n, tuple(r)) for (t, n), r in gen.items()]

@@ -16,6 +16,7 @@ Everything is deterministic: stable sorts, no randomness, ties broken by index.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -105,6 +106,9 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     added brokers the snapshot does not list yet.
     """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
+    check_band(band)
+    check_capacity_threshold(capacity_threshold)
+    check_brokers_for_mode(mode, brokers)
     if mode is Mode.ADD_BROKERS:
         snapshot = with_new_brokers(snapshot, brokers, broker_racks or {})
     elif broker_racks:
@@ -138,6 +142,27 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     return PlanResult(mode, tuple(reassign), moves, nbytes, bound, changes,
                       leader_goal.optimal_changes if leader_goal else None,
                       state.before, after, status, tuple(ctx.violations), after_snapshot)
+
+
+def check_brokers_for_mode(mode: Mode | str, brokers: Sequence[int]) -> None:
+    """Only add-brokers and remove-brokers have brokers to add or remove; elsewhere they would be ignored."""
+    mode = Mode(mode) if not isinstance(mode, Mode) else mode
+    if brokers and mode not in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS):
+        raise InputError(f"brokers are added or removed in modes add-brokers and remove-brokers only; mode "
+                         f"{mode.value} has no use for them (got {','.join(map(str, brokers))})", field="brokers")
+
+
+def check_band(band: float) -> None:
+    """max/mean is never below 1, so a band under 1 (or NaN, or infinite) asks for nothing meaningful."""
+    if not (math.isfinite(band) and band >= 1.0):
+        raise InputError(f"a max/mean ratio: a finite number >= 1, got {band!r}", field="band")
+
+
+def check_capacity_threshold(threshold: float) -> None:
+    """A share of a broker's capacity, as Cruise Control's capacity thresholds: in (0, 1]."""
+    if not (math.isfinite(threshold) and 0.0 < threshold <= 1.0):
+        raise InputError(f"a share of broker capacity: a number in (0, 1], got {threshold!r}",
+                         field="capacity_threshold")
 
 
 def with_new_brokers(snapshot: ClusterSnapshot, brokers: Sequence[int],
