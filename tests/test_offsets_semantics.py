@@ -274,3 +274,62 @@ def test_unknown_partitions_are_rejected_before_the_coordinator():
     bad = OffsetCommitRequest("g", req.partitions, "m1", 2)
     assert [e for _, e in commit_offsets(classic(), bad, 5, partition_exists=exists).response.partitions] == [
         Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION]
+
+
+# --- retention on the simulated broker (sim/kafka_client.SimCluster) ------------------------
+
+def _sim(retention_ms=60_000, interval_ms=10_000):
+    from kafka_rebalance.group.classic_group import ClassicGroupConfig
+    from kafka_rebalance.sim.kafka_client import SimCluster, SimConsumer
+    cluster = SimCluster({"a": 2, "b": 1}, group_config=ClassicGroupConfig(initial_rebalance_delay_ms=0),
+                         offsets_config=OffsetsConfig(offsets_retention_ms=retention_ms,
+                                                      offsets_retention_check_interval_ms=interval_ms),
+                         tick_ms=500)
+    c = SimConsumer(cluster, "g", session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
+    c.subscribe(["a"])
+    for _ in range(50):
+        c.consume()
+        if c.assignment():
+            break
+    assert c.assignment()
+    return cluster, c
+
+
+def _commit_a_and_b(cluster, c):
+    from confluent_kafka import TopicPartition as CTP
+    c.commit(offsets=[CTP("a", 0, 5), CTP("a", 1, 6), CTP("b", 0, 7)], asynchronous=False)
+    return cluster.now_ms
+
+
+def test_sim_stable_group_expires_only_offsets_of_topics_it_no_longer_subscribes_to():
+    """ClassicGroup.offsetExpirationCondition: a Stable "consumer" group that knows its subscribed
+    topics (computed at the generation) expires, from the commit time, the offsets of other topics;
+    cleanupGroupMetadata runs every offsets.retention.check.interval.ms."""
+    cluster, c = _sim()
+    g = cluster.coordinators["g"].group
+    assert g.subscribed_topics == frozenset({"a"})
+    assert cluster.group_view("g").subscribed_topics == frozenset({"a"})
+    t0 = _commit_a_and_b(cluster, c)
+    while cluster.now_ms < t0 + 59_000:
+        c.consume()
+    assert set(cluster.committed_offsets("g")) == {("a", 0), ("a", 1), ("b", 0)}
+    while cluster.now_ms < t0 + 71_000:  # retention passed, and a check ran
+        c.consume()
+    assert cluster.committed_offsets("g") == {("a", 0): (5, ""), ("a", 1): (6, "")}
+    assert g.state.value == "Stable" and "g" in cluster.coordinators
+
+
+def test_sim_empty_group_expires_from_when_it_became_empty_then_is_deleted():
+    cluster, c = _sim()
+    _commit_a_and_b(cluster, c)
+    c.close()
+    g = cluster.coordinators["g"].group
+    assert g.state.value == "Empty" and g.subscribed_topics == frozenset()
+    empty_at = g.state_timestamp_ms
+    cluster.advance(empty_at + 59_999 - cluster.now_ms)
+    assert len(cluster.committed_offsets("g")) == 3 and "g" in cluster.coordinators
+    cluster.advance(10_001)
+    assert cluster.committed_offsets("g") == {} and "g" not in cluster.coordinators
+    assert "g" not in cluster.store.groups  # the group tombstone was appended and replayed
+    key, value = cluster.offsets_log[-1]
+    assert value is None and isinstance(decode_record(key, value), GroupMetadataRecord)

@@ -42,10 +42,12 @@ from .classic_messages import (
 from .classic_member import ClassicGroupConfig, ClassicGroupMember, ClassicGroupSnapshot, MemberSnapshot
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
+from .offsets import CONSUMER_PROTOCOL_TYPE, metadata_topics
 
 __all__ = ["ClassicGroup", "ClassicGroupConfig", "ClassicGroupMember", "ClassicGroupSnapshot", "MemberSnapshot"]
 
 S = ClassicGroupState
+_NO_METADATA = object()  # a loaded member without the selected protocol's metadata: not a subscription
 
 
 class ClassicGroup:
@@ -72,6 +74,11 @@ class ClassicGroup:
         self._salt = member_id_salt
         self._seq = 0
         self._initial_delay: tuple[int, int] = (0, 0)
+        # ClassicGroup.subscribedTopics: set at each new generation and on load, kept otherwise (even
+        # by Dead). The members' metadata is captured then and parsed on first read (the simulator
+        # never reads it on its hot path; the captured values are immutable, so this is exact).
+        self._subscribed: frozenset[str] | None = None
+        self._subscribed_src: tuple[Any, ...] | None = None
 
     # ------------------------------------------------------------------ queries
 
@@ -130,6 +137,44 @@ class ClassicGroup:
         if best is None:
             raise ValueError("cannot select a protocol for an empty group")
         return best
+
+    @property
+    def subscribed_topics(self) -> frozenset[str] | None:
+        """Topics the members subscribed to as of the current generation; None when unknown
+        (protocol type not "consumer", no protocol selected, metadata not a valid subscription)."""
+        src = self._subscribed_src
+        if src is not None:
+            self._subscribed_src = None
+            topics: set[str] = set()
+            try:
+                for meta in src:
+                    topics.update(metadata_topics(meta))
+                self._subscribed = frozenset(topics)
+            except ValueError:  # Kafka logs the SchemaException and knows no topics
+                self._subscribed = None
+        return self._subscribed
+
+    def _compute_subscribed_topics(self) -> None:
+        """ClassicGroup.computeSubscribedTopics (parsing deferred to `subscribed_topics`)."""
+        self._subscribed_src = None
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            self._subscribed = None
+        elif not self.members:
+            self._subscribed = frozenset()
+        elif self.protocol_name is None:
+            self._subscribed = None
+        else:
+            name = self.protocol_name
+            src = []
+            for m in self.members.values():
+                meta = _NO_METADATA
+                for p, value in m.protocols:
+                    if p == name:
+                        meta = value
+                        break
+                src.append(meta)
+            self._subscribed = None
+            self._subscribed_src = tuple(src)
 
     def validate_member(self, member_id: str, group_instance_id: str | None) -> Errors:
         if group_instance_id is not None:
@@ -437,12 +482,14 @@ class ClassicGroup:
         if not self._maybe_elect_new_joined_leader() and self.members:
             fx.append(ScheduleTimer(JOIN_KEY, now_ms + self.rebalance_timeout_ms(), ("join",)))
             return
-        self.generation_id += 1
+        self.generation_id += 1  # ClassicGroup.initNextGeneration
         if self.members:
             self.protocol_name = self.select_protocol()
+            self._compute_subscribed_topics()
             self._transition(S.COMPLETING_REBALANCE, now_ms, fx, "join phase complete")
         else:
             self.protocol_name = None
+            self._compute_subscribed_topics()
             self._transition(S.EMPTY, now_ms, fx, "no members left")
             fx.append(GroupMetadataChanged(self.snapshot()))
         self.pending_sync.clear()
@@ -653,20 +700,23 @@ class ClassicGroup:
              member_id_salt: str = "") -> tuple["ClassicGroup", list]:
         """Rebuild a group from its last GroupMetadataValue: Stable (or Empty), fresh session timers."""
         g = cls(snap.group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
-        g.protocol_type = snap.protocol_type
+        # GroupMetadataManager.replay: "" or null is no type, but adding the first loaded member
+        # sets the group's type to the members' (value.protocolType()) as ClassicGroup.add does
+        g.protocol_type = (snap.protocol_type or "") if snap.members else (snap.protocol_type or None)
         g.generation_id = snap.generation_id
         g.protocol_name = snap.protocol_name
         g.state_timestamp_ms = snap.state_timestamp_ms
         fx: list = []
         for ms in snap.members:
             m = ClassicGroupMember(ms.member_id, ms.group_instance_id, ms.client_id, ms.rebalance_timeout_ms,
-                                   ms.session_timeout_ms, g.protocol_type or "consumer", ms.protocols, ms.assignment)
+                                   ms.session_timeout_ms, snap.protocol_type or "", ms.protocols, ms.assignment)
             g.members[m.member_id] = m
             if m.group_instance_id is not None:
                 g.static_members[m.group_instance_id] = m.member_id
             for p in m.protocol_names():
                 g._supported[p] = g._supported.get(p, 0) + 1
         g.leader_id = snap.leader if snap.leader in g.members else next(iter(g.members), None)
+        g._compute_subscribed_topics()
         if g.members:
             g.state = S.STABLE
             for m in g.members.values():

@@ -242,24 +242,48 @@ class GroupSnapshot:
             subscribed_topics=subscribed_topics(v))
 
 
-def _subscription_topics(buf: bytes) -> list[str]:
-    """The topics of a ConsumerProtocolSubscription, read as version 0 (the prefix of every version)."""
-    if len(buf) < 6:
+def consumer_protocol_topics(buf: bytes) -> list[str]:
+    """The topics of a ConsumerProtocolSubscription, read as version 0 whatever its header says.
+
+    ClassicGroup.computeSubscribedTopics reads the version header, then parses version 0 (topics,
+    user data), the prefix of every version; bytes left over are ignored. Raises ValueError where
+    Kafka's parse throws (buffer underflow, a null topic array or topic name); invalid UTF-8 is
+    replaced, as Java's `new String(bytes, UTF_8)` does.
+    """
+    buf = bytes(buf)
+    size = len(buf)
+    if size < 6:
         raise ValueError("subscription too short")
     (n,) = struct.unpack_from(">i", buf, 2)
     pos, out = 6, []
-    if n < 0 or n > len(buf):
+    if n < 0 or n > size - pos:
         raise ValueError("bad topic count")
     for _ in range(n):
-        if pos + 2 > len(buf):
+        if pos + 2 > size:
             raise ValueError("truncated subscription")
         (ln,) = struct.unpack_from(">h", buf, pos)
         pos += 2
-        if ln < 0 or pos + ln > len(buf):
+        if ln < 0 or pos + ln > size:
             raise ValueError("truncated subscription")
         out.append(buf[pos:pos + ln].decode("utf-8", errors="replace"))
         pos += ln
+    if pos + 4 > size:  # userData: nullable bytes
+        raise ValueError("truncated subscription")
+    (ud,) = struct.unpack_from(">i", buf, pos)
+    if ud > size - pos - 4:
+        raise ValueError("truncated subscription user data")
     return out
+
+
+def metadata_topics(meta: object) -> list[str]:
+    """Topics of one member's protocol metadata: ConsumerProtocolSubscription bytes, or an already
+    decoded subscription (anything with `.topics`, as the simulator passes); ValueError otherwise."""
+    if isinstance(meta, (bytes, bytearray, memoryview)):
+        return consumer_protocol_topics(meta)
+    topics = getattr(meta, "topics", None)
+    if topics is None:
+        raise ValueError(f"not a consumer protocol subscription: {type(meta).__name__}")
+    return list(topics)
 
 
 def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
@@ -274,7 +298,7 @@ def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
     topics: set[str] = set()
     try:
         for m in value.members:
-            topics.update(_subscription_topics(m.subscription))
+            topics.update(consumer_protocol_topics(m.subscription))
     except ValueError:
         return None
     return frozenset(topics)

@@ -64,6 +64,7 @@ from ..group.offsets import (
     OffsetsConfig,
     OffsetStore,
     commit_offsets,
+    expire_offsets,
     fetch_offsets,
 )
 from ..group.records import (
@@ -163,6 +164,8 @@ class SimCluster:
         self.commit_requests: list[tuple[int, str, str, int, str, int, int, Errors]] = []
         # (time, group, member id, generation, topic, partition, offset, error) of every OffsetCommit
         self._client_seq = 0
+        # cleanupGroupMetadata is scheduled when the coordinator loads (time 0 here), then re-armed
+        self._next_cleanup_ms = self.offsets_config.offsets_retention_check_interval_ms
 
     # ------------------------------------------------------------------ data
     def produce(self, topic: str, partition: int, key: bytes | None, value: bytes | None = None) -> int:
@@ -189,6 +192,13 @@ class SimCluster:
             while True:
                 due = [(d, gid, key) for gid, c in self.coordinators.items() for key, (d, _) in c.timers.items()
                        if d <= target]
+                cleanup = self._next_cleanup_ms
+                if cleanup <= target and (not due or cleanup < min(d for d, _, _ in due)):
+                    # the coordinator's periodic offsets-retention timer (group timers first on a tie)
+                    self.now_ms = max(self.now_ms, cleanup)
+                    self.cleanup_group_metadata()
+                    self._next_cleanup_ms = self.now_ms + self.offsets_config.offsets_retention_check_interval_ms
+                    continue
                 if not due:
                     break
                 deadline, gid, key = min(due, key=lambda x: (x[0], x[1], repr(x[2])))
@@ -239,7 +249,26 @@ class SimCluster:
         g = c.group
         return GroupView(group_id, GroupType.CLASSIC, g.state.value, g.generation_id,
                          {mid: g.generation_id for mid in g.members}, dict(g.static_members),
-                         protocol_type=g.protocol_type or "consumer", state_timestamp_ms=g.state_timestamp_ms)
+                         protocol_type=g.protocol_type, state_timestamp_ms=g.state_timestamp_ms,
+                         subscribed_topics=g.subscribed_topics)
+
+    def cleanup_group_metadata(self) -> int:
+        """GroupCoordinatorShard.cleanupGroupMetadata: expire offsets past `offsets.retention.minutes`
+        in every group, and delete an empty group once all its offsets are gone; returns the number
+        of tombstones appended. Runs every `offsets.retention.check.interval.ms` from `advance`."""
+        with self.lock:
+            n = 0
+            for gid in sorted(set(self.coordinators) | set(self.store.groups)):
+                view = self.group_view(gid) if gid in self.coordinators else self.store.groups[gid].view()
+                result = expire_offsets(self.store, view, self.now_ms, self.offsets_config)
+                for record in result.records:
+                    self._append(record)
+                n += len(result.records)
+                if result.delete_group:  # the group tombstone's replay removes the group
+                    c = self.coordinators.pop(gid, None)
+                    if c is not None:
+                        self.events.append((self.now_ms, gid, "group deleted: every offset expired"))
+            return n
 
     # ------------------------------------------------------------------ offsets
     def _append(self, record: Any) -> None:
