@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kafka_rebalance.cluster import kafka_json
 from kafka_rebalance.cluster.snapshot import (parse_describe_text, parse_snapshot, parse_snapshot_text,
                                               snapshot_to_json)
 from kafka_rebalance.errors import InputError
-from kafka_rebalance.model import TopicPartition
+from kafka_rebalance.model import ClusterSnapshot, TopicPartition
 
 DOC = {
     "brokers": [{"id": 1, "rack": "a", "capacity": {"disk_bytes": 1e12}}, {"id": 2, "rack": "b"},
@@ -75,8 +77,9 @@ Topic:legacy	PartitionCount:1	ReplicationFactor:2	Configs:
 
 def test_parse_describe_text():
     snap = parse_describe_text(DESCRIBE)
-    # 3 is listed Offline; 4 holds a replica but is in no ISR anywhere
-    assert [(b.id, b.alive) for b in snap.brokers] == [(1, True), (2, True), (3, False), (4, False)]
+    # 3 is listed Offline; 4 holds a replica but is in no ISR anywhere: that does not make it dead
+    assert [(b.id, b.alive) for b in snap.brokers] == [(1, True), (2, True), (3, False), (4, True)]
+    assert snap.alive_inferred == {1, 2, 4}  # 3's state was stated by the text
     ps = {p.tp: p for p in snap.partitions}
     assert ps[TopicPartition("orders", 0)].isr == (1, 2, 3)
     assert ps[TopicPartition("orders", 1)].leader is None
@@ -131,3 +134,52 @@ def test_kafka_json_round_trips_and_errors():
     with pytest.raises(InputError) as err:
         kafka_json.parse_topics_to_move_json({"version": 1, "topics": [{"name": "x"}]})
     assert err.value.field == "topics[0]"
+
+
+def _lagging_line(p: int) -> str:
+    reps = [1 + p % 4, 1 + (p + 1) % 4]
+    isr = [r for r in reps if r != 3]
+    return (f"\tTopic: t\tPartition: {p}\tLeader: {isr[0]}\tReplicas: {','.join(map(str, reps))}\t"
+            f"Isr: {','.join(map(str, isr))}\tElr: \tLastKnownElr: \n")
+
+
+# 8 partitions spread evenly over brokers 1-4 (4 replicas each); broker 3 lags: it is in no ISR.
+LAGGING = ("Topic: t\tTopicId: x\tPartitionCount: 8\tReplicationFactor: 2\tConfigs: min.insync.replicas=1\n"
+           + "".join(_lagging_line(p) for p in range(8)))
+
+
+def test_a_broker_in_no_isr_is_not_taken_as_dead():
+    """Broker 3 lags on every partition (in no ISR): the text does not say it is down."""
+    snap = parse_describe_text(LAGGING)
+    assert [(b.id, b.alive) for b in snap.brokers] == [(1, True), (2, True), (3, True), (4, True)]
+    assert snap.alive_inferred == {1, 2, 3, 4}
+    doc = snapshot_to_json(snap)
+    assert [b.get("alive_inferred") for b in doc["brokers"]] == [True] * 4
+    back = parse_snapshot(json.loads(json.dumps(doc)))  # the mark survives a describe --output round trip
+    assert back == snap and back.alive_inferred == {1, 2, 3, 4}
+    plain = parse_snapshot({"brokers": [{"id": 1}], "partitions": []})
+    assert type(plain) is ClusterSnapshot and "alive_inferred" not in snapshot_to_json(plain)["brokers"][0]
+
+
+def test_leaderless_partitions_name_their_dead_brokers():
+    text = ("\tTopic: t\tPartition: 0\tLeader: none\tReplicas: 3,1,2\tIsr: 3\tElr: N/A\tLastKnownElr: N/A\n"
+            "\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 4,1\tIsr: \tElr: 4\tLastKnownElr: \n"
+            "\tTopic: t\tPartition: 2\tLeader: 1\tReplicas: 1,2,5\tIsr: 1,2\n")
+    snap = parse_describe_text(text)
+    # 3 kept as the last ISR member and 4 as the only ELR member of leaderless partitions: the controller
+    # would have elected them if they were up. 5 is only out of sync.
+    assert {b.id: b.alive for b in snap.brokers} == {1: True, 2: True, 3: False, 4: False, 5: True}
+
+
+def test_plan_full_from_describe_text_keeps_a_lagging_brokers_replicas(tmp_path, capsys):
+    from kafka_rebalance import cli
+
+    sf, out = tmp_path / "describe.txt", tmp_path / "plan.json"
+    sf.write_text(LAGGING)
+    assert cli.main(["cluster", "plan", "--snapshot", str(sf), "--mode", "full", "--output", str(out),
+                     "--format", "json"]) == 0
+    capsys.readouterr()
+    after = {(e["topic"], e["partition"]): e["replicas"] for e in json.loads(out.read_text())["partitions"]}
+    placement = {(p.topic, p.partition): list(p.replicas) for p in parse_describe_text(LAGGING).partitions}
+    placement.update(after)
+    assert sum(3 in reps for reps in placement.values()) == 4  # balanced already: nothing moved off broker 3

@@ -3,18 +3,37 @@
 Both readers validate everything and raise InputError naming the field
 (`partitions[3].replicas`) or the line, so a hand-written snapshot fails with a
 message that says where to look. `snapshot_to_json` writes the same JSON back.
+
+The describe text lists no brokers, so whether a broker is up is not in it: a
+broker out of every ISR may be lagging, not dead. Such snapshots are an
+`InferredLivenessSnapshot`, and the JSON marks each broker whose `alive` was
+inferred with the optional `"alive_inferred": true`, so nobody downstream
+mistakes the guess for an observation.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
-_BROKER_KEYS = {"id", "rack", "alive", "capacity"}
+_BROKER_KEYS = {"id", "rack", "alive", "alive_inferred", "capacity"}
+
+
+@dataclass(frozen=True, slots=True)
+class InferredLivenessSnapshot(ClusterSnapshot):
+    """A snapshot in which the `alive` of some brokers was inferred, not read from the cluster."""
+
+    alive_inferred: frozenset[int] = frozenset()
+
+
+def alive_inferred(snapshot: ClusterSnapshot) -> frozenset[int]:
+    """Brokers whose liveness the snapshot's source did not state (empty for a live cluster or plain JSON)."""
+    return getattr(snapshot, "alive_inferred", frozenset())
 _CAPACITY_KEYS = {"disk_bytes", "nw_in_bytes", "nw_out_bytes", "cpu"}
 _PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load"}
 _LOAD_KEYS = {"bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"}
@@ -78,6 +97,7 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         raise InputError(f"expected a list, got {doc['partitions']!r}", field="partitions")
     brokers: list[Broker] = []
     ids: set[int] = set()
+    guessed: set[int] = set()
     for i, b in enumerate(doc["brokers"]):
         where = f"brokers[{i}]"
         b = _obj(b, where)
@@ -96,6 +116,11 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         alive = b.get("alive", True)
         if not isinstance(alive, bool):
             raise InputError(f"expected true or false, got {alive!r}", field=f"{where}.alive")
+        inferred = b.get("alive_inferred", False)
+        if not isinstance(inferred, bool):
+            raise InputError(f"expected true or false, got {inferred!r}", field=f"{where}.alive_inferred")
+        if inferred:
+            guessed.add(bid)
         cap = _numbers(b["capacity"], f"{where}.capacity", _CAPACITY_KEYS) if b.get("capacity") is not None else {}
         brokers.append(Broker(bid, rack, alive, cap.get("disk_bytes"), cap.get("nw_in_bytes"),
                               cap.get("nw_out_bytes"), cap.get("cpu")))
@@ -140,17 +165,22 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
             ld = _numbers(p["load"], f"{where}.load", _LOAD_KEYS)
             load = PartitionLoad(**ld)
         partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr), load))
+    if guessed:
+        return InferredLivenessSnapshot(tuple(brokers), tuple(partitions), frozenset(guessed))
     return ClusterSnapshot(tuple(brokers), tuple(partitions))
 
 
 def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
     """The snapshot as SCHEMAS.md section 3 JSON (only fields that carry information)."""
     brokers = []
+    guessed = alive_inferred(snapshot)
     for b in snapshot.brokers:
         d: dict[str, Any] = {"id": b.id}
         if b.rack is not None:
             d["rack"] = b.rack
         d["alive"] = b.alive
+        if b.id in guessed:
+            d["alive_inferred"] = True
         cap = {k: v for k, v in (("disk_bytes", b.disk_bytes), ("nw_in_bytes", b.nw_in_bytes),
                                  ("nw_out_bytes", b.nw_out_bytes), ("cpu", b.cpu)) if v is not None}
         if cap:
@@ -200,15 +230,19 @@ def _ids(text: str, lineno: int, key: str) -> list[int]:
     return out
 
 
-def parse_describe_text(text: str) -> ClusterSnapshot:
+def parse_describe_text(text: str) -> InferredLivenessSnapshot:
     """Parse `kafka-topics --describe` output; brokers are the replica ids.
 
-    A broker is taken as dead when listed under `Offline:` (older tools print
-    it) or when it holds replicas but is in no partition's ISR.
+    The text does not list brokers, so liveness is inferred and marked as such. A broker is dead only when
+    the text says so: listed under `Offline:` (older tools print it), or in the ISR (or ELR) of a partition
+    with `Leader: none` (the controller would have elected a live one, so every one left there is down).
+    Every other broker is taken as alive, one in no ISR included: a lagging follower is out of every ISR
+    too, and calling it dead would make a plan move all its replicas away.
     """
     partitions: list[PartitionReplicas] = []
     all_ids: set[int] = set()
     offline: set[int] = set()
+    leaderless: set[int] = set()
     seen: set[tuple[str, int]] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
         f = _fields(line)
@@ -248,14 +282,18 @@ def parse_describe_text(text: str) -> ClusterSnapshot:
                 raise InputError(f"ISR member {r} is not one of the replicas {replicas}", field=f"line {lineno}: Isr")
         off = _ids(f.get("Offline", ""), lineno, "Offline")
         offline.update(off)
+        if leader is None:
+            elr = f.get("Elr", "").strip()
+            leaderless.update(isr)
+            if elr and elr != "N/A":
+                leaderless.update(r for r in _ids(elr, lineno, "Elr") if r in replicas)
         all_ids.update(replicas)
         partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr)))
     if not partitions:
         raise InputError("no 'Topic: .. Partition: .. Replicas: ..' lines found")
-    # the text lists no brokers: one marked Offline, or holding replicas but in no ISR at all, is down
-    in_isr = {r for p in partitions for r in p.isr}
-    brokers = tuple(Broker(i, None, i not in offline and i in in_isr) for i in sorted(all_ids))
-    return ClusterSnapshot(brokers, tuple(partitions))
+    dead = offline | leaderless
+    brokers = tuple(Broker(i, None, i not in dead) for i in sorted(all_ids))
+    return InferredLivenessSnapshot(brokers, tuple(partitions), frozenset(all_ids - offline))
 
 
 def parse_snapshot_text(text: str) -> ClusterSnapshot:
@@ -274,8 +312,6 @@ def parse_snapshot_text(text: str) -> ClusterSnapshot:
 
 def with_loads(snapshot: ClusterSnapshot, loads: Mapping[tuple[str, int], PartitionLoad]) -> ClusterSnapshot:
     """The snapshot with each partition's load replaced by `loads` where it has one (the load model's)."""
-    from dataclasses import replace
-
     parts = tuple(replace(p, load=loads[(p.topic, p.partition)]) if (p.topic, p.partition) in loads else p
                   for p in snapshot.partitions)
-    return ClusterSnapshot(snapshot.brokers, parts)
+    return replace(snapshot, partitions=parts)  # keeps the snapshot's kind (inferred liveness stays marked)
