@@ -93,11 +93,7 @@ class ClassicCoordinator:
         err = Errors.NOT_COORDINATOR if g is None else g.validate_offset_commit(member_id, instance_id, generation)
         if err is Errors.NONE:
             parts = w.parts
-            committed = parts.committed
-            now = w.loop.now
-            for p, off in offsets.items():
-                committed[p] = off
-            self.store.commit_many(offsets, now)
+            self.store.commit_many(offsets, w.loop.now, parts.committed)
             if w.wants_events:
                 tps = parts.tps
                 for p, off in offsets.items():

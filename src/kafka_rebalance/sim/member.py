@@ -49,7 +49,7 @@ class SimMember:
     __slots__ = ("w", "name", "rack", "instance_id", "protocol", "ms_per_record", "alive", "incarnation", "client",
                  "state", "member_id", "generation", "is_leader", "owned", "positions", "rejoin_needed",
                  "join_inflight", "waiting", "deferred", "batch", "batch_t0", "batch_rate", "busy_until",
-                 "stall_until", "last_poll", "poll_token", "next_autocommit", "hb_base", "hb_first", "hb_phase",
+                 "stall_until", "last_poll", "poll_token", "next_autocommit", "batch_taken", "hb_base", "hb_first", "hb_phase",
                  "hb_ticking", "pause_start", "known_partitions", "assigned_view", "started_at", "poll_timed_out",
                  "_in_poll", "sent_offsets", "_auto_commit", "_at_most_once", "_budget", "_poll_idle", "_pjitter",
                  "_aci", "__dict__")
@@ -85,6 +85,7 @@ class SimMember:
         self.deferred: list = []  # responses that arrived while the member was busy processing
         self.batch: list[tuple[int, int, int]] = []
         self.batch_t0 = 0
+        self.batch_taken = 0  # records in the batch in flight
         self.busy_until = 0
         self.stall_until = 0
         self.last_poll = 0
@@ -305,21 +306,27 @@ class SimMember:
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
         parts = self.w.parts
+        base, base_t, nums, den = parts.base, parts.base_t, parts.num, parts.den
+        get = self.positions.get
         best = _NEVER
         for p in self.owned:
-            num = parts.num[p]
-            pos = self.positions.get(p)
+            num = nums[p]
+            pos = get(p)
             if num <= 0 or pos is None:
                 continue
-            need = (pos + 1 - parts.base[p]) * parts.den[p]
-            t = parts.base_t[p] + (-(-need // num) if need > 0 else 0)
+            need = (pos + 1 - base[p]) * den[p]
+            t = base_t[p] + (-(-need // num) if need > 0 else 0)
             if t < best:
                 best = t
         return best
 
     def _uncommitted(self) -> bool:
-        sent = self.sent_offsets
-        return any(sent.get(p) != self.positions.get(p) for p in self.owned)
+        """Has any owned partition a position not yet sent in a commit? (a loop, not any(genexpr): hot path)"""
+        sent, pos = self.sent_offsets.get, self.positions.get
+        for p in self.owned:
+            if sent(p) != pos(p):
+                return True
+        return False
 
     def _fetch(self, now: int) -> int:
         """One poll's records: up to max.poll.records, partition by partition (rotating the start)."""
@@ -355,7 +362,8 @@ class SimMember:
             positions[p] = end
             room -= n
         self.batch = batch
-        return self._budget - room
+        taken = self.batch_taken = self._budget - room
+        return taken
 
     def _finish_batch(self, now: int, partial: bool = False) -> None:
         """Record the batch in flight as processed (`partial`: only what was processed by now, a crash)."""
@@ -364,18 +372,19 @@ class SimMember:
             return
         if partial:
             batch = self._processed_by(now)
+            done = sum(b - a for _, a, b in batch)
+        else:
+            done = self.batch_taken
+        self.batch = []
         w = self.w
         processed = w.parts.processed
-        done = 0
         for p, a, b in batch:
             ends = processed[p].ends
             if ends and ends[-1] == a:  # the common case: continuing where processing stopped
                 ends[-1] = b
-                done += b - a
             else:
-                w.record_processed(p, a, b)
+                w.duplicates += processed[p].add(a, b)
         w.processed += done
-        self.batch = []
 
     def _processed_by(self, now: int) -> list[tuple[int, int, int]]:
         """The head of the batch in flight processed by now (records are processed in batch order)."""
@@ -396,14 +405,14 @@ class SimMember:
         """Commit consumed positions. Unchanged ones are skipped: re-committing an offset changes
         nothing the simulator measures (Kafka's auto-commit does resend them)."""
         sent = self.sent_offsets
-        positions = self.positions
+        get_pos, get_sent = self.positions.get, sent.get  # bound once: every owned partition of every commit
         offsets = {}
         for p in self.owned:
-            pos = positions.get(p)
-            if pos is not None and sent.get(p) != pos:
+            pos = get_pos(p)
+            if pos is not None and get_sent(p) != pos:
                 offsets[p] = pos
-                sent[p] = pos
         if offsets:
+            sent.update(offsets)
             self.w.commit(self, offsets, why)
 
     def on_commit_response(self, error: Errors) -> None:

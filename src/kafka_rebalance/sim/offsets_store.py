@@ -43,11 +43,13 @@ class SimOffsetsStore:
         self.offsets[p] = (offset, now_ms)
         self.records_appended += 1
 
-    def commit_many(self, offsets: dict[int, int], now_ms: int) -> None:
-        """One OffsetCommit record per partition of a request (the hot path of every commit)."""
+    def commit_many(self, offsets: dict[int, int], now_ms: int, committed: list[int]) -> None:
+        """One OffsetCommit record per partition of a request (the hot path of every commit); the
+        partition table's `committed` column is updated in the same pass (one loop, not two)."""
         stored = self.offsets
         for p, off in offsets.items():
             stored[p] = (off, now_ms)
+            committed[p] = off
         self.records_appended += len(offsets)
 
     def write_group(self, snapshot: ClassicGroupSnapshot, now_ms: int) -> None:

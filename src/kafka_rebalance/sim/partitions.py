@@ -10,6 +10,7 @@ counts, memory stays proportional to the number of gaps and replays.
 from __future__ import annotations
 
 from bisect import bisect_right
+from math import gcd
 
 import numpy as np
 
@@ -114,12 +115,14 @@ class PartitionTable:
             self.den.append(1)
             self.committed.append(0)
             new.append(p)
-        # rate (records/s) as an exact fraction: records per ms = rate_milli / (1e6 * n)
+        # rate (records/s) as an exact fraction: records per ms = rate_milli / (1e6 * n), in lowest terms
+        # (the same floor quotients; small integers keep every log-end offset on CPython's fast int path)
         rate_milli = int(round(self.topic_rate[topic] * 1000))
         den = 1_000_000 * len(existing)
+        g = gcd(rate_milli, den)
         for p in existing:
-            self.num[p] = rate_milli
-            self.den[p] = den
+            self.num[p] = rate_milli // g
+            self.den[p] = den // g
         return new
 
     def leo(self, p: int, now_ms: int) -> int:

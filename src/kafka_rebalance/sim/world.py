@@ -235,18 +235,31 @@ class Simulation:
                     owned_by[p] = mid
         result = assignor.assign(GroupSpec(topics, tuple(subs)))
         m.assigned_view = dict(counts)
-        by_topic = self.parts.topic_partitions
         out: dict[str, list[int]] = {}
         for mid, tps in result.items():
-            idx = []
-            for tp in tps:
-                ps = by_topic.get(tp.topic)
-                if ps is not None and tp.partition < len(ps):
-                    p = ps[tp.partition]
-                    # cooperative_adjust on indices: a partition another member still claims is withheld
-                    if not coop or owned_by.get(p, mid) == mid:
-                        idx.append(p)
+            idx = self._indices(tps)
+            if coop:  # cooperative_adjust on indices: a partition another member still claims is withheld
+                idx = [p for p in idx if owned_by.get(p, mid) == mid]
             out[mid] = idx
+        return out
+
+    def _indices(self, tps) -> list[int]:
+        """TopicPartitions as partition indices (unknown ones dropped). Looked up through the topic's
+        partition list, the topic cached across the run of equal topics: hashing a TopicPartition is slow."""
+        by_topic = self.parts.topic_partitions
+        out: list[int] = []
+        append = out.append
+        topic = None
+        ps: list[int] = []
+        n = 0
+        for tp in tps:
+            if tp.topic != topic:
+                topic = tp.topic
+                ps = by_topic.get(topic, [])
+                n = len(ps)
+            q = tp.partition
+            if q < n:
+                append(ps[q])
         return out
 
     # -------------------------------------------------------- scenario events
