@@ -23,6 +23,9 @@ lasts as long as its slowest copy, so putting copies of similar size together
 wastes the least wall time, and the biggest copies start while the throttle
 budget is fresh. Each batch is filled first-fit from that order, so the output
 is the same for the same input.
+
+A plan's `log_dirs` stay with their move into the batch JSON, so a batch file
+run by `kafka-reassign-partitions.sh` moves the replica where the plan said.
 """
 
 from __future__ import annotations

@@ -16,6 +16,12 @@ on its topics), so an operator's own throttles survive. Broker throttles go
 only to brokers the cluster lists as alive when the step runs (a replica may
 be moving off a dead broker); a broker that does not answer stops the run with
 an ExecutionError/AdminError naming it, and the state file allows --resume.
+
+A resume may change the throttle (`change_throttle`), as the reassign tool's
+`--additional --throttle` does; the batch split itself is fixed. Replicas the
+plan pins to a log dir are kept in the batches and their JSON, but `run`
+refuses them: kafka-python cannot send AlterReplicaLogDirs, and dropping the
+move silently would leave the replica in the wrong directory.
 """
 
 from __future__ import annotations
@@ -288,8 +294,8 @@ class Executor:
         for broker in self._live(configs):
             self.admin.incremental_alter_configs(BROKER, str(broker),
                                                  [(k, SET, v) for k, v in configs[broker].items()])
-        for topic, configs in sorted(batch.throttle.topic_configs().items()):
-            self.admin.incremental_alter_configs(TOPIC, topic, [(k, SET, v) for k, v in configs.items()])
+        for topic, topic_configs in sorted(batch.throttle.topic_configs().items()):
+            self.admin.incremental_alter_configs(TOPIC, topic, [(k, SET, v) for k, v in topic_configs.items()])
 
     def _clear_throttles(self, batch: Batch) -> None:
         if batch.throttle.rate is None:
