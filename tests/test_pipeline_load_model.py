@@ -147,3 +147,76 @@ def test_missing_column_names_the_field(spark, tmp_path):
     with pytest.raises(InputError) as e:
         run_load_model(spark, str(path), str(tmp_path / "o"))
     assert e.value.field == "topic"
+
+
+def _write(rows, path):
+    """Through Arrow from Python values: pandas would turn NaN into null on the way to Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([dict(r, ts=r["ts"].to_pydatetime()) for r in rows]), path)
+
+
+def _good_rows():
+    return [sample(1003, s, 1, p, True, 10 * (p + 1), 100) for p in range(2) for s in (1, 2, 3)]
+
+
+def test_non_finite_and_negative_metrics_are_quarantined_and_the_snapshot_stays_valid(spark, tmp_path):
+    from kafka_rebalance.cluster.snapshot import parse_snapshot
+
+    rows = _good_rows()
+    bad = [dict(rows[0], bytes_in=float("nan")), dict(rows[1], bytes_out=float("inf")),
+           dict(rows[2], messages_in=-1.0), dict(rows[3], cpu=float("-inf")), dict(rows[4], size_bytes=float("nan"))]
+    path = tmp_path / "s.parquet"
+    _write(rows + bad, path)  # footers: no nulls anywhere
+    cfg = LoadModelConfig(window_ms=W, windows=1, min_samples=3, min_valid_ratio=1.0)
+    res = run_load_model(spark, str(path), str(tmp_path / "o"), cfg)
+    assert res.summary["quarantined"] == 5 and res.summary["ready"] is True
+    q = pd.read_parquet(tmp_path / "o" / "quarantine.parquet")
+    assert sorted(q["reason"]) == sorted(["bytes_in is NaN", "bytes_out is infinite", "negative messages_in",
+                                          "cpu is infinite", "size_bytes is NaN"])
+    snap = json.loads((tmp_path / "o" / "snapshot.json").read_text())
+    parse_snapshot(snap)  # what `cluster skew --snapshot` reads
+    assert [p["load"]["bytes_in"] for p in snap["partitions"]] == [10.0, 20.0]
+
+
+def test_wrong_column_type_names_file_column_and_type_and_writes_nothing(spark, tmp_path):
+    df = pd.DataFrame(_good_rows())
+    df["bytes_in"] = "a"
+    path = tmp_path / "s.parquet"
+    df.to_parquet(path, index=False)
+    with pytest.raises(InputError) as e:
+        run_load_model(spark, str(path), str(tmp_path / "o"))
+    assert (e.value.source, e.value.field) == (str(path), "bytes_in")
+    assert "string" in e.value.message and "'a'" in e.value.message
+    assert not (tmp_path / "o").exists()
+
+
+def test_no_usable_samples_names_the_samples_file_and_writes_nothing(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.Table.from_pylist([dict(r, ts=r["ts"].to_pydatetime()) for r in _good_rows()]).slice(0, 0), path)
+    with pytest.raises(InputError) as e:
+        run_load_model(spark, str(path), str(tmp_path / "o"))
+    assert e.value.source == str(path) and "no rows" in e.value.message
+    assert not (tmp_path / "o").exists()
+    _write([dict(r, bytes_in=float("nan")) for r in _good_rows()], path)
+    with pytest.raises(InputError) as e:
+        run_load_model(spark, str(path), str(tmp_path / "o"))
+    assert e.value.source == str(path) and "bytes_in is NaN: 6" in e.value.message
+    assert not (tmp_path / "o").exists() and list(tmp_path.iterdir()) == [path]  # no staging left behind
+
+
+def test_outputs_replace_earlier_ones_in_an_existing_folder(spark, tmp_path):
+    path = tmp_path / "s.parquet"
+    pd.DataFrame(_good_rows()).to_parquet(path, index=False)
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    cfg = LoadModelConfig(window_ms=W, windows=1, min_samples=3, min_valid_ratio=1.0)
+    for _ in range(2):
+        run_load_model(spark, str(path), str(out), cfg)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "broker_load.parquet", "keep.txt", "partition_load.parquet", "quarantine.parquet", "snapshot.json"]

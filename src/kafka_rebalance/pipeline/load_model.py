@@ -25,15 +25,17 @@ a window below `min_samples` is simply invalid.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
 from ..io_util import atomic_write_json, read_structured
-from .io import quarantine_rows, read_parquet, write_parquet
+from .io import empty_quarantine, publish_folder, quarantine_rows, read_parquet, staging_folder, write_parquet
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
 REQUIRED = ("ts", "broker", "topic", "partition", "is_leader", "bytes_in", "bytes_out", "messages_in", "size_bytes")
@@ -96,72 +98,131 @@ def _ts_ms(df):
     return F.col("ts").cast("long")
 
 
-def _clean(df):
-    """Split samples into good rows and quarantined ones (nulls where a value is needed)."""
+TYPE_KINDS = {
+    "integral": ({"tinyint", "smallint", "int", "bigint"}, "an integer type"),
+    "numeric": ({"tinyint", "smallint", "int", "bigint", "float", "double"}, "a numeric type"),
+    "string": ({"string"}, "a string"),
+    "boolean": ({"boolean"}, "a boolean"),
+    "time": ({"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
+             "a timestamp (or an integer of epoch ms)"),
+}
+SAMPLE_TYPES = {"ts": "time", "broker": "integral", "topic": "string", "partition": "integral", "is_leader": "boolean",
+                "bytes_in": "numeric", "bytes_out": "numeric", "messages_in": "numeric", "size_bytes": "numeric",
+                "cpu": "numeric"}
+METRICS = ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")
+
+
+def check_column_types(df, spec: dict[str, str], source: str) -> None:
+    """InputError naming the file, the column, its type and a value when a column has the wrong type.
+
+    Checked from the schema before any row is read: a string `bytes_in` would
+    otherwise end the job in a cast error deep inside Spark.
+    """
+    types = dict(df.dtypes)
+    for col, kind in spec.items():
+        if col not in types:
+            continue
+        allowed, expected = TYPE_KINDS[kind]
+        dtype = types[col]
+        if dtype in allowed or (kind == "numeric" and dtype.startswith("decimal")):
+            continue
+        example = ""
+        try:
+            from pyspark.sql import functions as F
+
+            first = df.where(F.col(col).isNotNull()).select(F.col(col).cast("string")).limit(1).collect()
+            if first:
+                example = f", e.g. {first[0][0]!r}"
+        except Exception:  # the type alone is enough to report
+            pass
+        raise InputError(f"expected {expected}, got column type {dtype}{example}", source=source, field=col)
+
+
+@contextlib.contextmanager
+def staged_output(out: str | os.PathLike) -> Iterator[Path]:
+    """A hidden folder beside `out` to write every output into; published only when all are written.
+
+    A new `out` appears by one rename; into an existing folder each output is
+    moved in by rename (each complete) after all were written. On any error
+    nothing is published and the staging folder is removed.
+    """
+    target = Path(out)
+    stage = staging_folder(target)
+    stage.mkdir()
+    try:
+        yield stage
+        if not target.exists():
+            os.replace(stage, target)
+        else:
+            for entry in sorted(stage.iterdir()):
+                if entry.is_dir():
+                    publish_folder(entry, target / entry.name)
+                else:
+                    os.replace(entry, target / entry.name)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _typed(raw):
+    """The samples' columns in their model types, and why a row is unusable (None when usable).
+
+    Reasons, first match wins: a null where a value is needed; an integer out
+    of range; a negative partition; a metric that is NaN, infinite or
+    negative (`cpu` may be null, being optional). NaN and infinity are checked
+    on the rows themselves: Parquet footers count nulls, not NaN.
+    """
     from pyspark.sql import functions as F
 
-    checks = [(c, F.col(c).isNull()) for c in REQUIRED]
-    checks.append(("negative partition", F.col("partition") < 0))
+    inf = F.lit(float("inf"))
+    cols = {"ts_ms": _ts_ms(raw), "broker": F.col("broker").try_cast("int"), "topic": F.col("topic").cast("string"),
+            "partition": F.col("partition").try_cast("int"), "is_leader": F.col("is_leader").cast("boolean"),
+            **{c: F.col(c).cast("double") for c in METRICS}}
+    checks = [(F.col("ts").isNull(), "null ts")]
+    for c in ("broker", "partition"):
+        checks += [(F.col(c).isNull(), f"null {c}"), (cols[c].isNull(), f"{c} out of int range")]
+        if c == "partition":
+            checks.append((cols[c] < 0, "negative partition"))
+        if c == "broker":
+            checks.append((F.col("topic").isNull(), "null topic"))
+    checks.append((F.col("is_leader").isNull(), "null is_leader"))
+    for c in METRICS:
+        v = cols[c]
+        if c != "cpu":
+            checks.append((v.isNull(), f"null {c}"))
+        checks += [(F.isnan(v), f"{c} is NaN"), (F.abs(v) == inf, f"{c} is infinite"), (v < 0, f"negative {c}")]
     reason = None
-    for name, cond in reversed(checks):
-        label = F.lit(name if " " in name else f"null {name}")
-        reason = F.when(cond, label) if reason is None else F.when(cond, label).otherwise(reason)
-    bad = reason.isNotNull()
-    return df.where(~bad), quarantine_rows(df, bad, "samples", reason)
-
-
-def _clean_by_statistics(path: str, columns) -> bool:
-    """True when the Parquet footers prove no row needs quarantine (no nulls, no negative partition).
-
-    Saves a full scan of the samples in the common case; any doubt (no
-    statistics, unreadable footer) answers False and the rows are checked.
-    """
-    try:
-        import pyarrow.dataset as ds
-        import pyarrow.parquet as pq
-
-        files = ds.dataset(path, format="parquet").files
-        for f in files:
-            md = pq.ParquetFile(f).metadata
-            names = [md.schema.column(i).name for i in range(md.num_columns)]
-            for rg in range(md.num_row_groups):
-                group = md.row_group(rg)
-                for c in columns:
-                    if c not in names:
-                        return False
-                    st = group.column(names.index(c)).statistics
-                    if st is None or not st.has_null_count or st.null_count != 0:
-                        return False
-                    if c == "partition" and (not st.has_min_max or st.min < 0):
-                        return False
-        return bool(files)
-    except Exception:
-        return False
+    for cond, label in reversed(checks):
+        reason = F.when(cond, F.lit(label)) if reason is None else F.when(cond, F.lit(label)).otherwise(reason)
+    return cols, reason
 
 
 def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = LoadModelConfig(),
                    snapshot: str | None = None) -> LoadModelResult:
+    """Options, the given snapshot and the samples' schema are checked first; outputs appear together or not at all."""
     from pyspark.sql import functions as F
 
     config.check()
+    snap_doc = _read_snapshot(snapshot) if snapshot else None
     raw = read_parquet(spark, samples, REQUIRED, "metric samples")
+    check_column_types(raw, SAMPLE_TYPES, str(samples))
     if "cpu" not in raw.columns:
         raw = raw.withColumn("cpu", F.lit(None).cast("double"))
-    if _clean_by_statistics(samples, REQUIRED):
-        good, quarantine = raw, quarantine_rows(raw, F.lit(False), "samples", F.lit(None).cast("string"))
-    else:
-        good, quarantine = _clean(raw)
-    df = good.select(
-        _ts_ms(good).alias("ts_ms"), F.col("broker").cast("int").alias("broker"), F.col("topic").cast("string").alias("topic"),
-        F.col("partition").cast("int").alias("partition"), F.col("is_leader").cast("boolean").alias("is_leader"),
-        *[F.col(c).cast("double").alias(c) for c in ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")],
-    ).withColumn("window", F.floor(F.col("ts_ms") / F.lit(config.window_ms)).cast("long"))
+    cols, reason = _typed(raw)
+    bad = F.col("bad")
+    df = raw.select(*[e.alias(n) for n, e in cols.items()], reason.isNotNull().alias("bad"))
+    key = lambda c: F.when(~bad, c)  # noqa: E731  (every unusable row falls into one group)
+    df = df.select(bad, key(F.floor(F.col("ts_ms") / F.lit(config.window_ms)).cast("long")).alias("window"),
+                   *[key(F.col(c)).alias(c) for c in ("broker", "topic", "partition")],
+                   "ts_ms", "is_leader", *METRICS)
     # The only pass over the samples: per window, broker and partition, sums and counts
-    # (so means over several brokers' rows stay exact) and the last sizes.
+    # (so means over several brokers' rows stay exact) and the last sizes; and how many
+    # rows are unusable, so the quarantine costs a second pass only when there is one.
     lead = F.col("is_leader")
-    fine = (
-        df.groupBy("window", "broker", "topic", "partition")
-        .agg(F.sum(lead.cast("int")).alias("n_lead"),
+    agg = (
+        df.groupBy("bad", "window", "broker", "topic", "partition")
+        .agg(F.count(F.lit(1)).alias("n_rows"),
+             F.sum(lead.cast("int")).alias("n_lead"),
              *[F.sum(F.when(lead, F.col(c))).alias(f"s_{c}") for c in RATES],
              F.count(F.when(lead, F.col("cpu"))).alias("n_cpu"),
              F.sum((~lead).cast("int")).alias("n_follow"),
@@ -172,20 +233,29 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
         .persist()
     )
     try:
-        return _model(spark, fine, quarantine, out, config, snapshot)
+        n_bad = int(agg.where(bad).agg(F.sum("n_rows")).first()[0] or 0)
+        quarantine = quarantine_rows(raw, reason.isNotNull(), "samples", reason) if n_bad else empty_quarantine(spark)
+        fine = agg.where(~bad).drop("bad", "n_rows")
+        if fine.limit(1).count() == 0:
+            if n_bad:
+                reasons = quarantine.groupBy("reason").count().orderBy(F.desc("count"), "reason").limit(5).collect()
+                why = ", ".join(f"{r['reason']}: {r['count']}" for r in reasons)
+                raise InputError(f"no usable metric samples: all {n_bad} row(s) are unusable ({why})", source=str(samples))
+            raise InputError("no metric samples: the input has no rows", source=str(samples))
+        with staged_output(out) as stage:
+            result = _model(spark, fine, quarantine, n_bad, stage, config, snap_doc, str(samples))
+        result.summary["out"] = str(out)
+        return result
     finally:
-        fine.unpersist()
+        agg.unpersist()
 
 
-def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot: str | None) -> LoadModelResult:
+def _model(spark, fine, quarantine, n_quarantined: int, outdir: Path, config: LoadModelConfig, snap_doc: dict | None,
+           samples: str) -> LoadModelResult:
     from pyspark.sql import functions as F
 
-    outdir = Path(out)
     write_parquet(quarantine, outdir / "quarantine.parquet", files=1)
-    n_quarantined = spark.read.parquet(str(outdir / "quarantine.parquet")).count()
     last = fine.agg(F.max("window")).first()[0]
-    if last is None:
-        raise InputError("no usable metric samples", source=str(out))
     first = last - config.windows + 1
 
     # Per partition and window, over the leader's samples: count, means, last size.
@@ -201,7 +271,6 @@ def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot:
         .persist()
     )
     universe = recent.select("topic", "partition").distinct()
-    snap_doc = _read_snapshot(snapshot) if snapshot else None
     if snap_doc is not None:
         snap_parts = spark.createDataFrame(
             [(p["topic"], int(p["partition"])) for p in snap_doc["partitions"]], "topic string, partition int")
@@ -252,6 +321,10 @@ def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot:
         not_ready = [(r["topic"], int(r["partition"])) for r in rows if not r["valid"]]
         loads = {(r["topic"], int(r["partition"])): r for r in rows if r["windows_used"] > 0}
         snap = _snapshot(fine, loads, snap_doc, first)
+        try:
+            parse_snapshot(snap)  # what `cluster ...` will read: never publish one it refuses
+        except InputError as exc:
+            raise InputError(f"the samples give an invalid cluster snapshot: {exc}", source=samples) from None
         atomic_write_json(outdir / "snapshot.json", snap)
         write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
     finally:
@@ -276,12 +349,14 @@ def _model(spark, fine, quarantine, out: str, config: LoadModelConfig, snapshot:
 
 
 def _read_snapshot(path: str) -> dict:
+    """The --snapshot file, validated as the cluster commands validate it (before any Spark work)."""
     doc = read_structured(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list) or not isinstance(doc.get("brokers"), list):
         raise InputError("expected an object with 'brokers' and 'partitions' lists", source=path)
-    for i, p in enumerate(doc["partitions"]):
-        if not isinstance(p, dict) or not isinstance(p.get("topic"), str) or not isinstance(p.get("partition"), int):
-            raise InputError("expected {topic: str, partition: int, ...}", source=path, field=f"partitions[{i}]")
+    try:
+        parse_snapshot(doc)
+    except InputError as exc:
+        raise exc.in_file(path) from None
     return doc
 
 
