@@ -10,8 +10,10 @@ than a copy of a 1,000-member group, which the simulator needs. Determinism
 holds because every input (time, member id salt) is a parameter.
 
 Members are kept in insertion order; Kafka keeps them in a HashMap, so where
-Kafka's choice depends on HashMap order (re-electing a leader, the order the
-leader sees members) we use the join order instead.
+Kafka's choice depends on HashMap order of member ids (re-electing a leader,
+the order the leader sees members) we use the join order instead. Ties in the
+protocol vote depend on HashMap order of protocol *names*, which is emulated
+exactly (`assign.javacompat`).
 """
 
 from __future__ import annotations
@@ -39,15 +41,21 @@ from .classic_messages import (
     SyncGroupResponse,
     heartbeat_key,
 )
-from .classic_member import ClassicGroupConfig, ClassicGroupMember, ClassicGroupSnapshot, MemberSnapshot
+from .classic_member import (
+    ClassicGroupConfig,
+    ClassicGroupMember,
+    ClassicGroupSnapshot,
+    MemberSnapshot,
+    selected_metadata,
+    topics_of_subscriptions,
+)
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
-from .offsets import CONSUMER_PROTOCOL_TYPE, metadata_topics
+from .offsets import CONSUMER_PROTOCOL_TYPE
 
 __all__ = ["ClassicGroup", "ClassicGroupConfig", "ClassicGroupMember", "ClassicGroupSnapshot", "MemberSnapshot"]
 
 S = ClassicGroupState
-_NO_METADATA = object()  # a loaded member without the selected protocol's metadata: not a subscription
 
 
 class ClassicGroup:
@@ -142,16 +150,9 @@ class ClassicGroup:
     def subscribed_topics(self) -> frozenset[str] | None:
         """Topics the members subscribed to as of the current generation; None when unknown
         (protocol type not "consumer", no protocol selected, metadata not a valid subscription)."""
-        src = self._subscribed_src
-        if src is not None:
+        if self._subscribed_src is not None:
+            self._subscribed = topics_of_subscriptions(self._subscribed_src)
             self._subscribed_src = None
-            topics: set[str] = set()
-            try:
-                for meta in src:
-                    topics.update(metadata_topics(meta))
-                self._subscribed = frozenset(topics)
-            except ValueError:  # Kafka logs the SchemaException and knows no topics
-                self._subscribed = None
         return self._subscribed
 
     def _compute_subscribed_topics(self) -> None:
@@ -164,17 +165,8 @@ class ClassicGroup:
         elif self.protocol_name is None:
             self._subscribed = None
         else:
-            name = self.protocol_name
-            src = []
-            for m in self.members.values():
-                meta = _NO_METADATA
-                for p, value in m.protocols:
-                    if p == name:
-                        meta = value
-                        break
-                src.append(meta)
             self._subscribed = None
-            self._subscribed_src = tuple(src)
+            self._subscribed_src = selected_metadata(self.members.values(), self.protocol_name)
 
     def validate_member(self, member_id: str, group_instance_id: str | None) -> Errors:
         if group_instance_id is not None:

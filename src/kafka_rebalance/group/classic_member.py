@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
+
+from .offsets import metadata_topics
 
 INT_MAX = 2**31 - 1
 
@@ -94,3 +96,29 @@ class ClassicGroupMember:
         return self.awaiting_join is not None or self.awaiting_sync is not None
 
 
+NO_METADATA = object()  # a member without the selected protocol's metadata: not a subscription
+
+
+def selected_metadata(members: Iterable[ClassicGroupMember], protocol: str) -> tuple[Any, ...]:
+    """Each member's metadata for the selected protocol, captured when a generation starts."""
+    out = []
+    for m in members:
+        meta = NO_METADATA
+        for name, value in m.protocols:
+            if name == protocol:
+                meta = value
+                break
+        out.append(meta)
+    return tuple(out)
+
+
+def topics_of_subscriptions(metadata: Iterable[Any]) -> frozenset[str] | None:
+    """The union of the subscriptions' topics (ClassicGroup.computeSubscribedTopics), or None when
+    one is not a valid ConsumerProtocolSubscription: Kafka logs the SchemaException and knows none."""
+    topics: set[str] = set()
+    try:
+        for meta in metadata:
+            topics.update(metadata_topics(meta))
+    except ValueError:
+        return None
+    return frozenset(topics)
