@@ -17,8 +17,11 @@ grid:
 
 Combinations that make no sense are skipped and counted: a client assignor
 (roundrobin, sticky, cooperative-sticky) under the consumer protocol, or a
-server assignor (uniform) under the classic one. A simulation that fails
-gives a row with its `error`; the sweep goes on.
+server assignor (uniform) under the classic one. Every other combination is
+checked with the simulator's scenario parser before Spark starts: an invalid
+base or axis value is an InputError naming the grid file and `base.<field>`
+or `grid.<axis>`. A simulation that still fails at run time gives a row with
+its `error`; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -43,14 +46,56 @@ SWEEP_SCHEMA = (
 )
 
 
-def _set_path(doc: dict, path: str, value: Any) -> None:
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def _set_path(doc: dict, path: str, value: Any, where: str, axis: str) -> None:
     parts = path.split(".")
     cur = doc
     for p in parts[:-1]:
         cur = cur.setdefault(p, {})
         if not isinstance(cur, dict):
-            raise InputError(f"cannot set {path}: {p} is not an object", field=f"grid.{path}")
+            raise InputError(f"cannot set {path}: {p} is not an object in the base scenario", source=where,
+                             field=f"grid.{axis}")
     cur[parts[-1]] = value
+
+
+def _axis_path(name: str, protocol: Any) -> str:
+    """Where an axis lands in the scenario."""
+    if name == "assignor":
+        return "group.server_assignor" if protocol == "consumer" else "group.assignors"
+    if name in ("session_timeout_ms", "static_membership"):
+        return f"group.{name}"
+    return name
+
+
+def _under(field: str, path: str) -> bool:
+    return field == path or field.startswith(path + ".") or field.startswith(path + "[")
+
+
+def _validate(sc: dict, params: dict[str, Any], protocol: Any, where: str) -> None:
+    """Parse one combination as the simulator will; blame the axis whose value is at fault, else the base."""
+    from ..sim.scenario import parse_simulation_scenario
+
+    try:
+        parsed = parse_simulation_scenario(sc)
+    except InputError as exc:
+        field = exc.field or ""
+        for name, value in params.items():
+            if field and _under(field, _axis_path(name, protocol)):
+                raise InputError(f"{exc.message} (value {value!r}; combination {params})", source=where,
+                                 field=f"grid.{name}") from None
+        others = f" (combination {params})" if params else ""
+        raise InputError(f"{exc.message}{others}", source=where, field=f"base.{field}" if field else "base") from None
+    # the sweep table's columns are Spark int/long
+    if parsed.group.session_timeout_ms > INT32_MAX:
+        name = "session_timeout_ms" if "session_timeout_ms" in params else None
+        raise InputError(f"must be <= {INT32_MAX}, got {parsed.group.session_timeout_ms}", source=where,
+                         field=f"grid.{name}" if name else "base.group.session_timeout_ms")
+    if not -INT64_MAX - 1 <= parsed.seed <= INT64_MAX:
+        raise InputError(f"must fit in 64 bits, got {parsed.seed}", source=where,
+                         field="grid.seed" if "seed" in params else "base.seed")
 
 
 def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], int]:
@@ -78,6 +123,9 @@ def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], in
         axes[name] = values
     names = list(axes)
     scenarios, skipped = [], 0
+    for i, v in enumerate(axes.get("assignor", [])):
+        if not isinstance(v, str):
+            raise InputError(f"expected an assignor name, got {v!r}", source=where, field=f"grid.assignor[{i}]")
     for combo in itertools.product(*(axes[n] for n in names)):
         params = dict(zip(names, combo))
         sc = copy.deepcopy(base)
@@ -88,15 +136,13 @@ def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], in
                 skipped += 1
                 continue
         for name, value in params.items():
-            if name == "assignor":
-                _set_path(sc, "group.server_assignor" if protocol == "consumer" else "group.assignors",
-                          value if protocol == "consumer" else [value])
-            elif name in ("session_timeout_ms", "static_membership"):
-                _set_path(sc, f"group.{name}", value)
-            else:
-                _set_path(sc, name, value)
+            path = _axis_path(name, protocol)
+            _set_path(sc, path, [value] if path == "group.assignors" else value, where, name)
         sc["name"] = f"{sc.get('name', 'sweep')}#{len(scenarios)}"
+        _validate(sc, params, protocol, where)
         scenarios.append({"scenario": len(scenarios), "params": params, "doc": sc})
+    if not scenarios and not skipped:  # an empty product: still say what is wrong with the base
+        _validate(copy.deepcopy(base), {}, base.get("protocol", "classic"), where)
     return scenarios, skipped
 
 
