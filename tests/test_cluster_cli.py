@@ -97,6 +97,11 @@ def test_describe_text_and_generate(capsys, tmp_path):
     out = tmp_path / "snap.json"
     r = run_json(capsys, "cluster", "describe", "--snapshot", str(sf), "--output", str(out))
     assert r["brokers"] == 3 and r["partitions"] == 2
+    # the text never states liveness: the user is told which brokers were taken as alive, on stderr
+    assert main(["cluster", "skew", "--snapshot", str(sf), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert f"note: {sf}: brokers [1, 2, 3] are taken as alive" in captured.err
+    json.loads(captured.out)
     assert json.loads(out.read_text())["partitions"][1]["replicas"] == [2, 3]
     topics = tmp_path / "topics.json"
     topics.write_text(json.dumps({"version": 1, "topics": [{"topic": "t"}]}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..cluster.leader_skew import (DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAG
 from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, plan
 from ..cluster.planner.optimizer import check_band, check_brokers_for_mode, check_capacity_threshold
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, skew_report
-from ..cluster.snapshot import parse_snapshot, parse_snapshot_text, snapshot_to_json, with_loads
+from ..cluster.snapshot import alive_inferred, parse_snapshot, parse_snapshot_text, snapshot_to_json, with_loads
 from ..errors import InputError
 from ..model import ClusterSnapshot, PartitionLoad
 
@@ -169,9 +170,15 @@ def read_snapshot(args) -> ClusterSnapshot:
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read: {exc}", source=str(path)) from None
         try:
-            return parse_snapshot_text(text)
+            snap = parse_snapshot_text(text)
         except InputError as exc:
             raise exc.in_file(str(path)) from None
+        guessed = alive_inferred(snap)
+        if guessed:
+            # stderr: stdout stays one JSON object under --format json
+            print(f"note: {path}: brokers {sorted(guessed)} are taken as alive: the describe text does not say "
+                  "(no Offline: list covers them); a plan would keep replicas on them", file=sys.stderr)
+        return snap
     from ..kafka.admin import snapshot_from_bootstrap
 
     return snapshot_from_bootstrap(args.bootstrap_server, args.command_config)
