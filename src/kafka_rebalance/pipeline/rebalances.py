@@ -5,17 +5,29 @@ completes (the leader's SyncGroup stores the new generation and its
 assignments) and when a group empties; it writes nothing when a rebalance
 starts. So, per group, in log order, each record with a new generation ends an
 episode (`end` = the record's timestamp) and its start is estimated from what
-the log does show:
+the log does show, the members' commits:
 
-- `commit`: the last offset commit of the group after the previous
-  GroupMetadata record and before this one. Consumers with auto-commit (and
-  the cooperative/eager revocation path) commit in `onJoinPrepare`, i.e. when
-  the rebalance starts, so this is usually the start to within one commit;
-- `state_timestamp`: otherwise the record's `currentStateTimestamp` (v2+,
-  when the group entered the state it was stored in), if later than the
-  previous record;
-- `previous_record`: otherwise the previous record's time (or the end itself
-  for a group's first record).
+`start` is the first member's reaction. A consumer commits what it has
+processed when it learns of a rebalance (auto-commit in `onJoinPrepare`, or
+in `close()` before the LeaveGroup that starts it), and it learns of it at its
+next heartbeat. Each commit between the previous GroupMetadata record and
+this one is attributed to the member that owned its partition in the previous
+record's assignment (the consumer-protocol assignment bytes, decoded by
+`assign.protocol` when offsets.py reads the record); each member's last such
+commit is when it reacted, and `start` is the earliest of them. `start_source`
+is then "commit".
+
+`start` (and `duration_ms`, `start_source`) is null when no member made one:
+the group's first record, the first after a group tombstone (no previous
+assignment to attribute commits to), or no commit in between. Commits on
+partitions nobody owned, and members' last commits outside [previous record,
+this record] (a client-supplied commit time, clock skew), are left out.
+What the estimate is worth: exact when a member's LeaveGroup starts the
+rebalance (its close() commit comes first); late by at most the members'
+heartbeat interval when a JoinGroup or a session expiry starts it (the first
+to react is the first to heartbeat afterwards); early when a member that
+never commits in `onJoinPrepare` (auto-commit off, a crash) had its last
+commit long before the rebalance began.
 
 Members are identified by `group.instance.id` when they have one, else by
 member id; a partition moved when its owner changed between the two
@@ -30,14 +42,19 @@ EPISODE_SCHEMA = (
     "joined array<string>, left array<string>, partitions_moved int, partitions_assigned int, "
     "partitions_unassigned int"
 )
+EPISODE_COLUMNS = ("group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms", "start_source",
+                   "protocol", "leader", "members_before", "members_after", "joined", "left", "partitions_moved",
+                   "partitions_assigned", "partitions_unassigned")
+SEGMENT_KEY = ("topic", "partition")  # what segments need, besides (group, c_lo, c_hi, ts_ms), to stand in for commits
 
 _SEP = "\u0001"
 
 
 def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
     """Episodes of one group. `meta` rows (sorted by log order) have tombstone, generation, protocol, leader,
-    ts_ms, state_ms, order, identities, owners and last_commit_ms: the time of the group's last commit
-    between the previous GroupMetadata record and this one (None if there was none)."""
+    ts_ms, order, identities, owners and member_last_commits: for each member of the previous record's
+    assignment that committed between that record and this one, the time of its last such commit (any order;
+    None or empty when there were none)."""
     out = []
     prev = None
     for m in meta:
@@ -48,17 +65,11 @@ def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
             prev = m
             continue
         end = int(m["ts_ms"])
-        start, source = None, None
-        if m["last_commit_ms"] is not None:
-            last_commit = int(m["last_commit_ms"])
-            floor = int(prev["ts_ms"]) if prev is not None else None
-            if last_commit <= end and (floor is None or last_commit >= floor):
-                start, source = last_commit, "commit"
-        if start is None and m["state_ms"] is not None and m["state_ms"] >= 0 and m["state_ms"] <= end and (
-                prev is None or m["state_ms"] >= prev["ts_ms"]):
-            start, source = int(m["state_ms"]), "state_timestamp"
-        if start is None:
-            start, source = (int(prev["ts_ms"]), "previous_record") if prev is not None else (end, "previous_record")
+        start = None
+        if prev is not None:
+            floor = int(prev["ts_ms"])
+            reacted = [int(t) for t in (m["member_last_commits"] or ()) if floor <= int(t) <= end]
+            start = min(reacted) if reacted else None
         before_ids = set(prev["identities"]) if prev is not None else set()
         after_ids = set(m["identities"])
         before_owner = _owners(prev["owners"]) if prev is not None else {}
@@ -66,8 +77,9 @@ def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
         moved = sum(1 for tp, o in after_owner.items() if tp in before_owner and before_owner[tp] != o)
         out.append({
             "group": group, "generation_from": prev["generation"] if prev is not None else None,
-            "generation_to": m["generation"], "start_ms": start, "end_ms": end, "duration_ms": end - start,
-            "start_source": source, "protocol": m["protocol"], "leader": m["leader"],
+            "generation_to": m["generation"], "start_ms": start, "end_ms": end,
+            "duration_ms": None if start is None else end - start,
+            "start_source": None if start is None else "commit", "protocol": m["protocol"], "leader": m["leader"],
             "members_before": len(before_ids), "members_after": len(after_ids),
             "joined": sorted(after_ids - before_ids), "left": sorted(before_ids - after_ids),
             "partitions_moved": moved, "partitions_assigned": len(after_owner),
@@ -86,15 +98,19 @@ def _owners(owners) -> dict[tuple[str, str], str]:
 
 
 def segments_are_exact(group_metadata, segments) -> bool:
-    """True when no commit segment (group, c_lo, c_hi) has one of its group's GroupMetadata records inside.
+    """True when the commit segments can stand in for the commits: they carry each run's topic and partition
+    (SEGMENT_KEY: without them no commit can be attributed to a member) and no segment (group, c_lo, c_hi)
+    has one of its group's GroupMetadata records inside.
 
     Then every segment lies wholly between two consecutive GroupMetadata
-    records of its group (or before the first, or after the last), so the
-    latest commit per interval is the latest of its segments' maxima, exactly
-    as the per-commit join finds it.
+    records of its group (or before the first, or after the last), so each
+    partition's latest commit per interval is the latest of its segments'
+    maxima, exactly as the per-commit join finds it.
     """
     from pyspark.sql import functions as F
 
+    if any(c not in segments.columns for c in SEGMENT_KEY):
+        return False
     gm = group_metadata.select("group", F.col("record_offset").alias("order"))
     inside = segments.join(F.broadcast(gm), "group").where(
         (F.col("order") >= F.col("c_lo")) & (F.col("order") <= F.col("c_hi")))
@@ -104,17 +120,18 @@ def segments_are_exact(group_metadata, segments) -> bool:
 def rebalances_of(group_metadata, commits=None, segments=None):
     """Spark: episodes of every group, one pandas task per group over its (few) metadata records.
 
-    The start estimate needs the last commit between consecutive GroupMetadata
-    records: from `commits` (commits.parquet rows) or, cheaper, from
-    `segments` (group, c_lo, c_hi, ts_ms: runs of a group's commits by record
-    offset with their latest commit time), valid when segments_are_exact.
+    The start estimate needs each member's last commit between consecutive
+    GroupMetadata records: from `commits` (commits.parquet rows) or, cheaper,
+    from `segments` (group, topic, partition, c_lo, c_hi, ts_ms: runs of one
+    partition's commits by record offset with their latest commit time), valid
+    when segments_are_exact.
     """
     meta = _meta(group_metadata, commits, segments)
     return meta.groupBy("group").applyInPandas(_per_group, EPISODE_SCHEMA).orderBy("group", "end")
 
 
 def _meta(group_metadata, commits, segments):
-    """Per GroupMetadata record: what episodes_for_group reads, with the last commit before it."""
+    """Per GroupMetadata record: what episodes_for_group reads, with its members' last commits before it."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -122,27 +139,35 @@ def _meta(group_metadata, commits, segments):
     meta = group_metadata.select(
         "group", "tombstone", "generation", "protocol", "leader",
         F.floor(F.unix_micros("record_ts") / 1000).cast("long").alias("ts_ms"),
-        F.floor(F.unix_micros("current_state_ts") / 1000).cast("long").alias("state_ms"),
         F.col("record_offset").alias("order"),
         F.expr(f"transform(coalesce(members, array()), m -> {ident})").alias("identities"),
         F.expr(f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
                f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
     )
-    # The last commit between consecutive GroupMetadata records, in the JVM: the (few) metadata
-    # intervals are broadcast and range-joined with the (many) commits or their segments.
+    # Each partition's last commit between consecutive GroupMetadata records, in the JVM: the (few) intervals
+    # are broadcast and range-joined with the (many) commits or their segments, then reduced per partition.
     w = Window.partitionBy("group").orderBy("order")
-    intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo"))
+    intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo")).where(F.col("lo").isNotNull())
     if segments is not None:
-        spans = segments.select("group", "c_lo", "c_hi", "ts_ms")
+        spans = segments.select("group", "topic", "partition", "c_lo", "c_hi", "ts_ms")
     else:
-        spans = commits.select("group", F.col("record_offset").alias("c_lo"), F.col("record_offset").alias("c_hi"),
+        spans = commits.select("group", "topic", "partition", F.col("record_offset").alias("c_lo"),
+                               F.col("record_offset").alias("c_hi"),
                                F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"))
-    last_commit = (
+    per_partition = (
         spans.join(F.broadcast(intervals), "group")
-        .where((F.col("c_hi") < F.col("order")) & (F.col("lo").isNull() | (F.col("c_lo") > F.col("lo"))))
-        .groupBy("group", "order").agg(F.max("ts_ms").alias("last_commit_ms"))
+        .where((F.col("c_hi") < F.col("order")) & (F.col("c_lo") > F.col("lo")))
+        .groupBy("group", "order", "lo", "topic", "partition").agg(F.max("ts_ms").alias("ts_ms"))
     )
-    return meta.join(last_commit, ["group", "order"], "left")
+    # who owned each partition in the previous record (the one at `lo`)
+    owned = (group_metadata.select("group", F.col("record_offset").alias("lo"), F.explode("members").alias("m"))
+             .select("group", "lo", F.expr(ident).alias("who"), F.explode("m.assigned").alias("a"))
+             .select("group", "lo", "who", F.col("a.topic").alias("topic"), F.col("a.partition").alias("partition"))
+             .where(F.col("topic").isNotNull() & F.col("partition").isNotNull()).distinct())
+    reacted = (per_partition.join(owned, ["group", "lo", "topic", "partition"])
+               .groupBy("group", "order", "who").agg(F.max("ts_ms").alias("ts_ms"))
+               .groupBy("group", "order").agg(F.collect_list("ts_ms").alias("member_last_commits")))
+    return meta.join(reacted, ["group", "order"], "left")
 
 
 def _per_group(key, m):
@@ -153,32 +178,55 @@ def _per_group(key, m):
     m = m.sort_values("order")
     rows = m.to_dict("records")
     for r in rows:
-        for c in ("state_ms", "generation", "last_commit_ms"):
-            r[c] = None if pd.isna(r[c]) else int(r[c])
-    eps = episodes_for_group(group, rows)
-    df = pd.DataFrame(eps, columns=["group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms",
-                                    "start_source", "protocol", "leader", "members_before", "members_after", "joined",
-                                    "left", "partitions_moved", "partitions_assigned", "partitions_unassigned"])
-    df.insert(3, "start", pd.to_datetime(df.pop("start_ms"), unit="ms"))
-    df.insert(4, "end", pd.to_datetime(df.pop("end_ms"), unit="ms"))
-    return df.astype({"generation_from": "Int32", "generation_to": "Int32"})
+        r["generation"] = None if pd.isna(r["generation"]) else int(r["generation"])
+        lasts = r["member_last_commits"]
+        r["member_last_commits"] = [] if lasts is None or (not hasattr(lasts, "__len__") and pd.isna(lasts)) \
+            else [int(t) for t in lasts]
+    return _frame(episodes_for_group(group, rows))
+
+
+def _frame(eps: list[dict]):
+    import pandas as pd
+
+    df = pd.DataFrame(eps, columns=list(EPISODE_COLUMNS))
+    for i, c in ((3, "start"), (4, "end")):  # integers all the way (a float would round the nanoseconds)
+        df.insert(i, c, pd.to_datetime(df.pop(f"{c}_ms").astype("Int64"), unit="ms").astype("datetime64[ns]"))
+    return df.astype({"generation_from": "Int32", "generation_to": "Int32", "duration_ms": "Int64"})
 
 
 def rebalances_from_records(spark, group_metadata, segments):
     """rebalances_of computed on the driver from the offsets pass's in-memory tables, or None.
 
+    See episodes_from_records.
+    """
+    out = episodes_from_records(group_metadata, segments)
+    return None if out is None else spark.createDataFrame(out, EPISODE_SCHEMA)
+
+
+def episodes_from_records(group_metadata, segments):
+    """The episodes (pandas, EPISODE_SCHEMA columns, ordered as rebalances_of orders them) or None.
+
     `group_metadata`: the pass's GroupMetadata rows (pyarrow, offsets.DECODED_SCHEMA
-    columns); `segments`: its commit segments (group, c_lo, c_hi, ts_ms). The
-    columns are derived as _meta derives them in Spark; None when a segment
-    has one of its group's GroupMetadata records inside (segments_are_exact
-    would say False), so the caller falls back to the per-commit join.
+    columns); `segments`: its commit segments (group, topic, partition, c_lo,
+    c_hi, ts_ms). The columns are derived as _meta derives them in Spark; None
+    when segments_are_exact would say False (no topic/partition to attribute
+    commits by, or a segment with one of its group's GroupMetadata records
+    inside), so the caller falls back to Spark.
     """
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
+    if segments is not None and segments.num_rows and any(c not in segments.column_names for c in SEGMENT_KEY):
+        return None
     rows = group_metadata.select(["group", "tombstone", "generation", "protocol", "leader", "record_ts",
-                                  "current_state_timestamp", "record_offset", "members"]).to_pylist()
-    ts_us = group_metadata.column("record_ts").cast("int64").to_numpy(zero_copy_only=False) if rows else []
+                                  "record_offset", "members"]).to_pylist()
+    ts_us = []
+    if rows:  # microseconds whatever the unit (the pass hands microseconds; floored, as Spark reads them)
+        rts = group_metadata.column("record_ts")
+        ts_us = pc.cast(rts, pa.timestamp("us", rts.type.tz), safe=False).cast(pa.int64()).to_numpy(
+            zero_copy_only=False)
     by_group: dict = {}
     for r, us in zip(rows, ts_us):
         members = r["members"] or []
@@ -186,40 +234,55 @@ def rebalances_from_records(spark, group_metadata, segments):
         owners = [_SEP.join(s for s in (a["topic"], None if a["partition"] is None else str(a["partition"]), who)
                             if s is not None)
                   for m, who in zip(members, ident) for a in (m["assigned"] or [])]
-        cst = r["current_state_timestamp"]
+        owned: dict = {}
+        for m, who in zip(members, ident):
+            for a in m["assigned"] or []:
+                if a["topic"] is not None and a["partition"] is not None:
+                    owned.setdefault((a["topic"], a["partition"]), set()).add(who)
         by_group.setdefault(r["group"], []).append({
             "tombstone": r["tombstone"], "generation": r["generation"], "protocol": r["protocol"],
-            "leader": r["leader"], "ts_ms": int(us) // 1000, "state_ms": cst if cst is not None and cst >= 0 else None,
-            "order": r["record_offset"], "identities": ident, "owners": owners, "last_commit_ms": None})
-    seg_group = segments.column("group").to_pylist() if segments is not None else []
-    if seg_group:
-        c_lo, c_hi, ts = (segments.column(c).to_numpy() for c in ("c_lo", "c_hi", "ts_ms"))
+            "leader": r["leader"], "ts_ms": int(us) // 1000, "order": r["record_offset"], "identities": ident,
+            "owners": owners, "owned": owned, "member_last_commits": []})
+    for meta in by_group.values():
+        meta.sort(key=lambda x: x["order"])
+    if segments is not None and segments.num_rows:
+        seg = segments.select(["group", "topic", "partition", "c_lo", "c_hi", "ts_ms"])
+        seg = seg.filter(pc.and_(pc.is_valid(seg.column("topic")), pc.is_valid(seg.column("partition"))))
+        groups = seg.column("group").to_pylist()
+        c_lo, c_hi = (seg.column(c).to_numpy() for c in ("c_lo", "c_hi"))
+        k_all = np.full(len(groups), -1, np.int64)
         idx_by_group: dict = {}
-        for i, g in enumerate(seg_group):
+        for i, g in enumerate(groups):
             idx_by_group.setdefault(g, []).append(i)
         for g, idx in idx_by_group.items():
             meta = by_group.get(g)
             if not meta:
                 continue
-            orders = np.sort(np.array([m["order"] for m in meta], np.int64))
+            orders = np.array([m["order"] for m in meta], np.int64)
             idx = np.asarray(idx)
             k = np.searchsorted(orders, c_lo[idx], side="left")
             if (k < np.searchsorted(orders, c_hi[idx], side="right")).any():
                 return None  # a GroupMetadata record inside a segment
-            last: dict[int, int] = {}
-            for kk, t in zip(k.tolist(), ts[idx].tolist()):
-                if kk < len(orders):  # commits after the last record end no interval
-                    o = int(orders[kk])
-                    last[o] = max(last.get(o, t), t)
-            for m in meta:
-                m["last_commit_ms"] = last.get(m["order"])
+            # the interval (orders[k-1], orders[k]): commits before the first record or after the last end none
+            k_all[idx] = np.where((k >= 1) & (k < len(orders)), k, -1)
+        keep = k_all >= 0
+        last = (pa.table({"group": seg.column("group"), "k": k_all, "topic": seg.column("topic"),
+                          "partition": seg.column("partition"), "ts": seg.column("ts_ms")})
+                .filter(pa.array(keep)).group_by(["group", "k", "topic", "partition"]).aggregate([("ts", "max")]))
+        reacted: dict = {}  # (group, k) -> {member: last commit}
+        for g, k, topic, part, ts in zip(*(last.column(c).to_pylist()
+                                          for c in ("group", "k", "topic", "partition", "ts_max"))):
+            whos = by_group[g][k - 1]["owned"].get((topic, part), ())
+            mine = reacted.setdefault((g, k), {})
+            for who in whos:
+                mine[who] = max(mine.get(who, ts), ts)
+        for (g, k), mine in reacted.items():
+            by_group[g][k]["member_last_commits"] = list(mine.values())
     frames = []
     for g in sorted(by_group, key=lambda x: (x is not None, x)):
-        f = _per_group((g,), pd.DataFrame(by_group[g]))
+        f = _frame(episodes_for_group(g, by_group[g]))
         if len(f):
             frames.append(f)
     if not frames:
-        return spark.createDataFrame([], EPISODE_SCHEMA)
-    out = pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable",
-                                                                   na_position="first")
-    return spark.createDataFrame(out, EPISODE_SCHEMA)
+        return _frame([])
+    return pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable", na_position="first")
