@@ -94,3 +94,40 @@ def test_stdout_is_json_alone_in_a_fresh_process(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)  # the whole of stdout is one JSON object
     assert doc["scenarios"] == 1 and proc.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("extra,field", [
+    (["--group-interval-ms", "0"], "--group-interval-ms"),
+    (["--minimum-complete", "5"], "--minimum-complete"),
+    (["--allowed-lag", "-3"], "--allowed-lag"),
+])
+def test_bad_lag_options_exit_2_before_spark_and_write_nothing(capsys, tmp_path, extra, field):
+    rc = main(["pipeline", "lag", "--offsets", str(tmp_path), "--log-end", str(tmp_path / "leo.parquet"),
+               "--out", str(tmp_path / "lag"), *extra, "--format", "json"])
+    captured = capsys.readouterr()
+    assert rc == 2 and field in captured.err and captured.out == ""
+    assert not (tmp_path / "lag").exists()
+
+
+@pytest.mark.parametrize("grid,field", [
+    ({"base": {"name": "x"}, "grid": {"protocol": ["bogus"]}}, "base.duration_ms"),
+    ({"base": TINY_GRID["base"], "grid": {"protocol": ["bogus"]}}, "grid.protocol"),
+    ({"base": TINY_GRID["base"], "grid": {"session_timeout_ms": ["abc"]}}, "grid.session_timeout_ms"),
+])
+def test_bad_grid_exits_2_naming_the_grid_file_and_field(capsys, tmp_path, grid, field):
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    rc = main(["pipeline", "sweep", str(tmp_path / "grid.json"), "--out", str(tmp_path / "sw"), "--format", "json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and str(tmp_path / "grid.json") in err and f"'{field}'" in err
+    assert not (tmp_path / "sw").exists()
+
+
+def test_wrong_sample_type_exits_2_naming_file_and_column(spark, capsys, tmp_path):
+    pd.DataFrame({"ts": [pd.Timestamp(T0, unit="ms")], "broker": [1], "topic": ["t"], "partition": [0], "is_leader": [True],
+                  "bytes_in": ["abc"], "bytes_out": [1.0], "messages_in": [1.0], "size_bytes": [1.0]}).to_parquet(
+        tmp_path / "s.parquet", index=False)
+    rc = main(["pipeline", "load-model", "--samples", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o"),
+               "--shuffle-partitions", "4", "--format", "json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and str(tmp_path / "s.parquet") in err and "'bytes_in'" in err and "'abc'" in err
+    assert not (tmp_path / "o").exists()

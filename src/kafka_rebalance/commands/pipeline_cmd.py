@@ -17,7 +17,6 @@ from typing import Any, Iterator
 from rich.table import Table
 
 from .. import output
-from ..errors import InputError
 
 
 def register(subparsers) -> None:
@@ -55,7 +54,8 @@ def register(subparsers) -> None:
     lg.add_argument("--intervals", type=int, default=10, help="Burrow storage.intervals (commits kept)")
     lg.add_argument("--min-distance", type=int, default=0, help="Burrow storage.min-distance (seconds)")
     lg.add_argument("--allowed-lag", type=int, default=0, help="Burrow evaluator.allowed-lag")
-    lg.add_argument("--minimum-complete", type=float, default=0.0, help="Burrow evaluator.minimum-complete")
+    lg.add_argument("--minimum-complete", type=float, default=0.0,
+                    help="Burrow evaluator.minimum-complete: fraction (0..1) of the commit ring filled to evaluate")
     lg.add_argument("--group-interval-ms", type=int, default=60_000, help="bucket of the group status timeline")
     _common(lg, _lag)
 
@@ -92,6 +92,9 @@ def _run(args, job) -> int:
     from ..pipeline.session import get_spark
 
     t0 = time.perf_counter()
+    check = _PRECHECKS.get(job)
+    if check is not None:
+        check(args)  # options and small inputs: refused before Spark starts, nothing written
     with _stdout_to_stderr():
         spark = get_spark(args.master, args.shuffle_partitions, f"kafka-rebalance-{args.job}")
         summary = job(spark, args)
@@ -100,11 +103,18 @@ def _run(args, job) -> int:
     return 0
 
 
-def _load_model(spark, args) -> dict[str, Any]:
-    from ..pipeline.load_model import LoadModelConfig, run_load_model
+def _load_model_config(args):
+    from ..pipeline.load_model import LoadModelConfig
 
     cfg = LoadModelConfig(args.window_ms, args.windows, args.min_samples, args.min_valid_ratio, args.min_valid_windows)
-    res = run_load_model(spark, args.samples, args.out, cfg, snapshot=args.snapshot)
+    cfg.check()
+    return cfg
+
+
+def _load_model(spark, args) -> dict[str, Any]:
+    from ..pipeline.load_model import run_load_model
+
+    res = run_load_model(spark, args.samples, args.out, _load_model_config(args), snapshot=args.snapshot)
     return res.summary
 
 
@@ -118,22 +128,39 @@ def _offsets(spark, args) -> dict[str, Any]:
     return run_offsets(spark, args.records, args.out)
 
 
-def _lag(spark, args) -> dict[str, Any]:
+def _lag_config(args):
     from ..pipeline.burrow import BurrowConfig
-    from ..pipeline.lag import LagConfig, run_lag
+    from ..pipeline.lag import LagConfig
 
-    if args.intervals < 1:
-        raise InputError("must be >= 1", field="--intervals")
     cfg = LagConfig(BurrowConfig(intervals=args.intervals, min_distance_s=args.min_distance,
                                  minimum_complete=args.minimum_complete, allowed_lag=args.allowed_lag),
                     group_interval_ms=args.group_interval_ms)
-    return run_lag(spark, args.offsets, args.log_end, args.out, cfg)
+    cfg.check()
+    return cfg
+
+
+def _lag(spark, args) -> dict[str, Any]:
+    from ..pipeline.lag import run_lag
+
+    return run_lag(spark, args.offsets, args.log_end, args.out, _lag_config(args))
+
+
+def _sweep_grid(args):
+    from ..io_util import read_structured
+    from ..pipeline.sweep import expand_grid
+
+    doc = read_structured(args.grid)
+    expand_grid(doc, args.grid)  # every combination parsed: a bad grid never reaches Spark
+    return doc
 
 
 def _sweep(spark, args) -> dict[str, Any]:
     from ..pipeline.sweep import run_sweep
 
     return run_sweep(spark, args.grid, args.out)
+
+
+_PRECHECKS = {_load_model: _load_model_config, _lag: _lag_config, _sweep: _sweep_grid}
 
 
 def _table(console, summary: dict[str, Any]) -> None:

@@ -15,6 +15,11 @@ broker (log-end) offsets. A partition is then:
 
 A group takes the worst partition status, with STOP, STALL and REWIND
 reported as ERR for the group (`StatusError`).
+
+Expiry is per group, not per partition: Burrow keeps one `lastCommit` for
+the group, and once no partition of the group has had a commit for
+expire-group (7 days) the whole group is purged; until then every partition
+is evaluated, however old its own last commit (see `group_purges`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Iterable, Sequence
+
+from ..errors import InputError
 
 
 class Status(IntEnum):
@@ -54,6 +61,20 @@ class BurrowConfig:
     expire_group_s: int = 604_800  # storage.expire-group
     minimum_complete: float = 0.0  # evaluator.minimum-complete
     allowed_lag: int = 0         # evaluator.allowed-lag
+
+    def check(self) -> None:
+        """Burrow's own bounds: a ring needs a slot, minimum-complete is a fraction, lags are counts."""
+        if self.intervals < 1:
+            raise InputError(f"must be >= 1, got {self.intervals}", field="--intervals")
+        if self.min_distance_s < 0:
+            raise InputError(f"must be >= 0 (seconds), got {self.min_distance_s}", field="--min-distance")
+        if self.expire_group_s < 1:
+            raise InputError(f"must be >= 1 (seconds), got {self.expire_group_s}", field="--expire-group")
+        if not 0.0 <= self.minimum_complete <= 1.0 or self.minimum_complete != self.minimum_complete:
+            raise InputError(f"must be a fraction between 0 and 1, got {self.minimum_complete}",
+                             field="--minimum-complete")
+        if self.allowed_lag < 0:
+            raise InputError(f"must be >= 0 (messages), got {self.allowed_lag}", field="--allowed-lag")
 
 
 @dataclass(frozen=True)
@@ -174,7 +195,7 @@ class PartitionStore:
     config: BurrowConfig = field(default_factory=BurrowConfig)
     commits: deque = field(default_factory=deque)
     broker: deque = field(default_factory=deque)
-    last_commit_ms: int | None = None
+    born_ms: int | None = None  # arrival of the commit that created this state (a purge deletes it)
 
     def add_broker_offset(self, offset: int) -> None:
         self.broker.append(int(offset))
@@ -191,7 +212,8 @@ class PartitionStore:
             return False  # backfill / duplicate order: replayed input is in order, keep the first
         leo = self.broker[-1]
         lag = leo - offset if leo > offset else 0
-        self.last_commit_ms = timestamp_ms
+        if self.born_ms is None:
+            self.born_ms = timestamp_ms
         if self.commits:
             prev = self.commits[-1]
             if timestamp_ms - prev.timestamp < self.config.min_distance_s * 1000:
@@ -217,6 +239,34 @@ class PartitionStore:
         return evaluate_partition(self.ring(), list(self.broker), self.current_lag(), now_ms // 1000,
                                   self.config.minimum_complete, self.config.allowed_lag)
 
-    def expired(self, now_ms: int) -> bool:
-        """fetchConsumer purges a group whose last commit is older than expire-group."""
-        return self.last_commit_ms is not None and (now_ms // 1000 - self.config.expire_group_s) * 1000 > self.last_commit_ms
+
+
+def purge_moment_ms(last_commit_ms: int, expire_group_s: int) -> int:
+    """The first instant at which fetchConsumer purges a group whose last commit is `last_commit_ms`.
+
+    fetchConsumer deletes the whole group when `(now_s - expire_group) * 1000 > lastCommit`,
+    `now_s` whole seconds; the smallest such now in ms is returned.
+    """
+    return (last_commit_ms // 1000 + expire_group_s + 1) * 1000
+
+
+def group_purges(commit_ts_ms: Sequence[int], expire_group_s: int, end_ms: int) -> list[int]:
+    """When Burrow purges a group, given the times of all its stored commits on every partition.
+
+    Burrow keeps one `lastCommit` per group (consumerGroup.lastCommit in inmemory.go), set by
+    every commit it appends on any of the group's partitions, and fetchConsumer purges the
+    whole group, every partition, once that is older than expire-group. A partition whose own
+    last commit is old stays while the group commits elsewhere. The evaluator is taken to look
+    at every group continuously (the notifier's interval is seconds against a 7-day expiry), so
+    a purge happens in every gap between consecutive commits longer than expire-group, and at
+    `end_ms` if the last commit is that old then. Returns the purge instants <= end_ms, sorted.
+    """
+    ts = sorted(commit_ts_ms)
+    purges = []
+    for i, c in enumerate(ts):
+        p = purge_moment_ms(c, expire_group_s)
+        if p > end_ms:
+            continue
+        if i + 1 == len(ts) or p <= ts[i + 1]:
+            purges.append(p)
+    return purges

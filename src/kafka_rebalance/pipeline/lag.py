@@ -11,6 +11,7 @@ each group's Burrow status.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from ..errors import InputError
 from .burrow import BurrowConfig, PartitionStore, PartitionStatus, Status, group_status
 from .io import empty_quarantine, quarantine_rows, read_parquet, write_parquet
+from .load_model import check_column_types, staged_output
 from .timelag import LookupTable
 
 COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")
@@ -35,6 +37,13 @@ class LagConfig:
     lookup_table_size: int = 60
     group_interval_ms: int = 60_000
 
+    def check(self) -> None:
+        self.burrow.check()
+        if self.lookup_table_size < 2:
+            raise InputError(f"must be >= 2, got {self.lookup_table_size}", field="lookup-table-size")
+        if self.group_interval_ms < 1:
+            raise InputError(f"must be >= 1 (ms), got {self.group_interval_ms}", field="--group-interval-ms")
+
 
 def _ms(col_name: str, dtype: str):
     from pyspark.sql import functions as F
@@ -45,21 +54,40 @@ def _ms(col_name: str, dtype: str):
 
 
 def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, int, int]], end_ms: int,
-                     config: LagConfig = LagConfig()) -> list[dict[str, Any]]:
+                     config: LagConfig = LagConfig(), purges: dict[str, list[int]] | None = None) -> list[dict[str, Any]]:
     """One partition's lag rows.
 
     `leo` is [(ts_ms, log_end_offset)], `commits` [(group, ts_ms, order, offset)].
-    Log-end samples at the same ms as a commit are seen first.
+    Log-end samples at the same ms as a commit are seen first. `purges` maps a
+    group to the instants Burrow purges it (`burrow.group_purges`, computed
+    over all its partitions): a purge deletes the group's state here too, so
+    it has no rows until it commits on this partition again.
     """
     events = [(ts, 0, 0, None, off) for ts, off in leo] + [(ts, 1, order, g, off) for g, ts, order, off in commits]
     events.sort(key=lambda e: (e[0], e[1], e[2]))
+    purges = purges or {}
     table = LookupTable(config.lookup_table_size)
     stores: dict[str, PartitionStore] = {}
     broker_ring: list[int] = []
     rows: list[dict[str, Any]] = []
     latest_leo: int | None = None
+
+    def purged(g: str, store: PartitionStore, now: int) -> bool:
+        ps = purges.get(g)
+        if not ps or store.born_ms is None:
+            return False
+        i = bisect.bisect_right(ps, store.born_ms)  # first purge after the state was created
+        return i < len(ps) and ps[i] <= now
+
+    def drop_purged(now: int, only: str | None = None) -> None:
+        for g in ([only] if only is not None else list(stores)):
+            store = stores.get(g)
+            if store is not None and purged(g, store, now):
+                del stores[g]
+
     for ts, kind, order, group, offset in events:
         if kind == 0:
+            drop_purged(ts)
             latest_leo = offset
             table.add_point(offset, ts)
             for store in stores.values():
@@ -70,6 +98,7 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
                 if store.commits:
                     rows.append(_row(ts, g, store, latest_leo, table, False))
         else:
+            drop_purged(ts, group)
             store = stores.get(group)
             if store is None:
                 store = stores[group] = PartitionStore(config.burrow)
@@ -77,8 +106,9 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
                     store.add_broker_offset(b)
             store.add_commit(offset, ts, order)
     if latest_leo is not None:
+        drop_purged(end_ms)
         for g, store in stores.items():
-            if store.commits and not store.expired(end_ms):
+            if store.commits:
                 rows.append(_row(end_ms, g, store, latest_leo, table, True))
     return rows
 
@@ -91,28 +121,48 @@ def _row(ts: int, group: str, store: PartitionStore, leo: int, table: LookupTabl
             "status": st.status.name, "current_lag": st.current_lag, "complete": st.complete, "final": final}
 
 
+COMMIT_TYPES = {"group": "string", "topic": "string", "partition": "integral", "offset": "integral",
+                "commit_ts": "time", "record_offset": "integral"}
+LEO_TYPES = {"ts": "time", "topic": "string", "partition": "integral", "log_end_offset": "integral"}
+
+
 def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()) -> dict[str, Any]:
+    """Options and inputs are checked before anything is written; the outputs appear together."""
     import pandas as pd
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    config.check()
     commits_path = Path(offsets_dir) / "commits.parquet"
-    commits = read_parquet(spark, commits_path if commits_path.exists() else offsets_dir, COMMIT_COLUMNS, "commits")
+    commits_src = str(commits_path if commits_path.exists() else offsets_dir)
+    commits = read_parquet(spark, commits_src, COMMIT_COLUMNS, "commits")
+    check_column_types(commits, COMMIT_TYPES, commits_src)
     leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")
+    check_column_types(leo_raw, LEO_TYPES, str(log_end))
     order_col = F.col("record_offset").cast("long") if "record_offset" in commits.columns else F.lit(0).cast("long")
     c = commits.select(F.col("group").cast("string").alias("group"), F.col("topic").cast("string").alias("topic"),
-                       F.col("partition").cast("int").alias("partition"), F.col("offset").cast("long").alias("offset"),
+                       F.col("partition").try_cast("int").alias("partition"), F.col("offset").cast("long").alias("offset"),
                        _ms("commit_ts", dict(commits.dtypes)["commit_ts"]).alias("ts_ms"), order_col.alias("order"))
-    bad_leo = F.col("ts").isNull() | F.col("topic").isNull() | F.col("partition").isNull() | F.col("log_end_offset").isNull()
+    part = F.col("partition").try_cast("int")
+    bad_leo = F.col("ts").isNull() | F.col("topic").isNull() | part.isNull() | F.col("log_end_offset").isNull()
     reason = (F.when(F.col("ts").isNull(), F.lit("null ts")).when(F.col("topic").isNull(), F.lit("null topic"))
-              .when(F.col("partition").isNull(), F.lit("null partition")).otherwise(F.lit("null log_end_offset")))
+              .when(F.col("partition").isNull(), F.lit("null partition"))
+              .when(part.isNull(), F.lit("partition out of range")).otherwise(F.lit("null log_end_offset")))
     quarantine = quarantine_rows(leo_raw, bad_leo, "log_end", reason)
     bad_commit = F.col("ts_ms").isNull() | F.col("offset").isNull() | F.col("group").isNull() | F.col("topic").isNull() | F.col("partition").isNull()
     quarantine = quarantine.unionByName(quarantine_rows(c, bad_commit, "commits", F.lit("null field in commit")))
     leo = leo_raw.where(~bad_leo).select(_ms("ts", dict(leo_raw.dtypes)["ts"]).alias("ts_ms"), F.col("topic").cast("string").alias("topic"),
-                                         F.col("partition").cast("int").alias("partition"),
+                                         part.alias("partition"),
                                          F.col("log_end_offset").cast("long").alias("log_end_offset"))
     c = c.where(~bad_commit)
-    end_ms = max(v for v in (leo.agg(F.max("ts_ms")).first()[0], c.agg(F.max("ts_ms")).first()[0], 0) if v is not None)
+    leo_end = leo.agg(F.max("ts_ms")).first()[0]
+    if leo_end is None:
+        raise InputError("no usable log-end samples (no rows, or every row has a null field)", source=str(log_end))
+    commit_end = c.agg(F.max("ts_ms")).first()[0]
+    if commit_end is None:
+        raise InputError("no usable commits (no rows, or every row has a null field)", source=commits_src)
+    end_ms = max(leo_end, commit_end, 0)
+    purges = _purges(c, leo, config.burrow.expire_group_s, end_ms)
     cfg = config
 
     def per_partition(key, leo_pdf: pd.DataFrame, commits_pdf: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +170,7 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
         rows = replay_partition(
             list(zip(leo_pdf["ts_ms"].tolist(), leo_pdf["log_end_offset"].tolist())),
             list(zip(commits_pdf["group"].tolist(), commits_pdf["ts_ms"].tolist(), commits_pdf["order"].tolist(),
-                     commits_pdf["offset"].tolist())), end_ms, cfg)
+                     commits_pdf["offset"].tolist())), end_ms, cfg, purges)
         out = pd.DataFrame(rows, columns=["ts_ms", "group", "log_end_offset", "committed_offset", "lag", "time_lag_ms",
                                           "status", "current_lag", "complete", "final"])
         out.insert(0, "ts", pd.to_datetime(out.pop("ts_ms"), unit="ms"))
@@ -132,20 +182,49 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
     lag = (leo.groupBy("topic", "partition").cogroup(c.groupBy("topic", "partition"))
            .applyInPandas(per_partition, LAG_SCHEMA)).persist()
     try:
-        outdir = Path(out)
-        write_parquet(lag.where(~F.col("final")).drop("final").orderBy("group", "topic", "partition", "ts"),
-                      outdir / "lag.parquet")
-        final = lag.where(F.col("final")).collect()
-        n_rows = lag.where(~F.col("final")).count()
-        groups = _group_statuses(final, config)
-        timeline = _group_timeline(lag.where(~F.col("final")), config.group_interval_ms)
-        write_parquet(timeline, outdir / "group_status.parquet", files=1)
-        n_q = quarantine.count()
-        write_parquet(quarantine if n_q else empty_quarantine(spark), outdir / "quarantine.parquet", files=1)
+        with staged_output(out) as stage:
+            write_parquet(lag.where(~F.col("final")).drop("final").orderBy("group", "topic", "partition", "ts"),
+                          stage / "lag.parquet")
+            final = lag.where(F.col("final")).collect()
+            n_rows = lag.where(~F.col("final")).count()
+            groups = _group_statuses(final, config)
+            timeline = _group_timeline(lag.where(~F.col("final")), config.group_interval_ms)
+            write_parquet(timeline, stage / "group_status.parquet", files=1)
+            n_q = quarantine.count()
+            write_parquet(quarantine if n_q else empty_quarantine(spark), stage / "quarantine.parquet", files=1)
     finally:
         lag.unpersist()
     return {"lag_rows": n_rows, "groups": groups, "partitions_evaluated": len(final), "quarantined": n_q,
             "evaluated_at_ms": end_ms, "out": str(out)}
+
+
+def _purges(c, leo, expire_group_s: int, end_ms: int) -> dict[str, list[int]]:
+    """Per group, when Burrow purges it (burrow.group_purges), from the commits Burrow stores.
+
+    Burrow sets the group's lastCommit on each commit it appends to a ring:
+    not one arriving before any log-end offset of its partition is known,
+    nor one whose order is not past the ring's newest. Only the instants up
+    to `end_ms` are kept, and only groups that have one: usually few.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    first_leo = leo.groupBy("topic", "partition").agg(F.min("ts_ms").alias("first_leo_ms"))
+    eligible = F.col("first_leo_ms").isNotNull() & (F.col("ts_ms") >= F.col("first_leo_ms"))
+    before = Window.partitionBy("group", "topic", "partition").orderBy("ts_ms", "order").rowsBetween(Window.unboundedPreceding, -1)
+    stored = (c.join(first_leo, ["topic", "partition"], "left")
+              .withColumn("prev_order", F.max(F.when(eligible, F.col("order"))).over(before))
+              .where(eligible & (F.col("prev_order").isNull() | (F.col("order") > F.col("prev_order"))))
+              .select("group", "ts_ms"))
+    nxt = F.lead("ts_ms").over(Window.partitionBy("group").orderBy("ts_ms"))
+    purge = ((F.floor(F.col("ts_ms") / 1000) + F.lit(expire_group_s) + 1) * 1000).cast("long")
+    rows = (stored.withColumn("next_ms", nxt).withColumn("purge_ms", purge)
+            .where((F.col("purge_ms") <= F.lit(end_ms)) & (F.col("next_ms").isNull() | (F.col("purge_ms") <= F.col("next_ms"))))
+            .select("group", "purge_ms").collect())
+    out: dict[str, list[int]] = {}
+    for r in rows:
+        out.setdefault(r["group"], []).append(int(r["purge_ms"]))
+    return {g: sorted(v) for g, v in out.items()}
 
 
 def _group_statuses(final_rows, config: LagConfig) -> dict[str, Any]:
