@@ -79,3 +79,57 @@ def test_chromium_check_catches_a_broken_page(tmp_path):
     status = render_status(page, tmp_path / "profile")
     assert any("boom" in e for e in status["errors"])
     assert status["rendered"] < status["expected"]
+
+
+MALFORMED = [
+    # (document, field path named in the error, bad value shown)
+    ({"broker_load": {"before": "x"}}, "broker_load.before", "'x'"),
+    ({"compare": {"eager": 5}}, "compare.eager", "5"),
+    ({"sweep": {"rows": [[1]], "columns": "abc"}}, "sweep.columns", "'abc'"),
+    ({"sweep": {"rows": [[1]], "columns": ["a", "b"]}}, "sweep.rows[0]", "[1]"),
+    ({"sweep": {"rows": [["x", "slow"]], "columns": ["p", "unavailable_partition_ms"]}}, "sweep.rows[0][1]", "'slow'"),
+    ({"broker_load": {"before": {"cpu": {"1": 3}}}}, "broker_load.before", "['cpu']"),
+    ({"broker_load": {"before": {"replicas": {"1": "ten"}}}}, "broker_load.before.replicas.1", "'ten'"),
+    ({"broker_load": {"before": {"replicas": {"1": 1}}, "max_over_mean": {"after": [1]}}},
+     "broker_load.max_over_mean.after", "[1]"),
+    ({"leaders": {"after election": [1, 2]}}, "leaders.after election", "[1, 2]"),
+    ({"moves": {"plan": "many"}}, "moves.plan", "'many'"),
+    ({"moves": {"plan": 1}, "plans": ["add"]}, "plans[0]", "'add'"),
+    ({"ownership": {"eager": {"intervals": [{"partition": "t-0", "member": "m0", "end_ms": 5}]}}},
+     "ownership.eager.intervals[0].start_ms", "None"),
+    ({"ownership": {"eager": {"duration_ms": "1m"}}}, "ownership.eager.duration_ms", "'1m'"),
+    ({"compare": {"eager": {"member_paused_ms": "7s"}}}, "compare.eager.member_paused_ms", "'7s'"),
+    ({"compare": {"eager": {"records": 3}}}, "compare.eager.records", "3"),
+    ({"lag": {"series": {"g": [[0, 1], [60]]}}}, "lag.series.g[1]", "[60]"),
+    ({"lag": {"statuses": {"columns": ["group"], "rows": [["g", "OK"]]}}}, "lag.statuses.rows[0]", "['g', 'OK']"),
+    ({"cards": {"moves": {"n": 1}}}, "cards.moves", "{'n': 1}"),
+    ({"title": ["t"]}, "title", "['t']"),
+]
+
+
+@pytest.mark.parametrize("doc,field,shown", MALFORMED, ids=[m[1] for m in MALFORMED])
+def test_malformed_nested_field_is_an_input_error_and_nothing_is_written(tmp_path, capsys, doc, field, shown):
+    """Exit 2 naming the file, the field path and the value; no traceback, and no page (an old one stays)."""
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    (tmp_path / "report.html").write_text("previous report")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert str(tmp_path / "report.json") in err and f"field '{field}'" in err and shown in err, err
+    assert (tmp_path / "report.html").read_text() == "previous report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json"]
+
+
+def test_optional_fields_may_be_null_and_broker_names_mixed(tmp_path, capsys):
+    doc = sample_doc()
+    doc.update(title=None, subtitle=None, cards=None, plans=None)
+    doc["broker_load"]["max_over_mean"] = {"before": None, "after": {"replicas": 1.0}}
+    doc["leaders"]["after election"] = {"1": 3, "broker-b": 2}
+    doc["ownership"]["eager"]["stops"] = None
+    doc["compare"]["eager"]["records"] = None
+    doc["lag"]["series"]["g"][1] = [60, None]
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    assert main(["report", str(tmp_path), "--format", "json"]) == 0
+    page = Path(json.loads(capsys.readouterr().out)["report"]).read_text()
+    assert "kafka-rebalance report" in page and "broker-b" in page
+    assert len(build_sections(doc)) == 7

@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 from ..io_util import atomic_write_text, read_structured
-from .html import (Section, bar_figure, broker_load_figure, lag_figure, moves_figure, ownership_timeline_figure,
-                   render_html)
+from .html import (RESOURCES, Section, bar_figure, broker_load_figure, broker_order, lag_figure, moves_figure,
+                   ownership_timeline_figure, render_html)
 
 REPORT_JSON = "report.json"
 PROTOCOL_LABELS = {"eager": "eager (classic)", "cooperative": "cooperative (KIP-429)",
@@ -31,7 +31,144 @@ def _expect(doc: Mapping[str, Any], key: str, kind: type, source: str) -> Any:
     return value
 
 
+# ---- validation: every field the sections read, checked before anything is drawn or written ----------------
+
+_KIND = {dict: "an object", list: "a list", str: "a string", "number": "a number", "scalar": "a string, number, "
+         "true/false or null", "number or empty": "a number, null or \"\""}
+
+
+class _Check:
+    """Checks one document; errors name the file, the field path (`sweep.rows[0]`) and the bad value."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, value: Any, wanted: str) -> None:
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise InputError(f"expected {wanted}, got {type(value).__name__} {shown}", source=self.source, field=path)
+
+    def is_(self, path: str, value: Any, kind: Any, optional: bool = False) -> Any:
+        if value is None and optional:
+            return value
+        ok = {"number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              "scalar": lambda v: v is None or isinstance(v, (str, int, float, bool)),
+              "number or empty": lambda v: v is None or v == "" or (isinstance(v, (int, float))
+                                                                    and not isinstance(v, bool))}
+        good = ok[kind](value) if isinstance(kind, str) else isinstance(value, kind)
+        if not good:
+            self.fail(path, value, _KIND[kind])
+        return value
+
+    def numbers_by_key(self, path: str, value: Any) -> None:
+        for k, v in self.is_(path, value, dict).items():
+            self.is_(f"{path}.{k}", v, "number")
+
+    def rows(self, path: str, value: Any, width: int | None = None) -> None:
+        for i, row in enumerate(self.is_(path, value, list)):
+            self.is_(f"{path}[{i}]", row, list)
+            if width is not None and len(row) != width:
+                raise InputError(f"expected {width} cells (one per column), got {len(row)}: {row!r}"[:200],
+                                 source=self.source, field=f"{path}[{i}]")
+            for j, cell in enumerate(row):
+                self.is_(f"{path}[{i}][{j}]", cell, "scalar")
+
+    def strings(self, path: str, value: Any) -> list:
+        for i, v in enumerate(self.is_(path, value, list)):
+            self.is_(f"{path}[{i}]", v, str)
+        return value
+
+
+def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
+    """Raise InputError (file, field path, value) for the first malformed field build_sections would read."""
+    c = _Check(source)
+    for key in ("title", "subtitle", "moves_intro"):
+        c.is_(key, doc.get(key), str, optional=True)
+    for k, v in (c.is_("cards", doc.get("cards"), dict, optional=True) or {}).items():
+        c.is_(f"cards.{k}", v, "scalar")
+    load = c.is_("broker_load", doc.get("broker_load"), dict, optional=True)
+    if load:
+        c.is_("broker_load.intro", load.get("intro"), str, optional=True)
+        before = c.is_("broker_load.before", load.get("before"), dict)
+        for side, loads in (("before", before), ("after", c.is_("broker_load.after", load.get("after"), dict, True))):
+            for res, per_broker in (loads or {}).items():
+                c.numbers_by_key(f"broker_load.{side}.{res}", per_broker)
+        if not any(r in before for r in RESOURCES):
+            raise InputError(f"no resource to plot: expected one of {', '.join(RESOURCES)}, got {sorted(before)!r}",
+                             source=source, field="broker_load.before")
+        ratios = c.is_("broker_load.max_over_mean", load.get("max_over_mean"), dict, optional=True)
+        for side in ("before", "after"):
+            for r, v in (c.is_(f"broker_load.max_over_mean.{side}", (ratios or {}).get(side), dict, True) or {}).items():
+                c.is_(f"broker_load.max_over_mean.{side}.{r}", v, "scalar")
+    leaders = c.is_("leaders", doc.get("leaders"), dict, optional=True)
+    for stage, counts in (leaders or {}).items():
+        if stage == "intro":
+            c.is_("leaders.intro", counts, str)
+        else:
+            c.numbers_by_key(f"leaders.{stage}", counts)
+    moves = c.is_("moves", doc.get("moves"), dict, optional=True)
+    if moves:
+        c.numbers_by_key("moves", moves)
+        plans = c.is_("plans", doc.get("plans"), list, optional=True) or []
+        for i, plan in enumerate(plans):
+            for k, v in c.is_(f"plans[{i}]", plan, dict).items():
+                c.is_(f"plans[{i}].{k}", v, "scalar")
+    for protocol, o in (c.is_("ownership", doc.get("ownership"), dict, optional=True) or {}).items():
+        path = f"ownership.{protocol}"
+        c.is_(path, o, dict)
+        c.is_(f"{path}.duration_ms", o.get("duration_ms"), "number", optional=True)
+        for name, fields in (("intervals", ("start_ms", "end_ms")), ("stops", ("start_ms", "end_ms"))):
+            for i, iv in enumerate(c.is_(f"{path}.{name}", o.get(name), list, optional=True) or []):
+                c.is_(f"{path}.{name}[{i}]", iv, dict)
+                for f in fields:
+                    c.is_(f"{path}.{name}[{i}].{f}", iv.get(f), "number")
+                if name == "intervals":
+                    c.is_(f"{path}.{name}[{i}].member", iv.get("member"), str)
+                    c.is_(f"{path}.{name}[{i}].partition", iv.get("partition"), "scalar")
+    for name, summary in (c.is_("compare", doc.get("compare"), dict, optional=True) or {}).items():
+        path = f"compare.{name}"
+        c.is_(path, summary, dict)
+        for k in COMPARE_KEYS:
+            c.is_(f"{path}.{k}", summary.get(k), "number" if k in COMPARE_PLOTTED else "scalar", optional=True)
+        records = c.is_(f"{path}.records", summary.get("records"), dict, optional=True) or {}
+        for k in ("duplicates", "lost"):
+            c.is_(f"{path}.records.{k}", records.get(k), "scalar")
+    lag = c.is_("lag", doc.get("lag"), dict, optional=True)
+    if lag:
+        c.is_("lag.title", lag.get("title"), str, optional=True)
+        for name, points in (c.is_("lag.series", lag.get("series"), dict, optional=True) or {}).items():
+            for i, pt in enumerate(c.is_(f"lag.series.{name}", points, list)):
+                if not (isinstance(pt, list) and len(pt) == 2):
+                    c.fail(f"lag.series.{name}[{i}]", pt, "an [x, y] pair")
+                for j in (0, 1):
+                    c.is_(f"lag.series.{name}[{i}][{j}]", pt[j], "number", optional=True)
+        st = c.is_("lag.statuses", lag.get("statuses"), dict, optional=True)
+        if st:
+            cols = c.strings("lag.statuses.columns", st.get("columns"))
+            c.rows("lag.statuses.rows", st.get("rows"), len(cols))
+    sweep = c.is_("sweep", doc.get("sweep"), dict, optional=True)
+    if sweep and sweep.get("rows"):
+        cols = c.strings("sweep.columns", sweep.get("columns"))
+        c.rows("sweep.rows", sweep.get("rows"), len(cols))
+        if "label_columns" in sweep:
+            c.strings("sweep.label_columns", sweep["label_columns"])
+        if "metrics" in sweep:
+            c.strings("sweep.metrics", sweep["metrics"])
+        c.is_("sweep.metric", sweep.get("metric"), str, optional=True)
+        for m in sweep.get("metrics", [sweep.get("metric", "unavailable_partition_ms")]):
+            if m in cols:
+                j = cols.index(m)
+                for i, row in enumerate(sweep["rows"]):
+                    c.is_(f"sweep.rows[{i}][{j}]", row[j], "number or empty")
+
+
+COMPARE_KEYS = ("rebalances", "unavailable_partition_ms", "member_paused_ms", "partitions_moved", "revocations")
+COMPARE_PLOTTED = ("unavailable_partition_ms", "member_paused_ms")
+
+
 def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Section]:
+    """The report's sections; InputError (nothing drawn) when a field is malformed (validate)."""
+    validate(doc, source)
     sections: list[Section] = []
     load = _expect(doc, "broker_load", dict, source)
     if load:
@@ -40,8 +177,8 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sec.figures.append(broker_load_figure(load.get("before", {}), load.get("after")))
         ratios = load.get("max_over_mean")
         if ratios:
-            rows = [[r, ratios.get("before", {}).get(r, ""), ratios.get("after", {}).get(r, "")]
-                    for r in sorted(set(ratios.get("before", {})) | set(ratios.get("after", {})))]
+            b, a = ratios.get("before") or {}, ratios.get("after") or {}
+            rows = [[r, b.get(r, ""), a.get(r, "")] for r in sorted(set(b) | set(a))]
             sec.tables.append(("max / mean per resource", ["resource", "before", "after"], rows))
         sections.append(sec)
     leaders = _expect(doc, "leaders", dict, source)
@@ -49,7 +186,7 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sec = Section("Leader distribution", leaders.get("intro", "Leaders per broker: after a rolling restart, "
                                                           "after preferred leader election, after leader balancing."))
         stages = {k: v for k, v in leaders.items() if isinstance(v, dict)}
-        brokers = sorted({b for v in stages.values() for b in v}, key=lambda b: int(b) if str(b).isdigit() else b)
+        brokers = sorted({b for v in stages.values() for b in v}, key=broker_order)
         sec.figures.append(bar_figure("Leaders per broker", [str(b) for b in brokers],
                                       {k: [v.get(b, 0) for b in brokers] for k, v in stages.items()}, "leaders"))
         sections.append(sec)
@@ -68,32 +205,32 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sec = Section("Partition ownership per protocol",
                       "Each bar is a partition owned by a member; gaps and shaded bands are where the world stopped.")
         for protocol, o in ownership.items():
-            sec.figures.append(ownership_timeline_figure(PROTOCOL_LABELS.get(protocol, protocol), o.get("intervals", []), int(o.get("duration_ms", 0)),
-                                                         o.get("stops", [])))
+            sec.figures.append(ownership_timeline_figure(PROTOCOL_LABELS.get(protocol, protocol), o.get("intervals") or [],
+                                                         int(o.get("duration_ms") or 0), o.get("stops") or []))
         sections.append(sec)
     compare = _expect(doc, "compare", dict, source)
     if compare:
         sec = Section("What a rolling restart costs under each protocol")
         names = list(compare)
         labels = [PROTOCOL_LABELS.get(n, n) for n in names]
-        keys = ["rebalances", "unavailable_partition_ms", "member_paused_ms", "partitions_moved", "revocations"]
+        keys = list(COMPARE_KEYS)
         sec.figures.append(bar_figure("Stop-the-world cost", labels,
-                                      {k: [compare[n].get(k, 0) for n in names] for k in ("unavailable_partition_ms", "member_paused_ms")},
-                                      "ms"))
+                                      {k: [compare[n].get(k, 0) for n in names] for k in COMPARE_PLOTTED}, "ms"))
         rows = [[PROTOCOL_LABELS.get(n, n)] + [compare[n].get(k, "") for k in keys] +
-                [compare[n].get("records", {}).get("duplicates", ""), compare[n].get("records", {}).get("lost", "")]
+                [(compare[n].get("records") or {}).get("duplicates", ""),
+                 (compare[n].get("records") or {}).get("lost", "")]
                 for n in names]
         sec.tables.append(("side by side", ["protocol"] + keys + ["duplicates", "lost"], rows))
         sections.append(sec)
     lag = _expect(doc, "lag", dict, source)
     if lag:
         sec = Section("Lag and Burrow status")
-        series = {k: ([p[0] for p in v], [p[1] for p in v]) for k, v in lag.get("series", {}).items()}
+        series = {k: ([p[0] for p in v], [p[1] for p in v]) for k, v in (lag.get("series") or {}).items()}
         if series:
             sec.figures.append(lag_figure(series, lag.get("title", "Consumer lag")))
         st = lag.get("statuses")
         if st:
-            sec.tables.append(("Burrow evaluation", st.get("columns", []), st.get("rows", [])))
+            sec.tables.append(("Burrow evaluation", st["columns"], st["rows"]))
         sections.append(sec)
     sweep = _expect(doc, "sweep", dict, source)
     if sweep and sweep.get("rows"):
@@ -122,7 +259,8 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object", source=str(doc_path))
     sections = build_sections(doc, str(doc_path))
-    page = render_html(doc.get("title", "kafka-rebalance report"), doc.get("subtitle", ""), doc.get("cards", {}), sections)
+    page = render_html(doc.get("title") or "kafka-rebalance report", doc.get("subtitle") or "", doc.get("cards") or {},
+                       sections)
     target = Path(out) if out else doc_path.parent / REPORT_HTML
     atomic_write_text(target, page)
     return target

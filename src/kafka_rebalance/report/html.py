@@ -46,13 +46,21 @@ def _table_html(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]]
 # --------------------------------------------------------------------------- figures
 
 
+def broker_order(b: Any) -> tuple:
+    """Numeric broker ids in numeric order, then any other names (mixed keys must not fail to compare)."""
+    s = str(b)
+    return (0, int(s), "") if s.lstrip("-").isdigit() else (1, 0, s)
+
+
 def broker_load_figure(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]] | None,
                        resources: Sequence[str] = RESOURCES) -> go.Figure:
     """Per resource, each broker's load before and after the plan (grouped bars)."""
     present = [r for r in resources if r in before]
+    if not present:  # build.validate rejects this; a bare call gets an empty figure, not plotly's ValueError
+        return go.Figure().update_layout(title="Broker load: no resource to plot")
     fig = make_subplots(rows=len(present), cols=1, subplot_titles=present, vertical_spacing=0.06)
     for i, res in enumerate(present, start=1):
-        brokers = sorted(before[res], key=lambda b: int(b) if str(b).lstrip("-").isdigit() else str(b))
+        brokers = sorted(before[res], key=broker_order)
         fig.add_trace(go.Bar(x=[str(b) for b in brokers], y=[before[res][b] for b in brokers], name="before",
                              marker_color="#d62728", showlegend=i == 1, legendgroup="before"), row=i, col=1)
         if after and res in after:
