@@ -270,19 +270,28 @@ def test_driver_and_spark_agree_over_commits_and_segments(spark, tmp_path):
 # ---- the simulator's eager rolling restart -------------------------------------------------------------
 
 
-def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tmp_path):
+def rolling_restart(name: str = "eager", duration_ms: int = 260_000):
+    from kafka_rebalance.demo.run import rolling_restart_scenario
+    from kafka_rebalance.sim.api import parse_simulation_scenario, variant
+
+    doc = {**rolling_restart_scenario(1, 7), "duration_ms": duration_ms}
+    doc["events"] = [e for e in doc["events"] if e["kind"] != "pause"]
+    return variant(parse_simulation_scenario(doc), name)
+
+
+@pytest.mark.parametrize("source", ["coordinator records", "event log"])
+def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tmp_path, source):
     """Before: every episode lasted 9-14 ms (the last member's commit to the record). Now the start is within a
     few ms of the simulator's PreparingRebalance when a LeaveGroup starts the rebalance, and within a heartbeat
     interval after it when a JoinGroup does (the first member learns at its next heartbeat)."""
-    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records
-    from kafka_rebalance.demo.run import START_MS, rolling_restart_scenario
-    from kafka_rebalance.sim.api import parse_simulation_scenario, simulate_scenario, variant
+    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records, simulate_recording_group_metadata
+    from kafka_rebalance.demo.run import START_MS
 
-    doc = {**rolling_restart_scenario(1, 7), "duration_ms": 260_000}
-    doc["events"] = [e for e in doc["events"] if e["kind"] != "pause"]
-    sc = variant(parse_simulation_scenario(doc), "eager")
-    res = simulate_scenario(sc)
-    pq.write_table(consumer_offsets_records(res.events, START_MS, protocol="range"), tmp_path / "records.parquet")
+    sc = rolling_restart()
+    res, writes = simulate_recording_group_metadata(sc)
+    records = (consumer_offsets_records(res.events, START_MS, group_metadata=writes) if source == "coordinator records"
+               else consumer_offsets_records(res.events, START_MS, protocol="range"))
+    pq.write_table(records, tmp_path / "records.parquet")
     off.run_offsets(spark, str(tmp_path / "records.parquet"), str(tmp_path / "out"))
     eps = pd.read_parquet(tmp_path / "out" / "rebalances.parquet").sort_values("end")
 
@@ -309,3 +318,48 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
         assert r["duration_ms"] > 2000 and r["start_source"] == "commit"
         checked += 1
     assert checked == 6
+
+
+# ---- the demo's GroupMetadata records: the coordinator's leader and protocol -------------------------------
+
+
+def _group_metadata_values(table: pa.Table) -> list:
+    d = pa.Table.from_batches(list(off.decode_batches_slow(table.to_batches())))
+    return d.filter(pc.equal(d.column("kind"), "group_metadata")).to_pylist()
+
+
+@pytest.mark.parametrize("name,protocol", [("eager", "range"), ("cooperative", "cooperative-sticky")])
+def test_demo_group_metadata_records_carry_the_coordinators_leader_and_protocol(name, protocol):
+    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records, simulate_recording_group_metadata
+    from kafka_rebalance.sim.api import simulate_scenario
+
+    sc = rolling_restart(name, 200_000)
+    res, writes = simulate_recording_group_metadata(sc)
+    plain = simulate_scenario(sc)
+    assert res.events == plain.events and res.summary == plain.summary  # recording changes nothing
+    gms = _group_metadata_values(consumer_offsets_records(res.events, 0, group_metadata=writes))
+    assert [g["generation"] for g in gms] == [w.value.generation for w in writes] and len(gms) >= 4
+    stable = {}  # generation -> when the leader's SyncGroup made the group Stable (the record is stored then)
+    first_added = None
+    for e in res.events:
+        d = json.loads(e["detail"])
+        if e["kind"] == "group_state" and d["to"] == "Stable":
+            stable[e["generation"]] = e["ts_ms"]
+        if e["kind"] == "group_state" and first_added is None and d["reason"].startswith("adding new member "):
+            first_added = d["reason"].removeprefix("adding new member ")
+    for g in gms:
+        ids = [m["member_id"] for m in g["members"]]
+        assert g["protocol"] == protocol and g["leader"] in ids  # the leader is a member, by its member id
+        assert g["record_ts"].timestamp() * 1000 == stable[g["generation"]]
+    # Kafka makes the first member added to an empty group its leader; the event log says who that was
+    assert gms[0]["leader"] == first_added and not first_added.startswith("m0#")
+
+
+def test_event_log_alone_leaves_the_leader_unknown():
+    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records
+    from kafka_rebalance.sim.api import simulate_scenario
+
+    res = simulate_scenario(rolling_restart("eager", 130_000))
+    gms = _group_metadata_values(consumer_offsets_records(res.events, 0, protocol="range"))
+    assert gms and all(g["leader"] is None and g["protocol"] == "range" for g in gms)
+    assert all(g["protocol"] is None for g in _group_metadata_values(consumer_offsets_records(res.events, 0)))
