@@ -6,7 +6,13 @@ sample is a poll, as Burrow's broker-offset refresh and kafka-lag-exporter's
 collector poll are. At each poll, for every group that has committed on the
 partition: committed offset, offset lag, time lag (timelag.py) and Burrow's
 partition status (burrow.py). A final evaluation at the end of the data gives
-each group's Burrow status.
+each group's Burrow status. Burrow's expire-group is a group's, not a
+partition's: the instants each group is purged are found first over all its
+partitions (`_purges`), and every partition's replay drops the group's state
+at them.
+
+Options and input column types are checked before anything is read in bulk;
+the three outputs are written into a staging folder and published together.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ def _ms(col_name: str, dtype: str):
 
     if dtype.startswith("timestamp"):
         return F.floor(F.unix_micros(F.col(col_name).cast("timestamp")) / 1000).cast("long")
+    if dtype == "date":
+        return F.unix_date(F.col(col_name)).cast("long") * 86_400_000
     return F.col(col_name).cast("long")
 
 

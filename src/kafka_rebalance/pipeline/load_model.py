@@ -147,6 +147,8 @@ def staged_output(out: str | os.PathLike) -> Iterator[Path]:
     nothing is published and the staging folder is removed.
     """
     target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise InputError("exists and is not a folder", source=str(target))
     stage = staging_folder(target)
     stage.mkdir()
     try:

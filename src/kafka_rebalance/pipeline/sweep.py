@@ -88,6 +88,9 @@ def _validate(sc: dict, params: dict[str, Any], protocol: Any, where: str) -> No
                                  field=f"grid.{name}") from None
         others = f" (combination {params})" if params else ""
         raise InputError(f"{exc.message}{others}", source=where, field=f"base.{field}" if field else "base") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape the parser did not foresee
+        raise InputError(f"invalid scenario: {type(exc).__name__}: {exc} (combination {params})", source=where,
+                         field="grid" if params else "base") from None
     # the sweep table's columns are Spark int/long
     if parsed.group.session_timeout_ms > INT32_MAX:
         name = "session_timeout_ms" if "session_timeout_ms" in params else None
