@@ -144,21 +144,24 @@ def _meta(group_metadata, commits, segments):
         F.expr(f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
                f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
     )
-    # Each partition's last commit between consecutive GroupMetadata records, in the JVM: the (few) intervals
-    # are broadcast and range-joined with the (many) commits or their segments, then reduced per partition.
-    w = Window.partitionBy("group").orderBy("order")
-    intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo")).where(F.col("lo").isNotNull())
+    # Each partition's last commit between consecutive GroupMetadata records. Segments (few): the intervals
+    # are broadcast and range-joined with them in the JVM. Commits (many): each task finds its commits'
+    # intervals by binary search over the records' offsets and reduces them per partition before the shuffle.
     if segments is not None:
+        w = Window.partitionBy("group").orderBy("order")
+        intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo")).where(F.col("lo").isNotNull())
         spans = segments.select("group", "topic", "partition", "c_lo", "c_hi", "ts_ms")
+        spans = (spans.join(F.broadcast(intervals), "group")
+                 .where((F.col("c_hi") < F.col("order")) & (F.col("c_lo") > F.col("lo"))))
     else:
-        spans = commits.select("group", "topic", "partition", F.col("record_offset").alias("c_lo"),
-                               F.col("record_offset").alias("c_hi"),
-                               F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"))
-    per_partition = (
-        spans.join(F.broadcast(intervals), "group")
-        .where((F.col("c_hi") < F.col("order")) & (F.col("c_lo") > F.col("lo")))
-        .groupBy("group", "order", "lo", "topic", "partition").agg(F.max("ts_ms").alias("ts_ms"))
-    )
+        orders: dict = {}
+        for r in group_metadata.select("group", "record_offset").collect():
+            if r["group"] is not None and r["record_offset"] is not None:
+                orders.setdefault(r["group"], []).append(int(r["record_offset"]))
+        spans = commits.select("group", "topic", "partition", "record_offset",
+                               F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms")).mapInArrow(
+            _interval_tagger({g: sorted(o) for g, o in orders.items()}), _TAGGED_DDL)
+    per_partition = spans.groupBy("group", "order", "lo", "topic", "partition").agg(F.max("ts_ms").alias("ts_ms"))
     # who owned each partition in the previous record (the one at `lo`)
     owned = (group_metadata.select("group", F.col("record_offset").alias("lo"), F.explode("members").alias("m"))
              .select("group", "lo", F.expr(ident).alias("who"), F.explode("m.assigned").alias("a"))
@@ -168,6 +171,57 @@ def _meta(group_metadata, commits, segments):
                .groupBy("group", "order", "who").agg(F.max("ts_ms").alias("ts_ms"))
                .groupBy("group", "order").agg(F.collect_list("ts_ms").alias("member_last_commits")))
     return meta.join(reacted, ["group", "order"], "left")
+
+
+_TAGGED_DDL = "group string, order long, lo long, topic string, partition int, ts_ms long"
+
+
+def _interval_tagger(orders: dict[str, list[int]]):
+    """mapInArrow body: commits (group, topic, partition, record_offset, ts_ms) -> per partition and interval
+    (lo, order) between consecutive GroupMetadata records of its group, the batch's latest commit time.
+
+    The same rows as the range join `lo < record_offset < order`: commits before a group's first record, after
+    its last, at a record's offset, of a group without records or without a time belong to no interval."""
+
+    def run(batches):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        sorted_orders = {g: np.asarray(o, np.int64) for g, o in orders.items()}
+        for b in batches:
+            b = b.filter(pc.and_(pc.and_(pc.is_valid(b.column("group")), pc.is_valid(b.column("record_offset"))),
+                                 pc.and_(pc.is_valid(b.column("ts_ms")), pc.and_(
+                                     pc.is_valid(b.column("topic")), pc.is_valid(b.column("partition"))))))
+            if b.num_rows == 0:
+                continue
+            enc = pc.dictionary_encode(b.column("group"))
+            code = enc.indices.to_numpy(zero_copy_only=False)
+            off = b.column("record_offset").to_numpy(zero_copy_only=False)
+            lo = np.full(len(off), -1, np.int64)
+            hi = np.full(len(off), -1, np.int64)
+            keep = np.zeros(len(off), bool)
+            for c, g in enumerate(enc.dictionary.to_pylist()):
+                o = sorted_orders.get(g)
+                if o is None or len(o) < 2:
+                    continue
+                sel = np.flatnonzero(code == c)
+                k = np.searchsorted(o, off[sel], side="left")
+                inside = (k >= 1) & (k < len(o))
+                inside[inside] &= o[k[inside]] != off[sel][inside]
+                sel, k = sel[inside], k[inside]
+                lo[sel], hi[sel], keep[sel] = o[k - 1], o[k], True
+            if not keep.any():
+                continue
+            mask = pa.array(keep)
+            t = pa.table({"group": b.column("group").filter(mask), "order": pa.array(hi[keep]),
+                          "lo": pa.array(lo[keep]), "topic": b.column("topic").filter(mask),
+                          "partition": b.column("partition").filter(mask), "ts_ms": b.column("ts_ms").filter(mask)})
+            agg = t.group_by(["group", "order", "lo", "topic", "partition"]).aggregate([("ts_ms", "max")])
+            yield from agg.select(["group", "order", "lo", "topic", "partition", "ts_ms_max"]).rename_columns(
+                ["group", "order", "lo", "topic", "partition", "ts_ms"]).to_batches()
+
+    return run
 
 
 def _per_group(key, m):
