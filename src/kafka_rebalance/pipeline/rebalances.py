@@ -22,16 +22,24 @@ the group's first record, the first after a group tombstone (no previous
 assignment to attribute commits to), or no commit in between. Commits on
 partitions nobody owned, and members' last commits outside [previous record,
 this record] (a client-supplied commit time, clock skew), are left out.
-What the estimate is worth: exact when a member's LeaveGroup starts the
-rebalance (its close() commit comes first); late by at most the members'
-heartbeat interval when a JoinGroup or a session expiry starts it (the first
-to react is the first to heartbeat afterwards); early when a member that
-never commits in `onJoinPrepare` (auto-commit off, a crash) had its last
-commit long before the rebalance began.
+What the estimate is worth: exact to within a round trip when a member's
+LeaveGroup starts the rebalance (its close() commit just precedes it); late
+by at most `heartbeat.interval.ms` when a JoinGroup starts it (the first to
+react is the first to heartbeat afterwards); early when a member of the
+previous generation made no commit when it started (a crash, then the
+session expiry; auto-commit off): its last commit, long before, counts.
+On the simulator's eager rolling restart: LeaveGroup rebalances within 3 ms
+of PreparingRebalance, JoinGroup ones 190-860 ms after it.
 
 Members are identified by `group.instance.id` when they have one, else by
 member id; a partition moved when its owner changed between the two
 generations' assignments.
+
+Each partition's last commit per interval comes from commits.parquet or from
+the offsets pass's commit segments, when those carry topic and partition
+(SEGMENT_KEY); segments without them cannot attribute anything, so
+segments_are_exact says False and rebalances_from_records None, and
+offsets.py falls back to the commits.
 """
 
 from __future__ import annotations
