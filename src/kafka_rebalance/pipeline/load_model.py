@@ -167,12 +167,16 @@ def staged_output(out: str | os.PathLike) -> Iterator[Path]:
 
 
 def _typed(raw):
-    """The samples' columns in their model types, and why a row is unusable (None when usable).
+    """The samples' columns in their model types, whether a row is usable, and why not.
 
-    Reasons, first match wins: a null where a value is needed; an integer out
-    of range; a negative partition; a metric that is NaN, infinite or
-    negative (`cpu` may be null, being optional). NaN and infinity are checked
-    on the rows themselves: Parquet footers count nulls, not NaN.
+    `ok` is one compact conjunction (it runs on every row: Spark orders NaN
+    above every number, so `v >= 0 AND v < inf` is false for NaN, -0/+inf and
+    negatives, null for null); `reason` is the long CASE, evaluated only on
+    the quarantine pass. Reasons, first match wins: a null where a value is
+    needed; an integer out of range; a negative partition; a metric that is
+    NaN, infinite or negative (`cpu` may be null, being optional). NaN and
+    infinity are checked on the rows themselves: Parquet footers count
+    nulls, not NaN.
     """
     from pyspark.sql import functions as F
 
@@ -180,6 +184,13 @@ def _typed(raw):
     cols = {"ts_ms": _ts_ms(raw), "broker": F.col("broker").try_cast("int"), "topic": F.col("topic").cast("string"),
             "partition": F.col("partition").try_cast("int"), "is_leader": F.col("is_leader").cast("boolean"),
             **{c: F.col(c).cast("double") for c in METRICS}}
+    ok = (F.col("ts").isNotNull() & cols["broker"].isNotNull() & F.col("topic").isNotNull()
+          & (cols["partition"] >= 0) & F.col("is_leader").isNotNull())
+    for c in METRICS:
+        finite = (cols[c] >= 0) & (cols[c] < inf)
+        ok = ok & (F.coalesce(finite, F.lit(True)) if c == "cpu" else finite)
+    ok = F.coalesce(ok, F.lit(False))
+
     checks = [(F.col("ts").isNull(), "null ts")]
     for c in ("broker", "partition"):
         checks += [(F.col(c).isNull(), f"null {c}"), (cols[c].isNull(), f"{c} out of int range")]
@@ -196,7 +207,7 @@ def _typed(raw):
     reason = None
     for cond, label in reversed(checks):
         reason = F.when(cond, F.lit(label)) if reason is None else F.when(cond, F.lit(label)).otherwise(reason)
-    return cols, reason
+    return cols, ok, reason
 
 
 def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = LoadModelConfig(),
@@ -210,13 +221,10 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
     check_column_types(raw, SAMPLE_TYPES, str(samples))
     if "cpu" not in raw.columns:
         raw = raw.withColumn("cpu", F.lit(None).cast("double"))
-    cols, reason = _typed(raw)
+    cols, ok, reason = _typed(raw)
     bad = F.col("bad")
-    df = raw.select(*[e.alias(n) for n, e in cols.items()], reason.isNotNull().alias("bad"))
-    key = lambda c: F.when(~bad, c)  # noqa: E731  (every unusable row falls into one group)
-    df = df.select(bad, key(F.floor(F.col("ts_ms") / F.lit(config.window_ms)).cast("long")).alias("window"),
-                   *[key(F.col(c)).alias(c) for c in ("broker", "topic", "partition")],
-                   "ts_ms", "is_leader", *METRICS)
+    df = raw.select(*[e.alias(n) for n, e in cols.items()], (~ok).alias("bad"))
+    df = df.withColumn("window", F.floor(F.col("ts_ms") / F.lit(config.window_ms)).cast("long"))
     # The only pass over the samples: per window, broker and partition, sums and counts
     # (so means over several brokers' rows stay exact) and the last sizes; and how many
     # rows are unusable, so the quarantine costs a second pass only when there is one.
@@ -236,7 +244,7 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
     )
     try:
         n_bad = int(agg.where(bad).agg(F.sum("n_rows")).first()[0] or 0)
-        quarantine = quarantine_rows(raw, reason.isNotNull(), "samples", reason) if n_bad else empty_quarantine(spark)
+        quarantine = quarantine_rows(raw, ~ok, "samples", reason) if n_bad else empty_quarantine(spark)
         fine = agg.where(~bad).drop("bad", "n_rows")
         if fine.limit(1).count() == 0:
             if n_bad:
