@@ -243,29 +243,32 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
         .persist()
     )
     try:
-        n_bad = int(agg.where(bad).agg(F.sum("n_rows")).first()[0] or 0)
+        # One small job over the cached aggregate: how many rows are unusable, the newest usable window.
+        counts = {bool(r["bad"]): r for r in agg.groupBy("bad").agg(F.sum("n_rows").alias("n"),
+                                                                     F.max("window").alias("last")).collect()}
+        n_bad = int(counts[True]["n"]) if True in counts else 0
         quarantine = quarantine_rows(raw, ~ok, "samples", reason) if n_bad else empty_quarantine(spark)
         fine = agg.where(~bad).drop("bad", "n_rows")
-        if fine.limit(1).count() == 0:
+        if False not in counts:
             if n_bad:
                 reasons = quarantine.groupBy("reason").count().orderBy(F.desc("count"), "reason").limit(5).collect()
                 why = ", ".join(f"{r['reason']}: {r['count']}" for r in reasons)
                 raise InputError(f"no usable metric samples: all {n_bad} row(s) are unusable ({why})", source=str(samples))
             raise InputError("no metric samples: the input has no rows", source=str(samples))
+        last = int(counts[False]["last"])
         with staged_output(out) as stage:
-            result = _model(spark, fine, quarantine, n_bad, stage, config, snap_doc, str(samples))
+            result = _model(spark, fine, last, quarantine, n_bad, stage, config, snap_doc, str(samples))
         result.summary["out"] = str(out)
         return result
     finally:
         agg.unpersist()
 
 
-def _model(spark, fine, quarantine, n_quarantined: int, outdir: Path, config: LoadModelConfig, snap_doc: dict | None,
-           samples: str) -> LoadModelResult:
+def _model(spark, fine, last: int, quarantine, n_quarantined: int, outdir: Path, config: LoadModelConfig,
+           snap_doc: dict | None, samples: str) -> LoadModelResult:
     from pyspark.sql import functions as F
 
     write_parquet(quarantine, outdir / "quarantine.parquet", files=1)
-    last = fine.agg(F.max("window")).first()[0]
     first = last - config.windows + 1
 
     # Per partition and window, over the leader's samples: count, means, last size.
