@@ -137,7 +137,6 @@ LEO_TYPES = {"ts": "time", "topic": "string", "partition": "integral", "log_end_
 def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()) -> dict[str, Any]:
     """Options and inputs are checked before anything is written; the outputs appear together."""
     import pandas as pd
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     config.check()
