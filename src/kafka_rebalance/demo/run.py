@@ -127,7 +127,8 @@ class Demo:
     def simulate(self) -> None:
         from ..commands.simulate_cmd import write_events
         from ..sim.api import COMPARE_VARIANTS, parse_simulation_scenario, simulate_scenario, variant
-        from .consumer_offsets import consumer_offsets_records, log_end_offsets, ownership_intervals
+        from .consumer_offsets import (consumer_offsets_records, log_end_offsets, ownership_intervals,
+                                       simulate_recording_group_metadata)
         from .telemetry import write_parquet
 
         doc = rolling_restart_scenario(self.cfg.scale, self.cfg.seed)
@@ -136,13 +137,17 @@ class Demo:
         ownership: dict[str, dict] = {}
         for name in COMPARE_VARIANTS:
             self.progress("simulate", name)
-            res = simulate_scenario(variant(sc, name))
+            writes = None
+            if name == "eager":  # the __consumer_offsets telemetry carries the coordinator's own GroupMetadata
+                res, writes = simulate_recording_group_metadata(variant(sc, name))
+            else:
+                res = simulate_scenario(variant(sc, name))
             compare[name] = res.summary
             write_events(res.events, str(self._path("simulations", f"{name}.events.jsonl")))
             intervals, stops = ownership_intervals(res.events, doc["duration_ms"])
             ownership[name] = {"duration_ms": doc["duration_ms"], "intervals": intervals, "stops": stops}
             if name == "eager":
-                records = consumer_offsets_records(res.events, START_MS, protocol="range")
+                records = consumer_offsets_records(res.events, START_MS, group_metadata=writes)
                 write_parquet(records, self._path("telemetry", "consumer_offsets.parquet"))
                 self.report["cards"]["__consumer_offsets records"] = records.num_rows
         atomic_write_json(self._path("simulations", "compare.json"), compare)

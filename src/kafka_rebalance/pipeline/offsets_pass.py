@@ -43,7 +43,7 @@ LATEST_COLUMNS = ("group", "topic", "partition", "pos", "tombstone", "offset", "
                   "commit_timestamp", "record_offset")
 LATEST_DDL = ("group string, topic string, partition int, pos long, tombstone boolean, offset long, leader_epoch int, "
               "metadata string, commit_timestamp long, record_offset long")
-SEGMENT_DDL = "group string, c_lo long, c_hi long, ts_ms long"
+SEGMENT_DDL = "group string, topic string, partition int, c_lo long, c_hi long, ts_ms long"
 READ_COLUMNS = ("key", "value", "partition", "offset", "timestamp")
 TASK_ROWS = 1 << 19  # a task takes row groups until it has this many rows (~0.6 s of one core)
 BATCH_ROWS = 65_536  # numpy gathers stay in cache; measured 5x faster per record than 1 M-row batches
@@ -323,10 +323,13 @@ class PassDecoder:
             for c, orders in by_group.items():
                 sel = code == c
                 seg[sel] = np.searchsorted(np.sort(np.asarray(orders, np.int64)), order[sel], side="left")
-        agg = pa.table({"code": code, "seg": seg, "order": order, "ts": t.column("commit_timestamp")}).group_by(
-            ["code", "seg"]).aggregate([("order", "min"), ("order", "max"), ("ts", "max")])
+        topics = pc.dictionary_encode(t.column("topic")).combine_chunks()
+        agg = pa.table({"code": code, "tcode": topics.indices, "partition": t.column("partition"), "seg": seg,
+                        "order": order, "ts": t.column("commit_timestamp")}).group_by(
+            ["code", "tcode", "partition", "seg"]).aggregate([("order", "min"), ("order", "max"), ("ts", "max")])
         self.state.segments.append(pa.table({
-            "group": enc.dictionary.take(agg.column("code")), "c_lo": agg.column("order_min"),
+            "group": enc.dictionary.take(agg.column("code")), "topic": topics.dictionary.take(agg.column("tcode")),
+            "partition": agg.column("partition"), "c_lo": agg.column("order_min"),
             "c_hi": agg.column("order_max"), "ts_ms": agg.column("ts_max")}))
 
     def batches(self, batches: Iterator) -> Iterator:
