@@ -128,7 +128,7 @@ class ConsumerCoordinator:
                            {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
                             "generation": epoch, "member_id": member_id, "reason": why})
         if err is not Errors.NONE:
-            w.reply(client, "commit", err)
+            w.reply(client, "commit", (err, None))  # (error, sent generation): epochs are checked above
 
     def update_topics(self) -> None:
         if self.group is not None:

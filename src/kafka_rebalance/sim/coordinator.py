@@ -72,14 +72,15 @@ class ClassicCoordinator:
             elif kind == "sync":
                 self.w.reply(req.client, kind, SyncGroupResponse(req.client, err))
             elif kind == "heartbeat":
-                self.w.reply(req.client, kind, HeartbeatResponse(req.client, err))
+                self.w.reply(req.client, kind, (HeartbeatResponse(req.client, err), (req.generation_id, req.member_id)))
             return
         if kind == "join":
             fx = g.join(req, now)
         elif kind == "sync":
             fx = g.sync(req, now)
         elif kind == "heartbeat":
-            fx = g.heartbeat(req, now)
+            self.apply(g.heartbeat(req, now), (req.generation_id, req.member_id))
+            return
         elif kind == "leave":
             fx = g.leave(req, now)
         else:
@@ -103,11 +104,12 @@ class ClassicCoordinator:
                             "generation": generation, "member_id": member_id, "reason": why})
             return
         if err is not Errors.NONE:
-            w.reply(client, "commit", err)
+            w.reply(client, "commit", (err, (generation, member_id)))
 
     # -------------------------------------------------------------- effects
 
-    def apply(self, fx: list) -> None:
+    def apply(self, fx: list, hb_sent: tuple[int, str] | None = None) -> None:
+        """Carry out effects; `hb_sent` is the (generation, member id) of the heartbeat they answer."""
         w = self.w
         loop = w.loop
         replies: list = []  # responses leave together: one network event for a batch sent at once
@@ -124,7 +126,7 @@ class ClassicCoordinator:
             elif t is SyncGroupResponse:
                 replies.append((e.client, "sync", e))
             elif t is HeartbeatResponse:
-                replies.append((e.client, "heartbeat", e))
+                replies.append((e.client, "heartbeat", (e, hb_sent)))
             elif t is LeaveGroupResponse:
                 pass
             elif t is StateChanged:
@@ -199,7 +201,8 @@ class ClassicCoordinator:
         fx = g.heartbeat(HeartbeatRequest(client, member_id, generation, m.instance_id), sent)
         rescheduled = any(type(e) is ScheduleTimer for e in fx)
         # the member already had its (error-free) answer back then; only errors still need delivering
-        self.apply([e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE])
+        self.apply([e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE],
+                   (generation, member_id))
         return rescheduled
 
     def heartbeat_stopped(self, member_id: str, hb_base: int, hb_first: int, now: int, generation: int,

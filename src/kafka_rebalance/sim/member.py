@@ -415,14 +415,19 @@ class SimMember:
             sent.update(offsets)
             self.w.commit(self, offsets, why)
 
-    def on_commit_response(self, error: Errors) -> None:
-        """Only failed commits are answered (a success changes nothing on the member)."""
+    def on_commit_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
+        """Only failed commits are answered (a success changes nothing on the member). `sent` is the
+        (generation, member id) the commit went out with: an error about a generation left since is stale."""
         if error is Errors.NONE or not self.alive:
             return
         self.sent_offsets = {}
-        outcome = cc.on_commit_error(error, generation_unchanged=True, state=self.state)
+        unchanged = sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
+        outcome = cc.on_commit_error(error, generation_unchanged=unchanged, state=self.state)
+        # the simulator's commits are asynchronous (a failed one is resent with the next commit), so the
+        # exception is the one an OffsetCommitCallback would get
+        exc = outcome.async_exception
         self.w.emit("commit_failed", self.name, self.generation,
-                    detail={"error": error.name, "exception": outcome.exception.__name__ if outcome.exception else None})
+                    detail={"error": error.name, "exception": exc.__name__ if exc else None})
         if outcome.reset_generation:
             self._stop_heartbeats()
             self.generation = -1
@@ -467,11 +472,16 @@ class SimMember:
         self.w.coord.receive("heartbeat", HeartbeatRequest(self.client, self.member_id, self.generation,
                                                            self.instance_id), self.name)
 
-    def on_heartbeat_response(self, error: Errors) -> None:
+    def on_heartbeat_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
+        """`sent` is the (generation, member id) the heartbeat went out with (generationUnchanged())."""
         if not self.alive:
             return
-        action = cc.on_heartbeat_error(error)
-        if action is cc.HeartbeatAction.CONTINUE:
+        if error is Errors.NONE:
+            action = cc.HeartbeatAction.CONTINUE
+        else:
+            unchanged = sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
+            action = cc.on_heartbeat_error(error, state=self.state, generation_unchanged=unchanged)
+        if action is cc.HeartbeatAction.CONTINUE or action is cc.HeartbeatAction.IGNORE:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()
             return

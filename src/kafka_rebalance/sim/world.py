@@ -128,9 +128,9 @@ class Simulation:
         if m is None or not m.alive or m.client != client:
             return
         if kind == "heartbeat":
-            m.on_heartbeat_response(resp.error)
+            m.on_heartbeat_response(resp[0].error, resp[1])
         elif kind == "commit":
-            m.on_commit_response(resp)
+            m.on_commit_response(*resp)
         else:
             m.on_response(resp)
 
