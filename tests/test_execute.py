@@ -179,13 +179,13 @@ def cluster_replicas(key):
     return placement(cluster())[key]
 
 
-def test_interrupt_mid_batch_and_resume(sim, files, capsys):
-    plan, _, state = files
+def interrupted_run(sim, state, batch: int):
+    """Run the plan (10 MB/s, 2 moves per broker per batch) and stop it once batch `batch` is submitted."""
     from kafka_rebalance.cluster.batches import parse_reassignment
     from kafka_rebalance.kafka.execute import plan_digest, plan_execution, state_from_plan
 
     def interrupt(index: int, status: str) -> None:
-        if index == 1 and status == "submitted":
+        if index == batch and status == "submitted":
             raise KeyboardInterrupt
 
     with KafkaAdmin(sim.bootstrap) as admin:
@@ -195,6 +195,12 @@ def test_interrupt_mid_batch_and_resume(sim, files, capsys):
         ex.save()
         with pytest.raises(KeyboardInterrupt):
             ex.run()
+    return xplan
+
+
+def test_interrupt_mid_batch_and_resume(sim, files, capsys):
+    plan, _, state = files
+    interrupted_run(sim, state, 1)
     st = load_state(state)
     assert [b["status"] for b in st["batches"]][:2] == ["done", "submitted"]
     # Throttles of the interrupted batch are still set: the resume must clear them.
@@ -424,20 +430,7 @@ def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
 
 def test_resume_with_a_new_throttle_applies_and_records_it(sim, files, capsys, monkeypatch):
     plan, _, state = files
-    from kafka_rebalance.cluster.batches import parse_reassignment
-    from kafka_rebalance.kafka.execute import plan_digest, plan_execution, state_from_plan
-
-    def interrupt(index: int, status: str) -> None:
-        if index == 0 and status == "submitted":
-            raise KeyboardInterrupt
-
-    with KafkaAdmin(sim.bootstrap) as admin:
-        xplan = plan_execution(parse_reassignment(plan_doc()), admin.snapshot(), throttle=10 * MB,
-                               max_moves_per_broker=2, max_moves=None, digest=plan_digest(plan_doc()))
-        ex = Executor(admin, state_from_plan(xplan, sim.bootstrap), state, poll_interval_s=0.02, on_step=interrupt)
-        ex.save()
-        with pytest.raises(KeyboardInterrupt):
-            ex.run()
+    xplan = interrupted_run(sim, state, 0)
     in_flight = {str(b) for b in xplan.batches[0].throttle.brokers}
     # A different split on --resume is refused, naming the flag.
     assert run_cli(execute_argv(plan, state, sim.bootstrap, "--resume", "--max-moves-per-broker", "3")) == 2
