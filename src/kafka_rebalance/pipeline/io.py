@@ -9,11 +9,12 @@ as JSON or hex, for a person to look at).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..errors import InputError
 
@@ -107,3 +108,68 @@ def quarantine_rows(df, condition, source: str, reason_col):
         reason_col.alias("reason"),
         F.to_json(F.struct(*cols)).alias("detail"),
     )
+
+
+# Column types a job accepts, by kind: (Spark simple type names, how an error names the kind).
+TYPE_KINDS = {
+    "integral": ({"tinyint", "smallint", "int", "bigint"}, "an integer type"),
+    "numeric": ({"tinyint", "smallint", "int", "bigint", "float", "double"}, "a numeric type"),
+    "string": ({"string"}, "a string"),
+    "boolean": ({"boolean"}, "a boolean"),
+    "time": ({"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
+             "a timestamp (or an integer of epoch ms)"),
+}
+
+
+def check_column_types(df, spec: dict[str, str], source: str) -> None:
+    """InputError naming the file, the column, its type and a value when a column has the wrong type.
+
+    Checked from the schema before any row is read: a string `bytes_in` would
+    otherwise end the job in a cast error deep inside Spark.
+    """
+    types = dict(df.dtypes)
+    for col, kind in spec.items():
+        if col not in types:
+            continue
+        allowed, expected = TYPE_KINDS[kind]
+        dtype = types[col]
+        if dtype in allowed or (kind == "numeric" and dtype.startswith("decimal")):
+            continue
+        example = ""
+        try:
+            from pyspark.sql import functions as F
+
+            first = df.where(F.col(col).isNotNull()).select(F.col(col).cast("string")).limit(1).collect()
+            if first:
+                example = f", e.g. {first[0][0]!r}"
+        except Exception:  # the type alone is enough to report
+            pass
+        raise InputError(f"expected {expected}, got column type {dtype}{example}", source=source, field=col)
+
+
+@contextlib.contextmanager
+def staged_output(out: str | os.PathLike) -> Iterator[Path]:
+    """A hidden folder beside `out` to write every output into; published only when all are written.
+
+    A new `out` appears by one rename; into an existing folder each output is
+    moved in by rename (each complete) after all were written. On any error
+    nothing is published and the staging folder is removed.
+    """
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise InputError("exists and is not a folder", source=str(target))
+    stage = staging_folder(target)
+    stage.mkdir()
+    try:
+        yield stage
+        if not target.exists():
+            os.replace(stage, target)
+        else:
+            for entry in sorted(stage.iterdir()):
+                if entry.is_dir():
+                    publish_folder(entry, target / entry.name)
+                else:
+                    os.replace(entry, target / entry.name)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)

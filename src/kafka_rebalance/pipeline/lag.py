@@ -24,8 +24,7 @@ from typing import Any
 
 from ..errors import InputError
 from .burrow import BurrowConfig, PartitionStore, PartitionStatus, Status, group_status
-from .io import empty_quarantine, quarantine_rows, read_parquet, write_parquet
-from .load_model import check_column_types, staged_output
+from .io import check_column_types, empty_quarantine, quarantine_rows, read_parquet, staged_output, write_parquet
 from .timelag import LookupTable
 
 COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")

@@ -25,17 +25,14 @@ a window below `min_samples` is simply invalid.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
 from ..io_util import atomic_write_json, read_structured
-from .io import empty_quarantine, publish_folder, quarantine_rows, read_parquet, staging_folder, write_parquet
+from .io import check_column_types, empty_quarantine, quarantine_rows, read_parquet, staged_output, write_parquet
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
 REQUIRED = ("ts", "broker", "topic", "partition", "is_leader", "bytes_in", "bytes_out", "messages_in", "size_bytes")
@@ -98,72 +95,10 @@ def _ts_ms(df):
     return F.col("ts").cast("long")
 
 
-TYPE_KINDS = {
-    "integral": ({"tinyint", "smallint", "int", "bigint"}, "an integer type"),
-    "numeric": ({"tinyint", "smallint", "int", "bigint", "float", "double"}, "a numeric type"),
-    "string": ({"string"}, "a string"),
-    "boolean": ({"boolean"}, "a boolean"),
-    "time": ({"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
-             "a timestamp (or an integer of epoch ms)"),
-}
 SAMPLE_TYPES = {"ts": "time", "broker": "integral", "topic": "string", "partition": "integral", "is_leader": "boolean",
                 "bytes_in": "numeric", "bytes_out": "numeric", "messages_in": "numeric", "size_bytes": "numeric",
                 "cpu": "numeric"}
 METRICS = ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")
-
-
-def check_column_types(df, spec: dict[str, str], source: str) -> None:
-    """InputError naming the file, the column, its type and a value when a column has the wrong type.
-
-    Checked from the schema before any row is read: a string `bytes_in` would
-    otherwise end the job in a cast error deep inside Spark.
-    """
-    types = dict(df.dtypes)
-    for col, kind in spec.items():
-        if col not in types:
-            continue
-        allowed, expected = TYPE_KINDS[kind]
-        dtype = types[col]
-        if dtype in allowed or (kind == "numeric" and dtype.startswith("decimal")):
-            continue
-        example = ""
-        try:
-            from pyspark.sql import functions as F
-
-            first = df.where(F.col(col).isNotNull()).select(F.col(col).cast("string")).limit(1).collect()
-            if first:
-                example = f", e.g. {first[0][0]!r}"
-        except Exception:  # the type alone is enough to report
-            pass
-        raise InputError(f"expected {expected}, got column type {dtype}{example}", source=source, field=col)
-
-
-@contextlib.contextmanager
-def staged_output(out: str | os.PathLike) -> Iterator[Path]:
-    """A hidden folder beside `out` to write every output into; published only when all are written.
-
-    A new `out` appears by one rename; into an existing folder each output is
-    moved in by rename (each complete) after all were written. On any error
-    nothing is published and the staging folder is removed.
-    """
-    target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise InputError("exists and is not a folder", source=str(target))
-    stage = staging_folder(target)
-    stage.mkdir()
-    try:
-        yield stage
-        if not target.exists():
-            os.replace(stage, target)
-        else:
-            for entry in sorted(stage.iterdir()):
-                if entry.is_dir():
-                    publish_folder(entry, target / entry.name)
-                else:
-                    os.replace(entry, target / entry.name)
-    finally:
-        if stage.exists():
-            shutil.rmtree(stage, ignore_errors=True)
 
 
 def _typed(raw):
