@@ -85,6 +85,11 @@ def test_cooperative_adjust_never_double_owns(owned_by, target_owner):
     (Errors.NOT_COORDINATOR, cc.HeartbeatAction.FIND_COORDINATOR),
     (Errors.COORDINATOR_NOT_AVAILABLE, cc.HeartbeatAction.FIND_COORDINATOR),
     (Errors.FENCED_INSTANCE_ID, cc.HeartbeatAction.FATAL),
+    # AbstractCoordinator.HeartbeatThread: any other failure only fails the heartbeat, which is retried
+    (Errors.REQUEST_TIMED_OUT, cc.HeartbeatAction.RETRY),
+    (Errors.COORDINATOR_LOAD_IN_PROGRESS, cc.HeartbeatAction.RETRY),
+    (Errors.GROUP_AUTHORIZATION_FAILED, cc.HeartbeatAction.RETRY),
+    (Errors.UNKNOWN_SERVER_ERROR, cc.HeartbeatAction.RETRY),
 ])
 def test_heartbeat_error_handling(error, action):
     assert cc.on_heartbeat_error(error) is action

@@ -71,6 +71,7 @@ class HeartbeatAction(Enum):
     RESET_GENERATION_AND_REJOIN = "reset-generation"  # ILLEGAL_GENERATION: keep member id
     RESET_MEMBER_AND_REJOIN = "reset-member"  # UNKNOWN_MEMBER_ID: new member id
     FIND_COORDINATOR = "find-coordinator"
+    RETRY = "retry"  # any other error: the heartbeat thread's failHeartbeat(), next try after retry.backoff.ms
     FATAL = "fatal"  # FENCED_INSTANCE_ID: another instance with our group.instance.id
 
 
@@ -98,10 +99,11 @@ def on_heartbeat_error(error: Errors, *, state: MemberState = MemberState.STABLE
         if error is Errors.UNKNOWN_MEMBER_ID:
             return HeartbeatAction.RESET_MEMBER_AND_REJOIN
         return HeartbeatAction.FATAL
-    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT,
-                 Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION):
-        return HeartbeatAction.FIND_COORDINATOR
-    return HeartbeatAction.FATAL
+    if error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
+        return HeartbeatAction.FIND_COORDINATOR  # markCoordinatorUnknown
+    # GROUP_AUTHORIZATION_FAILED and "Unexpected error in heartbeat response": the heartbeat thread's onFailure
+    # only fails the heartbeat (retried after the backoff); just FencedInstanceIdException stops the consumer
+    return HeartbeatAction.RETRY
 
 
 # Kafka's exception classes (org.apache.kafka.common.errors / clients.consumer), same hierarchy:

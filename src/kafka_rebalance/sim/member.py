@@ -487,8 +487,8 @@ class SimMember:
             return
         if self.w.wants_events:
             self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
-        if action is cc.HeartbeatAction.FIND_COORDINATOR:
-            return
+        if action is cc.HeartbeatAction.FIND_COORDINATOR or action is cc.HeartbeatAction.RETRY:
+            return  # the heartbeat thread carries on (after finding the coordinator / the backoff)
         if action is cc.HeartbeatAction.FATAL:
             self.w.emit("fenced", self.name, self.generation)
             self.crash()
