@@ -415,14 +415,18 @@ class SimMember:
             sent.update(offsets)
             self.w.commit(self, offsets, why)
 
+    def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
+        """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
+        the request went out with? (None: not known, taken as unchanged)"""
+        return sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
+
     def on_commit_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
         """Only failed commits are answered (a success changes nothing on the member). `sent` is the
         (generation, member id) the commit went out with: an error about a generation left since is stale."""
         if error is Errors.NONE or not self.alive:
             return
         self.sent_offsets = {}
-        unchanged = sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
-        outcome = cc.on_commit_error(error, generation_unchanged=unchanged, state=self.state)
+        outcome = cc.on_commit_error(error, generation_unchanged=self._generation_unchanged(sent), state=self.state)
         # the simulator's commits are asynchronous (a failed one is resent with the next commit), so the
         # exception is the one an OffsetCommitCallback would get
         exc = outcome.async_exception
@@ -479,8 +483,8 @@ class SimMember:
         if error is Errors.NONE:
             action = cc.HeartbeatAction.CONTINUE
         else:
-            unchanged = sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
-            action = cc.on_heartbeat_error(error, state=self.state, generation_unchanged=unchanged)
+            action = cc.on_heartbeat_error(error, state=self.state,
+                                           generation_unchanged=self._generation_unchanged(sent))
         if action is cc.HeartbeatAction.CONTINUE or action is cc.HeartbeatAction.IGNORE:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()

@@ -172,11 +172,6 @@ class Simulation:
             if self.wants_events:
                 self.emit("paused", m.name, m.generation, detail={"ms": ms, "since_ms": self.loop.now - ms})
 
-    def record_processed(self, p: int, a: int, b: int) -> None:
-        if b > a:
-            self.processed += b - a
-            self.duplicates += self.parts.processed[p].add(a, b)
-
     def revoke(self, m: SimMember, ps: list[int], why: str) -> None:
         self.revocations += len(ps)
         self.set_unavailable_many(ps, self.loop.now)
