@@ -47,11 +47,10 @@ from .classic_member import (
     ClassicGroupSnapshot,
     MemberSnapshot,
     selected_metadata,
-    topics_of_subscriptions,
 )
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
-from .offsets import CONSUMER_PROTOCOL_TYPE
+from .offsets import CONSUMER_PROTOCOL_TYPE, topics_of_subscriptions
 
 __all__ = ["ClassicGroup", "ClassicGroupConfig", "ClassicGroupMember", "ClassicGroupSnapshot", "MemberSnapshot"]
 

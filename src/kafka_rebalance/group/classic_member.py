@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .offsets import metadata_topics
-
 INT_MAX = 2**31 - 1
 
 
@@ -110,15 +108,3 @@ def selected_metadata(members: Iterable[ClassicGroupMember], protocol: str) -> t
                 break
         out.append(meta)
     return tuple(out)
-
-
-def topics_of_subscriptions(metadata: Iterable[Any]) -> frozenset[str] | None:
-    """The union of the subscriptions' topics (ClassicGroup.computeSubscribedTopics), or None when
-    one is not a valid ConsumerProtocolSubscription: Kafka logs the SchemaException and knows none."""
-    topics: set[str] = set()
-    try:
-        for meta in metadata:
-            topics.update(metadata_topics(meta))
-    except ValueError:
-        return None
-    return frozenset(topics)

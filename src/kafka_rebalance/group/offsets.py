@@ -51,7 +51,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..model import TopicPartition
 from .errors import Errors
@@ -286,6 +286,18 @@ def metadata_topics(meta: object) -> list[str]:
     return list(topics)
 
 
+def topics_of_subscriptions(metadata: Iterable[Any]) -> frozenset[str] | None:
+    """The union of the subscriptions' topics (ClassicGroup.computeSubscribedTopics), or None when
+    one is not a valid ConsumerProtocolSubscription: Kafka logs the SchemaException and knows none."""
+    topics: set[str] = set()
+    try:
+        for meta in metadata:
+            topics.update(metadata_topics(meta))
+    except ValueError:
+        return None
+    return frozenset(topics)
+
+
 def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
     """ClassicGroup.computeSubscribedTopics: None unless the protocol type is "consumer" and every
     member's subscription parses; the empty set for a group without members."""
@@ -295,13 +307,7 @@ def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
         return frozenset()
     if value.protocol is None:
         return None
-    topics: set[str] = set()
-    try:
-        for m in value.members:
-            topics.update(consumer_protocol_topics(m.subscription))
-    except ValueError:
-        return None
-    return frozenset(topics)
+    return topics_of_subscriptions(m.subscription for m in value.members)
 
 
 @dataclass(frozen=True, slots=True)
