@@ -112,6 +112,16 @@ def test_describe_text_and_generate(capsys, tmp_path):
     assert len(json.loads(gen.read_text())["partitions"]) == 2
 
 
+def test_liveness_note_names_only_brokers_taken_as_alive(capsys, tmp_path):
+    """Broker 3 is the last ISR member of a leaderless partition: inferred dead, so not in the note."""
+    sf = tmp_path / "describe.txt"
+    sf.write_text("\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
+                  "\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 3,1\tIsr: 3\n")
+    assert main(["cluster", "skew", "--snapshot", str(sf), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {sf}: brokers [1, 2] are taken as alive" in err
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["cluster", "skew", "--snapshot", "/nonexistent/x.json"], "file not found"),
     (["cluster", "plan", "--snapshot", "{bad}", "--mode", "add-brokers"], "brokers"),

@@ -173,7 +173,8 @@ def read_snapshot(args) -> ClusterSnapshot:
             snap = parse_snapshot_text(text)
         except InputError as exc:
             raise exc.in_file(str(path)) from None
-        guessed = alive_inferred(snap)
+        # the brokers inferred *alive* (the set also holds those inferred dead from leaderless partitions)
+        guessed = [b.id for b in snap.brokers if b.alive and b.id in alive_inferred(snap)]
         if guessed:
             # stderr: stdout stays one JSON object under --format json
             print(f"note: {path}: brokers {sorted(guessed)} are taken as alive: the describe text does not say "
@@ -225,12 +226,6 @@ def _check_seed(seed: int, flag: str = "--seed") -> None:
     """The seed of a java.util.Random is a Java long."""
     if not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
         raise InputError(f"a Java long ({JAVA_LONG_MIN}..{JAVA_LONG_MAX}), got {seed}", field=flag)
-
-
-def _check_threshold(threshold: float, flag: str = "--threshold") -> None:
-    """A balance band is a max/mean ratio, never below 1."""
-    if not (math.isfinite(threshold) and threshold >= 1.0):
-        raise InputError(f"a max/mean ratio: a finite number >= 1, got {threshold!r}", field=flag)
 
 
 def _check_percentage(pct: float, flag: str = "--leader-imbalance-per-broker-percentage") -> None:
@@ -295,7 +290,10 @@ def skew(snap: ClusterSnapshot, threshold: float, percentage: float) -> dict[str
 
 
 def run_skew(args) -> int:
-    _check_threshold(args.threshold)
+    try:
+        check_band(args.threshold)  # skew's threshold is a balance band: the planner's check
+    except InputError as exc:
+        raise InputError(exc.message, source=exc.source, field="--threshold") from None
     _check_percentage(args.leader_imbalance_per_broker_percentage)
     result = skew(load_snapshot(args), args.threshold, args.leader_imbalance_per_broker_percentage)
     output.emit(result, args.format, _skew_table)
