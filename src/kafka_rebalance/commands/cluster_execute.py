@@ -121,10 +121,11 @@ def _caps(args: argparse.Namespace) -> tuple[int, int]:
             DEFAULT_MAX_MOVES if args.max_moves is None else args.max_moves)
 
 
-def _refuse_log_dir_moves(doc: dict, plan_file: str) -> None:
-    """--execute cannot move a replica to a log dir (kafka-python has no AlterReplicaLogDirs): say so, never drop it."""
-    for i, entry in enumerate(doc["partitions"]):
-        for broker, d in zip(entry["replicas"], entry.get("log_dirs") or ()):
+def _refuse_log_dir_moves(target: dict, log_dirs: dict, plan_file: str) -> None:
+    """--execute cannot move a replica to a log dir (kafka-python has no AlterReplicaLogDirs): say so, never drop it.
+    `target` and `log_dirs` are the parsed plan, in the file's order (entry i is `partitions[i]`)."""
+    for i, (key, replicas) in enumerate(target.items()):
+        for broker, d in zip(replicas, log_dirs.get(key, ())):
             if d != ANY_LOG_DIR:
                 raise InputError(
                     f"log dir {d!r} for broker {broker}: moving a replica to a log dir needs AlterReplicaLogDirs, "
@@ -154,7 +155,7 @@ def run_execute(args: argparse.Namespace) -> int:
     if args.resume and not args.execute:
         raise InputError("--resume applies changes: add --execute", field="--resume")
     if args.execute:
-        _refuse_log_dir_moves(doc, plan_file)
+        _refuse_log_dir_moves(target, log_dirs, plan_file)
     state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
     per_broker, max_moves = _caps(args)
 
@@ -190,7 +191,6 @@ def run_execute(args: argparse.Namespace) -> int:
             executor.save()
             if args.resume and args.throttle is not None:
                 executor.change_throttle(args.throttle)
-                plan = plan_from_state(state, digest)
             with _progress() as progress:
                 executor.progress = progress
                 state = executor.run()
