@@ -256,3 +256,30 @@ def test_bad_inputs_name_the_file_and_write_nothing(spark, tmp_path):
     assert (e.value.source, e.value.field) == (str(tmp_path / "offsets" / "commits.parquet"), "offset")
     assert "string" in e.value.message
     assert not (tmp_path / "out").exists()
+
+
+def test_the_jobs_purge_instants_are_burrows_rule(spark):
+    """The lag job computes purge instants in Spark (`_purges`); they must be exactly burrow.group_purges over
+    the commits Burrow stores (here every commit is stored: each partition has a log-end offset from time 0 and
+    every commit's order is past the previous one)."""
+    import random
+
+    from kafka_rebalance.pipeline.lag import _purges
+
+    rng = random.Random(7)
+    end_ms = 40 * DAY
+    commits = []  # (group, topic, partition, ts_ms, order)
+    for g in ("a", "b", "c", "d"):
+        t = rng.randrange(0, 3 * DAY)
+        for order in range(rng.randrange(1, 12)):
+            commits.append((g, "t", rng.randrange(3), t, order))
+            t += rng.choice([DAY // 24, DAY, 6 * DAY, 8 * DAY, 15 * DAY])
+    c = spark.createDataFrame(commits, "group string, topic string, partition int, ts_ms long, order long")
+    leo = spark.createDataFrame([("t", p, 0) for p in range(3)], "topic string, partition int, ts_ms long")
+    want = {}
+    for g in {row[0] for row in commits}:
+        p = group_purges([row[3] for row in commits if row[0] == g], WEEK_S, end_ms)
+        if p:
+            want[g] = p
+    assert want  # the draw includes gaps longer than a week
+    assert _purges(c, leo, WEEK_S, end_ms) == want

@@ -70,7 +70,7 @@ class BurrowConfig:
             raise InputError(f"must be >= 0 (seconds), got {self.min_distance_s}", field="--min-distance")
         if self.expire_group_s < 1:
             raise InputError(f"must be >= 1 (seconds), got {self.expire_group_s}", field="--expire-group")
-        if not 0.0 <= self.minimum_complete <= 1.0 or self.minimum_complete != self.minimum_complete:
+        if not 0.0 <= self.minimum_complete <= 1.0:  # NaN fails the comparison too
             raise InputError(f"must be a fraction between 0 and 1, got {self.minimum_complete}",
                              field="--minimum-complete")
         if self.allowed_lag < 0:

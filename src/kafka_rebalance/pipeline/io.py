@@ -121,6 +121,19 @@ TYPE_KINDS = {
 }
 
 
+def epoch_ms(df, col_name: str):
+    """Column `col_name` as epoch milliseconds, for any type the "time" kind admits: a timestamp (floored
+    exactly from microseconds), a date (its midnight) or a number of ms."""
+    from pyspark.sql import functions as F
+
+    dtype = dict(df.dtypes)[col_name]
+    if dtype.startswith("timestamp"):
+        return F.floor(F.unix_micros(F.col(col_name).cast("timestamp")) / 1000).cast("long")
+    if dtype == "date":
+        return F.unix_date(F.col(col_name)).cast("long") * 86_400_000
+    return F.col(col_name).cast("long")
+
+
 def check_column_types(df, spec: dict[str, str], source: str) -> None:
     """InputError naming the file, the column, its type and a value when a column has the wrong type.
 

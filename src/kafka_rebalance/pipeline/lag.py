@@ -24,7 +24,8 @@ from typing import Any
 
 from ..errors import InputError
 from .burrow import BurrowConfig, PartitionStore, PartitionStatus, Status, group_status
-from .io import check_column_types, empty_quarantine, quarantine_rows, read_parquet, staged_output, write_parquet
+from .io import (check_column_types, empty_quarantine, epoch_ms, quarantine_rows, read_parquet, staged_output,
+                 write_parquet)
 from .timelag import LookupTable
 
 COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")
@@ -48,16 +49,6 @@ class LagConfig:
             raise InputError(f"must be >= 2, got {self.lookup_table_size}", field="lookup-table-size")
         if self.group_interval_ms < 1:
             raise InputError(f"must be >= 1 (ms), got {self.group_interval_ms}", field="--group-interval-ms")
-
-
-def _ms(col_name: str, dtype: str):
-    from pyspark.sql import functions as F
-
-    if dtype.startswith("timestamp"):
-        return F.floor(F.unix_micros(F.col(col_name).cast("timestamp")) / 1000).cast("long")
-    if dtype == "date":
-        return F.unix_date(F.col(col_name)).cast("long") * 86_400_000
-    return F.col(col_name).cast("long")
 
 
 def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, int, int]], end_ms: int,
@@ -148,7 +139,7 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
     order_col = F.col("record_offset").cast("long") if "record_offset" in commits.columns else F.lit(0).cast("long")
     c = commits.select(F.col("group").cast("string").alias("group"), F.col("topic").cast("string").alias("topic"),
                        F.col("partition").try_cast("int").alias("partition"), F.col("offset").cast("long").alias("offset"),
-                       _ms("commit_ts", dict(commits.dtypes)["commit_ts"]).alias("ts_ms"), order_col.alias("order"))
+                       epoch_ms(commits, "commit_ts").alias("ts_ms"), order_col.alias("order"))
     part = F.col("partition").try_cast("int")
     bad_leo = F.col("ts").isNull() | F.col("topic").isNull() | part.isNull() | F.col("log_end_offset").isNull()
     reason = (F.when(F.col("ts").isNull(), F.lit("null ts")).when(F.col("topic").isNull(), F.lit("null topic"))
@@ -157,7 +148,7 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
     quarantine = quarantine_rows(leo_raw, bad_leo, "log_end", reason)
     bad_commit = F.col("ts_ms").isNull() | F.col("offset").isNull() | F.col("group").isNull() | F.col("topic").isNull() | F.col("partition").isNull()
     quarantine = quarantine.unionByName(quarantine_rows(c, bad_commit, "commits", F.lit("null field in commit")))
-    leo = leo_raw.where(~bad_leo).select(_ms("ts", dict(leo_raw.dtypes)["ts"]).alias("ts_ms"), F.col("topic").cast("string").alias("topic"),
+    leo = leo_raw.where(~bad_leo).select(epoch_ms(leo_raw, "ts").alias("ts_ms"), F.col("topic").cast("string").alias("topic"),
                                          part.alias("partition"),
                                          F.col("log_end_offset").cast("long").alias("log_end_offset"))
     c = c.where(~bad_commit)

@@ -32,7 +32,8 @@ from typing import Any
 from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
 from ..io_util import atomic_write_json, read_structured
-from .io import check_column_types, empty_quarantine, quarantine_rows, read_parquet, staged_output, write_parquet
+from .io import (check_column_types, empty_quarantine, epoch_ms, quarantine_rows, read_parquet, staged_output,
+                 write_parquet)
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
 REQUIRED = ("ts", "broker", "topic", "partition", "is_leader", "bytes_in", "bytes_out", "messages_in", "size_bytes")
@@ -83,18 +84,6 @@ def admit_windows(mask_counts: dict[int, int], windows: int, total: int, min_val
     return admitted
 
 
-def _ts_ms(df):
-    """Sample time in epoch milliseconds, whether `ts` is a timestamp or a number of ms."""
-    from pyspark.sql import functions as F
-
-    kind = dict(df.dtypes)["ts"]
-    if kind.startswith("timestamp"):
-        return F.floor(F.unix_micros(F.col("ts").cast("timestamp")) / 1000).cast("long")
-    if kind == "date":
-        return (F.unix_date(F.col("ts")).cast("long") * 86_400_000)
-    return F.col("ts").cast("long")
-
-
 SAMPLE_TYPES = {"ts": "time", "broker": "integral", "topic": "string", "partition": "integral", "is_leader": "boolean",
                 "bytes_in": "numeric", "bytes_out": "numeric", "messages_in": "numeric", "size_bytes": "numeric",
                 "cpu": "numeric"}
@@ -116,7 +105,7 @@ def _typed(raw):
     from pyspark.sql import functions as F
 
     inf = F.lit(float("inf"))
-    cols = {"ts_ms": _ts_ms(raw), "broker": F.col("broker").try_cast("int"), "topic": F.col("topic").cast("string"),
+    cols = {"ts_ms": epoch_ms(raw, "ts"), "broker": F.col("broker").try_cast("int"), "topic": F.col("topic").cast("string"),
             "partition": F.col("partition").try_cast("int"), "is_leader": F.col("is_leader").cast("boolean"),
             **{c: F.col(c).cast("double") for c in METRICS}}
     ok = (F.col("ts").isNotNull() & cols["broker"].isNotNull() & F.col("topic").isNotNull()
