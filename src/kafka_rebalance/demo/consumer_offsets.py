@@ -59,26 +59,25 @@ def simulate_recording_group_metadata(sc: "Scenario") -> tuple["SimulationResult
     nothing in the simulator changes. Classic groups only: a KIP-848 group
     writes ConsumerGroup records, not GroupMetadata.
     """
-    from ..sim.api import SimulationResult, _gc_relaxed
+    from ..sim.api import simulate_scenario
     from ..sim.offsets_store import _group_value
-    from ..sim.world import Simulation
 
     if sc.protocol == "consumer":
         raise ValueError("GroupMetadata records exist for classic groups only (this scenario uses protocol consumer)")
-    events: list[dict] = []
     writes: list[GroupMetadataWrite] = []
-    world = Simulation(sc, events.append)
-    store = world.coord.store
-    write_group = store.write_group
 
-    def recording(snapshot, now_ms: int) -> None:
-        writes.append(GroupMetadataWrite(len(events), int(now_ms), _group_value(snapshot, world.parts.tps)))
-        write_group(snapshot, now_ms)
+    def record_writes(world) -> None:
+        store = world.coord.store
+        write_group = store.write_group
 
-    store.write_group = recording
-    with _gc_relaxed():
-        summary = world.run(None)
-    return SimulationResult(summary, events, world.loop.processed, dict(world.paused_by_member)), tuple(writes)
+        def recording(snapshot, now_ms: int) -> None:
+            # events_emitted: the event-log rows so far, so the record goes right after them
+            writes.append(GroupMetadataWrite(world.events_emitted, int(now_ms), _group_value(snapshot, world.parts.tps)))
+            write_group(snapshot, now_ms)
+
+        store.write_group = recording
+
+    return simulate_scenario(sc, on_world=record_writes), tuple(writes)
 
 
 def consumer_offsets_records(events: Iterable[dict[str, Any]], start_ms: int, protocol: str | None = None,

@@ -48,7 +48,9 @@ def simulate(doc: Mapping[str, Any] | Scenario, *, progress: Callable[[int, int]
 
 
 def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | None = None,
-                      collect_events: bool = True) -> SimulationResult:
+                      collect_events: bool = True, on_world: Callable[[Any], None] | None = None) -> SimulationResult:
+    """Run one parsed scenario. `on_world(world)` is called with the world before it runs, for callers
+    that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes)."""
     events: list[dict] = []
     sink = events.append if collect_events else None
     if sc.protocol == "consumer":
@@ -56,6 +58,8 @@ def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | No
     else:
         from .world import Simulation as World
     world = World(sc, sink)
+    if on_world is not None:
+        on_world(world)
     cb: Callable[[int], None] | None = None
     if progress is not None:
         cb = lambda now: progress(now, sc.duration_ms)  # noqa: E731
