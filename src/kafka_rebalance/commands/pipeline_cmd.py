@@ -93,11 +93,11 @@ def _run(args, job) -> int:
 
     t0 = time.perf_counter()
     check = _PRECHECKS.get(job)
-    if check is not None:
-        check(args)  # options and small inputs: refused before Spark starts, nothing written
+    # options and small inputs: refused before Spark starts, nothing written; the job gets what was checked
+    checked = check(args) if check is not None else None
     with _stdout_to_stderr():
         spark = get_spark(args.master, args.shuffle_partitions, f"kafka-rebalance-{args.job}")
-        summary = job(spark, args)
+        summary = job(spark, args, checked)
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
     output.emit(summary, args.format, _table)
     return 0
@@ -111,14 +111,14 @@ def _load_model_config(args):
     return cfg
 
 
-def _load_model(spark, args) -> dict[str, Any]:
+def _load_model(spark, args, cfg) -> dict[str, Any]:
     from ..pipeline.load_model import run_load_model
 
-    res = run_load_model(spark, args.samples, args.out, _load_model_config(args), snapshot=args.snapshot)
+    res = run_load_model(spark, args.samples, args.out, cfg, snapshot=args.snapshot)
     return res.summary
 
 
-def _offsets(spark, args) -> dict[str, Any]:
+def _offsets(spark, args, _checked=None) -> dict[str, Any]:
     from ..pipeline.offsets import run_offsets
 
     if args.bootstrap_server:
@@ -139,10 +139,10 @@ def _lag_config(args):
     return cfg
 
 
-def _lag(spark, args) -> dict[str, Any]:
+def _lag(spark, args, cfg) -> dict[str, Any]:
     from ..pipeline.lag import run_lag
 
-    return run_lag(spark, args.offsets, args.log_end, args.out, _lag_config(args))
+    return run_lag(spark, args.offsets, args.log_end, args.out, cfg)
 
 
 def _sweep_grid(args):
@@ -154,10 +154,10 @@ def _sweep_grid(args):
     return doc
 
 
-def _sweep(spark, args) -> dict[str, Any]:
+def _sweep(spark, args, grid_doc) -> dict[str, Any]:
     from ..pipeline.sweep import run_sweep
 
-    return run_sweep(spark, args.grid, args.out)
+    return run_sweep(spark, args.grid, args.out, grid_doc=grid_doc)
 
 
 _PRECHECKS = {_load_model: _load_model_config, _lag: _lag_config, _sweep: _sweep_grid}
