@@ -117,7 +117,9 @@ class PartitionState:
             return False
         self._next = offset + 1
         self._version += 1
-        known_done = offset in self._done
+        # at or past the fetch position only restored completions can be done, and every one the fetch has
+        # not passed is in restored[_unfetched:] (complete() ignores offsets not received yet)
+        known_done = False
         restored, i = self._restored, self._unfetched
         while i < len(restored) and restored[i] <= offset:  # the fetch passed these (skipped, or holes)
             known_done = known_done or restored[i] == offset
