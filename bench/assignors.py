@@ -42,14 +42,23 @@ CASES = {
 # Kafka's Java assignors on this machine, from issue 2 (seconds): (fresh, owned); None = not given.
 # Where the issue gives one number for a case it is compared with pass one.
 JAVA: dict[tuple[int, str], tuple[float | None, float | None]] = {
-    (1, "sticky"): (0.028, None), (1, "cooperative-sticky"): (0.018, None),
-    (1, "roundrobin"): (0.032, None), (1, "range"): (0.105, None), (1, "uniform"): (0.0043, None),
-    (2, "sticky"): (0.047, None), (2, "cooperative-sticky"): (0.032, None),
-    (3, "sticky"): (0.163, None), (3, "cooperative-sticky"): (0.060, None),
-    (4, "sticky"): (0.36, 5.4), (4, "cooperative-sticky"): (0.56, 5.9),
-    (4, "range"): (3.8, None), (4, "roundrobin"): (5.2, None),
-    (5, "sticky"): (11.6, 11.5), (5, "cooperative-sticky"): (13.3, 8.6),
-    (5, "uniform"): (1.25, 1.0), (5, "server-range"): (0.15, None),
+    (1, "sticky"): (0.028, None),
+    (1, "cooperative-sticky"): (0.018, None),
+    (1, "roundrobin"): (0.032, None),
+    (1, "range"): (0.105, None),
+    (1, "uniform"): (0.0043, None),
+    (2, "sticky"): (0.047, None),
+    (2, "cooperative-sticky"): (0.032, None),
+    (3, "sticky"): (0.163, None),
+    (3, "cooperative-sticky"): (0.060, None),
+    (4, "sticky"): (0.36, 5.4),
+    (4, "cooperative-sticky"): (0.56, 5.9),
+    (4, "range"): (3.8, None),
+    (4, "roundrobin"): (5.2, None),
+    (5, "sticky"): (11.6, 11.5),
+    (5, "cooperative-sticky"): (13.3, 8.6),
+    (5, "uniform"): (1.25, 1.0),
+    (5, "server-range"): (0.15, None),
 }
 
 # A one-off cross-check outside this script (its harness needs Kafka's sources, not in this repo).
@@ -81,17 +90,26 @@ DEFAULT_ASSIGNORS = {1: ALL, 2: ALL, 3: ALL, 4: ALL, 5: ALL}
 def build_case(case: int):
     """The case's GroupSpec and, where known, Kafka's pass-one output per assignor."""
     sys.path.insert(0, str(ROOT / "src"))
-    from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, parse_group_scenario
+    from kafka_rebalance.model import (
+        GroupSpec,
+        MemberSubscription,
+        TopicMetadata,
+        parse_group_scenario,
+    )
 
     if case in (2, 3):
-        name = "uniform_2000c_100t_x_100p_join.json" if case == 2 else "nonuniform_100c_50t_x_20p.json"
+        name = (
+            "uniform_2000c_100t_x_100p_join.json" if case == 2 else "nonuniform_100c_50t_x_20p.json"
+        )
         doc = json.loads((VECTORS / name).read_text(encoding="utf-8"))
         return parse_group_scenario(doc).spec, {k: v[0] for k, v in doc.get("expected", {}).items()}
     n_topics, n_parts = (100, 100) if case == 1 else (500, 2000)
     topics = {f"t{i:03d}": TopicMetadata(f"t{i:03d}", n_parts) for i in range(n_topics)}
     names = tuple(topics)
     members = tuple(
-        MemberSubscription(f"c{i:04d}", ("t000",) if case == 5 and i == 1999 else names) for i in range(2000))
+        MemberSubscription(f"c{i:04d}", ("t000",) if case == 5 and i == 1999 else names)
+        for i in range(2000)
+    )
     return GroupSpec(topics, members), {}
 
 
@@ -112,8 +130,12 @@ def run_child(case: int, assignor_name: str, repeat: int) -> dict:
         return best, result
 
     fresh_s, first = timed(spec)
-    owned_spec = type(spec)(spec.topics, tuple(
-        replace(m, owned=tuple(first.get(m.member_id, ())), generation=1) for m in spec.members))
+    owned_spec = type(spec)(
+        spec.topics,
+        tuple(
+            replace(m, owned=tuple(first.get(m.member_id, ())), generation=1) for m in spec.members
+        ),
+    )
     owned_s, second = timed(owned_spec)
     matches = None
     if assignor_name in expected:
@@ -121,10 +143,17 @@ def run_child(case: int, assignor_name: str, repeat: int) -> dict:
         got = {m: {(tp.topic, tp.partition) for tp in tps} for m, tps in first.items() if tps}
         matches = want == got
     counts = [len(first.get(m.member_id, ())) for m in spec.members]
-    moved = sum(1 for m in owned_spec.members for tp in set(m.owned) - set(second.get(m.member_id, ())))
+    moved = sum(
+        1 for m in owned_spec.members for tp in set(m.owned) - set(second.get(m.member_id, ()))
+    )
     return {
-        "fresh_s": fresh_s, "owned_s": owned_s, "matches_kafka": matches,
-        "assigned": sum(counts), "min": min(counts), "max": max(counts), "pass_two_revoked": moved,
+        "fresh_s": fresh_s,
+        "owned_s": owned_s,
+        "matches_kafka": matches,
+        "assigned": sum(counts),
+        "min": min(counts),
+        "max": max(counts),
+        "pass_two_revoked": moved,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
     }
 
@@ -164,21 +193,54 @@ def rows(results: list[dict]) -> list[list[str]]:
     for r in results:
         java = JAVA.get((r["case"], r["assignor"]), (None, None))
         if "error" in r:
-            out.append([str(r["case"]), r["assignor"], r["error"], "", fmt_s(java[0]), "", "", fmt_s(java[1]),
-                        "", "", ""])
+            out.append(
+                [
+                    str(r["case"]),
+                    r["assignor"],
+                    r["error"],
+                    "",
+                    fmt_s(java[0]),
+                    "",
+                    "",
+                    fmt_s(java[1]),
+                    "",
+                    "",
+                    "",
+                ]
+            )
             continue
         check = {None: "-", True: "yes", False: "NO"}[r["matches_kafka"]]
-        out.append([
-            str(r["case"]), r["assignor"],
-            fmt_s(r["fresh_s"]), fmt_s(java[0]), ratio(r["fresh_s"], java[0]),
-            fmt_s(r["owned_s"]), fmt_s(java[1]), ratio(r["owned_s"], java[1]),
-            f"{r['min']}/{r['max']}", check, f"{r['peak_rss_mb']:.0f} MB",
-        ])
+        out.append(
+            [
+                str(r["case"]),
+                r["assignor"],
+                fmt_s(r["fresh_s"]),
+                fmt_s(java[0]),
+                ratio(r["fresh_s"], java[0]),
+                fmt_s(r["owned_s"]),
+                fmt_s(java[1]),
+                ratio(r["owned_s"], java[1]),
+                f"{r['min']}/{r['max']}",
+                check,
+                f"{r['peak_rss_mb']:.0f} MB",
+            ]
+        )
     return out
 
 
-HEADERS = ["case", "assignor", "fresh", "Java fresh", "ratio", "owned", "Java owned", "ratio",
-           "min/max", "= Kafka", "peak RSS"]
+HEADERS = [
+    "case",
+    "assignor",
+    "fresh",
+    "Java fresh",
+    "ratio",
+    "owned",
+    "Java owned",
+    "ratio",
+    "min/max",
+    "= Kafka",
+    "peak RSS",
+]
 
 
 def markdown(results: list[dict], argv: list[str], started: str, load: str) -> str:
@@ -216,8 +278,11 @@ def write_section(text: str) -> None:
     from kafka_rebalance.io_util import atomic_write_text
 
     start, end = f"<!-- {SECTION}:start -->", f"<!-- {SECTION}:end -->"
-    current = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else \
-        "# Benchmarks\n\nOne section per benchmark script under `bench/`; each script rewrites only its own section.\n\n"
+    current = (
+        BENCHMARKS.read_text(encoding="utf-8")
+        if BENCHMARKS.exists()
+        else "# Benchmarks\n\nOne section per benchmark script under `bench/`; each script rewrites only its own section.\n\n"
+    )
     if start in current and end in current:
         before, rest = current.split(start, 1)
         after = rest.split(end, 1)[1].lstrip("\n")
@@ -229,11 +294,20 @@ def write_section(text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--cases", default="1,2,3,4,5")
     ap.add_argument("--assignors", default=None, help="comma-separated subset (default: all six)")
-    ap.add_argument("--repeat", type=int, default=None, help="runs per pass, best kept (default 5, 1 for cases 4-5)")
-    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per (case, assignor) subprocess")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="runs per pass, best kept (default 5, 1 for cases 4-5)",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds per (case, assignor) subprocess"
+    )
     ap.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "ASSIGNOR"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -55,38 +55,62 @@ def case_add(args) -> dict:
     # with one replica per rack, a rack's replica total is fixed: the best any plan can reach
     best = max(-(-args.partitions // len(v)) for v in per_rack.values()) / mean
     gen = generate_reassignment(snap, ids, seed=SEED)
-    gen_moves = sum(len(set(gen[(p.topic, p.partition)]) - set(p.replicas)) for p in snap.partitions)
-    return {"case": "1 add one empty broker", "replica_moves": res.replica_moves,
-            "lower_bound_moves": res.lower_bound_moves,
-            "moves_over_bound": res.replica_moves / max(res.lower_bound_moves, 1),
-            "new_broker_replicas": counts[new], "replicas_max_over_mean": max(counts.values()) / mean,
-            "replicas_max_over_mean_best_possible": best, "replicas_max_over_mean_within_rack": within,
-            "racks_valid": rack_valid(res.after_snapshot), "generate_moves": gen_moves,
-            "generate_over_plan": gen_moves / max(res.replica_moves, 1), "bytes_moved": res.bytes_moved,
-            "leader_changes": res.leader_changes, "after": res.after, "wall_s": wall}
+    gen_moves = sum(
+        len(set(gen[(p.topic, p.partition)]) - set(p.replicas)) for p in snap.partitions
+    )
+    return {
+        "case": "1 add one empty broker",
+        "replica_moves": res.replica_moves,
+        "lower_bound_moves": res.lower_bound_moves,
+        "moves_over_bound": res.replica_moves / max(res.lower_bound_moves, 1),
+        "new_broker_replicas": counts[new],
+        "replicas_max_over_mean": max(counts.values()) / mean,
+        "replicas_max_over_mean_best_possible": best,
+        "replicas_max_over_mean_within_rack": within,
+        "racks_valid": rack_valid(res.after_snapshot),
+        "generate_moves": gen_moves,
+        "generate_over_plan": gen_moves / max(res.replica_moves, 1),
+        "bytes_moved": res.bytes_moved,
+        "leader_changes": res.leader_changes,
+        "after": res.after,
+        "wall_s": wall,
+    }
 
 
 def case_skewed(args) -> dict:
     from kafka_rebalance.cluster.planner import plan
     from kafka_rebalance.cluster.synthetic import synthetic_cluster
 
-    snap = synthetic_cluster(brokers=args.brokers, partitions=args.partitions, seed=SEED, skew=args.skew)
+    snap = synthetic_cluster(
+        brokers=args.brokers, partitions=args.partitions, seed=SEED, skew=args.skew
+    )
     t0 = time.perf_counter()
     res = plan(snap, "full")
     wall = time.perf_counter() - t0
     t1 = time.perf_counter()
     lean = plan(snap, "full", topic_spread=False)
     lean_wall = time.perf_counter() - t1
-    return {"case": "2 rebalance a skewed cluster",
-            "without_topic_spread": {"replica_moves": lean.replica_moves,
-                                     "lower_bound_moves": lean.lower_bound_moves,
-                                     "max_after": max(lean.after.values()), "wall_s": lean_wall}, "replica_moves": res.replica_moves,
-            "lower_bound_moves": res.lower_bound_moves,
-            "moves_over_bound": res.replica_moves / max(res.lower_bound_moves, 1),
-            "before": res.before, "after": res.after, "max_after": max(res.after.values()),
-            "goals_satisfied": res.goals_satisfied, "goals_failed": [g for g, ok in res.goals if not ok],
-            "racks_valid": rack_valid(res.after_snapshot),
-            "bytes_moved": res.bytes_moved, "leader_changes": res.leader_changes, "wall_s": wall}
+    return {
+        "case": "2 rebalance a skewed cluster",
+        "without_topic_spread": {
+            "replica_moves": lean.replica_moves,
+            "lower_bound_moves": lean.lower_bound_moves,
+            "max_after": max(lean.after.values()),
+            "wall_s": lean_wall,
+        },
+        "replica_moves": res.replica_moves,
+        "lower_bound_moves": res.lower_bound_moves,
+        "moves_over_bound": res.replica_moves / max(res.lower_bound_moves, 1),
+        "before": res.before,
+        "after": res.after,
+        "max_after": max(res.after.values()),
+        "goals_satisfied": res.goals_satisfied,
+        "goals_failed": [g for g, ok in res.goals if not ok],
+        "racks_valid": rack_valid(res.after_snapshot),
+        "bytes_moved": res.bytes_moved,
+        "leader_changes": res.leader_changes,
+        "wall_s": wall,
+    }
 
 
 def case_rolling(args) -> dict:
@@ -94,7 +118,9 @@ def case_rolling(args) -> dict:
     from kafka_rebalance.cluster.planner import plan
     from kafka_rebalance.cluster.synthetic import rolling_restart, synthetic_cluster
 
-    snap = rolling_restart(synthetic_cluster(brokers=args.brokers, partitions=args.partitions, seed=SEED))
+    snap = rolling_restart(
+        synthetic_cluster(brokers=args.brokers, partitions=args.partitions, seed=SEED)
+    )
     t0 = time.perf_counter()
     res = plan(snap, "leaders")
     wall = time.perf_counter() - t0
@@ -104,13 +130,20 @@ def case_rolling(args) -> dict:
     # every leader change gives one broker one more leader: the brokers below floor need at least this many
     bound = sum(max(0, floor - leaders.get(b, 0)) for b in alive)
     after = Counter(p.leader for p in res.after_snapshot.partitions)
-    return {"case": "3 leader skew after a rolling restart", "replica_moves": res.replica_moves,
-            "bytes_moved": res.bytes_moved, "leader_changes": res.leader_changes,
-            "optimal_leader_changes": res.optimal_leader_changes, "leader_change_lower_bound": bound,
-            "preferred_election_changes": len(kraft_imbalanced_partitions(snap)),
-            "leaders_before_min_max": [min(leaders.get(b, 0) for b in alive), max(leaders.values())],
-            "leaders_after_min_max": [min(after.get(b, 0) for b in alive), max(after.values())],
-            "before": res.before, "after": res.after, "wall_s": wall}
+    return {
+        "case": "3 leader skew after a rolling restart",
+        "replica_moves": res.replica_moves,
+        "bytes_moved": res.bytes_moved,
+        "leader_changes": res.leader_changes,
+        "optimal_leader_changes": res.optimal_leader_changes,
+        "leader_change_lower_bound": bound,
+        "preferred_election_changes": len(kraft_imbalanced_partitions(snap)),
+        "leaders_before_min_max": [min(leaders.get(b, 0) for b in alive), max(leaders.values())],
+        "leaders_after_min_max": [min(after.get(b, 0) for b in alive), max(after.values())],
+        "before": res.before,
+        "after": res.after,
+        "wall_s": wall,
+    }
 
 
 def case_decommission(args) -> dict:
@@ -126,10 +159,19 @@ def case_decommission(args) -> dict:
         res = plan(snap, "remove-brokers", removed)
         wall = time.perf_counter() - t0
         left = sum(1 for p in res.after_snapshot.partitions for r in p.replicas if r in removed)
-        rows.append({"removed": removed, "complete": res.complete, "replicas_on_removed": on,
-                     "replica_moves": res.replica_moves,
-                     "lower_bound_moves": res.lower_bound_moves, "left_on_removed": left,
-                     "racks_valid": rack_valid(res.after_snapshot), "after": res.after, "wall_s": wall})
+        rows.append(
+            {
+                "removed": removed,
+                "complete": res.complete,
+                "replicas_on_removed": on,
+                "replica_moves": res.replica_moves,
+                "lower_bound_moves": res.lower_bound_moves,
+                "left_on_removed": left,
+                "racks_valid": rack_valid(res.after_snapshot),
+                "after": res.after,
+                "wall_s": wall,
+            }
+        )
     return {"case": "4 decommission 1, 3, 5 brokers", "runs": rows}
 
 
@@ -146,62 +188,90 @@ def child(args) -> None:
 
 def markdown(results: list[dict], args) -> str:
     r = {x["case"][0]: x for x in results}
-    lines = [f"Synthetic cluster: {args.brokers} brokers in 3 racks, {args.partitions:,} partitions at RF 3, seed {SEED}.",
-             "", "| case | result | target |", "|---|---|---|"]
+    lines = [
+        f"Synthetic cluster: {args.brokers} brokers in 3 racks, {args.partitions:,} partitions at RF 3, seed {SEED}.",
+        "",
+        "| case | result | target |",
+        "|---|---|---|",
+    ]
     if "1" in r:
         a = r["1"]
-        lines.append(f"| 1 add one empty broker | {a['replica_moves']} moves, lower bound {a['lower_bound_moves']} "
-                     f"({a['moves_over_bound']:.3f}x); `--generate` emulation {a['generate_moves']} moves "
-                     f"({a['generate_over_plan']:.0f}x); replica max/mean {a['replicas_max_over_mean']:.4f} "
-                     f"(best reachable with one replica per rack {a['replicas_max_over_mean_best_possible']:.4f}, "
-                     f"within each rack {a['replicas_max_over_mean_within_rack']:.4f}); racks valid "
-                     f"{a['racks_valid']}; {a['wall_s']:.1f} s | <= 1.05x bound, max/mean <= 1.01 |")
+        lines.append(
+            f"| 1 add one empty broker | {a['replica_moves']} moves, lower bound {a['lower_bound_moves']} "
+            f"({a['moves_over_bound']:.3f}x); `--generate` emulation {a['generate_moves']} moves "
+            f"({a['generate_over_plan']:.0f}x); replica max/mean {a['replicas_max_over_mean']:.4f} "
+            f"(best reachable with one replica per rack {a['replicas_max_over_mean_best_possible']:.4f}, "
+            f"within each rack {a['replicas_max_over_mean_within_rack']:.4f}); racks valid "
+            f"{a['racks_valid']}; {a['wall_s']:.1f} s | <= 1.05x bound, max/mean <= 1.01 |"
+        )
     if "2" in r:
         b = r["2"]
         after = ", ".join(f"{k} {v:.3f}" for k, v in b["after"].items())
         before = ", ".join(f"{k} {v:.2f}" for k, v in b["before"].items())
-        lines.append(f"| 2 rebalance a skewed cluster (skew {args.skew}) | before: {before}; after: {after}; "
-                     f"{b['replica_moves']} moves vs lower bound {b['lower_bound_moves']} "
-                     f"({b['moves_over_bound']:.3f}x), {b['bytes_moved'] / 1e12:.1f} TB; without the topic spread goal "
-                     f"{b['without_topic_spread']['replica_moves']} moves vs bound "
-                     f"{b['without_topic_spread']['lower_bound_moves']} (max/mean "
-                     f"{b['without_topic_spread']['max_after']:.3f}, {b['without_topic_spread']['wall_s']:.1f} s); "
-                     f"optimizer {b['wall_s']:.1f} s, peak RSS "
-                     f"{b['peak_rss_mb']:.0f} MB; racks valid {b['racks_valid']}; all goals satisfied "
-                     f"{b['goals_satisfied']}" + (f" (failed: {', '.join(b['goals_failed'])})" if b['goals_failed'] else "")
-                     + " | every max/mean <= 1.09, "
-                     f"< 60 s, < 2 GB |")
+        lines.append(
+            f"| 2 rebalance a skewed cluster (skew {args.skew}) | before: {before}; after: {after}; "
+            f"{b['replica_moves']} moves vs lower bound {b['lower_bound_moves']} "
+            f"({b['moves_over_bound']:.3f}x), {b['bytes_moved'] / 1e12:.1f} TB; without the topic spread goal "
+            f"{b['without_topic_spread']['replica_moves']} moves vs bound "
+            f"{b['without_topic_spread']['lower_bound_moves']} (max/mean "
+            f"{b['without_topic_spread']['max_after']:.3f}, {b['without_topic_spread']['wall_s']:.1f} s); "
+            f"optimizer {b['wall_s']:.1f} s, peak RSS "
+            f"{b['peak_rss_mb']:.0f} MB; racks valid {b['racks_valid']}; all goals satisfied "
+            f"{b['goals_satisfied']}"
+            + (f" (failed: {', '.join(b['goals_failed'])})" if b["goals_failed"] else "")
+            + " | every max/mean <= 1.09, "
+            "< 60 s, < 2 GB |"
+        )
     if "3" in r:
         c = r["3"]
-        lines.append(f"| 3 leader skew after a rolling restart | {c['replica_moves']} replica moves, "
-                     f"{c['leader_changes']} leader changes = min-cost-flow optimum {c['optimal_leader_changes']} "
-                     f"(counting bound {c['leader_change_lower_bound']}; a plain preferred election would make "
-                     f"{c['preferred_election_changes']}); leaders per broker {c['leaders_before_min_max']} -> "
-                     f"{c['leaders_after_min_max']}; {c['wall_s']:.1f} s | no data moved, exact optimum |")
+        lines.append(
+            f"| 3 leader skew after a rolling restart | {c['replica_moves']} replica moves, "
+            f"{c['leader_changes']} leader changes = min-cost-flow optimum {c['optimal_leader_changes']} "
+            f"(counting bound {c['leader_change_lower_bound']}; a plain preferred election would make "
+            f"{c['preferred_election_changes']}); leaders per broker {c['leaders_before_min_max']} -> "
+            f"{c['leaders_after_min_max']}; {c['wall_s']:.1f} s | no data moved, exact optimum |"
+        )
     if "4" in r:
         for row in r["4"]["runs"]:
-            lines.append(f"| 4 decommission {len(row['removed'])} ({row['removed']}) | {row['replica_moves']} moves "
-                         f"= {row['replicas_on_removed']} replicas on them; {row['left_on_removed']} left "
-                         f"(complete {row['complete']}); racks "
-                         f"valid {row['racks_valid']}; {row['wall_s']:.1f} s | moves = replicas on them |")
+            lines.append(
+                f"| 4 decommission {len(row['removed'])} ({row['removed']}) | {row['replica_moves']} moves "
+                f"= {row['replicas_on_removed']} replicas on them; {row['left_on_removed']} left "
+                f"(complete {row['complete']}); racks "
+                f"valid {row['racks_valid']}; {row['wall_s']:.1f} s | moves = replicas on them |"
+            )
     return "\n".join(lines)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--case", type=int, choices=sorted(CASES))
     ap.add_argument("--brokers", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=100_000)
-    ap.add_argument("--skew", type=float, default=0.25, help="lognormal sigma of placement weights (case 2)")
+    ap.add_argument(
+        "--skew", type=float, default=0.25, help="lognormal sigma of placement weights (case 2)"
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
         return
     results = []
-    for case in ([args.case] if args.case else sorted(CASES)):
-        cmd = [sys.executable, __file__, "--child", "--case", str(case), "--brokers", str(args.brokers),
-               "--partitions", str(args.partitions), "--skew", str(args.skew)]
+    for case in [args.case] if args.case else sorted(CASES):
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            "--case",
+            str(case),
+            "--brokers",
+            str(args.brokers),
+            "--partitions",
+            str(args.partitions),
+            "--skew",
+            str(args.skew),
+        ]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         res = json.loads(out.strip().splitlines()[-1])
         print(json.dumps(res), flush=True)

@@ -29,11 +29,25 @@ from pathlib import Path
 from kafka_rebalance.kafka.parallel import ParallelConsumer
 
 JAVA_SECONDS = {
-    ("partition", None): 22.221, ("key", 1): 26.743, ("key", 2): 13.576, ("key", 5): 5.916,
-    ("key", 10): 3.310, ("key", 20): 2.242, ("key", 10_000): 2.13, ("unordered", None): 2.83,
+    ("partition", None): 22.221,
+    ("key", 1): 26.743,
+    ("key", 2): 13.576,
+    ("key", 5): 5.916,
+    ("key", 10): 3.310,
+    ("key", 20): 2.242,
+    ("key", 10_000): 2.13,
+    ("unordered", None): 2.83,
 }
-CASES = [("partition", None), ("key", 1), ("key", 2), ("key", 5), ("key", 10), ("key", 20), ("key", 10_000),
-         ("unordered", None)]
+CASES = [
+    ("partition", None),
+    ("key", 1),
+    ("key", 2),
+    ("key", 5),
+    ("key", 10),
+    ("key", 20),
+    ("key", 10_000),
+    ("unordered", None),
+]
 
 
 class _Msg:
@@ -85,7 +99,7 @@ class InMemoryConsumer:
             if timeout and timeout > 0:
                 time.sleep(min(timeout, 0.001))
             return []
-        out = self.messages[self.pos:self.pos + num_messages]
+        out = self.messages[self.pos : self.pos + num_messages]
         self.pos += len(out)
         return out
 
@@ -116,8 +130,14 @@ def workload(n: int, keys: int | None, seed: int) -> tuple[list[tuple[bytes, flo
     return recs, delays
 
 
-def run_case(ordering: str, keys: int | None, n: int, seed: int, max_concurrency: int,
-             bootstrap: str | None = None) -> float:
+def run_case(
+    ordering: str,
+    keys: int | None,
+    n: int,
+    seed: int,
+    max_concurrency: int,
+    bootstrap: str | None = None,
+) -> float:
     recs, delays = workload(n, keys, seed)
     done = [0]
     first: list[float] = []
@@ -134,8 +154,14 @@ def run_case(ordering: str, keys: int | None, n: int, seed: int, max_concurrency
         consumer = InMemoryConsumer([_Msg(i, k, str(i).encode()) for i, (k, _) in enumerate(recs)])
     else:
         consumer = _tansu_consumer(bootstrap, recs)
-    pc = ParallelConsumer(consumer, ["bench"], fn, ordering=ordering, max_concurrency=max_concurrency,
-                          commit_interval_s=1.0)
+    pc = ParallelConsumer(
+        consumer,
+        ["bench"],
+        fn,
+        ordering=ordering,
+        max_concurrency=max_concurrency,
+        commit_interval_s=1.0,
+    )
     start = time.perf_counter()
     pc.run(until=lambda: done[0] >= n)
     # from the first record on: group join and broker startup are not the library's throughput
@@ -165,13 +191,23 @@ def _tansu_consumer(bootstrap: str, recs: list[tuple[bytes, float]]):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for fut in admin.create_topics([NewTopic(topic, 1, 1)]).values():
         fut.result(30)
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
+    producer = ck.Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1}
+    )
     for i, (key, _) in enumerate(recs):
         producer.produce(topic, key=key, value=str(i).encode(), partition=0)
         producer.flush(10)  # one record per batch: tansu's high watermark needs it
-    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{topic}", "enable.auto.commit": False,
-                            "auto.offset.reset": "earliest", "topic.metadata.refresh.interval.ms": 2000,
-                            "session.timeout.ms": 10000, "heartbeat.interval.ms": 500})
+    consumer = ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "topic.metadata.refresh.interval.ms": 2000,
+            "session.timeout.ms": 10000,
+            "heartbeat.interval.ms": 500,
+        }
+    )
 
     class Renamed:
         """Subscribes the bench topic name to the real topic."""
@@ -191,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs per case")
     ap.add_argument("--max-concurrency", type=int, default=16)
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--tansu", action="store_true", help="through a real broker (tansu) instead of in-memory")
+    ap.add_argument(
+        "--tansu", action="store_true", help="through a real broker (tansu) instead of in-memory"
+    )
     ap.add_argument("--only", default=None, help="comma list like partition,key:5,unordered")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -211,22 +249,43 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for ordering, keys in cases:
-            times = [run_case(ordering, keys, args.records, args.seed, args.max_concurrency, bootstrap)
-                     for _ in range(args.repeat)]
+            times = [
+                run_case(ordering, keys, args.records, args.seed, args.max_concurrency, bootstrap)
+                for _ in range(args.repeat)
+            ]
             best = min(times)
             java = JAVA_SECONDS[(ordering, keys)] * args.records / 10_000
-            rows.append({"ordering": ordering, "keys": keys, "seconds": round(best, 3), "java_seconds": java,
-                         "ratio_vs_java": round(best / java, 3)})
+            rows.append(
+                {
+                    "ordering": ordering,
+                    "keys": keys,
+                    "seconds": round(best, 3),
+                    "java_seconds": java,
+                    "ratio_vs_java": round(best / java, 3),
+                }
+            )
             label = ordering if keys is None else f"{ordering} ({keys} keys)"
-            print(f"{label:<22} {best:8.2f} s   Java {java:6.2f} s   ratio {best / java:5.2f}", file=sys.stderr)
+            print(
+                f"{label:<22} {best:8.2f} s   Java {java:6.2f} s   ratio {best / java:5.2f}",
+                file=sys.stderr,
+            )
     finally:
         if broker is not None:
             broker.stop()
     floor, ideal = serial_floor(args.records, args.seed)
-    print(f"plain serial loop of the same sleeps: {floor:.2f} s (sum of delays {ideal:.2f} s)", file=sys.stderr)
-    doc = {"records": args.records, "max_concurrency": args.max_concurrency, "seed": args.seed,
-           "source": "tansu" if args.tansu else "in-memory", "cases": rows,
-           "serial_loop_seconds": round(floor, 3), "sum_of_delays_seconds": round(ideal, 3)}
+    print(
+        f"plain serial loop of the same sleeps: {floor:.2f} s (sum of delays {ideal:.2f} s)",
+        file=sys.stderr,
+    )
+    doc = {
+        "records": args.records,
+        "max_concurrency": args.max_concurrency,
+        "seed": args.seed,
+        "source": "tansu" if args.tansu else "in-memory",
+        "cases": rows,
+        "serial_loop_seconds": round(floor, 3),
+        "sum_of_delays_seconds": round(ideal, 3),
+    }
     if args.json:
         args.json.write_text(json.dumps(doc, indent=2))
     print(json.dumps(doc))

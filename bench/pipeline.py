@@ -60,40 +60,59 @@ def gen_samples(path: Path, partitions: int, hours: int, brokers: int = 12) -> i
         n = len(idx)
         noise = rng.normal(1.0, 0.05, n)
         bytes_in = base_in[idx] * noise
-        table = pa.table({
-            "ts": pa.array(DAY0 + (h * 60 + m) * 60_000 + (idx % 50) * 100, pa.timestamp("ms")),
-            "broker": pa.array(leader[idx]),
-            "topic": pa.DictionaryArray.from_arrays(pa.array(topic_idx[idx]), pa.array(topics)),
-            "partition": pa.array(part[idx]),
-            "is_leader": pa.array(np.ones(n, dtype=bool)),
-            "bytes_in": pa.array(bytes_in),
-            "bytes_out": pa.array(bytes_in * 2.5),
-            "messages_in": pa.array(bytes_in / 800.0),
-            "size_bytes": pa.array(size0[idx] + bytes_in * (h * 3600 + m * 60)),
-            "cpu": pa.array(bytes_in / 1e7),
-        })
+        table = pa.table(
+            {
+                "ts": pa.array(DAY0 + (h * 60 + m) * 60_000 + (idx % 50) * 100, pa.timestamp("ms")),
+                "broker": pa.array(leader[idx]),
+                "topic": pa.DictionaryArray.from_arrays(pa.array(topic_idx[idx]), pa.array(topics)),
+                "partition": pa.array(part[idx]),
+                "is_leader": pa.array(np.ones(n, dtype=bool)),
+                "bytes_in": pa.array(bytes_in),
+                "bytes_out": pa.array(bytes_in * 2.5),
+                "messages_in": pa.array(bytes_in / 800.0),
+                "size_bytes": pa.array(size0[idx] + bytes_in * (h * 3600 + m * 60)),
+                "cpu": pa.array(bytes_in / 1e7),
+            }
+        )
         pq.write_table(table, path / f"hour-{h:02d}.parquet", row_group_size=1_000_000)
         rows += n
     return rows
 
 
-def gen_records(path: Path, records: int, groups: int = 20, topics: int = 10, partitions: int = 50) -> dict:
+def gen_records(
+    path: Path, records: int, groups: int = 20, topics: int = 10, partitions: int = 50
+) -> dict:
     """Offset commits built with numpy from keys and values encoded by the shared codecs."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kafka_rebalance.assign.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+    from kafka_rebalance.assign.protocol import (
+        Assignment,
+        Subscription,
+        encode_assignment,
+        encode_subscription,
+    )
     from kafka_rebalance.group.records import (
-        GroupMetadataValue, MemberMetadata, decode_record, encode_key, encode_record, group_metadata_record,
-        offset_commit_record, OffsetCommitKey,
+        GroupMetadataValue,
+        MemberMetadata,
+        OffsetCommitKey,
+        decode_record,
+        encode_key,
+        encode_record,
+        group_metadata_record,
+        offset_commit_record,
     )
     from kafka_rebalance.model import TopicPartition
 
     path.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(11)
-    keys = [encode_key(OffsetCommitKey(f"group-{g:03d}", f"topic-{t:03d}", p))
-            for g in range(groups) for t in range(topics) for p in range(partitions)]
+    keys = [
+        encode_key(OffsetCommitKey(f"group-{g:03d}", f"topic-{t:03d}", p))
+        for g in range(groups)
+        for t in range(topics)
+        for p in range(partitions)
+    ]
     assert len({len(k) for k in keys}) == 1
     klen = len(keys[0])
     key_mat = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), klen)
@@ -115,10 +134,14 @@ def gen_records(path: Path, records: int, groups: int = 20, topics: int = 10, pa
         vals["ts"] = DAY0 + (written + np.arange(n)) * 5
         vbytes = vals.tobytes()
         voffsets = np.arange(0, 24 * (n + 1), 24, dtype=np.int32)
-        value = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(voffsets.tobytes()), pa.py_buffer(vbytes)])
+        value = pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(voffsets.tobytes()), pa.py_buffer(vbytes)]
+        )
         kbytes = key_mat[k].tobytes()
         koffsets = np.arange(0, klen * (n + 1), klen, dtype=np.int32)
-        key = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(koffsets.tobytes()), pa.py_buffer(kbytes)])
+        key = pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(koffsets.tobytes()), pa.py_buffer(kbytes)]
+        )
         # a few tombstones and corrupt (truncated) values
         vlist = value
         tomb = rng.random(n) < 0.001
@@ -132,11 +155,17 @@ def gen_records(path: Path, records: int, groups: int = 20, topics: int = 10, pa
             vlist = pa.array(py, pa.binary())
             tombstones += int(tomb.sum())
             corrupt += int((bad & ~tomb).sum())
-        table = pa.table({"key": key, "value": vlist, "topic": pa.array(["__consumer_offsets"] * n),
-                          "partition": pa.array(np.zeros(n, dtype=np.int32)),
-                          "offset": pa.array(written + np.arange(n, dtype=np.int64)),
-                          "timestamp": pa.array(DAY0 + (written + np.arange(n)) * 5, pa.timestamp("ms")),
-                          "timestampType": pa.array(np.zeros(n, dtype=np.int32))})
+        table = pa.table(
+            {
+                "key": key,
+                "value": vlist,
+                "topic": pa.array(["__consumer_offsets"] * n),
+                "partition": pa.array(np.zeros(n, dtype=np.int32)),
+                "offset": pa.array(written + np.arange(n, dtype=np.int64)),
+                "timestamp": pa.array(DAY0 + (written + np.arange(n)) * 5, pa.timestamp("ms")),
+                "timestampType": pa.array(np.zeros(n, dtype=np.int32)),
+            }
+        )
         pq.write_table(table, path / f"part-{file_no:03d}.parquet")
         written += n
         file_no += 1
@@ -147,24 +176,52 @@ def gen_records(path: Path, records: int, groups: int = 20, topics: int = 10, pa
         for gen in range(1, 11):
             members = []
             for m in range(5):
-                parts = tuple(TopicPartition(f"topic-{t:03d}", p) for t in range(topics) for p in range(partitions)
-                              if (t * partitions + p + gen) % 5 == m)
-                members.append(MemberMetadata(f"m{m}-{gen}", "c", "/127.0.0.1", 45000, sub,
-                                              encode_assignment(Assignment(parts)), 300000, f"i{m}"))
-            rec = group_metadata_record(f"group-{g:03d}", GroupMetadataValue("consumer", gen, "range", members[0].member_id,
-                                                                              tuple(members), DAY0))
+                parts = tuple(
+                    TopicPartition(f"topic-{t:03d}", p)
+                    for t in range(topics)
+                    for p in range(partitions)
+                    if (t * partitions + p + gen) % 5 == m
+                )
+                members.append(
+                    MemberMetadata(
+                        f"m{m}-{gen}",
+                        "c",
+                        "/127.0.0.1",
+                        45000,
+                        sub,
+                        encode_assignment(Assignment(parts)),
+                        300000,
+                        f"i{m}",
+                    )
+                )
+            rec = group_metadata_record(
+                f"group-{g:03d}",
+                GroupMetadataValue(
+                    "consumer", gen, "range", members[0].member_id, tuple(members), DAY0
+                ),
+            )
             kb, vb = encode_record(rec)
             off = records + len(rows)
             rows.append((kb, vb, off, DAY0 + gen * records // 2))
     decode_record(rows[0][0], rows[0][1])
-    meta = pa.table({"key": pa.array([r[0] for r in rows], pa.binary()), "value": pa.array([r[1] for r in rows], pa.binary()),
-                     "topic": pa.array(["__consumer_offsets"] * len(rows)),
-                     "partition": pa.array(np.zeros(len(rows), dtype=np.int32)),
-                     "offset": pa.array([r[2] for r in rows], pa.int64()),
-                     "timestamp": pa.array([r[3] for r in rows], pa.timestamp("ms")),
-                     "timestampType": pa.array(np.zeros(len(rows), dtype=np.int32))})
+    meta = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * len(rows)),
+            "partition": pa.array(np.zeros(len(rows), dtype=np.int32)),
+            "offset": pa.array([r[2] for r in rows], pa.int64()),
+            "timestamp": pa.array([r[3] for r in rows], pa.timestamp("ms")),
+            "timestampType": pa.array(np.zeros(len(rows), dtype=np.int32)),
+        }
+    )
     pq.write_table(meta, path / "group-metadata.parquet")
-    return {"records": written + len(rows), "tombstones": tombstones, "corrupt": corrupt, "group_metadata": len(rows)}
+    return {
+        "records": written + len(rows),
+        "tombstones": tombstones,
+        "corrupt": corrupt,
+        "group_metadata": len(rows),
+    }
 
 
 # ---- jobs, each run in a child process ------------------------------------------------
@@ -196,9 +253,23 @@ def child(job: str, args: argparse.Namespace) -> dict:
 
 
 def run_child(job: str, master: str, inp: Path, out: Path, shuffle: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", job, "--master", master, "--input", str(inp), "--out", str(out),
-           "--shuffle-partitions", str(shuffle)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"))
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        job,
+        "--master",
+        master,
+        "--input",
+        str(inp),
+        "--out",
+        str(out),
+        "--shuffle-partitions",
+        str(shuffle),
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{job} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -206,13 +277,26 @@ def run_child(job: str, master: str, inp: Path, out: Path, shuffle: int) -> dict
 
 def sweep_grid(path: Path, n: int) -> None:
     seeds = max(1, n // 8)
-    grid = {"base": {"name": "bench", "seed": 1, "duration_ms": 600_000, "protocol": "classic",
-                     "group": {"id": "bench", "assignors": ["range"]},
-                     "topics": [{"name": "t", "partitions": 24, "produce_rate": 240}],
-                     "members": {"count": 6},
-                     "events": [{"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000}]},
-            "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
-                     "static_membership": [False, True], "seeds": seeds}}
+    grid = {
+        "base": {
+            "name": "bench",
+            "seed": 1,
+            "duration_ms": 600_000,
+            "protocol": "classic",
+            "group": {"id": "bench", "assignors": ["range"]},
+            "topics": [{"name": "t", "partitions": 24, "produce_rate": 240}],
+            "members": {"count": 6},
+            "events": [
+                {"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000}
+            ],
+        },
+        "grid": {
+            "protocol": ["classic", "consumer"],
+            "assignor": ["range", "cooperative-sticky", "uniform"],
+            "static_membership": [False, True],
+            "seeds": seeds,
+        },
+    }
     path.write_text(json.dumps(grid))
 
 
@@ -229,14 +313,20 @@ def write_section(text: str) -> None:
     start, end = f"<!-- {SECTION}:start -->", f"<!-- {SECTION}:end -->"
     current = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n"
     if start in current and end in current:
-        new = current[:current.index(start)] + text.strip() + current[current.index(end) + len(end):]
+        new = (
+            current[: current.index(start)]
+            + text.strip()
+            + current[current.index(end) + len(end) :]
+        )
     else:
         new = current.rstrip() + "\n\n" + text.strip() + "\n"
     atomic_write_text(BENCHMARKS, new)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--partitions", type=int, default=20_000)
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--records", type=int, default=10_000_000)
@@ -244,7 +334,12 @@ def main() -> int:
     ap.add_argument("--data", default="/tmp/kafka-rebalance-bench")
     ap.add_argument("--only", choices=("load-model", "offsets", "sweep"), action="append")
     ap.add_argument("--write", action="store_true", help="put the section into BENCHMARKS.md")
-    ap.add_argument("--repeat", type=int, default=1, help="run offsets this many times; the row shows the median")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run offsets this many times; the row shows the median",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)
@@ -268,27 +363,39 @@ def main() -> int:
         if not samples.exists():
             t0 = time.perf_counter()
             rows = gen_samples(samples, args.partitions, args.hours)
-            print(f"generated {rows:,} sample rows in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            print(
+                f"generated {rows:,} sample rows in {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
         rows = args.partitions * args.hours * 60
         r = run_child("load-model", "local[2]", samples, data / "out-load-model", 8)
         r["rows"] = rows
         results["load-model"] = r
-        print(f"load-model: {rows:,} rows in {r['wall_s']:.1f} s = {rows / r['wall_s']:,.0f} rows/s", file=sys.stderr)
+        print(
+            f"load-model: {rows:,} rows in {r['wall_s']:.1f} s = {rows / r['wall_s']:,.0f} rows/s",
+            file=sys.stderr,
+        )
     if "offsets" in jobs:
         recs = data / f"records-{args.records}"
         if not recs.exists():
             t0 = time.perf_counter()
             info = gen_records(recs, args.records)
             (recs / "_info.json").write_text(json.dumps(info))
-            print(f"generated {info['records']:,} records in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            print(
+                f"generated {info['records']:,} records in {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
         runs = []
         for _ in range(args.repeat):
             before = load_avg()
             r = run_child("offsets", "local[2]", recs, data / "out-offsets", 8)
             r["load"] = f"{before} -> {load_avg()}"
             runs.append(r)
-            print(f"offsets: {r['records']:,} records in {r['wall_s']:.1f} s = {r['records'] / r['wall_s']:,.0f} "
-                  f"records/s (load {r['load']}; phases {r.get('phases_s')})", file=sys.stderr)
+            print(
+                f"offsets: {r['records']:,} records in {r['wall_s']:.1f} s = {r['records'] / r['wall_s']:,.0f} "
+                f"records/s (load {r['load']}; phases {r.get('phases_s')})",
+                file=sys.stderr,
+            )
         r = sorted(runs, key=lambda x: x["wall_s"])[len(runs) // 2]  # the median run
         r["runs"] = [(x["wall_s"], x["load"]) for x in runs]
         results["offsets"] = r
@@ -299,8 +406,11 @@ def main() -> int:
         for master in ("local[1]", "local[2]"):
             r = run_child("sweep", master, grid, data / f"out-sweep-{master[6]}", 2)
             results[f"sweep {master}"] = r
-            print(f"sweep {master}: {r['scenarios']} simulations in {r['wall_s']:.1f} s = "
-                  f"{r['simulations_per_minute']:.1f}/min", file=sys.stderr)
+            print(
+                f"sweep {master}: {r['scenarios']} simulations in {r['wall_s']:.1f} s = "
+                f"{r['simulations_per_minute']:.1f}/min",
+                file=sys.stderr,
+            )
     cache.write_text(json.dumps(results, default=str))
     text = section(args, results, started, load_start, load_avg())
     print(text)
@@ -310,38 +420,66 @@ def main() -> int:
 
 
 def section(args, results: dict, started: str, load_start: str, load_end: str) -> str:
-    cmd = "`.venv/bin/python bench/pipeline.py" + ("" if (args.partitions, args.hours, args.records, args.sweep) == (20_000, 24, 10_000_000, 16)
-                                                 else f" --partitions {args.partitions} --hours {args.hours} --records {args.records} --sweep {args.sweep}") + " --write`"
-    lines = [f"<!-- {SECTION}:start -->", "## Pipeline (`bench/pipeline.py`)", "",
-             f"Command: {cmd}  ",
-             f"Run {started} on {platform.machine()} with {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-             f"PySpark local mode, driver memory {os.environ.get('KR_SPARK_DRIVER_MEMORY', '4g')}; load average "
-             f"{load_start} at start and {load_end} at the end (the machine is shared with other jobs, so times are noisy "
-             "and pessimistic).", "",
-             "Each job runs in a fresh process with its own JVM; the wall time covers the job itself (reading the "
-             "input, every pass, writing every output), not JVM start-up. Inputs are generated with numpy/pyarrow.", "",
-             "| job | master | input | wall time | throughput | goal | notes |", "|---|---|---|---|---|---|---|"]
+    cmd = (
+        "`.venv/bin/python bench/pipeline.py"
+        + (
+            ""
+            if (args.partitions, args.hours, args.records, args.sweep)
+            == (20_000, 24, 10_000_000, 16)
+            else f" --partitions {args.partitions} --hours {args.hours} --records {args.records} --sweep {args.sweep}"
+        )
+        + " --write`"
+    )
+    lines = [
+        f"<!-- {SECTION}:start -->",
+        "## Pipeline (`bench/pipeline.py`)",
+        "",
+        f"Command: {cmd}  ",
+        f"Run {started} on {platform.machine()} with {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"PySpark local mode, driver memory {os.environ.get('KR_SPARK_DRIVER_MEMORY', '4g')}; load average "
+        f"{load_start} at start and {load_end} at the end (the machine is shared with other jobs, so times are noisy "
+        "and pessimistic).",
+        "",
+        "Each job runs in a fresh process with its own JVM; the wall time covers the job itself (reading the "
+        "input, every pass, writing every output), not JVM start-up. Inputs are generated with numpy/pyarrow.",
+        "",
+        "| job | master | input | wall time | throughput | goal | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     if "load-model" in results:
         r = results["load-model"]
-        lines.append(f"| load-model | local[2] | {r['rows']:,} sample rows ({args.partitions:,} leader partitions x "
-                     f"{args.hours} h of 1-minute samples) | {r['wall_s']:.1f} s | {r['rows'] / r['wall_s']:,.0f} rows/s | "
-                     f"< 60 s | ready={r['ready']}, {r['valid_partitions']:,}/{r['partitions']:,} valid, {r['windows']} windows |")
+        lines.append(
+            f"| load-model | local[2] | {r['rows']:,} sample rows ({args.partitions:,} leader partitions x "
+            f"{args.hours} h of 1-minute samples) | {r['wall_s']:.1f} s | {r['rows'] / r['wall_s']:,.0f} rows/s | "
+            f"< 60 s | ready={r['ready']}, {r['valid_partitions']:,}/{r['partitions']:,} valid, {r['windows']} windows |"
+        )
     if "offsets" in results:
         r = results["offsets"]
-        lines.append(f"| offsets | local[2] | {r['records']:,} `__consumer_offsets` records | {r['wall_s']:.1f} s | "
-                     f"{r['records'] / r['wall_s']:,.0f} records/s | > 200,000 records/s | {r['commits']:,} commits, "
-                     f"{r['group_metadata']:,} group metadata, {r['rebalances']:,} episodes, {r['quarantined']:,} quarantined; "
-                     + ", ".join(f"{k} {v:.1f} s" for k, v in r.get("phases_s", {}).items())
-                     + ("; median of " + ", ".join(f"{w:.1f} s (load {la})" for w, la in r["runs"])
-                        if len(r.get("runs", [])) > 1 else "") + " |")
+        lines.append(
+            f"| offsets | local[2] | {r['records']:,} `__consumer_offsets` records | {r['wall_s']:.1f} s | "
+            f"{r['records'] / r['wall_s']:,.0f} records/s | > 200,000 records/s | {r['commits']:,} commits, "
+            f"{r['group_metadata']:,} group metadata, {r['rebalances']:,} episodes, {r['quarantined']:,} quarantined; "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in r.get("phases_s", {}).items())
+            + (
+                "; median of " + ", ".join(f"{w:.1f} s (load {la})" for w, la in r["runs"])
+                if len(r.get("runs", [])) > 1
+                else ""
+            )
+            + " |"
+        )
     for master in ("local[1]", "local[2]"):
         key = f"sweep {master}"
         if key in results:
             r = results[key]
-            lines.append(f"| sweep | {master} | {r['scenarios']} simulations (10 simulated minutes, 6 members, rolling restart) | "
-                         f"{r['wall_s']:.1f} s | {r['simulations_per_minute']:.1f} simulations/min | - | {r['failed']} failed |")
+            lines.append(
+                f"| sweep | {master} | {r['scenarios']} simulations (10 simulated minutes, 6 members, rolling restart) | "
+                f"{r['wall_s']:.1f} s | {r['simulations_per_minute']:.1f} simulations/min | - | {r['failed']} failed |"
+            )
     if "sweep local[1]" in results and "sweep local[2]" in results:
-        s = results["sweep local[2]"]["simulations_per_minute"] / results["sweep local[1]"]["simulations_per_minute"]
+        s = (
+            results["sweep local[2]"]["simulations_per_minute"]
+            / results["sweep local[1]"]["simulations_per_minute"]
+        )
         lines += ["", f"Sweep scaling local[1] -> local[2]: {s:.2f}x."]
     lines.append(f"<!-- {SECTION}:end -->")
     return "\n".join(lines)

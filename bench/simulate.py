@@ -33,25 +33,33 @@ from kafka_rebalance.sim.api import simulate  # noqa: E402
 def rolling(members: int, assignor: str) -> dict:
     every = 10_000  # each member is down 5 s, longer than a rebalance (heartbeat discovery <= 3 s)
     return {
-        "name": f"rolling-{assignor}", "seed": 1, "duration_ms": 60_000 + members * every + 30_000,
+        "name": f"rolling-{assignor}",
+        "seed": 1,
+        "duration_ms": 60_000 + members * every + 30_000,
         "group": {"id": "bench", "assignors": [assignor]},
         "topics": [{"name": "t", "partitions": 10 * members, "produce_rate": 10.0 * members}],
         "members": {"count": members, "processing_ms_per_record": 0.1},
         "simulation": {"poll_idle_ms": 5000, "lag_sample_ms": 60_000},
-        "events": [{"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 5_000, "every_ms": every}],
+        "events": [
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 5_000, "every_ms": every}
+        ],
     }
 
 
 def day() -> dict:
     return {
-        "name": "day", "seed": 1, "duration_ms": 24 * 3600 * 1000,
+        "name": "day",
+        "seed": 1,
+        "duration_ms": 24 * 3600 * 1000,
         "group": {"id": "bench-day", "assignors": ["cooperative-sticky"]},
         "topics": [{"name": "t", "partitions": 200, "produce_rate": 1000}],
         "members": {"count": 100, "processing_ms_per_record": 0.5},
         "simulation": {"poll_idle_ms": 5000, "lag_sample_ms": 60_000},
-        "events": [{"at_ms": 6 * 3600 * 1000 + 1234, "kind": "crash", "member": "m7"},
-                   {"at_ms": 6 * 3600 * 1000 + 300_000, "kind": "restart", "member": "m7", "down_ms": 0},
-                   {"at_ms": 12 * 3600 * 1000, "kind": "coordinator_failover", "down_ms": 5000}],
+        "events": [
+            {"at_ms": 6 * 3600 * 1000 + 1234, "kind": "crash", "member": "m7"},
+            {"at_ms": 6 * 3600 * 1000 + 300_000, "kind": "restart", "member": "m7", "down_ms": 0},
+            {"at_ms": 12 * 3600 * 1000, "kind": "coordinator_failover", "down_ms": 5000},
+        ],
     }
 
 
@@ -60,13 +68,21 @@ def run_case(name: str, doc: dict) -> dict:
     res = simulate(doc, collect_events=False)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
-    row = {"case": name, "members": doc["members"]["count"], "partitions": doc["topics"][0]["partitions"],
-           "simulated_s": doc["duration_ms"] / 1000, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-           "events": res.simulated_events,
-           "events_per_s": int(res.simulated_events / wall) if wall else 0,
-           "events_per_cpu_s": int(res.simulated_events / cpu) if cpu else 0, "rebalances": s["rebalances"],
-           "records": s["records"]["produced"], "duplicates": s["records"]["duplicates"],
-           "lost": s["records"]["lost"]}
+    row = {
+        "case": name,
+        "members": doc["members"]["count"],
+        "partitions": doc["topics"][0]["partitions"],
+        "simulated_s": doc["duration_ms"] / 1000,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "events": res.simulated_events,
+        "events_per_s": int(res.simulated_events / wall) if wall else 0,
+        "events_per_cpu_s": int(res.simulated_events / cpu) if cpu else 0,
+        "rebalances": s["rebalances"],
+        "records": s["records"]["produced"],
+        "duplicates": s["records"]["duplicates"],
+        "lost": s["records"]["lost"],
+    }
     print(json.dumps(row), flush=True)
     return row
 
@@ -75,26 +91,34 @@ START, END = "<!-- bench/simulate.py:start -->", "<!-- bench/simulate.py:end -->
 
 
 def markdown(rows: list[dict], command: str, load: str, notes: str = "") -> str:
-    lines = ["## Simulator (`bench/simulate.py`)", "",
-             f"Command: `{command}`  ",
-             f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()} with "
-             f"{os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start {load} "
-             "(the machine is shared: wall times are pessimistic, CPU s is the process's own time).", "",
-             "Cases: a full rolling restart of N members on 10 x N partitions (1 record/s per partition, "
-             "each member down 5 s, one every 10 s), eager ([range]) and cooperative ([cooperative-sticky]); "
-             "100 members for 24 simulated hours at 1,000 records/s on 200 partitions with a crash, a "
-             "restart and a coordinator failover. Every record is accounted for individually "
-             "(duplicates and losses are exact); the event log is not kept.", ""]
+    lines = [
+        "## Simulator (`bench/simulate.py`)",
+        "",
+        f"Command: `{command}`  ",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()} with "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start {load} "
+        "(the machine is shared: wall times are pessimistic, CPU s is the process's own time).",
+        "",
+        "Cases: a full rolling restart of N members on 10 x N partitions (1 record/s per partition, "
+        "each member down 5 s, one every 10 s), eager ([range]) and cooperative ([cooperative-sticky]); "
+        "100 members for 24 simulated hours at 1,000 records/s on 200 partitions with a crash, a "
+        "restart and a coordinator failover. Every record is accounted for individually "
+        "(duplicates and losses are exact); the event log is not kept.",
+        "",
+    ]
     if notes:
         lines += [notes, ""]
     lines += [
-             "| case | members | partitions | simulated s | wall s | CPU s | sim events | events/s (wall) | "
-             "rebalances | records | duplicates | lost |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        "| case | members | partitions | simulated s | wall s | CPU s | sim events | events/s (wall) | "
+        "rebalances | records | duplicates | lost |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['case']} | {r['members']:,} | {r['partitions']:,} | {r['simulated_s']:,.0f} | "
-                     f"{r['wall_s']:,} | {r['cpu_s']:,} | {r['events']:,} | {r['events_per_s']:,} | "
-                     f"{r['rebalances']:,} | {r['records']:,} | {r['duplicates']:,} | {r['lost']:,} |")
+        lines.append(
+            f"| {r['case']} | {r['members']:,} | {r['partitions']:,} | {r['simulated_s']:,.0f} | "
+            f"{r['wall_s']:,} | {r['cpu_s']:,} | {r['events']:,} | {r['events_per_s']:,} | "
+            f"{r['rebalances']:,} | {r['records']:,} | {r['duplicates']:,} | {r['lost']:,} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -115,11 +139,19 @@ def update_benchmarks(path: Path, section: str) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--members", type=int, default=1000, help="group size of the rolling restarts")
-    ap.add_argument("--case", choices=("rolling-eager", "rolling-cooperative", "day"), action="append")
+    ap.add_argument(
+        "--case", choices=("rolling-eager", "rolling-cooperative", "day"), action="append"
+    )
     ap.add_argument("--markdown", metavar="PATH", help="write the results table to PATH")
-    ap.add_argument("--update-benchmarks", action="store_true", help="rewrite this script's section of BENCHMARKS.md")
+    ap.add_argument(
+        "--update-benchmarks",
+        action="store_true",
+        help="rewrite this script's section of BENCHMARKS.md",
+    )
     ap.add_argument("--notes", default="", help="a paragraph to add under the table")
     args = ap.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -132,7 +164,9 @@ def main() -> int:
             rows.append(run_case(c, rolling(args.members, "cooperative-sticky")))
         else:
             rows.append(run_case(c, day()))
-    md = markdown(rows, "python " + " ".join(["bench/simulate.py", *sys.argv[1:]]), load, args.notes)
+    md = markdown(
+        rows, "python " + " ".join(["bench/simulate.py", *sys.argv[1:]]), load, args.notes
+    )
     if args.markdown:
         Path(args.markdown).write_text(md)
     if args.update_benchmarks:

@@ -104,9 +104,16 @@ def measure(members: int, assignor: str, restarts: int) -> dict:
         for name, fn in saved[0].items():
             setattr(ClassicGroup, name, fn)
         sim_world.get_assignor = saved[1]
-    return {"restarts": restarts, "cpu_s": total, "group_s": clock.group_s, "group_calls": clock.group_calls,
-            "assign_s": clock.assign_s, "assign_calls": clock.assign_calls,
-            "rebalances": res.summary["rebalances"], "events": res.simulated_events}
+    return {
+        "restarts": restarts,
+        "cpu_s": total,
+        "group_s": clock.group_s,
+        "group_calls": clock.group_calls,
+        "assign_s": clock.assign_s,
+        "assign_calls": clock.assign_calls,
+        "rebalances": res.summary["rebalances"],
+        "events": res.simulated_events,
+    }
 
 
 def project(members: int, assignor: str, k1: int, k2: int) -> dict:
@@ -116,23 +123,31 @@ def project(members: int, assignor: str, k1: int, k2: int) -> dict:
     def per_restart(key: str) -> float:
         return (b[key] - a[key]) / k
 
-    row = {"assignor": assignor, "members": members, "restarts_measured": f"{k1}->{k2}",
-           "rebalances_per_restart": round(per_restart("rebalances"), 2),
-           "group_calls_per_restart": round(per_restart("group_calls")),
-           "group_ms_per_restart": round(per_restart("group_s") * 1e3, 2),
-           "assign_ms_per_restart": round(per_restart("assign_s") * 1e3, 2),
-           "total_ms_per_restart": round(per_restart("cpu_s") * 1e3, 1)}
+    row = {
+        "assignor": assignor,
+        "members": members,
+        "restarts_measured": f"{k1}->{k2}",
+        "rebalances_per_restart": round(per_restart("rebalances"), 2),
+        "group_calls_per_restart": round(per_restart("group_calls")),
+        "group_ms_per_restart": round(per_restart("group_s") * 1e3, 2),
+        "assign_ms_per_restart": round(per_restart("assign_s") * 1e3, 2),
+        "total_ms_per_restart": round(per_restart("cpu_s") * 1e3, 1),
+    }
     # a full rolling restart restarts every member once
     row["projected_group_s"] = round(per_restart("group_s") * members, 1)
     row["projected_assign_s"] = round(per_restart("assign_s") * members, 1)
     row["projected_core_s"] = round(row["projected_group_s"] + row["projected_assign_s"], 1)
     row["projected_total_s"] = round(a["cpu_s"] + per_restart("cpu_s") * (members - k1), 1)
-    row["core_share"] = round((per_restart("group_s") + per_restart("assign_s")) / per_restart("cpu_s"), 3)
+    row["core_share"] = round(
+        (per_restart("group_s") + per_restart("assign_s")) / per_restart("cpu_s"), 3
+    )
     return row
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--members", type=int, default=1000)
     ap.add_argument("--restarts", type=int, nargs=2, default=(4, 16), metavar=("K1", "K2"))
     ap.add_argument("--assignor", action="append", choices=("range", "cooperative-sticky"))

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-VECTORS = SHARED / "vectors"
+VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
 @pytest.fixture(scope="session")
 def vectors_dir() -> Path:
     if not VECTORS.exists():
-        pytest.fail(f"parity vectors not found at {VECTORS} (shared/ must sit beside the repo)")
+        pytest.fail(f"parity vectors not found at {VECTORS}")
     return VECTORS
 
 
@@ -40,3 +39,42 @@ def tansu(tmp_path_factory):
     broker = start_tansu(tmp_path_factory.mktemp("tansu"))
     yield broker
     broker.stop()
+
+
+# --- a real Kafka cluster (Apache Kafka 4.0, KRaft) --------------------------------------------
+
+_REAL_KAFKA_SKIPS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def real_kafka():
+    """One real 3-broker cluster per test session: $KAFKA_BOOTSTRAP, else ../shared/kafka, else skip.
+
+    Tests that use it are marked `kafka`; the reason for a skip is printed once at the end.
+    """
+    import real_kafka as rk
+
+    reason = rk.unavailable_reason()
+    if reason is not None:
+        if not _REAL_KAFKA_SKIPS:
+            _REAL_KAFKA_SKIPS.append(reason)
+        pytest.skip(reason)
+    if os.environ.get("KAFKA_BOOTSTRAP"):
+        yield rk.external()
+        return
+    cluster = rk.start(brokers=3)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "real_kafka" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.kafka)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for reason in _REAL_KAFKA_SKIPS:
+        terminalreporter.write_line(f"real-broker tests skipped: {reason}")

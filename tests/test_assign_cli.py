@@ -9,11 +9,18 @@ import pytest
 from kafka_rebalance.cli import main
 
 SCENARIO = {
-    "topics": [{"name": "orders", "partitions": 6, "rf": 2, "racks": ["a", "b", "c"]},
-               {"name": "audit", "partitions": 3}],
+    "topics": [
+        {"name": "orders", "partitions": 6, "rf": 2, "racks": ["a", "b", "c"]},
+        {"name": "audit", "partitions": 3},
+    ],
     "members": [
-        {"id": "c1", "topics": ["orders", "audit"], "rack": "a", "owned": [["orders", 0], ["orders", 1]],
-         "generation": 3},
+        {
+            "id": "c1",
+            "topics": ["orders", "audit"],
+            "rack": "a",
+            "owned": [["orders", 0], ["orders", 1]],
+            "generation": 3,
+        },
         {"id": "c0", "topics": ["orders"], "rack": "b"},
         {"id": "c2", "topics": ["orders", "audit"]},
     ],
@@ -59,15 +66,27 @@ def test_json_shape(tmp_path, capsys, strategy):
 
 def test_rounds_flag_overrides_file(tmp_path, capsys):
     path = _write(tmp_path, SCENARIO)
-    rc, out, _ = _run(capsys, ["assign", path, "--strategy", "roundrobin", "--rounds", "3", "--format", "json"])
+    rc, out, _ = _run(
+        capsys, ["assign", path, "--strategy", "roundrobin", "--rounds", "3", "--format", "json"]
+    )
     assert rc == 0 and len(json.loads(out)["rounds"]) == 3
 
 
 def test_stats_values(tmp_path, capsys):
     """roundrobin on t[0..3] (racks x,y,x,y): a gets t-0,t-2, b gets t-1,t-3."""
-    doc = {"topics": [{"name": "t", "partitions": 4, "rf": 1, "racks": ["x", "y"]}],
-           "members": [{"id": "a", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 1, "rack": "x"},
-                       {"id": "b", "topics": ["t"], "rack": "x"}]}
+    doc = {
+        "topics": [{"name": "t", "partitions": 4, "rf": 1, "racks": ["x", "y"]}],
+        "members": [
+            {
+                "id": "a",
+                "topics": ["t"],
+                "owned": [["t", 0], ["t", 1]],
+                "generation": 1,
+                "rack": "x",
+            },
+            {"id": "b", "topics": ["t"], "rack": "x"},
+        ],
+    }
     path = _write(tmp_path, doc)
     rc, out, _ = _run(capsys, ["assign", path, "--strategy", "roundrobin", "--format", "json"])
     assert rc == 0
@@ -82,15 +101,26 @@ def test_stats_values(tmp_path, capsys):
 
 def test_cooperative_round_one_holds_back(tmp_path, capsys):
     """A joining member: cooperative-sticky revokes first, so round one holds partitions back."""
-    doc = {"topics": [{"name": "t", "partitions": 4}],
-           "members": [{"id": "a", "topics": ["t"], "owned": [["t", p] for p in range(4)], "generation": 1},
-                       {"id": "b", "topics": ["t"]}],
-           "rounds": 2}
+    doc = {
+        "topics": [{"name": "t", "partitions": 4}],
+        "members": [
+            {"id": "a", "topics": ["t"], "owned": [["t", p] for p in range(4)], "generation": 1},
+            {"id": "b", "topics": ["t"]},
+        ],
+        "rounds": 2,
+    }
     path = _write(tmp_path, doc)
-    rc, out, _ = _run(capsys, ["assign", path, "--strategy", "cooperative-sticky", "--format", "json"])
+    rc, out, _ = _run(
+        capsys, ["assign", path, "--strategy", "cooperative-sticky", "--format", "json"]
+    )
     assert rc == 0
     first, second = (r["stats"] for r in json.loads(out)["rounds"])
-    assert first["held_back"] == 2 and first["kept"] == 2 and first["moved"] == 0 and first["revoked"] == 2
+    assert (
+        first["held_back"] == 2
+        and first["kept"] == 2
+        and first["moved"] == 0
+        and first["revoked"] == 2
+    )
     assert second["held_back"] == 0 and second["new"] == 2 and second["balance"]["spread"] == 0
 
 
@@ -112,16 +142,25 @@ def test_table_runs(tmp_path, capsys):
 
 def _bad(**changes):
     doc = json.loads(json.dumps(SCENARIO))
-    for key, fn in changes.items():
+    for _key, fn in changes.items():
         fn(doc)
     return doc
 
 
 BAD = {
-    "unknown topic field": (_bad(t=lambda d: d["topics"][0].update(colour="red")), "topics[0].colour"),
-    "negative partitions": (_bad(t=lambda d: d["topics"][1].update(partitions=-3)), "topics[1].partitions"),
+    "unknown topic field": (
+        _bad(t=lambda d: d["topics"][0].update(colour="red")),
+        "topics[0].colour",
+    ),
+    "negative partitions": (
+        _bad(t=lambda d: d["topics"][1].update(partitions=-3)),
+        "topics[1].partitions",
+    ),
     "duplicate member id": (_bad(m=lambda d: d["members"][2].update(id="c1")), "members[2].id"),
-    "bad owned entry": (_bad(m=lambda d: d["members"][0].update(owned=[["orders"]])), "members[0].owned[0]"),
+    "bad owned entry": (
+        _bad(m=lambda d: d["members"][0].update(owned=[["orders"]])),
+        "members[0].owned[0]",
+    ),
     "rounds zero": (_bad(m=lambda d: d.update(rounds=0)), "rounds"),
     "members not a list": (_bad(m=lambda d: d.update(members={"c0": []})), "members"),
 }

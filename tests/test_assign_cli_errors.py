@@ -22,7 +22,11 @@ def _run(capsys, path: Path, strategy: str) -> tuple[int, str, str]:
 def test_server_side_refuses_a_partition_owned_twice(capsys, strategy):
     rc, out, err = _run(capsys, DATA / "uniform_shared_owned.json", strategy)
     assert rc == 2 and out == ""
-    assert "uniform_shared_owned.json" in err and "members[2].owned[3]" in err and "also owned by" in err
+    assert (
+        "uniform_shared_owned.json" in err
+        and "members[2].owned[3]" in err
+        and "also owned by" in err
+    )
 
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
@@ -33,8 +37,10 @@ def test_kafka_failure_is_reported_not_raised(capsys, strategy):
 
 
 def test_owned_partition_beyond_the_topic(tmp_path, capsys):
-    doc = {"topics": [{"name": "t0", "partitions": 3}],
-           "members": [{"id": "a", "topics": ["t0"], "owned": [["t0", 7]], "generation": 1}]}
+    doc = {
+        "topics": [{"name": "t0", "partitions": 3}],
+        "members": [{"id": "a", "topics": ["t0"], "owned": [["t0", 7]], "generation": 1}],
+    }
     path = tmp_path / "oob.json"
     path.write_text(json.dumps(doc))
     rc, out, err = _run(capsys, path, "sticky")

@@ -16,11 +16,13 @@ from kafka_rebalance.assign.rounds import run_rounds
 from kafka_rebalance.model import parse_group_scenario
 
 ASSIGNORS = ("range", "roundrobin", "uniform", "server-range")
-VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
 def _vector_files() -> list[Path]:
-    files = sorted((VECTORS / "assignors").glob("*.json")) + sorted((VECTORS / "assignors-large").glob("*.json"))
+    files = sorted((VECTORS / "assignors").glob("*.json")) + sorted(
+        (VECTORS / "assignors-large").glob("*.json")
+    )
     return files
 
 
@@ -66,13 +68,40 @@ def test_vector(path: Path, assignor_name: str, vectors_dir) -> None:
 # --------------------------------------------------------------------- Java details the server side relies on
 
 
-@pytest.mark.parametrize("name,uuid,msb,lsb,hash_code", [
-    # from jshell (JDK 17): UUID.nameUUIDFromBytes(name.getBytes(UTF_8)), Kafka Uuid.hashCode()
-    ("t0", "809d4580-aaed-3156-9abc-38d58f77f840", -9179104046585401002, -7296894806360852416, 1069265987),
-    ("orders", "12c500ed-0b78-3910-9fb4-6af0f246be87", 1352488281194379536, -6938803542781673849, 1951395210),
-    ("t099", "216f33d0-bc25-3195-b99c-e7fb98cbdba2", 2409201297269272981, -5071924012539716702, -1138934244),
-    ("m\u00e9trics", "26871d11-5d68-387a-8423-a982f2d9a10e", 2776219655715960954, -8925103656632999666, 219491815),
-])
+@pytest.mark.parametrize(
+    "name,uuid,msb,lsb,hash_code",
+    [
+        # from jshell (JDK 17): UUID.nameUUIDFromBytes(name.getBytes(UTF_8)), Kafka Uuid.hashCode()
+        (
+            "t0",
+            "809d4580-aaed-3156-9abc-38d58f77f840",
+            -9179104046585401002,
+            -7296894806360852416,
+            1069265987,
+        ),
+        (
+            "orders",
+            "12c500ed-0b78-3910-9fb4-6af0f246be87",
+            1352488281194379536,
+            -6938803542781673849,
+            1951395210,
+        ),
+        (
+            "t099",
+            "216f33d0-bc25-3195-b99c-e7fb98cbdba2",
+            2409201297269272981,
+            -5071924012539716702,
+            -1138934244,
+        ),
+        (
+            "m\u00e9trics",
+            "26871d11-5d68-387a-8423-a982f2d9a10e",
+            2776219655715960954,
+            -8925103656632999666,
+            219491815,
+        ),
+    ],
+)
 def test_topic_ids_match_java(name, uuid, msb, lsb, hash_code):
     from kafka_rebalance.assign.uniform import topic_id, topic_id_hash, topic_id_string
 
@@ -92,8 +121,12 @@ def test_fast_member_order_equals_hashmap_emulation():
     declined = 0
     for _ in range(150):
         n = rng.choice([1, 3, 12, 13, 25, 97, 400, 1500])
-        keys = list(dict.fromkeys("".join(rng.choice("AaBB\u00e9c0-") for _ in range(rng.randint(1, 7)))
-                                  for _ in range(n)))
+        keys = list(
+            dict.fromkeys(
+                "".join(rng.choice("AaBB\u00e9c0-") for _ in range(rng.randint(1, 7)))
+                for _ in range(n)
+            )
+        )
         m = JavaHashMap()
         for k in keys:
             m.put(k, True)
@@ -111,7 +144,9 @@ def test_bulk_topic_partitions_are_ordinary():
 
     tps = new_topic_partitions(["a", "b", "a"], [0, 5, 2])
     assert tps == [TopicPartition("a", 0), TopicPartition("b", 5), TopicPartition("a", 2)]
-    assert {hash(tp) for tp in tps} == {hash(TopicPartition(t, p)) for t, p in (("a", 0), ("b", 5), ("a", 2))}
+    assert {hash(tp) for tp in tps} == {
+        hash(TopicPartition(t, p)) for t, p in (("a", 0), ("b", 5), ("a", 2))
+    }
     assert new_topic_partitions("t", range(3)) == [TopicPartition("t", p) for p in range(3)]
     with pytest.raises(Exception):
         tps[0].partition = 9  # still frozen

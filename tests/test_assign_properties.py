@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.assign.registry import NAMES, get_assignor
 from kafka_rebalance.assign.rounds import next_round_spec
-from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition, topic_racks
+from kafka_rebalance.model import (
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+    topic_racks,
+)
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky", "uniform")
 BALANCED = ("roundrobin", "sticky", "cooperative-sticky", "uniform")
@@ -29,18 +35,39 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 # Member ids chosen to collide in Java hash tables ("Aa" and "BB" share a hashCode).
 RACKS = ["a", "b", "c"]
-MEMBER_IDS = ["c0", "c1", "c2", "c3", "Aa", "BB", "AaAa", "BBBB", "AaBB", "consumer-7", "m\u00e9", "z"]
+MEMBER_IDS = [
+    "c0",
+    "c1",
+    "c2",
+    "c3",
+    "Aa",
+    "BB",
+    "AaAa",
+    "BBBB",
+    "AaBB",
+    "consumer-7",
+    "m\u00e9",
+    "z",
+]
 
 
 @st.composite
-def groups(draw, uniform_subscriptions: bool | None = None, with_owned: bool = True,
-           racks: bool | None = None) -> GroupSpec:
+def groups(
+    draw,
+    uniform_subscriptions: bool | None = None,
+    with_owned: bool = True,
+    racks: bool | None = None,
+) -> GroupSpec:
     n_topics = draw(st.integers(1, 4))
     use_racks = draw(st.booleans()) if racks is None else racks
     topics = {}
     for i in range(n_topics):
         n = draw(st.integers(0, 12))
-        racks = topic_racks(n, draw(st.integers(1, 2)), RACKS, draw(st.integers(0, 2))) if use_racks else ()
+        racks = (
+            topic_racks(n, draw(st.integers(1, 2)), RACKS, draw(st.integers(0, 2)))
+            if use_racks
+            else ()
+        )
         topics[f"t{i}"] = TopicMetadata(f"t{i}", n, racks)
     names = list(topics)
     ids = draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=1, max_size=7, unique=True))
@@ -48,8 +75,18 @@ def groups(draw, uniform_subscriptions: bool | None = None, with_owned: bool = T
     common = draw(st.lists(st.sampled_from(names), min_size=1, max_size=n_topics, unique=True))
     subs = {}
     for mid in ids:
-        subs[mid] = common if uniform else draw(
-            st.lists(st.sampled_from(names + ["absent"]), min_size=1, max_size=n_topics + 1, unique=True))
+        subs[mid] = (
+            common
+            if uniform
+            else draw(
+                st.lists(
+                    st.sampled_from(names + ["absent"]),
+                    min_size=1,
+                    max_size=n_topics + 1,
+                    unique=True,
+                )
+            )
+        )
     owned: dict[str, list[TopicPartition]] = {mid: [] for mid in ids}
     if with_owned:
         # A conflict-free previous assignment, possibly of topics a member no longer subscribes to.
@@ -63,9 +100,16 @@ def groups(draw, uniform_subscriptions: bool | None = None, with_owned: bool = T
     instance = {mid: draw(st.sampled_from([None, None, f"i-{mid}"])) for mid in ids}
     rack = {mid: draw(st.sampled_from(RACKS + [None])) if use_racks else None for mid in ids}
     members = tuple(
-        MemberSubscription(mid, tuple(subs[mid]), tuple(owned[mid]), 1 if owned[mid] else -1, rack[mid],
-                           instance[mid])
-        for mid in ids)
+        MemberSubscription(
+            mid,
+            tuple(subs[mid]),
+            tuple(owned[mid]),
+            1 if owned[mid] else -1,
+            rack[mid],
+            instance[mid],
+        )
+        for mid in ids
+    )
     return GroupSpec(topics, members)
 
 
@@ -134,7 +178,9 @@ def settle(name: str, spec: GroupSpec, result, max_rounds: int):
     rounds = 0
     while _subscribed_partitions(spec) != {tp for tps in result.values() for tp in tps}:
         rounds += 1
-        assert rounds <= max_rounds, f"{name}: hand-over not settled after {max_rounds} follow-up round(s)"
+        assert rounds <= max_rounds, (
+            f"{name}: hand-over not settled after {max_rounds} follow-up round(s)"
+        )
         spec = next_round_spec(spec, result)
         result = _assign(name, spec)
         check_valid(name, spec, result)
@@ -186,7 +232,9 @@ def test_cooperative_safety(spec):
     prev = _previous_owner(spec)
     for member, tps in result.items():
         for tp in tps:
-            assert prev.get(tp, member) == member, f"{tp} moved from {prev[tp]} to {member} in one round"
+            assert prev.get(tp, member) == member, (
+                f"{tp} moved from {prev[tp]} to {member} in one round"
+            )
 
 
 @pytest.mark.parametrize("name", ["sticky", "cooperative-sticky"])

@@ -54,7 +54,9 @@ def decode_assignment(raw: bytes):
 # user data
 
 
-tps = st.lists(st.tuples(st.sampled_from(["a", "bb", "topic-ü"]), st.integers(0, 1000)), max_size=30)
+tps = st.lists(
+    st.tuples(st.sampled_from(["a", "bb", "topic-ü"]), st.integers(0, 1000)), max_size=30
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,7 +90,9 @@ def test_user_data_v0_and_garbage():
 
 def test_metadata_is_decodable_by_kafka_python_and_carries_owned():
     plug = ap.StickyAssignor()
-    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 1), TopicPartition("u", 0)])))
+    plug.on_assignment(
+        decode_assignment(ap.assignment_bytes([TopicPartition("t", 1), TopicPartition("u", 0)]))
+    )
     plug.on_generation_assignment(4)
     md = decode_metadata(plug.metadata({"u", "t"}))
     assert md.version == 0
@@ -102,13 +106,19 @@ def test_metadata_is_decodable_by_kafka_python_and_carries_owned():
 
 def test_group_spec_keeps_member_order_and_skips_unknown_topics():
     members = {}
-    for mid, owned, gen in (("m-z", [TopicPartition("t", 0)], 3), ("m-a", [], -1), ("m-k", [TopicPartition("t", 2)], 2)):
+    for mid, owned, gen in (
+        ("m-z", [TopicPartition("t", 0)], 3),
+        ("m-a", [], -1),
+        ("m-k", [TopicPartition("t", 2)], 2),
+    ):
         raw = ap.subscription_bytes(["t", "gone"], ap.encode_sticky_user_data(owned, gen))
         members[mid] = decode_metadata(raw)
     spec = ap.group_spec_from_kafka_python(FakeCluster({"t": 4}), members, sticky_user_data=True)
     assert [m.member_id for m in spec.members] == ["m-z", "m-a", "m-k"]
     assert set(spec.topics) == {"t"} and spec.topics["t"].partitions == 4
-    assert spec.member("m-z").owned == (TopicPartition("t", 0),) and spec.member("m-z").generation == 3
+    assert (
+        spec.member("m-z").owned == (TopicPartition("t", 0),) and spec.member("m-z").generation == 3
+    )
     assert spec.member("m-a").owned == () and spec.member("m-a").generation == -1
     assert set(spec.member("m-k").topics) == {"t", "gone"}
     plain = ap.group_spec_from_kafka_python(FakeCluster({"t": 4}), members, sticky_user_data=False)
@@ -120,7 +130,10 @@ def test_assign_returns_our_assignors_output_as_kafka_python_bytes(name):
     from kafka_rebalance.assign.registry import get_assignor
 
     plug = ap.plugin(name)
-    members = {f"c{i}": decode_metadata(ap.plugin(name).metadata({"t", "u"} if i % 2 else {"t"})) for i in range(5)}
+    members = {
+        f"c{i}": decode_metadata(ap.plugin(name).metadata({"t", "u"} if i % 2 else {"t"}))
+        for i in range(5)
+    }
     cluster = FakeCluster({"t": 7, "u": 3})
     out = plug.assign(cluster, members)
     assert list(out) == list(members)
@@ -132,7 +145,9 @@ def test_assign_returns_our_assignors_output_as_kafka_python_bytes(name):
         got = ap.partitions_of(decode_assignment(raw))
         assert got == list(expected.get(mid, []))
         every += got
-    assert sorted(every) == sorted([TopicPartition("t", p) for p in range(7)] + [TopicPartition("u", p) for p in range(3)])
+    assert sorted(every) == sorted(
+        [TopicPartition("t", p) for p in range(7)] + [TopicPartition("u", p) for p in range(3)]
+    )
 
 
 def test_cooperative_rejoins_only_when_partitions_are_taken_away():
@@ -140,13 +155,17 @@ def test_cooperative_rejoins_only_when_partitions_are_taken_away():
     coord = FakeCoordinator()
     plug.bind(coord)
     coord._generation = FakeGeneration(1)
-    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 1)])))
+    plug.on_assignment(
+        decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 1)]))
+    )
     assert coord.rejoins == 0 and plug.generation == 1
     coord._generation = FakeGeneration(2)
     plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 0)])))
     assert coord.rejoins == 1 and plug.generation == 2
     coord._generation = FakeGeneration(3)
-    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 5)])))
+    plug.on_assignment(
+        decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 5)]))
+    )
     assert coord.rejoins == 1
     owned, gen = ap.decode_sticky_user_data(decode_metadata(plug.metadata({"t"})).user_data)
     assert set(owned) == {TopicPartition("t", 0), TopicPartition("t", 5)} and gen == 3
@@ -166,14 +185,18 @@ def test_bind_resolves_the_coordinator_late_and_reads_aiokafka_style_generation(
     consumer = Consumer()
     plug = ap.CooperativeStickyAssignor().bind(consumer)
     consumer._coordinator = AioLikeCoordinator()
-    plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 1)])))
+    plug.on_assignment(
+        decode_assignment(ap.assignment_bytes([TopicPartition("t", 0), TopicPartition("t", 1)]))
+    )
     assert plug.generation == 5
     consumer._coordinator.generation = 6
     plug.on_assignment(decode_assignment(ap.assignment_bytes([TopicPartition("t", 1)])))
     assert plug.generation == 6 and consumer._coordinator.rejoins == 1
 
 
-def run_in_process_group(plugins: dict[str, ap.KafkaPythonAssignor], cluster, topics, generation: int):
+def run_in_process_group(
+    plugins: dict[str, ap.KafkaPythonAssignor], cluster, topics, generation: int
+):
     """One eager rebalance as kafka-python runs it: first member leads, everyone gets its bytes."""
     members = {mid: decode_metadata(p.metadata(topics)) for mid, p in plugins.items()}
     leader = next(iter(plugins.values()))
@@ -205,16 +228,24 @@ def test_in_process_sticky_group_member_leaving_moves_only_its_partitions():
 class GroupMember(threading.Thread):
     """One kafka-python consumer polling in its own thread (joins need concurrent polls)."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, plug: ap.KafkaPythonAssignor) -> None:
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, plug: ap.KafkaPythonAssignor
+    ) -> None:
         super().__init__(daemon=True)
         from kafka import KafkaConsumer
 
         self.plug = plug
         self.consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, client_id=f"plug-{uuid.uuid4().hex[:6]}",
-            partition_assignment_strategy=[plug], enable_auto_commit=False,
-            session_timeout_ms=10000, heartbeat_interval_ms=500, max_poll_interval_ms=60000,
-            request_timeout_ms=30000, api_version_auto_timeout_ms=10000,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            client_id=f"plug-{uuid.uuid4().hex[:6]}",
+            partition_assignment_strategy=[plug],
+            enable_auto_commit=False,
+            session_timeout_ms=10000,
+            heartbeat_interval_ms=500,
+            max_poll_interval_ms=60000,
+            request_timeout_ms=30000,
+            api_version_auto_timeout_ms=10000,
         )
         plug.bind(self.consumer)
         self.consumer.subscribe([topic])
@@ -236,7 +267,9 @@ class GroupMember(threading.Thread):
 
     def snapshot(self) -> tuple[str, int, frozenset[TopicPartition]]:
         gen = self.consumer._coordinator._generation
-        assigned = frozenset(TopicPartition(tp.topic, tp.partition) for tp in self.consumer.assignment())
+        assigned = frozenset(
+            TopicPartition(tp.topic, tp.partition) for tp in self.consumer.assignment()
+        )
         return gen.member_id, gen.generation_id, assigned
 
 
@@ -246,7 +279,9 @@ def stable_view(members: list[GroupMember], leaders: list[ap.KafkaPythonAssignor
     if not calls:
         return None
     snaps = [m.snapshot() for m in members]
-    if len({g for _, g, _ in snaps}) != 1 or any(m.consumer._coordinator.rejoin_needed for m in members):
+    if len({g for _, g, _ in snaps}) != 1 or any(
+        m.consumer._coordinator.rejoin_needed for m in members
+    ):
         return None
     ids = {mid for mid, _, _ in snaps}
     for call in reversed(calls):
@@ -274,7 +309,9 @@ def wait_stable(members, plugs, total, timeout_s=60.0):
             if again is not None and again[1] == view[1]:
                 return again
         time.sleep(0.2)
-    raise AssertionError(f"group did not settle within {timeout_s}s: {[m.snapshot() for m in members]}")
+    raise AssertionError(
+        f"group did not settle within {timeout_s}s: {[m.snapshot() for m in members]}"
+    )
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -310,7 +347,9 @@ def test_live_group_on_tansu(tansu, strategy):
             members[-1].start()
         call, before = wait_stable(members, plugs, 12)
         # the leader ran our assignor, and its result is exactly our assignor's output for that input
-        assert call.result == {m: list(v) for m, v in get_assignor(strategy).assign(call.spec).items()}
+        assert call.result == {
+            m: list(v) for m, v in get_assignor(strategy).assign(call.spec).items()
+        }
         assert sorted(len(p) for p in before.values()) == [4, 4, 4]
         all_tps = {TopicPartition(topic, p) for p in range(12)}
         assert set().union(*before.values()) == all_tps
@@ -328,10 +367,14 @@ def test_live_group_on_tansu(tansu, strategy):
         assert not leaver.is_alive()
         survivors = [members[0], members[2]]
         call2, after = wait_stable(survivors, plugs, 12)
-        assert call2.result == {m: list(v) for m, v in get_assignor(strategy).assign(call2.spec).items()}
+        assert call2.result == {
+            m: list(v) for m, v in get_assignor(strategy).assign(call2.spec).items()
+        }
         for mid, parts in after.items():
             assert before[mid] <= parts, "a surviving member lost a partition"
-            assert parts - before[mid] <= before[leaver_id], "a partition moved that the leaver did not own"
+            assert parts - before[mid] <= before[leaver_id], (
+                "a partition moved that the leaver did not own"
+            )
         assert set().union(*after.values()) == all_tps
         for m in call2.spec.members:
             assert set(m.owned) == before[m.member_id]

@@ -53,10 +53,23 @@ class Driver:
             _, payload = self.timers.pop(k)
             self.apply(self.g.on_timer(k, payload, d))
 
-    def join(self, client: str, now: int, member_id: str = "", instance: str | None = None, meta: object = None,
-             rebalance_timeout: int = 300_000) -> list:
-        req = JoinGroupRequest(client, member_id, (("range", meta if meta is not None else client),), 45_000,
-                               rebalance_timeout, instance)
+    def join(
+        self,
+        client: str,
+        now: int,
+        member_id: str = "",
+        instance: str | None = None,
+        meta: object = None,
+        rebalance_timeout: int = 300_000,
+    ) -> list:
+        req = JoinGroupRequest(
+            client,
+            member_id,
+            (("range", meta if meta is not None else client),),
+            45_000,
+            rebalance_timeout,
+            instance,
+        )
         return self.apply(self.g.join(req, now))
 
     def join_dynamic(self, client: str, now: int) -> str:
@@ -79,7 +92,12 @@ def _stable_group(n: int = 2) -> tuple[Driver, list[str]]:
     d.advance(10_000)
     assert d.g.state is S.COMPLETING_REBALANCE
     leader = d.g.leader_id
-    d.apply(d.g.sync(SyncGroupRequest("c0", leader, d.g.generation_id, assignments={m: [m] for m in ids}), 10_000))
+    d.apply(
+        d.g.sync(
+            SyncGroupRequest("c0", leader, d.g.generation_id, assignments={m: [m] for m in ids}),
+            10_000,
+        )
+    )
     assert d.g.state is S.STABLE
     return d, ids
 
@@ -156,7 +174,9 @@ def test_barrier_waits_for_all_known_members_then_rebalance_timeout():
             fx = d.apply(d.g.heartbeat(HeartbeatRequest("c2", ids[2], 1), t))
             assert _one(fx, HeartbeatResponse).error is Errors.REBALANCE_IN_PROGRESS
         if t == 310_000:
-            assert d.g.state is S.PREPARING_REBALANCE  # c2 may still come within the rebalance timeout
+            assert (
+                d.g.state is S.PREPARING_REBALANCE
+            )  # c2 may still come within the rebalance timeout
     # c2 never rejoined: removed at the rebalance timeout, generation 2 with two members
     assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2
     assert set(d.g.members) == {ids[0], ids[1]}
@@ -230,7 +250,11 @@ def _group_with(protocols: list[tuple[str, ...]]) -> ClassicGroup:
     """Dynamic members joining in order, each offering `protocols[i]`; the join phase completed."""
     d = Driver(ClassicGroupConfig(require_known_member_id=False))
     for i, names in enumerate(protocols):
-        d.apply(d.g.join(JoinGroupRequest(f"c{i}", "", tuple((n, None) for n in names), 45_000, 300_000), 0))
+        d.apply(
+            d.g.join(
+                JoinGroupRequest(f"c{i}", "", tuple((n, None) for n in names), 45_000, 300_000), 0
+            )
+        )
     d.advance(10_000)
     assert d.g.state is S.COMPLETING_REBALANCE
     return d.g
@@ -248,12 +272,22 @@ def test_select_protocol_tie_follows_java_hashmap_order_not_join_order(first):
 
 def test_select_protocol_majority_and_vote_is_first_candidate_in_member_order():
     # ClassicGroupMember.vote: the member's first protocol that every member supports
-    g = _group_with([("roundrobin", "cooperative-sticky", "range"), ("cooperative-sticky", "range"),
-                     ("cooperative-sticky", "range", "roundrobin")])
+    g = _group_with(
+        [
+            ("roundrobin", "cooperative-sticky", "range"),
+            ("cooperative-sticky", "range"),
+            ("cooperative-sticky", "range", "roundrobin"),
+        ]
+    )
     assert g.protocol_name == "cooperative-sticky"  # roundrobin is not a candidate; 3 votes
     # a majority beats HashMap order: cooperative-sticky comes after range there but has 2 votes to 1
-    g = _group_with([("range", "cooperative-sticky"), ("cooperative-sticky", "range"),
-                     ("cooperative-sticky", "range")])
+    g = _group_with(
+        [
+            ("range", "cooperative-sticky"),
+            ("cooperative-sticky", "range"),
+            ("cooperative-sticky", "range"),
+        ]
+    )
     assert g.protocol_name == "cooperative-sticky"
 
 
@@ -266,21 +300,35 @@ def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
     d.apply(d.g.leave(LeaveGroupRequest("c0", (("", "i0"),)), 1000))
     assert d.g.state is S.PREPARING_REBALANCE and not d.g.members
     req = JoinGroupRequest("k0", "", (("range", None),), 45_000, 300_000, protocol_type="connect")
-    assert _one(d.apply(d.g.join(req, 1500)), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert (
+        _one(d.apply(d.g.join(req, 1500)), JoinGroupResponse).error
+        is Errors.INCONSISTENT_GROUP_PROTOCOL
+    )
     assert d.g.protocol_type == "consumer" and not d.g.pending_members and not d.g.members
     # the same type with any protocol is accepted: no member constrains the protocols
-    fx = d.apply(d.g.join(JoinGroupRequest("c1", "", (("roundrobin", None),), 45_000, 300_000), 1600))
+    fx = d.apply(
+        d.g.join(JoinGroupRequest("c1", "", (("roundrobin", None),), 45_000, 300_000), 1600)
+    )
     assert _one(fx, JoinGroupResponse).error is Errors.MEMBER_ID_REQUIRED
     d.advance(10_000)  # the initial delay ends with nobody joined: Empty, the type is kept
     assert d.g.state is S.EMPTY and d.g.protocol_type == "consumer" and d.g.generation_id == 1
     # in Empty any non-empty type is accepted and the first member added sets the group's type
     fx = d.apply(d.g.join(req, 11_000))
     mid = _one(fx, JoinGroupResponse).member_id
-    d.apply(d.g.join(JoinGroupRequest("k0", mid, (("range", None),), 45_000, 300_000, protocol_type="connect"),
-                     11_001))
+    d.apply(
+        d.g.join(
+            JoinGroupRequest(
+                "k0", mid, (("range", None),), 45_000, 300_000, protocol_type="connect"
+            ),
+            11_001,
+        )
+    )
     assert d.g.state is S.PREPARING_REBALANCE and d.g.protocol_type == "connect"
     empty = JoinGroupRequest("k1", "", (("range", None),), 45_000, 300_000, protocol_type="")
-    assert _one(Driver().g.join(empty, 0), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert (
+        _one(Driver().g.join(empty, 0), JoinGroupResponse).error
+        is Errors.INCONSISTENT_GROUP_PROTOCOL
+    )
 
 
 def test_invalid_session_timeout():
@@ -299,7 +347,12 @@ def _static_stable(n: int = 2) -> tuple[Driver, list[str]]:
         d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
         ids.append(d.g.static_members[f"i{i}"])
     d.advance(10_000)
-    d.apply(d.g.sync(SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}), 10_000))
+    d.apply(
+        d.g.sync(
+            SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}),
+            10_000,
+        )
+    )
     assert d.g.state is S.STABLE
     return d, ids
 
@@ -321,7 +374,9 @@ def test_static_member_rejoin_replaces_old_id_without_rebalance():
 
 def test_static_member_rejoin_with_unsupported_new_protocol_keeps_stable():
     d, ids = _static_stable(2)
-    req = JoinGroupRequest("c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1")
+    req = JoinGroupRequest(
+        "c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1"
+    )
     d.apply(d.g.join(req, 20_000))
     # roundrobin is not supported by every member, so the selected protocol (range) is unchanged: no rebalance
     assert d.g.state is S.STABLE and d.g.generation_id == 1
@@ -331,11 +386,22 @@ def _static_stable_with(protocols: list[tuple[str, ...]]) -> tuple[Driver, list[
     """A Stable group of static members i0, i1, ... each offering `protocols[i]` (names, preference order)."""
     d = Driver()
     for i, names in enumerate(protocols):
-        d.apply(d.g.join(JoinGroupRequest(f"c{i}", "", tuple((n, f"m{i}") for n in names), 45_000, 300_000,
-                                          f"i{i}"), 0))
+        d.apply(
+            d.g.join(
+                JoinGroupRequest(
+                    f"c{i}", "", tuple((n, f"m{i}") for n in names), 45_000, 300_000, f"i{i}"
+                ),
+                0,
+            )
+        )
     ids = [d.g.static_members[f"i{i}"] for i in range(len(protocols))]
     d.advance(10_000)
-    d.apply(d.g.sync(SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}), 10_000))
+    d.apply(
+        d.g.sync(
+            SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}),
+            10_000,
+        )
+    )
     assert d.g.state is S.STABLE
     return d, ids
 
@@ -343,20 +409,40 @@ def _static_stable_with(protocols: list[tuple[str, ...]]) -> tuple[Driver, list[
 def test_static_member_rejoin_changing_the_selected_protocol_triggers_rebalance():
     """updateStaticMemberThenRebalanceOrCompleteJoin: in Stable, a rejoin whose new vote changes the
     protocol the next generation would select starts a rebalance (KIP-345 keeps the group consistent)."""
-    d, ids = _static_stable_with([("roundrobin", "range"), ("range", "roundrobin"), ("range", "roundrobin")])
+    d, ids = _static_stable_with(
+        [("roundrobin", "range"), ("range", "roundrobin"), ("range", "roundrobin")]
+    )
     assert d.g.protocol_name == "range"  # two votes to one
-    req = JoinGroupRequest("c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1")
+    req = JoinGroupRequest(
+        "c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1"
+    )
     fx = d.apply(d.g.join(req, 20_000))
     assert d.g.state is S.PREPARING_REBALANCE
     assert any(isinstance(e, StateChanged) and "changed protocol" in e.reason for e in fx)
     new_id = d.g.static_members["i1"]
     assert new_id != ids[1] and ids[1] not in d.g.members
     # the other members rejoin: the new generation selects roundrobin (two votes to one)
-    d.apply(d.g.join(JoinGroupRequest("c0", ids[0], (("roundrobin", "m0"), ("range", "m0")), 45_000, 300_000,
-                                      "i0"), 20_100))
-    d.apply(d.g.join(JoinGroupRequest("c2", ids[2], (("range", "m2"), ("roundrobin", "m2")), 45_000, 300_000,
-                                      "i2"), 20_200))
-    assert d.g.state is S.COMPLETING_REBALANCE and d.g.generation_id == 2 and d.g.protocol_name == "roundrobin"
+    d.apply(
+        d.g.join(
+            JoinGroupRequest(
+                "c0", ids[0], (("roundrobin", "m0"), ("range", "m0")), 45_000, 300_000, "i0"
+            ),
+            20_100,
+        )
+    )
+    d.apply(
+        d.g.join(
+            JoinGroupRequest(
+                "c2", ids[2], (("range", "m2"), ("roundrobin", "m2")), 45_000, 300_000, "i2"
+            ),
+            20_200,
+        )
+    )
+    assert (
+        d.g.state is S.COMPLETING_REBALANCE
+        and d.g.generation_id == 2
+        and d.g.protocol_name == "roundrobin"
+    )
 
 
 def test_static_member_not_removed_at_rebalance_timeout():
@@ -364,12 +450,16 @@ def test_static_member_not_removed_at_rebalance_timeout():
     member that keeps heartbeating but does not rejoin stays, is handed to the leader for assignment
     and is pending sync; it leaves only when its session expires."""
     d, ids = _static_stable(2)
-    d.join("c0", 20_000, ids[0], instance="i0", meta="changed")  # the leader rejoins: PreparingRebalance
+    d.join(
+        "c0", 20_000, ids[0], instance="i0", meta="changed"
+    )  # the leader rejoins: PreparingRebalance
     assert d.g.state is S.PREPARING_REBALANCE
     for t in range(20_000, 320_000, 10_000):  # i1 keeps its session alive but never rejoins
         d.advance(t)
-        assert _one(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t), HeartbeatResponse).error \
+        assert (
+            _one(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t), HeartbeatResponse).error
             is Errors.REBALANCE_IN_PROGRESS
+        )
         d.apply(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t))
     assert d.g.state is S.PREPARING_REBALANCE
     d.advance(320_000)  # the join timer: rebalance timeout after the leader's rejoin
@@ -379,11 +469,18 @@ def test_static_member_not_removed_at_rebalance_timeout():
     assert not any(isinstance(e, MemberRemoved) for e in d.out)
     leader_join = [e for e in d.out if isinstance(e, JoinGroupResponse) and e.generation_id == 2]
     assert len(leader_join) == 1 and leader_join[0].member_id == ids[0]
-    assert {m.member_id: m.metadata for m in leader_join[0].members} == {ids[0]: "changed", ids[1]: "m1"}
+    assert {m.member_id: m.metadata for m in leader_join[0].members} == {
+        ids[0]: "changed",
+        ids[1]: "m1",
+    }
     # its old generation no longer heartbeats: it must rejoin; its session timer restarted at the join
     assert _hb(d.g, ids[1], 1, "i1", 320_001) is Errors.ILLEGAL_GENERATION
     assert d.timers[heartbeat_key(ids[1])][0] == 365_000
-    d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 2, "i0", assignments={ids[0]: [1], ids[1]: [2]}), 320_010))
+    d.apply(
+        d.g.sync(
+            SyncGroupRequest("c0", ids[0], 2, "i0", assignments={ids[0]: [1], ids[1]: [2]}), 320_010
+        )
+    )
     assert d.g.state is S.STABLE
     d.advance(364_999)
     assert ids[1] in d.g.members
@@ -409,9 +506,14 @@ def test_errors_in_empty_state():
     g = d.g
     assert g.state is S.EMPTY
     assert _hb(g, "nobody", 0) is Errors.UNKNOWN_MEMBER_ID
-    assert _one(g.sync(SyncGroupRequest("c", "nobody", 0), 1), SyncGroupResponse).error is Errors.UNKNOWN_MEMBER_ID
+    assert (
+        _one(g.sync(SyncGroupRequest("c", "nobody", 0), 1), SyncGroupResponse).error
+        is Errors.UNKNOWN_MEMBER_ID
+    )
     assert _commit(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert _commit(g, "", -1) is Errors.NONE  # admin / manual assignment commits are allowed on an empty group
+    assert (
+        _commit(g, "", -1) is Errors.NONE
+    )  # admin / manual assignment commits are allowed on an empty group
     lr = g.leave(LeaveGroupRequest("c", (("nobody", None),)), 1)[-1]
     assert lr.member_errors == (("nobody", Errors.UNKNOWN_MEMBER_ID),)
 
@@ -424,7 +526,10 @@ def test_errors_in_preparing_rebalance():
     assert _hb(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
     assert _hb(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
     assert _hb(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error is Errors.REBALANCE_IN_PROGRESS
+    assert (
+        _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error
+        is Errors.REBALANCE_IN_PROGRESS
+    )
     assert _commit(g, ids[1], 1) is Errors.NONE  # commits of the current generation still allowed
     assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
 
@@ -438,9 +543,14 @@ def test_errors_in_completing_rebalance():
     assert _hb(g, ids[1], 1) is Errors.NONE
     assert _commit(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
     assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
-    assert _one(g.sync(SyncGroupRequest("c", ids[1], 2), 1), SyncGroupResponse).error is Errors.ILLEGAL_GENERATION
+    assert (
+        _one(g.sync(SyncGroupRequest("c", ids[1], 2), 1), SyncGroupResponse).error
+        is Errors.ILLEGAL_GENERATION
+    )
     # a follower's sync is parked until the leader's arrives
-    assert not [e for e in g.sync(SyncGroupRequest("c1", ids[1], 1), 1) if isinstance(e, SyncGroupResponse)]
+    assert not [
+        e for e in g.sync(SyncGroupRequest("c1", ids[1], 1), 1) if isinstance(e, SyncGroupResponse)
+    ]
 
 
 def test_errors_in_stable():
@@ -470,9 +580,16 @@ def test_errors_in_dead():
     assert g.state is S.DEAD
     assert _hb(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
     assert _commit(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
-    assert _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error is Errors.COORDINATOR_NOT_AVAILABLE
-    assert _one(g.join(JoinGroupRequest("c", "", (("range", 1),), 45_000, 1), 1), JoinGroupResponse).error \
+    assert (
+        _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error
         is Errors.COORDINATOR_NOT_AVAILABLE
+    )
+    assert (
+        _one(
+            g.join(JoinGroupRequest("c", "", (("range", 1),), 45_000, 1), 1), JoinGroupResponse
+        ).error
+        is Errors.COORDINATOR_NOT_AVAILABLE
+    )
 
 
 def test_load_from_snapshot_is_stable_with_fresh_session_timers():
@@ -482,12 +599,23 @@ def test_load_from_snapshot_is_stable_with_fresh_session_timers():
     assert g2.state is S.STABLE and g2.generation_id == 1 and g2.leader_id == ids[0]
     deadlines = {e.key: e.deadline_ms for e in fx if isinstance(e, ScheduleTimer)}
     assert deadlines == {heartbeat_key(m): 95_000 for m in ids}
-    assert _one(g2.sync(SyncGroupRequest("c", ids[2], 1), 50_001), SyncGroupResponse).assignment == [ids[2]]
+    assert _one(
+        g2.sync(SyncGroupRequest("c", ids[2], 1), 50_001), SyncGroupResponse
+    ).assignment == [ids[2]]
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["join", "leave", "hb", "tick"]), st.integers(0, 4),
-                          st.integers(1, 20_000)), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["join", "leave", "hb", "tick"]),
+            st.integers(0, 4),
+            st.integers(1, 20_000),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_random_traffic_keeps_invariants(ops):
     """Whatever members do, the state machine keeps its books consistent and only makes legal moves."""
     d = Driver()
@@ -507,7 +635,9 @@ def test_random_traffic_keeps_invariants(ops):
         elif op == "hb" and who in known:
             d.apply(d.g.heartbeat(HeartbeatRequest(client, known[who], d.g.generation_id), now))
         g = d.g
-        assert g.num_awaiting_join == sum(1 for m in g.members.values() if m.awaiting_join is not None)
+        assert g.num_awaiting_join == sum(
+            1 for m in g.members.values() if m.awaiting_join is not None
+        )
         assert (g.leader_id is None) == (not g.members) or g.leader_id in g.members
         assert g.state is not S.STABLE or g.members
         for e in d.out:
@@ -533,19 +663,27 @@ def test_handle_dispatches_requests_and_timers():
 
 def _sub(*topics: str) -> object:
     from kafka_rebalance.assign.protocol import Subscription
+
     return Subscription(tuple(topics))
 
 
 def _wire(*topics: str, version: int = 3) -> bytes:
     from kafka_rebalance.assign.protocol import Subscription, encode_subscription
+
     return encode_subscription(Subscription(tuple(topics)), version)
 
 
 def _static_group(metas: list[object], protocol_type: str = "consumer") -> tuple[Driver, list[str]]:
     d = Driver()
     for i, meta in enumerate(metas):
-        d.apply(d.g.join(JoinGroupRequest(f"c{i}", "", (("range", meta),), 45_000, 300_000, f"i{i}",
-                                          protocol_type), 0))
+        d.apply(
+            d.g.join(
+                JoinGroupRequest(
+                    f"c{i}", "", (("range", meta),), 45_000, 300_000, f"i{i}", protocol_type
+                ),
+                0,
+            )
+        )
     d.advance(10_000)
     assert d.g.state is S.COMPLETING_REBALANCE
     return d, [d.g.static_members[f"i{i}"] for i in range(len(metas))]
@@ -560,17 +698,35 @@ def test_subscribed_topics_computed_at_each_generation_from_objects_or_wire_byte
     assert Driver().g.subscribed_topics is None  # a new group knows nothing
     # a member changes its subscription: the next generation recomputes
     d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 1, "i0", assignments={}), 10_000))
-    d.apply(d.g.join(JoinGroupRequest("c0", ids[0], (("range", _sub("z")),), 45_000, 300_000, "i0"), 11_000))
-    assert d.g.state is S.PREPARING_REBALANCE and d.g.subscribed_topics == frozenset({"a", "b", "c"})
-    d.apply(d.g.join(JoinGroupRequest("c1", ids[1], (("range", _wire("c")),), 45_000, 300_000, "i1"), 11_001))
-    d.apply(d.g.join(JoinGroupRequest("c2", ids[2], (("range", _wire("b")),), 45_000, 300_000, "i2"), 11_002))
+    d.apply(
+        d.g.join(
+            JoinGroupRequest("c0", ids[0], (("range", _sub("z")),), 45_000, 300_000, "i0"), 11_000
+        )
+    )
+    assert d.g.state is S.PREPARING_REBALANCE and d.g.subscribed_topics == frozenset(
+        {"a", "b", "c"}
+    )
+    d.apply(
+        d.g.join(
+            JoinGroupRequest("c1", ids[1], (("range", _wire("c")),), 45_000, 300_000, "i1"), 11_001
+        )
+    )
+    d.apply(
+        d.g.join(
+            JoinGroupRequest("c2", ids[2], (("range", _wire("b")),), 45_000, 300_000, "i2"), 11_002
+        )
+    )
     assert d.g.generation_id == 2 and d.g.subscribed_topics == frozenset({"z", "b", "c"})
 
 
 def test_subscribed_topics_unknown_when_not_consumer_protocol_or_unparsable():
-    d, _ = _static_group([_wire("a"), b"\x00\x00\x00\x00\x00\x05\x00\x01a"])  # 5 topics promised, 1 present
+    d, _ = _static_group(
+        [_wire("a"), b"\x00\x00\x00\x00\x00\x05\x00\x01a"]
+    )  # 5 topics promised, 1 present
     assert d.g.subscribed_topics is None  # Kafka logs the SchemaException: topics unknown
-    d, _ = _static_group([_wire("a", version=0)[:-4]])  # version 0 without its user data: buffer underflow
+    d, _ = _static_group(
+        [_wire("a", version=0)[:-4]]
+    )  # version 0 without its user data: buffer underflow
     assert d.g.subscribed_topics is None
     d, _ = _static_group([_wire("a"), _wire("b")], protocol_type="connect")
     assert d.g.subscribed_topics is None
@@ -581,7 +737,11 @@ def test_subscribed_topics_empty_when_empty_kept_when_dead_and_between_generatio
     d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 1, "i0", assignments={}), 10_000))
     # a static member rejoining in Stable without changing the selected protocol updates its metadata
     # but starts no generation: the subscribed topics are not recomputed
-    fx = d.apply(d.g.join(JoinGroupRequest("c1-new", "", (("range", _sub("x")),), 45_000, 300_000, "i1"), 20_000))
+    fx = d.apply(
+        d.g.join(
+            JoinGroupRequest("c1-new", "", (("range", _sub("x")),), 45_000, 300_000, "i1"), 20_000
+        )
+    )
     assert _one(fx, JoinGroupResponse).generation_id == 1 and d.g.state is S.STABLE
     assert d.g.subscribed_topics == frozenset({"a", "b"})
     # everyone leaves: the next generation is Empty and subscribes to nothing (not "unknown")

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.cluster.batches import (
-    FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS,
-    PartitionMove, moves_from_plan, parse_log_dirs, parse_reassignment, plan_batches, reassignment_json, throttle_for)
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    PartitionMove,
+    moves_from_plan,
+    parse_log_dirs,
+    parse_reassignment,
+    plan_batches,
+    reassignment_json,
+    throttle_for,
+)
 from kafka_rebalance.errors import InputError
 
 
@@ -24,9 +35,15 @@ def test_throttle_strings_match_kafka_unit_test():
     ]
     t = throttle_for(moves, 1000)
     topics = t.topic_configs()
-    assert topics["foo"][LEADER_THROTTLED_REPLICAS] == "0:1,0:2,0:3,1:4,1:5,1:6,2:1,2:2,3:1,3:2,4:1,4:2,5:1,5:2"
+    assert (
+        topics["foo"][LEADER_THROTTLED_REPLICAS]
+        == "0:1,0:2,0:3,1:4,1:5,1:6,2:1,2:2,3:1,3:2,4:1,4:2,5:1,5:2"
+    )
     assert topics["bar"][LEADER_THROTTLED_REPLICAS] == "0:2,0:3,0:4"
-    assert topics["foo"][FOLLOWER_THROTTLED_REPLICAS] == "0:5,1:7,1:8,2:3,2:4,3:5,3:6,4:3,5:3,5:4,5:5,5:6"
+    assert (
+        topics["foo"][FOLLOWER_THROTTLED_REPLICAS]
+        == "0:5,1:7,1:8,2:3,2:4,3:5,3:6,4:3,5:3,5:4,5:5,5:6"
+    )
     assert topics["bar"][FOLLOWER_THROTTLED_REPLICAS] == "0:1"
     assert t.brokers == (1, 2, 3, 4, 5, 6, 7, 8)
     brokers = t.broker_configs()
@@ -47,14 +64,23 @@ def test_no_throttle_sets_nothing():
 
 
 def test_reassignment_json_layout_is_the_tools():
-    doc = reassignment_json([PartitionMove("b", 1, (1, 2), (3, 2)), PartitionMove("a", 0, (1,), (2,))])
-    assert doc == {"version": 1, "partitions": [
-        {"topic": "a", "partition": 0, "replicas": [2], "log_dirs": ["any"]},
-        {"topic": "b", "partition": 1, "replicas": [3, 2], "log_dirs": ["any", "any"]}]}
+    doc = reassignment_json(
+        [PartitionMove("b", 1, (1, 2), (3, 2)), PartitionMove("a", 0, (1,), (2,))]
+    )
+    assert doc == {
+        "version": 1,
+        "partitions": [
+            {"topic": "a", "partition": 0, "replicas": [2], "log_dirs": ["any"]},
+            {"topic": "b", "partition": 1, "replicas": [3, 2], "log_dirs": ["any", "any"]},
+        ],
+    }
 
 
 def test_largest_first_and_deterministic():
-    moves = [PartitionMove("t", p, (1,), (2,), size_bytes=float(s)) for p, s in enumerate([5, 50, 20, 50])]
+    moves = [
+        PartitionMove("t", p, (1,), (2,), size_bytes=float(s))
+        for p, s in enumerate([5, 50, 20, 50])
+    ]
     batches = plan_batches(moves, max_moves_per_broker=1)
     assert [b.moves[0].partition for b in batches] == [1, 3, 2, 0]
     assert plan_batches(list(reversed(moves)), max_moves_per_broker=1) == batches
@@ -65,21 +91,32 @@ def test_unchanged_partitions_are_dropped_and_duplicates_rejected():
     assert plan_batches([same]) == []
     with pytest.raises(InputError):
         plan_batches([PartitionMove("t", 0, (1,), (2,)), PartitionMove("t", 0, (1,), (3,))])
-    for kw, flag in (({"max_moves_per_broker": 0}, "--max-moves-per-broker"), ({"max_moves": 0}, "--max-moves"),
-                     ({"throttle": -1}, "--throttle")):
+    for kw, flag in (
+        ({"max_moves_per_broker": 0}, "--max-moves-per-broker"),
+        ({"max_moves": 0}, "--max-moves"),
+        ({"throttle": -1}, "--throttle"),
+    ):
         with pytest.raises(InputError) as err:
             plan_batches([same], **kw)
         assert err.value.field == flag  # named as the user typed it, not as the Python keyword
 
 
 def test_parse_reassignment_validates_like_the_tool():
-    assert parse_reassignment({"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1, 2]}]}) \
-        == {("a", 0): (1, 2)}
-    for bad in ({"partitions": [{"topic": "a", "partition": 0, "replicas": [1, 1]}]},
-                {"partitions": [{"topic": "a", "partition": 0, "replicas": []}]},
-                {"partitions": [{"topic": "a", "partition": 0, "replicas": [1]},
-                                {"topic": "a", "partition": 0, "replicas": [2]}]},
-                {"version": 2, "partitions": []}, []):
+    assert parse_reassignment(
+        {"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1, 2]}]}
+    ) == {("a", 0): (1, 2)}
+    for bad in (
+        {"partitions": [{"topic": "a", "partition": 0, "replicas": [1, 1]}]},
+        {"partitions": [{"topic": "a", "partition": 0, "replicas": []}]},
+        {
+            "partitions": [
+                {"topic": "a", "partition": 0, "replicas": [1]},
+                {"topic": "a", "partition": 0, "replicas": [2]},
+            ]
+        },
+        {"version": 2, "partitions": []},
+        [],
+    ):
         with pytest.raises(InputError):
             parse_reassignment(bad)
     with pytest.raises(InputError):
@@ -114,7 +151,9 @@ def test_caps_respected_and_every_move_in_exactly_one_batch(moves, per_broker, c
         if per_broker is not None:
             assert all(v <= per_broker for v in b.broker_load().values())
         # The throttle covers exactly the batch's brokers and topics.
-        assert set(b.throttle.brokers) == {x for m in b.moves for x in (*m.old_replicas, *m.new_replicas)}
+        assert set(b.throttle.brokers) == {
+            x for m in b.moves for x in (*m.old_replicas, *m.new_replicas)
+        }
         assert set(b.throttle.topic_configs()) == {m.topic for m in b.moves}
 
 
@@ -128,7 +167,8 @@ def _reference_batches(moves, per_broker, cluster):
         taken, rest, load = [], [], {}
         for m in pending:
             if (cluster is None or len(taken) < cluster) and (
-                    per_broker is None or all(load.get(b, 0) < per_broker for b in m.brokers_busy)):
+                per_broker is None or all(load.get(b, 0) < per_broker for b in m.brokers_busy)
+            ):
                 taken.append(m)
                 for b in m.brokers_busy:
                     load[b] = load.get(b, 0) + 1
@@ -151,28 +191,57 @@ def test_no_throttle_rate_on_an_offline_broker_but_its_replicas_stay_listed():
     t = throttle_for(moves, 1000, offline={5})
     assert t.brokers == (1, 2, 4, 6) and 5 not in t.broker_configs()
     assert t.topic_configs()["t"][LEADER_THROTTLED_REPLICAS] == "3:1,3:2,3:5"
-    assert all(5 not in b.throttle.brokers for b in plan_batches(moves, throttle=10, offline=frozenset({5})))
+    assert all(
+        5 not in b.throttle.brokers
+        for b in plan_batches(moves, throttle=10, offline=frozenset({5}))
+    )
 
 
 def test_log_dirs_survive_batching_into_the_batch_json():
-    doc = {"version": 1, "partitions": [
-        {"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]},
-        {"topic": "t", "partition": 1, "replicas": [1, 2], "log_dirs": ["any", "C:\\kafka\\d1"]},
-        {"topic": "t", "partition": 2, "replicas": [2, 1]}]}
+    doc = {
+        "version": 1,
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]},
+            {
+                "topic": "t",
+                "partition": 1,
+                "replicas": [1, 2],
+                "log_dirs": ["any", "C:\\kafka\\d1"],
+            },
+            {"topic": "t", "partition": 2, "replicas": [2, 1]},
+        ],
+    }
     dirs = parse_log_dirs(doc)
     assert dirs == {("t", 0): ("/data/d2", "any"), ("t", 1): ("any", "C:\\kafka\\d1")}
-    moves = moves_from_plan(parse_reassignment(doc), {("t", p): (1, 2) for p in range(3)}, log_dirs=dirs)
+    moves = moves_from_plan(
+        parse_reassignment(doc), {("t", p): (1, 2) for p in range(3)}, log_dirs=dirs
+    )
     assert moves[0].log_dir_moves == ((2, "/data/d2"),) and moves[2].log_dirs is None
-    assert moves[1].changes and not moves[1].brokers_busy  # a log-dir-only move changes, takes no broker slot
+    assert (
+        moves[1].changes and not moves[1].brokers_busy
+    )  # a log-dir-only move changes, takes no broker slot
     batches = plan_batches(moves, max_moves_per_broker=1)
-    out = {(e["topic"], e["partition"]): e["log_dirs"] for b in batches for e in b.reassignment_json()["partitions"]}
-    assert out == {("t", 0): ["/data/d2", "any"], ("t", 1): ["any", "C:\\kafka\\d1"], ("t", 2): ["any", "any"]}
+    out = {
+        (e["topic"], e["partition"]): e["log_dirs"]
+        for b in batches
+        for e in b.reassignment_json()["partitions"]
+    }
+    assert out == {
+        ("t", 0): ["/data/d2", "any"],
+        ("t", 1): ["any", "C:\\kafka\\d1"],
+        ("t", 2): ["any", "any"],
+    }
 
 
 @pytest.mark.parametrize("dirs", [["d2", "any"], ["", "any"], ["./d", "any"], ["ANY", "any"]])
 def test_log_dirs_must_be_any_or_absolute(dirs):
-    doc = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]},
-                                        {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": dirs}]}
+    doc = {
+        "version": 1,
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [1]},
+            {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": dirs},
+        ],
+    }
     with pytest.raises(InputError) as err:
         parse_log_dirs(doc)
     assert err.value.field == "partitions[1].log_dirs" and repr(dirs[0]) in err.value.message

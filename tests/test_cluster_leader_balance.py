@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.cluster.leader_balance import min_change_leaders, plan_leader_balance
 from kafka_rebalance.cluster.synthetic import rolling_restart, synthetic_cluster
@@ -23,8 +24,11 @@ def brute(cands: list[list[int]], current: list[int], n_b: int, n_lead_brokers: 
         for b in combo:
             if b >= 0:
                 cnt[b] += 1
-        key = (max(cnt), sum(max(0, lower - c) for c in cnt[:n_lead_brokers]),
-               sum(1 for b, cur in zip(combo, current) if b >= 0 and b != cur))
+        key = (
+            max(cnt),
+            sum(max(0, lower - c) for c in cnt[:n_lead_brokers]),
+            sum(1 for b, cur in zip(combo, current) if b >= 0 and b != cur),
+        )
         if best is None or key < best:
             best = key
     return best
@@ -76,8 +80,10 @@ def test_rolling_restart_fixed_with_optimal_changes_and_no_data_moved():
 
 
 def test_only_isr_replicas_become_preferred():
-    snap = ClusterSnapshot((Broker(1), Broker(2), Broker(3, alive=False)),
-                           tuple(PartitionReplicas("t", i, (1, 2, 3), 1, (1, 3)) for i in range(4)))
+    snap = ClusterSnapshot(
+        (Broker(1), Broker(2), Broker(3, alive=False)),
+        tuple(PartitionReplicas("t", i, (1, 2, 3), 1, (1, 3)) for i in range(4)),
+    )
     lb = plan_leader_balance(snap)
     # broker 2 is out of every ISR and 3 is dead: nothing can change
     assert lb.reassignments == () and lb.leader_changes == 0
@@ -88,8 +94,16 @@ def test_by_bytes_evens_leader_bytes():
 
     parts = []
     for i in range(12):
-        parts.append(PartitionReplicas("t", i, (1, 2), 1 if i < 6 else 2, (1, 2),
-                                       PartitionLoad(bytes_out=100.0 if i < 6 else 1.0, messages_in=1.0)))
+        parts.append(
+            PartitionReplicas(
+                "t",
+                i,
+                (1, 2),
+                1 if i < 6 else 2,
+                (1, 2),
+                PartitionLoad(bytes_out=100.0 if i < 6 else 1.0, messages_in=1.0),
+            )
+        )
     snap = ClusterSnapshot((Broker(1), Broker(2)), tuple(parts))
     by_count = plan_leader_balance(snap)
     assert by_count.leader_changes == 0  # counts already even

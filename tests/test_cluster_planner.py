@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.cluster.planner import plan
-from kafka_rebalance.errors import InputError
 from kafka_rebalance.cluster.synthetic import add_empty_broker, synthetic_cluster
+from kafka_rebalance.errors import InputError
 from kafka_rebalance.model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
 
@@ -37,7 +38,9 @@ def check_plan(before: ClusterSnapshot, res, removed: set[int] = frozenset()) ->
         assert len(set(a.replicas)) == len(a.replicas), "one replica per broker"
         # Kafka-like rack awareness: the spread never falls below min(what it was, RF, usable racks)
         need = min(len(b.replicas), usable_racks)
-        assert rack_spread(before, a.replicas) >= min(rack_spread(before, b.replicas), need), "rack spread kept"
+        assert rack_spread(before, a.replicas) >= min(rack_spread(before, b.replicas), need), (
+            "rack spread kept"
+        )
         if rack_aware(before, b) and usable_racks >= len(b.replicas):
             assert rack_aware(before, a), "rack awareness kept"
         # every replica that is new sits on an alive, staying broker
@@ -49,7 +52,9 @@ def check_plan(before: ClusterSnapshot, res, removed: set[int] = frozenset()) ->
         assert res.complete or len(res.violations) >= 1
     else:
         assert res.complete
-    moved = sum(len(set(a.replicas) - set(b.replicas)) for b, a in zip(before.partitions, after.partitions))
+    moved = sum(
+        len(set(a.replicas) - set(b.replicas)) for b, a in zip(before.partitions, after.partitions)
+    )
     assert moved == res.replica_moves
     # the bound is on the moves needed to satisfy every goal; a plan that moves less must say it fell short
     if res.replica_moves < res.lower_bound_moves:
@@ -62,7 +67,9 @@ def clusters(draw):
     n_b = draw(st.integers(3, 8))
     racks = draw(st.sampled_from([0, 2, 3]))
     dead = draw(st.sets(st.integers(0, n_b - 1), max_size=1))
-    brokers = tuple(Broker(i, f"r{i % racks}" if racks else None, i not in dead) for i in range(n_b))
+    brokers = tuple(
+        Broker(i, f"r{i % racks}" if racks else None, i not in dead) for i in range(n_b)
+    )
     n_p = draw(st.integers(1, 25))
     parts = []
     for i in range(n_p):
@@ -70,8 +77,12 @@ def clusters(draw):
         reps = draw(st.permutations(range(n_b)))[:rf]
         isr = tuple(r for r in reps if r not in dead) or reps[:1]
         leader = isr[0] if isr[0] not in dead else None
-        load = PartitionLoad(bytes_in=draw(st.floats(0, 100)), bytes_out=draw(st.floats(0, 300)),
-                             messages_in=draw(st.floats(0, 10)), size_bytes=draw(st.floats(0, 1000)))
+        load = PartitionLoad(
+            bytes_in=draw(st.floats(0, 100)),
+            bytes_out=draw(st.floats(0, 300)),
+            messages_in=draw(st.floats(0, 10)),
+            size_bytes=draw(st.floats(0, 1000)),
+        )
         parts.append(PartitionReplicas(f"t{i % 3}", i, tuple(reps), leader, isr, load))
     return ClusterSnapshot(brokers, tuple(parts))
 
@@ -104,7 +115,9 @@ def test_remove_brokers_moves_exactly_their_replicas(snap, data):
     assert res.lower_bound_moves == on_leaving
     assert res.replica_moves == on_leaving - stuck
     assert res.complete == (stuck == 0) and (len(res.violations) == stuck)
-    left_on_removed = sum(1 for p in res.after_snapshot.partitions for r in p.replicas if r not in stay)
+    left_on_removed = sum(
+        1 for p in res.after_snapshot.partitions for r in p.replicas if r not in stay
+    )
     assert left_on_removed == stuck
 
 
@@ -126,7 +139,9 @@ def test_add_broker_meets_the_lower_bound_and_fills_the_new_broker():
     cnt = sum(1 for p in res.after_snapshot.partitions if new in p.replicas)
     rack_of_new = next(b.rack for b in snap.brokers if b.id == new)
     same_rack = [b.id for b in snap.brokers if b.rack == rack_of_new]
-    assert cnt == 600 // len(same_rack)  # one replica per rack: the rack's 600 replicas spread evenly
+    assert cnt == 600 // len(
+        same_rack
+    )  # one replica per rack: the rack's 600 replicas spread evenly
 
 
 def test_full_plan_balances_a_skewed_cluster():
@@ -166,9 +181,15 @@ def test_add_brokers_only_moves_onto_the_new_broker(snap, rack_choice):
 
 def test_disk_capacity_goal_empties_an_overfull_broker():
     brokers = tuple(Broker(i, disk_bytes=1000.0) for i in range(4))
-    parts = tuple(PartitionReplicas("t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(size_bytes=100.0))
-                  for i in range(9))
-    snap = ClusterSnapshot(brokers, parts)  # broker 0 holds 900 of 1000 bytes, above the 80% threshold
+    parts = tuple(
+        PartitionReplicas(
+            "t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(size_bytes=100.0)
+        )
+        for i in range(9)
+    )
+    snap = ClusterSnapshot(
+        brokers, parts
+    )  # broker 0 holds 900 of 1000 bytes, above the 80% threshold
     res = plan(snap, "remove-brokers", [3], capacity_threshold=0.8)
     assert dict(res.goals)["DiskCapacityGoal"]
     on0 = sum(1 for p in res.after_snapshot.partitions if 0 in p.replicas)
@@ -179,13 +200,19 @@ def test_disk_capacity_goal_empties_an_overfull_broker():
 def test_plan_without_loads_from_describe_text():
     from kafka_rebalance.cluster.snapshot import parse_describe_text
 
-    text = "".join(f"\tTopic: t\tPartition: {i}\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n" for i in range(6))
+    text = "".join(
+        f"\tTopic: t\tPartition: {i}\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n" for i in range(6)
+    )
     text += "\tTopic: u\tPartition: 0\tLeader: 3\tReplicas: 3,4\tIsr: 3,4\n"
     snap = parse_describe_text(text)
     res = plan(snap, "full")
     check_plan(snap, res)
-    counts = {b: sum(1 for p in res.after_snapshot.partitions if b in p.replicas) for b in (1, 2, 3, 4)}
-    assert max(counts.values()) <= 4  # 14 replicas on 4 brokers: band 1.09 x 3.5 -> at most 3, ceil 4
+    counts = {
+        b: sum(1 for p in res.after_snapshot.partitions if b in p.replicas) for b in (1, 2, 3, 4)
+    }
+    assert (
+        max(counts.values()) <= 4
+    )  # 14 replicas on 4 brokers: band 1.09 x 3.5 -> at most 3, ceil 4
     assert res.after["leaders"] < res.before["leaders"]
 
 
@@ -208,7 +235,9 @@ def test_fix_offline_mode_moves_only_dead_replicas():
     base = synthetic_cluster(brokers=9, racks=3, partitions=300, seed=2)
     from dataclasses import replace
 
-    snap = ClusterSnapshot(tuple(replace(b, alive=b.id != 4) for b in base.brokers), base.partitions)
+    snap = ClusterSnapshot(
+        tuple(replace(b, alive=b.id != 4) for b in base.brokers), base.partitions
+    )
     res = plan(snap, "fix-offline")
     on4 = sum(1 for p in snap.partitions if 4 in p.replicas)
     assert res.replica_moves == on4 == res.lower_bound_moves
@@ -218,8 +247,11 @@ def test_fix_offline_mode_moves_only_dead_replicas():
 def test_add_a_broker_missing_from_a_describe_text_snapshot():
     from kafka_rebalance.cluster.snapshot import parse_describe_text
 
-    text = "".join(f"\tTopic: t\tPartition: {i}\tLeader: {1 + i % 2}\tReplicas: {1 + i % 2},{2 - i % 2}\t"
-                   f"Isr: 1,2\n" for i in range(8))
+    text = "".join(
+        f"\tTopic: t\tPartition: {i}\tLeader: {1 + i % 2}\tReplicas: {1 + i % 2},{2 - i % 2}\t"
+        f"Isr: 1,2\n"
+        for i in range(8)
+    )
     snap = parse_describe_text(text)
     res = plan(snap, "add-brokers", [3])
     # 16 replicas over 3 brokers: the new one gets floor(16/3) = 5
@@ -229,8 +261,10 @@ def test_add_a_broker_missing_from_a_describe_text_snapshot():
 
 def test_network_inbound_capacity_goal_moves_bytes_off_a_hot_broker():
     brokers = tuple(Broker(i, nw_in_bytes=1000.0) for i in range(4))
-    parts = tuple(PartitionReplicas("t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(bytes_in=100.0))
-                  for i in range(9))
+    parts = tuple(
+        PartitionReplicas("t", i, (0, 1 + i % 3), 0, (0, 1 + i % 3), PartitionLoad(bytes_in=100.0))
+        for i in range(9)
+    )
     snap = ClusterSnapshot(brokers, parts)  # broker 0 takes 900 B/s of 1000, above 80%
     res = plan(snap, "fix-offline")
     assert dict(res.goals)["NetworkInboundCapacityGoal"]
@@ -243,8 +277,13 @@ def test_decommission_a_whole_rack_of_a_cluster_that_was_never_rack_aware():
     # partitions may (must) end on one rack; the old rule refused every target and moved nothing.
     brokers = (Broker(1, "a"), Broker(2, "a"), Broker(3, "b"), Broker(4, "b"), Broker(5, "a"))
     reps = [(1, 2, 3), (3, 4, 1), (2, 4, 5), (4, 1, 2), (5, 3, 1), (3, 2, 5)]
-    snap = ClusterSnapshot(brokers, tuple(PartitionReplicas("t", i, r, r[0], r, PartitionLoad(size_bytes=1.0))
-                                          for i, r in enumerate(reps)))
+    snap = ClusterSnapshot(
+        brokers,
+        tuple(
+            PartitionReplicas("t", i, r, r[0], r, PartitionLoad(size_bytes=1.0))
+            for i, r in enumerate(reps)
+        ),
+    )
     res = plan(snap, "remove-brokers", [3, 4])
     assert res.complete and not res.violations
     assert res.replica_moves == res.lower_bound_moves == 7
@@ -254,19 +293,32 @@ def test_decommission_a_whole_rack_of_a_cluster_that_was_never_rack_aware():
 
 def test_a_partition_spread_over_two_racks_keeps_two_when_a_third_rack_goes():
     brokers = (Broker(1, "a"), Broker(2, "a"), Broker(3, "b"), Broker(4, "b"), Broker(5, "c"))
-    snap = ClusterSnapshot(brokers, (PartitionReplicas("t", 0, (1, 3, 5), 1, (1, 3, 5)),
-                                     PartitionReplicas("t", 1, (1, 2, 5), 1, (1, 2, 5))))
+    snap = ClusterSnapshot(
+        brokers,
+        (
+            PartitionReplicas("t", 0, (1, 3, 5), 1, (1, 3, 5)),
+            PartitionReplicas("t", 1, (1, 2, 5), 1, (1, 2, 5)),
+        ),
+    )
     res = plan(snap, "remove-brokers", [5])
     after = {p.partition: p.replicas for p in res.after_snapshot.partitions}
     assert res.complete
-    assert set(after[0]) in ({1, 3, 2}, {1, 3, 4})  # 3 racks -> 2 usable: either a or b broker will do
-    assert set(after[1]) in ({1, 2, 3}, {1, 2, 4})  # racks {a, c} must still be two: 5's replica goes to b
+    assert set(after[0]) in (
+        {1, 3, 2},
+        {1, 3, 4},
+    )  # 3 racks -> 2 usable: either a or b broker will do
+    assert set(after[1]) in (
+        {1, 2, 3},
+        {1, 2, 4},
+    )  # racks {a, c} must still be two: 5's replica goes to b
     check_plan(snap, res, {5})
 
 
 def test_removing_below_the_replication_factor_is_reported_incomplete():
     brokers = (Broker(1, "a"), Broker(2, "b"), Broker(3, "c"))
-    snap = ClusterSnapshot(brokers, tuple(PartitionReplicas("t", i, (1, 2, 3), 1, (1, 2, 3)) for i in range(2)))
+    snap = ClusterSnapshot(
+        brokers, tuple(PartitionReplicas("t", i, (1, 2, 3), 1, (1, 2, 3)) for i in range(2))
+    )
     res = plan(snap, "remove-brokers", [3])
     assert not res.complete and len(res.violations) == 2
     assert res.replica_moves == 0 < res.lower_bound_moves == 2
@@ -302,8 +354,12 @@ def test_topic_spread_trades_replicas_when_every_single_move_breaks_the_count_ba
     # but sits at the count band's floor (19 of mean 20): no replica may simply leave it. A trade
     # (an `a` replica out, one of another topic back) fixes the spread and keeps every count.
     brokers = tuple(Broker(i) for i in range(4))
-    layout = {0: ["a"] * 10 + [f"x{i}" for i in range(9)], 1: ["a"] * 2 + [f"y{i}" for i in range(19)],
-              2: [f"z{i}" for i in range(20)], 3: [f"w{i}" for i in range(20)]}
+    layout = {
+        0: ["a"] * 10 + [f"x{i}" for i in range(9)],
+        1: ["a"] * 2 + [f"y{i}" for i in range(19)],
+        2: [f"z{i}" for i in range(20)],
+        3: [f"w{i}" for i in range(20)],
+    }
     parts, n = [], {}
     for b, topics in layout.items():
         for t in topics:
@@ -315,7 +371,9 @@ def test_topic_spread_trades_replicas_when_every_single_move_breaks_the_count_ba
     assert dict(res.goals)["TopicReplicaDistributionGoal"] and res.goals_satisfied
     after = [sum(1 for p in res.after_snapshot.partitions if p.replicas == (b,)) for b in range(4)]
     assert after == [19, 21, 20, 20]
-    assert sum(1 for p in res.after_snapshot.partitions if p.topic == "a" and p.replicas == (0,)) == 9
+    assert (
+        sum(1 for p in res.after_snapshot.partitions if p.topic == "a" and p.replicas == (0,)) == 9
+    )
     assert res.replica_moves == 2
 
 
@@ -327,7 +385,9 @@ def test_rack_rule_scalar_and_vectorized_agree(snap, data):
     from kafka_rebalance.cluster.planner.state import PlanState
 
     live = [b.id for b in snap.brokers if b.alive]
-    removed = tuple(data.draw(st.permutations(live))[: data.draw(st.integers(0, max(0, len(live) - 1)))])
+    removed = tuple(
+        data.draw(st.permutations(live))[: data.draw(st.integers(0, max(0, len(live) - 1)))]
+    )
     state = PlanState(snap, remove=removed)
     p = data.draw(st.integers(0, state.P - 1))
     s = data.draw(st.integers(0, int(state.rf[p]) - 1))
@@ -344,12 +404,19 @@ def test_brokers_are_refused_where_the_mode_would_ignore_them(mode):
     plan(snap, mode, [])  # and without them the mode plans
 
 
-@pytest.mark.parametrize("kw, field", [
-    ({"band": float("nan")}, "band"), ({"band": float("inf")}, "band"), ({"band": -1.0}, "band"),
-    ({"band": 0.99}, "band"), ({"capacity_threshold": -2.0}, "capacity_threshold"),
-    ({"capacity_threshold": 0.0}, "capacity_threshold"), ({"capacity_threshold": float("nan")}, "capacity_threshold"),
-    ({"capacity_threshold": 1.01}, "capacity_threshold"),
-])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"band": float("nan")}, "band"),
+        ({"band": float("inf")}, "band"),
+        ({"band": -1.0}, "band"),
+        ({"band": 0.99}, "band"),
+        ({"capacity_threshold": -2.0}, "capacity_threshold"),
+        ({"capacity_threshold": 0.0}, "capacity_threshold"),
+        ({"capacity_threshold": float("nan")}, "capacity_threshold"),
+        ({"capacity_threshold": 1.01}, "capacity_threshold"),
+    ],
+)
 def test_band_and_capacity_threshold_out_of_range_are_refused(kw, field):
     snap = synthetic_cluster(brokers=4, racks=2, partitions=16, topics=2, seed=3, skew=0.4)
     with pytest.raises(InputError) as info:

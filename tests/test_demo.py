@@ -14,7 +14,15 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
     assert main(["demo", "--out", str(out), "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert Path(result["report"]).exists()
-    assert set(result["timings_s"]) == {"cluster", "telemetry", "simulate", "spark", "plan", "execute", "report"}
+    assert set(result["timings_s"]) == {
+        "cluster",
+        "telemetry",
+        "simulate",
+        "spark",
+        "plan",
+        "execute",
+        "report",
+    }
     # the add-broker plan moves no more than its lower bound allows and was applied in full
     plan = result["plan"]
     assert 0 < plan["replica_moves"] <= 1.05 * plan["lower_bound_moves"] + 1
@@ -36,8 +44,14 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
     assert report["lag"]["series"] and all(len(v) > 10 for v in report["lag"]["series"].values())
     if CHROMIUM:  # the demo's own report: every plot renders, no script errors
         status = render_status(Path(result["report"]), tmp_path / "profile")
-        plots = 6 + len(report["ownership"])  # load, leaders, moves, compare, lag, sweep + one timeline per protocol
+        plots = 6 + len(
+            report["ownership"]
+        )  # load, leaders, moves, compare, lag, sweep + one timeline per protocol
         assert status["done"] and status["expected"] == plots and status["rendered"] == plots
         assert status["errors"] == []
-        screenshot(Path(result["report"]), tmp_path / "profile",
-                   Path(__file__).parent.parent / "out" / "demo-report-screenshot.png", height=6000)
+        screenshot(
+            Path(result["report"]),
+            tmp_path / "profile",
+            Path(__file__).parent.parent / "out" / "demo-report-screenshot.png",
+            height=6000,
+        )

@@ -17,7 +17,12 @@ from kafka_rebalance.kafka.wire import messages as M
 from kafka_rebalance.model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
 MB = 1_000_000
-WRITE_APIS = {M.ALTER_CONFIGS, M.INCREMENTAL_ALTER_CONFIGS, M.ALTER_PARTITION_REASSIGNMENTS, M.ELECT_LEADERS}
+WRITE_APIS = {
+    M.ALTER_CONFIGS,
+    M.INCREMENTAL_ALTER_CONFIGS,
+    M.ALTER_PARTITION_REASSIGNMENTS,
+    M.ELECT_LEADERS,
+}
 
 
 def cluster() -> ClusterSnapshot:
@@ -94,27 +99,64 @@ def target() -> dict:
 
 
 def execute_argv(plan, state, bootstrap, *extra) -> list[str]:
-    return ["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", bootstrap,
-            "--throttle", str(10 * MB), "--max-moves-per-broker", "2", "--state-file", str(state),
-            "--poll-interval", "0.02", "--timeout", "60", "--format", "json", "--execute", *extra]
+    return [
+        "cluster",
+        "execute",
+        "--reassignment-json-file",
+        str(plan),
+        "--bootstrap-server",
+        bootstrap,
+        "--throttle",
+        str(10 * MB),
+        "--max-moves-per-broker",
+        "2",
+        "--state-file",
+        str(state),
+        "--poll-interval",
+        "0.02",
+        "--timeout",
+        "60",
+        "--format",
+        "json",
+        "--execute",
+        *extra,
+    ]
 
 
 def test_dry_run_from_snapshot_prints_batches_and_writes_nothing(files, capsys, tmp_path):
     plan, snap, state = files
     out_dir = tmp_path / "batches"
-    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
-                  "--throttle", "1000000", "--max-moves-per-broker", "2", "--output-dir", str(out_dir),
-                  "--format", "json"])
+    rc = run_cli(
+        [
+            "cluster",
+            "execute",
+            "--reassignment-json-file",
+            str(plan),
+            "--snapshot",
+            str(snap),
+            "--throttle",
+            "1000000",
+            "--max-moves-per-broker",
+            "2",
+            "--output-dir",
+            str(out_dir),
+            "--format",
+            "json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mode"] == "dry-run" and out["plan"]["partitions"] == 12
     assert out["plan"]["replica_moves"] == 8  # each orders partition gains one replica
     batches = out["plan"]["batches"]
     assert all(max(b["broker_slots"].values()) <= 2 for b in batches)
-    assert sorted((p["topic"], p["partition"]) for b in batches for p in b["reassignment"]["partitions"]) == \
-        sorted(target())
-    assert batches[0]["throttle"]["brokers"]["1"] == {"leader.replication.throttled.rate": "1000000",
-                                                      "follower.replication.throttled.rate": "1000000"}
+    assert sorted(
+        (p["topic"], p["partition"]) for b in batches for p in b["reassignment"]["partitions"]
+    ) == sorted(target())
+    assert batches[0]["throttle"]["brokers"]["1"] == {
+        "leader.replication.throttled.rate": "1000000",
+        "follower.replication.throttled.rate": "1000000",
+    }
     assert len(list(out_dir.iterdir())) == len(batches)
     assert not state.exists() and not Path(str(plan) + ".state.json").exists()
 
@@ -122,8 +164,20 @@ def test_dry_run_from_snapshot_prints_batches_and_writes_nothing(files, capsys, 
 def test_dry_run_against_the_cluster_sends_no_writes(sim, files, capsys):
     plan, _, state = files
     before = placement(sim.snapshot())
-    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", sim.bootstrap,
-                  "--throttle", "1000000", "--format", "json"])
+    rc = run_cli(
+        [
+            "cluster",
+            "execute",
+            "--reassignment-json-file",
+            str(plan),
+            "--bootstrap-server",
+            sim.bootstrap,
+            "--throttle",
+            "1000000",
+            "--format",
+            "json",
+        ]
+    )
     assert rc == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "dry-run"
     assert not {k for _, k, _ in sim.requests} & WRITE_APIS
@@ -150,8 +204,10 @@ def test_execute_moves_replicas_clears_throttles_and_elects(sim, files, capsys):
     assert load_state(state)["phase"] == "finished"
     # Copies took virtual time at the throttled rate: batches run one after another, and each lasts at least
     # as long as its biggest copy at 10 MB/s.
-    bound = sum(max((m["size_bytes"] for m in b["moves"] if set(m["to"]) - set(m["from"])), default=0.0)
-                for b in out["plan"]["batches"]) / (10 * MB)
+    bound = sum(
+        max((m["size_bytes"] for m in b["moves"] if set(m["to"]) - set(m["from"])), default=0.0)
+        for b in out["plan"]["batches"]
+    ) / (10 * MB)
     assert sim.state.completed and sim.state.completed[-1][0] >= bound * 0.999
 
 
@@ -189,9 +245,21 @@ def interrupted_run(sim, state, batch: int):
             raise KeyboardInterrupt
 
     with KafkaAdmin(sim.bootstrap) as admin:
-        xplan = plan_execution(parse_reassignment(plan_doc()), admin.snapshot(), throttle=10 * MB,
-                               max_moves_per_broker=2, max_moves=None, digest=plan_digest(plan_doc()))
-        ex = Executor(admin, state_from_plan(xplan, sim.bootstrap), state, poll_interval_s=0.02, on_step=interrupt)
+        xplan = plan_execution(
+            parse_reassignment(plan_doc()),
+            admin.snapshot(),
+            throttle=10 * MB,
+            max_moves_per_broker=2,
+            max_moves=None,
+            digest=plan_digest(plan_doc()),
+        )
+        ex = Executor(
+            admin,
+            state_from_plan(xplan, sim.bootstrap),
+            state,
+            poll_interval_s=0.02,
+            on_step=interrupt,
+        )
         ex.save()
         with pytest.raises(KeyboardInterrupt):
             ex.run()
@@ -215,13 +283,36 @@ def test_interrupt_mid_batch_and_resume(sim, files, capsys):
 def test_refusals(sim, files, capsys, tmp_path):
     plan, snap, state = files
     # --execute on a snapshot
-    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
-                    "--execute"]) == 2
+    assert (
+        run_cli(
+            [
+                "cluster",
+                "execute",
+                "--reassignment-json-file",
+                str(plan),
+                "--snapshot",
+                str(snap),
+                "--execute",
+            ]
+        )
+        == 2
+    )
     # a plan naming a broker the cluster does not have
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0,
-                                                             "replicas": [1, 2, 99]}]}))
-    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(bad), "--snapshot", str(snap)]) == 2
+    bad.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 2, 99]}],
+            }
+        )
+    )
+    assert (
+        run_cli(
+            ["cluster", "execute", "--reassignment-json-file", str(bad), "--snapshot", str(snap)]
+        )
+        == 2
+    )
     # resuming with a state file of another plan
     assert run_cli(execute_argv(plan, state, sim.bootstrap, "--max-batches", "1")) == 0
     other = tmp_path / "other.json"
@@ -238,17 +329,40 @@ def test_plan_refuses_dead_and_unknown_brokers():
     snap = cluster()
     dead = replace(snap, brokers=tuple(replace(b, alive=b.id != 6) for b in snap.brokers))
     with pytest.raises(InputError, match="broker 6 is not alive") as err:
-        plan_execution({("orders", 1): (2, 3, 4), ("orders", 0): (4, 5, 6)}, dead, throttle=None,
-                       max_moves_per_broker=None, max_moves=None, source="plan.json")
-    assert (err.value.source, err.value.field) == ("plan.json", "partitions[1].replicas")  # the entry in the file
+        plan_execution(
+            {("orders", 1): (2, 3, 4), ("orders", 0): (4, 5, 6)},
+            dead,
+            throttle=None,
+            max_moves_per_broker=None,
+            max_moves=None,
+            source="plan.json",
+        )
+    assert (err.value.source, err.value.field) == (
+        "plan.json",
+        "partitions[1].replicas",
+    )  # the entry in the file
     with pytest.raises(InputError, match="Unknown broker id 60") as err:
-        plan_execution({("orders", 0): (4, 5, 60)}, snap, throttle=None, max_moves_per_broker=None, max_moves=None)
+        plan_execution(
+            {("orders", 0): (4, 5, 60)},
+            snap,
+            throttle=None,
+            max_moves_per_broker=None,
+            max_moves=None,
+        )
     assert err.value.field == "partitions[0].replicas"
     with pytest.raises(InputError, match="Unable to find partition: nope-0") as err:
-        plan_execution({("orders", 0): (4, 5, 3), ("nope", 0): (4,)}, snap, throttle=None, max_moves_per_broker=None,
-                       max_moves=None, source="plan.json")
+        plan_execution(
+            {("orders", 0): (4, 5, 3), ("nope", 0): (4,)},
+            snap,
+            throttle=None,
+            max_moves_per_broker=None,
+            max_moves=None,
+            source="plan.json",
+        )
     assert (err.value.source, err.value.field) == ("plan.json", "partitions[1]")
-    ok = plan_execution({("orders", 0): (4, 5, 3)}, dead, throttle=5, max_moves_per_broker=1, max_moves=1)
+    ok = plan_execution(
+        {("orders", 0): (4, 5, 3)}, dead, throttle=5, max_moves_per_broker=1, max_moves=1
+    )
     assert [len(b.moves) for b in ok.batches] == [1] and ok.batches[0].moves[0].adding == (4, 5)
 
 
@@ -259,7 +373,9 @@ def dead_broker_cluster() -> ClusterSnapshot:
     for p in range(6):
         reps = (5, 1, 2) if p == 3 else (1 + p % 6, 1 + (p + 1) % 6, 1 + (p + 2) % 6)
         isr = tuple(r for r in reps if r != 5)
-        parts.append(PartitionReplicas("t", p, reps, isr[0], isr, PartitionLoad(size_bytes=float(MB))))
+        parts.append(
+            PartitionReplicas("t", p, reps, isr[0], isr, PartitionLoad(size_bytes=float(MB)))
+        )
     return ClusterSnapshot(brokers, tuple(parts))
 
 
@@ -268,10 +384,30 @@ def test_execute_a_decommission_plan_that_moves_replicas_off_a_dead_broker(tmp_p
 
     snap_file, plan = tmp_path / "snap.json", tmp_path / "plan.json"
     snap_file.write_text(json.dumps(snapshot_to_json(dead_broker_cluster())))
-    assert cli.main(["cluster", "plan", "--snapshot", str(snap_file), "--mode", "remove-brokers", "--brokers", "1",
-                     "--output", str(plan), "--format", "json"]) == 0
+    assert (
+        cli.main(
+            [
+                "cluster",
+                "plan",
+                "--snapshot",
+                str(snap_file),
+                "--mode",
+                "remove-brokers",
+                "--brokers",
+                "1",
+                "--output",
+                str(plan),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    planned = {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in json.loads(plan.read_text())["partitions"]}
+    planned = {
+        (e["topic"], e["partition"]): tuple(e["replicas"])
+        for e in json.loads(plan.read_text())["partitions"]
+    }
     assert ("t", 3) in planned and 5 not in planned[("t", 3)]
     with SimCluster(dead_broker_cluster(), speedup=200.0, broker_bandwidth=50 * MB) as s:
         rc = run_cli(execute_argv(plan, tmp_path / "state.json", s.bootstrap))
@@ -292,7 +428,9 @@ def test_an_unreachable_broker_is_an_admin_error_naming_it(sim):
 
     with KafkaAdmin(sim.bootstrap, request_timeout_ms=2000) as admin:
         with pytest.raises(AdminError, match="broker 42"):
-            admin.incremental_alter_configs(4, "42", [("leader.replication.throttled.rate", 0, "1")])
+            admin.incremental_alter_configs(
+                4, "42", [("leader.replication.throttled.rate", 0, "1")]
+            )
 
 
 def test_a_kafka_error_while_executing_exits_1_without_a_traceback(sim, files, capsys, monkeypatch):
@@ -339,55 +477,134 @@ def write_plan(tmp_path: Path, partitions: list, name: str = "p.json") -> Path:
 
 def test_dry_run_keeps_log_dirs_in_the_batch_files(files, capsys, tmp_path):
     _, snap, _ = files
-    plan = write_plan(tmp_path, [
-        {"topic": "orders", "partition": 0, "replicas": [2, 1, 3], "log_dirs": ["/data/d2", "any", "any"]},
-        # same replicas, only a log dir move: the tool still moves it, so it is a change
-        {"topic": "orders", "partition": 1, "replicas": [2, 3, 4], "log_dirs": ["any", "/data/d1", "any"]},
-        {"topic": "orders", "partition": 2, "replicas": [4, 5, 3]}])
+    plan = write_plan(
+        tmp_path,
+        [
+            {
+                "topic": "orders",
+                "partition": 0,
+                "replicas": [2, 1, 3],
+                "log_dirs": ["/data/d2", "any", "any"],
+            },
+            # same replicas, only a log dir move: the tool still moves it, so it is a change
+            {
+                "topic": "orders",
+                "partition": 1,
+                "replicas": [2, 3, 4],
+                "log_dirs": ["any", "/data/d1", "any"],
+            },
+            {"topic": "orders", "partition": 2, "replicas": [4, 5, 3]},
+        ],
+    )
     out_dir = tmp_path / "batches"
-    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap),
-                    "--output-dir", str(out_dir), "--max-moves", "1", "--format", "json"]) == 0
+    assert (
+        run_cli(
+            [
+                "cluster",
+                "execute",
+                "--reassignment-json-file",
+                str(plan),
+                "--snapshot",
+                str(snap),
+                "--output-dir",
+                str(out_dir),
+                "--max-moves",
+                "1",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     written = {}
     for f in sorted(out_dir.iterdir()):
         for e in json.loads(f.read_text())["partitions"]:
             written[(e["topic"], e["partition"])] = (e["replicas"], e["log_dirs"])
-    assert written == {("orders", 0): ([2, 1, 3], ["/data/d2", "any", "any"]),
-                       ("orders", 1): ([2, 3, 4], ["any", "/data/d1", "any"]),
-                       ("orders", 2): ([4, 5, 3], ["any", "any", "any"])}
+    assert written == {
+        ("orders", 0): ([2, 1, 3], ["/data/d2", "any", "any"]),
+        ("orders", 1): ([2, 3, 4], ["any", "/data/d1", "any"]),
+        ("orders", 2): ([4, 5, 3], ["any", "any", "any"]),
+    }
     moves = {(m["topic"], m["partition"]): m for b in out["plan"]["batches"] for m in b["moves"]}
-    assert moves[("orders", 0)]["log_dirs"] == ["/data/d2", "any", "any"] and "log_dirs" not in moves[("orders", 2)]
+    assert (
+        moves[("orders", 0)]["log_dirs"] == ["/data/d2", "any", "any"]
+        and "log_dirs" not in moves[("orders", 2)]
+    )
 
 
-@pytest.mark.parametrize("log_dirs, why", [(["data/d2", "any"], "absolute"), (["any"], "one per replica"),
-                                           ([1, "any"], "list of log dirs")])
+@pytest.mark.parametrize(
+    "log_dirs, why",
+    [
+        (["data/d2", "any"], "absolute"),
+        (["any"], "one per replica"),
+        ([1, "any"], "list of log dirs"),
+    ],
+)
 def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_dirs, why):
     _, snap, _ = files
-    plan = write_plan(tmp_path, [{"topic": "orders", "partition": 0, "replicas": [1, 2, 3]},
-                                 {"topic": "orders", "partition": 1, "replicas": [2, 1], "log_dirs": log_dirs}])
-    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap)]) == 2
+    plan = write_plan(
+        tmp_path,
+        [
+            {"topic": "orders", "partition": 0, "replicas": [1, 2, 3]},
+            {"topic": "orders", "partition": 1, "replicas": [2, 1], "log_dirs": log_dirs},
+        ],
+    )
+    assert (
+        run_cli(
+            ["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap)]
+        )
+        == 2
+    )
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
     assert str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and why in msg
 
 
 def test_execute_refuses_a_plan_pinning_a_replica_to_a_log_dir(capsys, tmp_path):
-    plan = write_plan(tmp_path, [{"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
-                                 {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]}])
+    plan = write_plan(
+        tmp_path,
+        [
+            {"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
+            {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]},
+        ],
+    )
     # refused before connecting: no cluster listens on port 1
-    rc = run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server", "127.0.0.1:1",
-                  "--state-file", str(tmp_path / "st.json"), "--execute"])
+    rc = run_cli(
+        [
+            "cluster",
+            "execute",
+            "--reassignment-json-file",
+            str(plan),
+            "--bootstrap-server",
+            "127.0.0.1:1",
+            "--state-file",
+            str(tmp_path / "st.json"),
+            "--execute",
+        ]
+    )
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
-    assert rc == 2 and str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and "'/data/d2'" in msg
+    assert (
+        rc == 2
+        and str(plan) in msg
+        and "field 'partitions[1].log_dirs'" in msg
+        and "'/data/d2'" in msg
+    )
     assert "AlterReplicaLogDirs" in msg and not (tmp_path / "st.json").exists()
 
 
 def test_the_executor_refuses_log_dir_moves_it_cannot_make():
     from kafka_rebalance.kafka.execute import ExecutionError, plan_execution, state_from_plan
 
-    xplan = plan_execution({("orders", 0): (2, 1, 3)}, cluster(), throttle=None, max_moves_per_broker=None,
-                           max_moves=None, log_dirs={("orders", 0): ("/d", "any", "any")})
+    xplan = plan_execution(
+        {("orders", 0): (2, 1, 3)},
+        cluster(),
+        throttle=None,
+        max_moves_per_broker=None,
+        max_moves=None,
+        log_dirs={("orders", 0): ("/d", "any", "any")},
+    )
     state = state_from_plan(xplan, "x:1")
     assert state["batches"][0]["moves"][0]["log_dirs"] == ["/d", "any", "any"]
 
@@ -399,12 +616,19 @@ def test_the_executor_refuses_log_dir_moves_it_cannot_make():
         Executor(NoAdmin(), state, Path("/nonexistent/state.json")).run()
 
 
-@pytest.mark.parametrize("mode", [["--snapshot", "SNAP"], ["--bootstrap-server", "127.0.0.1:1", "--execute"]])
+@pytest.mark.parametrize(
+    "mode", [["--snapshot", "SNAP"], ["--bootstrap-server", "127.0.0.1:1", "--execute"]]
+)
 def test_an_empty_plan_is_refused_as_the_tool_does(files, capsys, tmp_path, mode):
     _, snap, _ = files
     plan = write_plan(tmp_path, [])
-    argv = ["cluster", "execute", "--reassignment-json-file", str(plan), *[str(snap) if a == "SNAP" else a
-                                                                          for a in mode]]
+    argv = [
+        "cluster",
+        "execute",
+        "--reassignment-json-file",
+        str(plan),
+        *[str(snap) if a == "SNAP" else a for a in mode],
+    ]
     assert run_cli(argv) == 2
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
@@ -416,14 +640,43 @@ def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
     _, snap, _ = files
     dead = tmp_path / "dead.json"
     dead.write_text(json.dumps(snapshot_to_json(dead_broker_cluster())))
-    plan = write_plan(tmp_path, [{"topic": "t", "partition": 0, "replicas": [1, 2, 3]},
-                                 {"topic": "t", "partition": 1, "replicas": [2, 5, 4]}])
-    assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead)]) == 2
+    plan = write_plan(
+        tmp_path,
+        [
+            {"topic": "t", "partition": 0, "replicas": [1, 2, 3]},
+            {"topic": "t", "partition": 1, "replicas": [2, 5, 4]},
+        ],
+    )
+    assert (
+        run_cli(
+            ["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead)]
+        )
+        == 2
+    )
     msg = " ".join("".join(capsys.readouterr()).split())
     assert f"{plan}: field 'partitions[1].replicas'" in msg and "broker 5 is not alive" in msg
-    for flag in ("--max-moves-per-broker", "--max-moves", "--max-batches", "--poll-interval", "--timeout"):
-        assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead),
-                        flag, "0"]) == 2
+    for flag in (
+        "--max-moves-per-broker",
+        "--max-moves",
+        "--max-batches",
+        "--poll-interval",
+        "--timeout",
+    ):
+        assert (
+            run_cli(
+                [
+                    "cluster",
+                    "execute",
+                    "--reassignment-json-file",
+                    str(plan),
+                    "--snapshot",
+                    str(dead),
+                    flag,
+                    "0",
+                ]
+            )
+            == 2
+        )
         msg = " ".join("".join(capsys.readouterr()).split())
         assert f"field '{flag}'" in msg and "got 0" in msg
 
@@ -433,7 +686,10 @@ def test_resume_with_a_new_throttle_applies_and_records_it(sim, files, capsys, m
     xplan = interrupted_run(sim, state, 0)
     in_flight = {str(b) for b in xplan.batches[0].throttle.brokers}
     # A different split on --resume is refused, naming the flag.
-    assert run_cli(execute_argv(plan, state, sim.bootstrap, "--resume", "--max-moves-per-broker", "3")) == 2
+    assert (
+        run_cli(execute_argv(plan, state, sim.bootstrap, "--resume", "--max-moves-per-broker", "3"))
+        == 2
+    )
     assert "field '--max-moves-per-broker'" in " ".join("".join(capsys.readouterr()).split())
 
     sets: list[tuple[str, str]] = []
@@ -441,7 +697,9 @@ def test_resume_with_a_new_throttle_applies_and_records_it(sim, files, capsys, m
 
     def spy(self, resource_type, name, ops):
         ops = list(ops)
-        sets.extend((name, v) for k, op, v in ops if op == 0 and k == "leader.replication.throttled.rate")
+        sets.extend(
+            (name, v) for k, op, v in ops if op == 0 and k == "leader.replication.throttled.rate"
+        )
         return original(self, resource_type, name, ops)
 
     monkeypatch.setattr(KafkaAdmin, "incremental_alter_configs", spy)
@@ -452,9 +710,13 @@ def test_resume_with_a_new_throttle_applies_and_records_it(sim, files, capsys, m
     assert out["phase"] == "finished" and out["plan"]["throttle"] == 20 * MB
     assert out["throttle_changes"] == [{"from": 10 * MB, "to": 20 * MB}]
     st = load_state(state)
-    assert st["throttle"] == 20 * MB and st["throttle_changes"] == [{"from": 10 * MB, "to": 20 * MB}]
+    assert st["throttle"] == 20 * MB and st["throttle_changes"] == [
+        {"from": 10 * MB, "to": 20 * MB}
+    ]
     # the batch in flight got the new rate at once, before the later batches started
-    assert {n for n, _ in sets[:len(in_flight)]} == in_flight and {v for _, v in sets} == {str(20 * MB)}
+    assert {n for n, _ in sets[: len(in_flight)]} == in_flight and {v for _, v in sets} == {
+        str(20 * MB)
+    }
     assert placement(sim.snapshot()) == target()
     assert all(not c for c in sim.state.broker_configs.values())
 
@@ -470,7 +732,9 @@ def test_sasl_without_a_mechanism_defaults_to_gssapi_as_kafka_does(monkeypatch, 
     from kafka_rebalance.kafka.admin import admin_kwargs
 
     props = {"security.protocol": "SASL_SSL", "sasl.kerberos.service.name": "kafka"}
-    monkeypatch.setitem(sys.modules, "gssapi", types.ModuleType("gssapi"))  # as if the package were installed
+    monkeypatch.setitem(
+        sys.modules, "gssapi", types.ModuleType("gssapi")
+    )  # as if the package were installed
     assert admin_kwargs(props)["sasl_mechanism"] == "GSSAPI"
     monkeypatch.setitem(sys.modules, "gssapi", None)  # not installed: import fails
     with pytest.raises(InputError, match="gssapi") as err:
@@ -481,39 +745,86 @@ def test_sasl_without_a_mechanism_defaults_to_gssapi_as_kafka_does(monkeypatch, 
     cfg.write_text("security.protocol=SASL_SSL\n")
     plan = write_plan(tmp_path, [{"topic": "orders", "partition": 0, "replicas": [2, 1, 3]}])
     for extra in ([], ["--execute", "--state-file", str(tmp_path / "st.json")]):
-        assert run_cli(["cluster", "execute", "--reassignment-json-file", str(plan), "--bootstrap-server",
-                        "127.0.0.1:1", "--command-config", str(cfg), *extra]) == 2
+        assert (
+            run_cli(
+                [
+                    "cluster",
+                    "execute",
+                    "--reassignment-json-file",
+                    str(plan),
+                    "--bootstrap-server",
+                    "127.0.0.1:1",
+                    "--command-config",
+                    str(cfg),
+                    *extra,
+                ]
+            )
+            == 2
+        )
         cap = capsys.readouterr()
         msg = " ".join((cap.out + cap.err).split())
-        assert f"{cfg}: field 'sasl.mechanism'" in msg and "GSSAPI" in msg and "Traceback" not in msg
+        assert (
+            f"{cfg}: field 'sasl.mechanism'" in msg and "GSSAPI" in msg and "Traceback" not in msg
+        )
 
 
-@pytest.mark.parametrize("props, field, words", [
-    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config", "username"),
-    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "KERBEROS"}, "sasl.mechanism", "unknown"),
-    ({"request.timeout.ms": "30s"}, "request.timeout.ms",
-     "Invalid value 30s for configuration request.timeout.ms: Not a number of type INT"),
-    ({"request.timeout.ms": "-5"}, "request.timeout.ms", "Value must be at least 0"),
-    ({"request.timeout.ms": "3000000000"}, "request.timeout.ms", "Not a number of type INT"),
-    ({"metadata.max.age.ms": "1.5"}, "metadata.max.age.ms", "Not a number of type LONG"),
-    ({"default.api.timeout.ms": "soon"}, "default.api.timeout.ms", "Not a number of type INT"),
-    ({"retry.backoff.ms": ""}, "retry.backoff.ms", "Not a number of type LONG"),
-])
+@pytest.mark.parametrize(
+    "props, field, words",
+    [
+        (
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"},
+            "sasl.jaas.config",
+            "username",
+        ),
+        (
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "KERBEROS"},
+            "sasl.mechanism",
+            "unknown",
+        ),
+        (
+            {"request.timeout.ms": "30s"},
+            "request.timeout.ms",
+            "Invalid value 30s for configuration request.timeout.ms: Not a number of type INT",
+        ),
+        ({"request.timeout.ms": "-5"}, "request.timeout.ms", "Value must be at least 0"),
+        ({"request.timeout.ms": "3000000000"}, "request.timeout.ms", "Not a number of type INT"),
+        ({"metadata.max.age.ms": "1.5"}, "metadata.max.age.ms", "Not a number of type LONG"),
+        ({"default.api.timeout.ms": "soon"}, "default.api.timeout.ms", "Not a number of type INT"),
+        ({"retry.backoff.ms": ""}, "retry.backoff.ms", "Not a number of type LONG"),
+    ],
+)
 def test_bad_command_config_names_the_file_property_and_value(props, field, words):
     from kafka_rebalance.kafka.admin import admin_kwargs
 
     with pytest.raises(InputError) as err:
         admin_kwargs(props, source="c.properties")
-    assert (err.value.source, err.value.field) == ("c.properties", field) and words in err.value.message
+    assert (err.value.source, err.value.field) == (
+        "c.properties",
+        field,
+    ) and words in err.value.message
 
 
 def test_numeric_command_config_properties_map_to_kafka_python():
     from kafka_rebalance.kafka.admin import admin_kwargs
 
-    kw = admin_kwargs({"request.timeout.ms": " 5000 ", "metadata.max.age.ms": "+60000", "send.buffer.bytes": "-1",
-                       "receive.buffer.bytes": "65536", "retries": "3", "security.protocol": "sasl_plaintext",
-                       "sasl.mechanism": "SCRAM-SHA-256",
-                       "sasl.jaas.config": 'x required username="u" password="p";'})
-    assert kw == {"request_timeout_ms": 5000, "metadata_max_age_ms": 60000, "receive_buffer_bytes": 65536,
-                  "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256",
-                  "sasl_plain_username": "u", "sasl_plain_password": "p"}
+    kw = admin_kwargs(
+        {
+            "request.timeout.ms": " 5000 ",
+            "metadata.max.age.ms": "+60000",
+            "send.buffer.bytes": "-1",
+            "receive.buffer.bytes": "65536",
+            "retries": "3",
+            "security.protocol": "sasl_plaintext",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.jaas.config": 'x required username="u" password="p";',
+        }
+    )
+    assert kw == {
+        "request_timeout_ms": 5000,
+        "metadata_max_age_ms": 60000,
+        "receive_buffer_bytes": 65536,
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "SCRAM-SHA-256",
+        "sasl_plain_username": "u",
+        "sasl_plain_password": "p",
+    }

@@ -48,10 +48,15 @@ def test_a_later_umask_change_is_seen(umask_027):
     assert io_util._umask() == 0o002  # nothing cached
 
 
-def test_without_proc_the_mask_is_restored_and_never_opened_up(umask_027, umask_calls, monkeypatch, tmp_path):
+def test_without_proc_the_mask_is_restored_and_never_opened_up(
+    umask_027, umask_calls, monkeypatch, tmp_path
+):
     monkeypatch.setattr(io_util, "_PROC_STATUS", str(tmp_path / "missing"))
     assert io_util._umask() == umask_027
-    assert umask_calls == [0o777, umask_027]  # the window is private, never 0 (world-writable files)
+    assert umask_calls == [
+        0o777,
+        umask_027,
+    ]  # the window is private, never 0 (world-writable files)
     assert os.umask(umask_027) == umask_027
 
 

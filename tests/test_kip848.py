@@ -59,8 +59,14 @@ class Harness:
         self.effects: list = []
 
     def join(self, name: str, instance: str | None = None, member_id: str | None = None):
-        self.clients[name] = ConsumerMember("g", ("t",), member_id=member_id or name, instance_id=instance,
-                                            rebalance_timeout_ms=REBALANCE_TIMEOUT, server_assignor=self.assignor)
+        self.clients[name] = ConsumerMember(
+            "g",
+            ("t",),
+            member_id=member_id or name,
+            instance_id=instance,
+            rebalance_timeout_ms=REBALANCE_TIMEOUT,
+            server_assignor=self.assignor,
+        )
         self.revoked.setdefault(name, [])
         return self.hb(name)
 
@@ -89,8 +95,9 @@ class Harness:
                 if self.clients[name].state is ClientState.RECONCILING:
                     self.finish(name)
                 self.hb(name)
-            if (self.group.state is ConsumerGroupState.STABLE
-                    and all(c.state is ClientState.STABLE for c in self.clients.values())):
+            if self.group.state is ConsumerGroupState.STABLE and all(
+                c.state is ClientState.STABLE for c in self.clients.values()
+            ):
                 return
         raise AssertionError(f"did not settle: {self.group.state}")
 
@@ -108,7 +115,9 @@ def check_invariants(h: Harness) -> None:
             assert h.group.partition_owners[tp] == mid
     assert set(seen) == set(h.group.partition_owners)
     # The incrementally kept count of unreconciled members matches a recount.
-    recount = sum(1 for m in h.group.members.values() if not m.is_reconciled_to(h.group.assignment_epoch))
+    recount = sum(
+        1 for m in h.group.members.values() if not m.is_reconciled_to(h.group.assignment_epoch)
+    )
     assert h.group.unreconciled in (None, recount)
     client_seen: dict[TopicPartition, str] = {}
     for name, c in h.clients.items():
@@ -116,7 +125,9 @@ def check_invariants(h: Harness) -> None:
             continue
         coord = h.group.members[c.member_id]
         if coord.member_epoch >= 0:
-            assert c.owned <= coord.owned, f"{name} holds {set(c.owned - coord.owned)} the coordinator gave away"
+            assert c.owned <= coord.owned, (
+                f"{name} holds {set(c.owned - coord.owned)} the coordinator gave away"
+            )
         for tp in c.owned:
             assert tp not in client_seen, f"{tp} processed by {client_seen[tp]} and {name}"
             client_seen[tp] = name
@@ -250,9 +261,13 @@ def test_offset_commits_follow_member_epochs():
     req = OffsetCommitRequest("g", (OffsetCommitPartition("t", 0, 5),), "a", epoch)
     assert commit_offsets(group_view(h.group), req, h.now).response.errors == {Errors.NONE}
     stale = dataclasses.replace(req, generation_id_or_member_epoch=epoch - 1)
-    assert commit_offsets(group_view(h.group), stale, h.now).response.errors == {Errors.STALE_MEMBER_EPOCH}
+    assert commit_offsets(group_view(h.group), stale, h.now).response.errors == {
+        Errors.STALE_MEMBER_EPOCH
+    }
     h.group, resp, _ = heartbeat(h.group, leave_request(h.clients["a"]), h.now, CFG)
-    assert commit_offsets(group_view(h.group), req, h.now).response.errors == {Errors.UNKNOWN_MEMBER_ID}
+    assert commit_offsets(group_view(h.group), req, h.now).response.errors == {
+        Errors.UNKNOWN_MEMBER_ID
+    }
 
 
 # --- static members ------------------------------------------------------------------------------
@@ -273,8 +288,9 @@ def test_static_member_bounce_within_session_timeout_needs_no_rebalance():
     h.hb("b")
     assert h.group.group_epoch == epoch and h.owned("b") == before["b"]
     # The restarted process has a new member id and takes over the instance's assignment.
-    h.clients["a"] = ConsumerMember("g", ("t",), member_id="a-2", instance_id="ia",
-                                    rebalance_timeout_ms=REBALANCE_TIMEOUT)
+    h.clients["a"] = ConsumerMember(
+        "g", ("t",), member_id="a-2", instance_id="ia", rebalance_timeout_ms=REBALANCE_TIMEOUT
+    )
     resp = h.hb("a")
     assert resp.error is Errors.NONE and resp.assignment == before["a"]
     assert "a-1" not in h.group.members and h.group.static_members["ia"] == "a-2"
@@ -289,10 +305,14 @@ def test_static_instance_still_in_use_is_unreleased_and_fenced_ids_rejected():
     h = Harness()
     h.join("a", instance="ia", member_id="a-1")
     h.settle()
-    intruder = ConsumerMember("g", ("t",), member_id="a-2", instance_id="ia", rebalance_timeout_ms=1000)
+    intruder = ConsumerMember(
+        "g", ("t",), member_id="a-2", instance_id="ia", rebalance_timeout_ms=1000
+    )
     _, resp, _ = heartbeat(h.group, heartbeat_request(intruder), h.now, CFG)
     assert resp.error is Errors.UNRELEASED_INSTANCE_ID
-    req = ConsumerGroupHeartbeatRequest("g", "a-2", h.group.members["a-1"].member_epoch, instance_id="ia")
+    req = ConsumerGroupHeartbeatRequest(
+        "g", "a-2", h.group.members["a-1"].member_epoch, instance_id="ia"
+    )
     _, resp, _ = heartbeat(h.group, req, h.now, CFG)
     assert resp.error is Errors.FENCED_INSTANCE_ID
 
@@ -355,30 +375,67 @@ def test_epoch_fencing_rules():
     h.settle()
     m = h.group.members["a"]
     # A lost response: the previous epoch with a subset of the assignment is accepted.
-    prev = ConsumerGroupHeartbeatRequest("g", "a", m.previous_member_epoch, owned_partitions=tuple(m.assigned))
+    prev = ConsumerGroupHeartbeatRequest(
+        "g", "a", m.previous_member_epoch, owned_partitions=tuple(m.assigned)
+    )
     assert heartbeat(h.group, prev, 0, CFG)[1].error is Errors.NONE
     assert m.previous_member_epoch < m.member_epoch
     # ... but not while reporting partitions it does not have.
     foreign = tuple(h.group.members["b"].assigned)
-    wrong = ConsumerGroupHeartbeatRequest("g", "a", m.previous_member_epoch, owned_partitions=foreign)
+    wrong = ConsumerGroupHeartbeatRequest(
+        "g", "a", m.previous_member_epoch, owned_partitions=foreign
+    )
     assert heartbeat(h.group, wrong, 0, CFG)[1].error is Errors.FENCED_MEMBER_EPOCH
     unknown = ConsumerGroupHeartbeatRequest("g", "zz", 3, owned_partitions=())
     assert heartbeat(h.group, unknown, 0, CFG)[1].error is Errors.UNKNOWN_MEMBER_ID
 
 
-@pytest.mark.parametrize("req,error", [
-    (ConsumerGroupHeartbeatRequest("g", "a", 0, subscribed_topic_names=("t",), owned_partitions=()),
-     Errors.INVALID_REQUEST),  # no rebalance timeout
-    (ConsumerGroupHeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=(),
-                                   owned_partitions=()), Errors.INVALID_REQUEST),
-    (ConsumerGroupHeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=("t",),
-                                   owned_partitions=(TopicPartition("t", 0),)), Errors.INVALID_REQUEST),
-    (ConsumerGroupHeartbeatRequest("g", "", 3), Errors.INVALID_REQUEST),
-    (ConsumerGroupHeartbeatRequest("g", "a", -3), Errors.INVALID_REQUEST),
-    (ConsumerGroupHeartbeatRequest("g", "a", -2), Errors.INVALID_REQUEST),  # static leave without instance
-    (ConsumerGroupHeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=("t",),
-                                   server_assignor="sticky", owned_partitions=()), Errors.UNSUPPORTED_ASSIGNOR),
-])
+@pytest.mark.parametrize(
+    "req,error",
+    [
+        (
+            ConsumerGroupHeartbeatRequest(
+                "g", "a", 0, subscribed_topic_names=("t",), owned_partitions=()
+            ),
+            Errors.INVALID_REQUEST,
+        ),  # no rebalance timeout
+        (
+            ConsumerGroupHeartbeatRequest(
+                "g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=(), owned_partitions=()
+            ),
+            Errors.INVALID_REQUEST,
+        ),
+        (
+            ConsumerGroupHeartbeatRequest(
+                "g",
+                "a",
+                0,
+                rebalance_timeout_ms=1,
+                subscribed_topic_names=("t",),
+                owned_partitions=(TopicPartition("t", 0),),
+            ),
+            Errors.INVALID_REQUEST,
+        ),
+        (ConsumerGroupHeartbeatRequest("g", "", 3), Errors.INVALID_REQUEST),
+        (ConsumerGroupHeartbeatRequest("g", "a", -3), Errors.INVALID_REQUEST),
+        (
+            ConsumerGroupHeartbeatRequest("g", "a", -2),
+            Errors.INVALID_REQUEST,
+        ),  # static leave without instance
+        (
+            ConsumerGroupHeartbeatRequest(
+                "g",
+                "a",
+                0,
+                rebalance_timeout_ms=1,
+                subscribed_topic_names=("t",),
+                server_assignor="sticky",
+                owned_partitions=(),
+            ),
+            Errors.UNSUPPORTED_ASSIGNOR,
+        ),
+    ],
+)
 def test_request_validation(req, error):
     group = new_group("g", TOPICS)
     g, resp, eff = heartbeat(group, req, 0, CFG)
@@ -412,7 +469,9 @@ def test_server_range_assignor_selected_by_members():
     h.join("b")
     h.settle()
     assert h.owned("a") | h.owned("b") == frozenset(TopicPartition("t", p) for p in range(6))
-    assert {e.assignor for e in h.effects if type(e).__name__ == "TargetAssignmentComputed"} == {"range"}
+    assert {e.assignor for e in h.effects if type(e).__name__ == "TargetAssignmentComputed"} == {
+        "range"
+    }
 
 
 def test_conflicting_ownership_is_refused():
@@ -420,6 +479,7 @@ def test_conflicting_ownership_is_refused():
     h.join("a")
     h.settle()
     from kafka_rebalance.group.consumer_group import _Tx
+
     tx = _Tx(h.group)
     intruder = dataclasses.replace(h.group.members["a"], member_id="x", instance_id=None)
     with pytest.raises(IllegalStateError):
@@ -428,9 +488,30 @@ def test_conflicting_ownership_is_refused():
 
 # --- property: never two owners --------------------------------------------------------------------
 
-ACTIONS = st.lists(st.tuples(st.sampled_from(["hb", "hb", "hb", "finish", "finish", "revoked", "join", "join",
-                                              "leave", "crash", "tick", "wait", "grow"]),
-                             st.integers(0, 4)), min_size=5, max_size=80)
+ACTIONS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "hb",
+                "hb",
+                "hb",
+                "finish",
+                "finish",
+                "revoked",
+                "join",
+                "join",
+                "leave",
+                "crash",
+                "tick",
+                "wait",
+                "grow",
+            ]
+        ),
+        st.integers(0, 4),
+    ),
+    min_size=5,
+    max_size=80,
+)
 
 
 @settings(max_examples=60, deadline=None)

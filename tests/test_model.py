@@ -5,11 +5,17 @@ from kafka_rebalance.model import TopicPartition, parse_group_scenario
 
 
 def test_parse_vector_layout_racks():
-    sc = parse_group_scenario({
-        "topics": [{"name": "t", "partitions": 3, "rf": 2, "racks": ["a", "b", "c"], "offset": 1}],
-        "members": [{"id": "c0", "topics": ["t"], "owned": [["t", 1]], "generation": 2, "rack": "a"}],
-        "rounds": 2,
-    })
+    sc = parse_group_scenario(
+        {
+            "topics": [
+                {"name": "t", "partitions": 3, "rf": 2, "racks": ["a", "b", "c"], "offset": 1}
+            ],
+            "members": [
+                {"id": "c0", "topics": ["t"], "owned": [["t", 1]], "generation": 2, "rack": "a"}
+            ],
+            "rounds": 2,
+        }
+    )
     t = sc.spec.topics["t"]
     assert t.racks_of(0) == frozenset({"b", "c"})
     assert t.racks_of(2) == frozenset({"a", "b"})
@@ -17,13 +23,25 @@ def test_parse_vector_layout_racks():
     assert m.owned == (TopicPartition("t", 1),) and m.generation == 2 and sc.rounds == 2
 
 
-@pytest.mark.parametrize("doc,field", [
-    ({"topics": [{"name": "t", "partitions": -1}], "members": []}, "topics[0].partitions"),
-    ({"topics": [{"name": "t", "partitions": 1, "colour": 1}], "members": []}, "topics[0].colour"),
-    ({"topics": [], "members": [{"id": "a", "topics": []}, {"id": "a", "topics": []}]}, "members[1].id"),
-    ({"topics": [], "members": [{"id": "a", "topics": [], "owned": [["t", -2]]}]}, "members[0].owned[0]"),
-    ({"topics": [], "members": [], "rounds": 0}, "rounds"),
-])
+@pytest.mark.parametrize(
+    "doc,field",
+    [
+        ({"topics": [{"name": "t", "partitions": -1}], "members": []}, "topics[0].partitions"),
+        (
+            {"topics": [{"name": "t", "partitions": 1, "colour": 1}], "members": []},
+            "topics[0].colour",
+        ),
+        (
+            {"topics": [], "members": [{"id": "a", "topics": []}, {"id": "a", "topics": []}]},
+            "members[1].id",
+        ),
+        (
+            {"topics": [], "members": [{"id": "a", "topics": [], "owned": [["t", -2]]}]},
+            "members[0].owned[0]",
+        ),
+        ({"topics": [], "members": [], "rounds": 0}, "rounds"),
+    ],
+)
 def test_bad_input_names_field(doc, field):
     with pytest.raises(InputError) as err:
         parse_group_scenario(doc)

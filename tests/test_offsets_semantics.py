@@ -20,7 +20,12 @@ from kafka_rebalance.group.offsets import (
     fetch_offsets,
     rebuild_from_records,
 )
-from kafka_rebalance.group.records import GroupMetadataRecord, OffsetCommitRecord, decode_record, encode_record
+from kafka_rebalance.group.records import (
+    GroupMetadataRecord,
+    OffsetCommitRecord,
+    decode_record,
+    encode_record,
+)
 from kafka_rebalance.model import TopicPartition
 
 TP = TopicPartition("orders", 0)
@@ -29,16 +34,26 @@ WEEK = 7 * DAY
 
 
 def classic(state="Stable", generation=3, members=("m1",), **kw) -> GroupView:
-    return GroupView("g", GroupType.CLASSIC, state, generation, {m: generation for m in members}, **kw)
+    return GroupView(
+        "g", GroupType.CLASSIC, state, generation, {m: generation for m in members}, **kw
+    )
 
 
 def consumer(members=None, **kw) -> GroupView:
-    return GroupView("g", GroupType.CONSUMER, "Stable" if members else "Empty", 0, members or {}, **kw)
+    return GroupView(
+        "g", GroupType.CONSUMER, "Stable" if members else "Empty", 0, members or {}, **kw
+    )
 
 
 def commit(group, member="m1", gen=3, offset=10, metadata="", instance=None, api=9, now=1000):
-    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, offset, metadata=metadata),), member, gen,
-                              instance, api_version=api)
+    req = OffsetCommitRequest(
+        "g",
+        (OffsetCommitPartition("orders", 0, offset, metadata=metadata),),
+        member,
+        gen,
+        instance,
+        api_version=api,
+    )
     return commit_offsets(group, req, now)
 
 
@@ -49,19 +64,29 @@ def apply(store, result):
 
 # --- classic validation -------------------------------------------------------------------
 
-@pytest.mark.parametrize("group,member,gen,instance,expected", [
-    (classic(), "m1", 3, None, Errors.NONE),
-    (classic(), "m1", 2, None, Errors.ILLEGAL_GENERATION),
-    (classic(), "zz", 3, None, Errors.UNKNOWN_MEMBER_ID),
-    (classic(state="CompletingRebalance"), "m1", 3, None, Errors.REBALANCE_IN_PROGRESS),
-    (classic(state="PreparingRebalance"), "m1", 3, None, Errors.NONE),
-    (classic(state="Dead"), "m1", 3, None, Errors.COORDINATOR_NOT_AVAILABLE),
-    (classic(state="Empty", members=()), "", -1, None, Errors.NONE),        # admin / manual assignment
-    (classic(), "", -1, None, Errors.UNKNOWN_MEMBER_ID),                     # no identity, group active
-    (classic(static_members={"i1": "m1"}), "m1", 3, "i1", Errors.NONE),
-    (classic(static_members={"i1": "m1"}), "m9", 3, "i1", Errors.FENCED_INSTANCE_ID),
-    (classic(static_members={}), "m1", 3, "i1", Errors.UNKNOWN_MEMBER_ID),
-])
+
+@pytest.mark.parametrize(
+    "group,member,gen,instance,expected",
+    [
+        (classic(), "m1", 3, None, Errors.NONE),
+        (classic(), "m1", 2, None, Errors.ILLEGAL_GENERATION),
+        (classic(), "zz", 3, None, Errors.UNKNOWN_MEMBER_ID),
+        (classic(state="CompletingRebalance"), "m1", 3, None, Errors.REBALANCE_IN_PROGRESS),
+        (classic(state="PreparingRebalance"), "m1", 3, None, Errors.NONE),
+        (classic(state="Dead"), "m1", 3, None, Errors.COORDINATOR_NOT_AVAILABLE),
+        (
+            classic(state="Empty", members=()),
+            "",
+            -1,
+            None,
+            Errors.NONE,
+        ),  # admin / manual assignment
+        (classic(), "", -1, None, Errors.UNKNOWN_MEMBER_ID),  # no identity, group active
+        (classic(static_members={"i1": "m1"}), "m1", 3, "i1", Errors.NONE),
+        (classic(static_members={"i1": "m1"}), "m9", 3, "i1", Errors.FENCED_INSTANCE_ID),
+        (classic(static_members={}), "m1", 3, "i1", Errors.UNKNOWN_MEMBER_ID),
+    ],
+)
 def test_classic_commit_validation(group, member, gen, instance, expected):
     res = commit(group, member, gen, instance=instance)
     assert res.response.error_for(TP) is expected
@@ -81,6 +106,7 @@ def test_unknown_group():
 
 # --- KIP-848 validation -------------------------------------------------------------------
 
+
 def test_consumer_group_commit_by_member_epoch():
     g = consumer({"m1": 5})
     assert commit(g, "m1", 5).response.error_for(TP) is Errors.NONE
@@ -97,33 +123,58 @@ def test_consumer_group_fetch_validation():
     apply(store, commit(consumer({"m1": 5}), "m1", 5, offset=77))
     g = consumer({"m1": 5})
     assert fetch_offsets(store, g, OffsetFetchRequest("g", (TP,), "m1", 5)).offset_of(TP) == 77
-    assert fetch_offsets(store, g, OffsetFetchRequest("g", (TP,), "m1", 4)).error is Errors.STALE_MEMBER_EPOCH
-    assert fetch_offsets(store, g, OffsetFetchRequest("g", (TP,), "x", 5)).error is Errors.UNKNOWN_MEMBER_ID
+    assert (
+        fetch_offsets(store, g, OffsetFetchRequest("g", (TP,), "m1", 4)).error
+        is Errors.STALE_MEMBER_EPOCH
+    )
+    assert (
+        fetch_offsets(store, g, OffsetFetchRequest("g", (TP,), "x", 5)).error
+        is Errors.UNKNOWN_MEMBER_ID
+    )
     assert fetch_offsets(store, g, OffsetFetchRequest("g", (TP,))).offset_of(TP) == 77  # admin
 
 
 # --- metadata size, fetch ------------------------------------------------------------------
 
+
 def test_metadata_too_large_fails_only_that_partition():
-    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1, metadata="x" * 4097),
-                                    OffsetCommitPartition("orders", 1, 1, metadata="x" * 4096)), "m1", 3)
+    req = OffsetCommitRequest(
+        "g",
+        (
+            OffsetCommitPartition("orders", 0, 1, metadata="x" * 4097),
+            OffsetCommitPartition("orders", 1, 1, metadata="x" * 4096),
+        ),
+        "m1",
+        3,
+    )
     res = commit_offsets(classic(), req, 5)
     assert res.response.error_for(TP) is Errors.OFFSET_METADATA_TOO_LARGE
     assert res.response.error_for(TopicPartition("orders", 1)) is Errors.NONE
     assert [r.key.partition for r in res.records] == [1]
     # Java counts UTF-16 units: 2049 astral characters are 4098 units.
-    big = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1, metadata="\U0001F600" * 2049),), "m1", 3)
-    assert commit_offsets(classic(), big, 5).response.error_for(TP) is Errors.OFFSET_METADATA_TOO_LARGE
+    big = OffsetCommitRequest(
+        "g", (OffsetCommitPartition("orders", 0, 1, metadata="\U0001f600" * 2049),), "m1", 3
+    )
+    assert (
+        commit_offsets(classic(), big, 5).response.error_for(TP) is Errors.OFFSET_METADATA_TOO_LARGE
+    )
     small = OffsetsConfig(offset_metadata_max_bytes=3)
-    assert commit_offsets(classic(), OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1, metadata="abcd"),),
-                                                        "m1", 3), 5, small).response.errors == {
-        Errors.OFFSET_METADATA_TOO_LARGE}
+    assert commit_offsets(
+        classic(),
+        OffsetCommitRequest(
+            "g", (OffsetCommitPartition("orders", 0, 1, metadata="abcd"),), "m1", 3
+        ),
+        5,
+        small,
+    ).response.errors == {Errors.OFFSET_METADATA_TOO_LARGE}
 
 
 def test_fetch_returns_committed_or_minus_one():
     store = OffsetStore()
     apply(store, commit(classic(), offset=42, metadata="meta"))
-    resp = fetch_offsets(store, classic(), OffsetFetchRequest("g", (TP, TopicPartition("orders", 1))))
+    resp = fetch_offsets(
+        store, classic(), OffsetFetchRequest("g", (TP, TopicPartition("orders", 1)))
+    )
     assert resp.error is Errors.NONE
     assert [(p.offset, p.metadata) for p in resp.partitions] == [(42, "meta"), (-1, "")]
     unknown = fetch_offsets(store, None, OffsetFetchRequest("h", (TP,)))
@@ -136,12 +187,15 @@ def test_commit_records_use_current_versions():
     key, value = encode_record(res.records[0])
     assert key[:2] == b"\x00\x01" and value[:2] == b"\x00\x03"
     assert decode_record(key, value).value.commit_timestamp == 1234
-    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1),), "m1", 3, retention_time_ms=500)
+    req = OffsetCommitRequest(
+        "g", (OffsetCommitPartition("orders", 0, 1),), "m1", 3, retention_time_ms=500
+    )
     v1 = commit_offsets(classic(), req, 1000).records[0].value
     assert (v1.version, v1.expire_timestamp) == (1, 1500)
 
 
 # --- retention -----------------------------------------------------------------------------
+
 
 def _store_with_commit(now=0, group=None):
     store = OffsetStore()
@@ -188,7 +242,9 @@ def test_empty_group_without_state_timestamp_uses_commit_time():
 
 def test_explicit_expire_timestamp_wins():
     store = OffsetStore()
-    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1),), "", -1, retention_time_ms=1000)
+    req = OffsetCommitRequest(
+        "g", (OffsetCommitPartition("orders", 0, 1),), "", -1, retention_time_ms=1000
+    )
     apply(store, commit_offsets(classic(state="Empty", members=()), req, 0))
     g = classic(state="Empty", members=(), state_timestamp_ms=0)
     assert expire_offsets(store, g, 999).expired == ()
@@ -213,6 +269,7 @@ def test_retention_minutes_config():
 
 
 # --- tombstones and rebuild ------------------------------------------------------------------
+
 
 def test_group_delete_and_offset_delete_tombstones():
     store = _store_with_commit()
@@ -242,49 +299,93 @@ def test_rebuild_from_records_replays_in_order():
 
 def test_loaded_group_view_parses_subscriptions():
     from kafka_rebalance.assign.protocol import Subscription, encode_subscription
-    from kafka_rebalance.group.records import GroupMetadataValue, MemberMetadata, group_metadata_record
+    from kafka_rebalance.group.records import (
+        GroupMetadataValue,
+        MemberMetadata,
+        group_metadata_record,
+    )
 
     sub = encode_subscription(Subscription(("orders", "payments")))
     members = (MemberMetadata("m1", "c", "/h", 45_000, sub, b"", 300_000, "i1"),)
-    rebuilt = rebuild_from_records([group_metadata_record("g", GroupMetadataValue("consumer", 5, "range", "m1",
-                                                                                  members, 777))])
+    rebuilt = rebuild_from_records(
+        [group_metadata_record("g", GroupMetadataValue("consumer", 5, "range", "m1", members, 777))]
+    )
     view = rebuilt.groups["g"].view()
-    assert (view.state, view.generation, view.members, view.static_members) == ("Stable", 5, {"m1": 5}, {"i1": "m1"})
-    assert view.subscribed_topics == frozenset({"orders", "payments"}) and view.state_timestamp_ms == 777
-    garbled = GroupMetadataValue("consumer", 5, "range", "m1", (MemberMetadata("m1", "c", "/h", 1, b"\x00", b""),))
-    assert rebuild_from_records([group_metadata_record("g", garbled)]).groups["g"].view().subscribed_topics is None
+    assert (view.state, view.generation, view.members, view.static_members) == (
+        "Stable",
+        5,
+        {"m1": 5},
+        {"i1": "m1"},
+    )
+    assert (
+        view.subscribed_topics == frozenset({"orders", "payments"})
+        and view.state_timestamp_ms == 777
+    )
+    garbled = GroupMetadataValue(
+        "consumer", 5, "range", "m1", (MemberMetadata("m1", "c", "/h", 1, b"\x00", b""),)
+    )
+    assert (
+        rebuild_from_records([group_metadata_record("g", garbled)])
+        .groups["g"]
+        .view()
+        .subscribed_topics
+        is None
+    )
     empty = GroupMetadataValue("consumer", 6, None, None, (), 900)
     v = rebuild_from_records([group_metadata_record("g", empty)]).groups["g"].view()
     assert v.state == "Empty" and v.subscribed_topics == frozenset()
 
 
 def test_unknown_partitions_are_rejected_before_the_coordinator():
-    req = OffsetCommitRequest("g", (OffsetCommitPartition("orders", 0, 1), OffsetCommitPartition("orders", 9, 1),
-                                    OffsetCommitPartition("ghost", 0, 1)), "m1", 3)
+    req = OffsetCommitRequest(
+        "g",
+        (
+            OffsetCommitPartition("orders", 0, 1),
+            OffsetCommitPartition("orders", 9, 1),
+            OffsetCommitPartition("ghost", 0, 1),
+        ),
+        "m1",
+        3,
+    )
     exists = lambda tp: tp.topic == "orders" and tp.partition < 4  # noqa: E731
     res = commit_offsets(classic(), req, 5, partition_exists=exists)
-    assert [e for _, e in res.response.partitions] == [Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                                      Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert [e for _, e in res.response.partitions] == [
+        Errors.NONE,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    ]
     assert [r.key.partition for r in res.records] == [0]
     # Only unknown partitions: the group is not even validated.
     only_ghost = OffsetCommitRequest("g", (OffsetCommitPartition("ghost", 0, 1),), "zz", 99)
     assert commit_offsets(classic(), only_ghost, 5, partition_exists=exists).response.errors == {
-        Errors.UNKNOWN_TOPIC_OR_PARTITION}
+        Errors.UNKNOWN_TOPIC_OR_PARTITION
+    }
     # The group error applies to the known ones.
     bad = OffsetCommitRequest("g", req.partitions, "m1", 2)
-    assert [e for _, e in commit_offsets(classic(), bad, 5, partition_exists=exists).response.partitions] == [
-        Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert [
+        e for _, e in commit_offsets(classic(), bad, 5, partition_exists=exists).response.partitions
+    ] == [
+        Errors.ILLEGAL_GENERATION,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    ]
 
 
 # --- retention on the simulated broker (sim/kafka_client.SimCluster) ------------------------
 
+
 def _sim(retention_ms=60_000, interval_ms=10_000):
     from kafka_rebalance.group.classic_group import ClassicGroupConfig
     from kafka_rebalance.sim.kafka_client import SimCluster, SimConsumer
-    cluster = SimCluster({"a": 2, "b": 1}, group_config=ClassicGroupConfig(initial_rebalance_delay_ms=0),
-                         offsets_config=OffsetsConfig(offsets_retention_ms=retention_ms,
-                                                      offsets_retention_check_interval_ms=interval_ms),
-                         tick_ms=500)
+
+    cluster = SimCluster(
+        {"a": 2, "b": 1},
+        group_config=ClassicGroupConfig(initial_rebalance_delay_ms=0),
+        offsets_config=OffsetsConfig(
+            offsets_retention_ms=retention_ms, offsets_retention_check_interval_ms=interval_ms
+        ),
+        tick_ms=500,
+    )
     c = SimConsumer(cluster, "g", session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
     c.subscribe(["a"])
     for _ in range(50):
@@ -297,6 +398,7 @@ def _sim(retention_ms=60_000, interval_ms=10_000):
 
 def _commit_a_and_b(cluster, c):
     from confluent_kafka import TopicPartition as CTP
+
     c.commit(offsets=[CTP("a", 0, 5), CTP("a", 1, 6), CTP("b", 0, 7)], asynchronous=False)
     return cluster.now_ms
 

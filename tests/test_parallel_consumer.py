@@ -77,7 +77,9 @@ class FakeBroker:
 
         self.logs: dict[tuple[str, int], list[tuple[int, bytes | None, bytes]]] = defaultdict(list)
         self.next_offset: dict[tuple[str, int], int] = defaultdict(int)
-        self.offsets_log: list[tuple[bytes, bytes | None]] = []   # __consumer_offsets (key, value) bytes
+        self.offsets_log: list[
+            tuple[bytes, bytes | None]
+        ] = []  # __consumer_offsets (key, value) bytes
         self.commit_log: list[tuple[str, str, int, int, str]] = []
         self.rejected: list[tuple[str, int, str]] = []
         self.config = OffsetsConfig(offset_metadata_max_bytes=offset_metadata_max_bytes)
@@ -94,16 +96,22 @@ class FakeBroker:
 
     def commit(self, group, offsets):
         """OffsetCommit from a consumer with manual assignment semantics (generation -1)."""
-        from kafka_rebalance.group.offsets import OffsetCommitPartition, OffsetCommitRequest, commit_offsets
+        from kafka_rebalance.group.offsets import (
+            OffsetCommitPartition,
+            OffsetCommitRequest,
+            commit_offsets,
+        )
         from kafka_rebalance.group.records import encode_record
 
-        req = OffsetCommitRequest(group, tuple(OffsetCommitPartition(t, p, o, metadata=m) for t, p, o, m in offsets))
+        req = OffsetCommitRequest(
+            group, tuple(OffsetCommitPartition(t, p, o, metadata=m) for t, p, o, m in offsets)
+        )
         with self.lock:
             self.clock_ms += 1
             result = commit_offsets(None, req, self.clock_ms, self.config)
             for record in result.records:
                 self.offsets_log.append(encode_record(record))
-            for (t, p, o, m), (tp, err) in zip(offsets, result.response.partitions):
+            for (t, p, o, m), (_tp, err) in zip(offsets, result.response.partitions):
                 if err.name == "NONE":
                     self.commit_log.append((group, t, p, o, m))
                 else:
@@ -214,8 +222,9 @@ class FakeConsumer:
 
     def commit(self, message=None, offsets=None, asynchronous=True):
         assert offsets is not None
-        errors = self.broker.commit(self.group, [(tp.topic, tp.partition, tp.offset, tp.metadata or "")
-                                                 for tp in offsets])
+        errors = self.broker.commit(
+            self.group, [(tp.topic, tp.partition, tp.offset, tp.metadata or "") for tp in offsets]
+        )
         if errors:
             from confluent_kafka import KafkaException
 
@@ -331,7 +340,9 @@ def check_order(events, shard_of):
     for kind, rid, key in events:
         shard = shard_of(rid, key)
         if kind == "start":
-            assert shard not in running, f"{rid} started while {running.get(shard)} of the same shard ran"
+            assert shard not in running, (
+                f"{rid} started while {running.get(shard)} of the same shard ran"
+            )
             assert last.get(shard, -1) < rid[2], f"{rid} ran out of order"
             running[shard] = rid
             last[shard] = rid[2]
@@ -343,16 +354,21 @@ def check_order(events, shard_of):
 # ordering modes
 
 
-@pytest.mark.parametrize("ordering,shard_of", [
-    ("key", lambda rid, key: (rid[0], rid[1], key)),
-    ("partition", lambda rid, key: (rid[0], rid[1])),
-])
+@pytest.mark.parametrize(
+    "ordering,shard_of",
+    [
+        ("key", lambda rid, key: (rid[0], rid[1], key)),
+        ("partition", lambda rid, key: (rid[0], rid[1])),
+    ],
+)
 def test_ordered_modes_keep_order_and_run_concurrently(ordering, shard_of):
     broker = FakeBroker()
     records = produce_keyed(broker, "t", 3, 300, keys=7, gap_every=10)
     consumer = FakeConsumer(broker, "g")
     rec = Recorder()
-    pc = ParallelConsumer(consumer, ["t"], rec, ordering=ordering, max_concurrency=8, commit_interval_s=0.05)
+    pc = ParallelConsumer(
+        consumer, ["t"], rec, ordering=ordering, max_concurrency=8, commit_interval_s=0.05
+    )
     consumer.assign_partitions([("t", 0), ("t", 1), ("t", 2)])
     runner = Runner(pc)
     wait_until(lambda: len(rec.done) == len(records), what="all records")
@@ -374,7 +390,9 @@ def test_key_mode_runs_many_keys_of_one_partition_at_once():
     pc = ParallelConsumer(consumer, ["t"], lambda m: barrier.wait(), max_concurrency=8)
     consumer.assign_partitions([("t", 0)])
     runner = Runner(pc)
-    wait_until(lambda: pc.stats.processed == 8, what="8 records")  # only possible with 8 running at once
+    wait_until(
+        lambda: pc.stats.processed == 8, what="8 records"
+    )  # only possible with 8 running at once
     runner.stop()
     pc.close()
     assert not barrier.broken
@@ -451,8 +469,14 @@ def test_max_attempts_then_dead_letter_and_commit_moves_past():
         if msg.offset() == 4:
             raise ValueError("poison")
 
-    pc = ParallelConsumer(consumer, ["t"], fn, retry_delay=0.0, max_attempts=3,
-                          dead_letter=lambda m, e: dead.append((m.offset(), repr(e))))
+    pc = ParallelConsumer(
+        consumer,
+        ["t"],
+        fn,
+        retry_delay=0.0,
+        max_attempts=3,
+        dead_letter=lambda m, e: dead.append((m.offset(), repr(e))),
+    )
     consumer.assign_partitions([("t", 0)])
     runner = Runner(pc)
     wait_until(lambda: pc.stats.processed + pc.stats.dead_lettered == 10, what="records")
@@ -487,34 +511,49 @@ def test_crash_and_restart_with_one_stuck_record():
         first_run.append(msg.offset())
 
     c1 = FakeConsumer(broker, "g")
-    pc1 = ParallelConsumer(c1, ["t"], fn1, retry_delay=0.02, commit_interval_s=0.02, max_concurrency=8)
+    pc1 = ParallelConsumer(
+        c1, ["t"], fn1, retry_delay=0.02, commit_interval_s=0.02, max_concurrency=8
+    )
     c1.assign_partitions([("t", 0)])
     r1 = Runner(pc1)
-    wait_until(lambda: len(first_run) == len(offsets) - len(blocked), what="every key but the stuck one")
+    wait_until(
+        lambda: len(first_run) == len(offsets) - len(blocked), what="every key but the stuck one"
+    )
     done = set(first_run)
     assert done == set(offsets) - set(blocked)
-    wait_until(lambda: broker.committed("g", "t", 0) is not None
-               and decode_offset_map(stuck, broker.committed("g", "t", 0)[1]) == {o for o in done if o > stuck},
-               what="a commit covering every completion")
+    wait_until(
+        lambda: (
+            broker.committed("g", "t", 0) is not None
+            and decode_offset_map(stuck, broker.committed("g", "t", 0)[1])
+            == {o for o in done if o > stuck}
+        ),
+        what="a commit covering every completion",
+    )
     assert pc1.stats.retries >= 1
     r1.stop()
     pc1.close(commit=False)  # the crash: no final commit, the process is gone
     committed_offset, metadata = broker.committed("g", "t", 0)
     assert committed_offset == stuck
-    assert decode_offset_map(stuck, metadata) == {o for o in offsets if o > stuck and o not in blocked}
+    assert decode_offset_map(stuck, metadata) == {
+        o for o in offsets if o > stuck and o not in blocked
+    }
 
     second_run: list[int] = []
     c2 = FakeConsumer(broker, "g")
-    pc2 = ParallelConsumer(c2, ["t"], lambda m: second_run.append(m.offset()), commit_interval_s=0.02)
+    pc2 = ParallelConsumer(
+        c2, ["t"], lambda m: second_run.append(m.offset()), commit_interval_s=0.02
+    )
     c2.assign_partitions([("t", 0)])
     r2 = Runner(pc2)
     wait_until(lambda: len(second_run) == len(blocked), what="the restart to process the stuck key")
-    wait_until(lambda: broker.committed("g", "t", 0) == (offsets[-1] + 1, ""), what="the final commit")
+    wait_until(
+        lambda: broker.committed("g", "t", 0) == (offsets[-1] + 1, ""), what="the final commit"
+    )
     r2.stop()
     pc2.close()
-    assert second_run == blocked                                  # nothing completed is processed again
+    assert second_run == blocked  # nothing completed is processed again
     assert pc2.stats.skipped_completed == len([o for o in offsets if o > stuck]) - len(blocked) + 1
-    assert sorted(first_run + second_run) == sorted(offsets)      # nothing is lost
+    assert sorted(first_run + second_run) == sorted(offsets)  # nothing is lost
 
 
 @pytest.mark.parametrize("protocol", ["cooperative", "eager"])
@@ -527,7 +566,10 @@ def test_revocation_waits_for_in_flight_work_and_commits(protocol):
     pc1 = ParallelConsumer(c1, ["t"], rec, max_concurrency=4, commit_interval_s=10)
     c1.assign_partitions([("t", 0), ("t", 1)])
     r1 = Runner(pc1)
-    wait_until(lambda: ("t", 1, 3) in [rid for k, rid, _ in rec.events if k == "start"], what="held record running")
+    wait_until(
+        lambda: ("t", 1, 3) in [rid for k, rid, _ in rec.events if k == "start"],
+        what="held record running",
+    )
     wait_until(lambda: len(rec.done) >= 30, what="the other records")
     c1.revoke_partitions([("t", 1)])
     time.sleep(0.1)
@@ -553,7 +595,10 @@ def test_revocation_waits_for_in_flight_work_and_commits(protocol):
     pc2.close()
     assert not done_p1 & {o for _, _, o in rec2.done}
     if protocol == "eager":
-        assert pc1.stats.revocations[0] == [("t", 0), ("t", 1)]  # eager revokes everything, then reassigns
+        assert pc1.stats.revocations[0] == [
+            ("t", 0),
+            ("t", 1),
+        ]  # eager revokes everything, then reassigns
         assert ("t", 0) in pc1.assigned
 
 
@@ -573,12 +618,16 @@ def test_lost_partitions_are_not_committed_and_cancel_mode_cancels_async_work():
                 raise
 
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], fn, ordering="unordered", in_flight_on_revoke="cancel", commit_interval_s=0.02)
+    pc = ParallelConsumer(
+        c, ["t"], fn, ordering="unordered", in_flight_on_revoke="cancel", commit_interval_s=0.02
+    )
     c.assign_partitions([("t", 0), ("t", 1)])
     r = Runner(pc)
     assert started.wait(10)
-    wait_until(lambda: broker.committed("g", "t", 1) is not None and broker.committed("g", "t", 1)[0] == 2,
-               what="partition 1 committed up to the held record")
+    wait_until(
+        lambda: broker.committed("g", "t", 1) is not None and broker.committed("g", "t", 1)[0] == 2,
+        what="partition 1 committed up to the held record",
+    )
     c.revoke_partitions([("t", 1)])
     wait_until(lambda: ("t", 1) not in pc.assigned, what="revocation")
     wait_until(lambda: cancelled == [2], what="cancellation")
@@ -605,7 +654,9 @@ def test_backpressure_bounds_buffered_records():
     release = threading.Event()
     rec = Recorder(hold=lambda m: release)
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], rec, ordering="partition", max_buffered_records=25, fetch_batch=10)
+    pc = ParallelConsumer(
+        c, ["t"], rec, ordering="partition", max_buffered_records=25, fetch_batch=10
+    )
     c.assign_partitions([("t", 0), ("t", 1)])
     r = Runner(pc)
     wait_until(lambda: pc.buffered >= 25 and c.paused, what="buffer to fill")
@@ -626,8 +677,15 @@ def test_budget_pauses_the_partition_and_drops_an_oversized_map_with_a_warning()
     rec = Recorder(hold=lambda m: release_even if m.offset() % 2 == 0 else None)
     c = FakeConsumer(broker, "g")
     # 50 run at once; the odd ones finish: a 12-character map, past a 10-byte budget
-    pc = ParallelConsumer(c, ["t"], rec, ordering="unordered", max_concurrency=50, max_metadata_bytes=10,
-                          commit_interval_s=0.02)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        rec,
+        ordering="unordered",
+        max_concurrency=50,
+        max_metadata_bytes=10,
+        commit_interval_s=0.02,
+    )
     c.assign_partitions([("t", 0)])
     with pytest.warns(OffsetMapDroppedWarning, match="offset.metadata.max.bytes=10"):
         r = Runner(pc)
@@ -635,7 +693,9 @@ def test_budget_pauses_the_partition_and_drops_an_oversized_map_with_a_warning()
         wait_until(lambda: pc.stats.maps_dropped >= 1, what="a dropped map")
     time.sleep(0.1)
     started = [rid for k, rid, _ in rec.events if k == "start"]
-    assert len(started) == 50  # the partition took no new records while its map was over 3/4 of the budget
+    assert (
+        len(started) == 50
+    )  # the partition took no new records while its map was over 3/4 of the budget
     assert broker.committed("g", "t", 0) == (0, "")  # offset alone: the map did not fit
     release_even.set()
     wait_until(lambda: len(rec.done) == 200, what="all records once the map shrank")
@@ -664,8 +724,16 @@ def test_a_retried_record_still_runs_while_the_budget_pauses_its_partition():
         done.append(msg.offset())
 
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], fn, ordering="key", max_metadata_bytes=16, retry_delay=0.05,
-                          commit_interval_s=0.01, max_concurrency=4)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        fn,
+        ordering="key",
+        max_metadata_bytes=16,
+        retry_delay=0.05,
+        commit_interval_s=0.01,
+        max_concurrency=4,
+    )
     c.assign_partitions([("t", 0)])
     r = Runner(pc)
     wait_until(lambda: len(done) == 120, what="every record, the retried one included")
@@ -686,7 +754,9 @@ def test_default_budget_keeps_every_commit_within_the_coordinators_limit():
     every other bit. The partition stops taking records past 3/4 of the budget; no commit is refused.
     """
     broker = FakeBroker()
-    assert broker.commit("probe", [("t", 9, 0, "x" * 4097)]) != []  # the store does enforce the limit
+    assert (
+        broker.commit("probe", [("t", 9, 0, "x" * 4097)]) != []
+    )  # the store does enforce the limit
     n = 24_000
     for i in range(n):
         broker.produce("t", 0, b"a" if i % 2 == 0 else b"b", b"")
@@ -699,13 +769,20 @@ def test_default_budget_keeps_every_commit_within_the_coordinators_limit():
         done[0] += 1
 
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], fn, retry_delay=0.01, commit_interval_s=0.02, max_buffered_records=n)
+    pc = ParallelConsumer(
+        c, ["t"], fn, retry_delay=0.01, commit_interval_s=0.02, max_buffered_records=n
+    )
     c.assign_partitions([("t", 0)])
     r = Runner(pc)
-    wait_until(lambda: any(len(m) > 3072 for g, _, _, _, m in broker.commit_log if g == "g"), timeout=40,
-               what="a map past 3/4 of the budget")
-    wait_until(lambda: pc.state_of("t", 0) is not None and not pc.state_of("t", 0).takes_new_records(),
-               what="the partition to stop taking records")
+    wait_until(
+        lambda: any(len(m) > 3072 for g, _, _, _, m in broker.commit_log if g == "g"),
+        timeout=40,
+        what="a map past 3/4 of the budget",
+    )
+    wait_until(
+        lambda: pc.state_of("t", 0) is not None and not pc.state_of("t", 0).takes_new_records(),
+        what="the partition to stop taking records",
+    )
     before = done[0]
     time.sleep(0.2)
     assert done[0] == before < n // 2  # paused: nothing new ran
@@ -733,8 +810,16 @@ def test_a_failing_dead_letter_callback_loses_nothing():
             raise ValueError("poison")
 
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], fn, ordering="partition", retry_delay=0.0, max_attempts=2,
-                          dead_letter=dead_letter, commit_interval_s=0.01)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        fn,
+        ordering="partition",
+        retry_delay=0.0,
+        max_attempts=2,
+        dead_letter=dead_letter,
+        commit_interval_s=0.01,
+    )
     c.assign_partitions([("t", 0)])
     r = Runner(pc)
     wait_until(lambda: broker.committed("g", "t", 0) == (6, ""), what="everything committed")
@@ -745,9 +830,18 @@ def test_a_failing_dead_letter_callback_loses_nothing():
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from(["key", "partition", "unordered"]), st.integers(10, 60), st.integers(1, 3), st.integers(1, 5),
-       st.integers(1, 6), st.randoms(use_true_random=False), st.booleans())
-def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions, keys, concurrency, rnd, use_async):
+@given(
+    st.sampled_from(["key", "partition", "unordered"]),
+    st.integers(10, 60),
+    st.integers(1, 3),
+    st.integers(1, 5),
+    st.integers(1, 6),
+    st.randoms(use_true_random=False),
+    st.booleans(),
+)
+def test_random_workloads_run_each_record_once_in_order(
+    ordering, n, partitions, keys, concurrency, rnd, use_async
+):
     broker = FakeBroker()
     records = produce_keyed(broker, "t", partitions, n, keys=keys, gap_every=7)
     failing = {(p, o): rnd.randint(1, 2) for _, p, o, _ in rnd.sample(records, min(5, n))}
@@ -764,14 +858,24 @@ def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions,
             successes.append((msg.partition(), msg.key(), msg.offset()))
 
     if use_async:
+
         async def fn(msg):
             await asyncio.sleep(0)
             record(msg)
     else:
         fn = record
     c = FakeConsumer(broker, "g")
-    pc = ParallelConsumer(c, ["t"], fn, ordering=ordering, max_concurrency=concurrency, retry_delay=0.0,
-                          commit_interval_s=0.01, max_buffered_records=rnd.randint(5, 50), fetch_batch=7)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        fn,
+        ordering=ordering,
+        max_concurrency=concurrency,
+        retry_delay=0.0,
+        commit_interval_s=0.01,
+        max_buffered_records=rnd.randint(5, 50),
+        fetch_batch=7,
+    )
     c.assign_partitions([("t", p) for p in range(partitions)])
     r = Runner(pc)
     wait_until(lambda: len(successes) >= n, what="every record")
@@ -781,7 +885,9 @@ def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions,
     if ordering != "unordered":
         for p in range(partitions):
             for key in {k for _, _, _, k in records}:
-                shard = [o for pp, k, o in successes if pp == p and (ordering == "partition" or k == key)]
+                shard = [
+                    o for pp, k, o in successes if pp == p and (ordering == "partition" or k == key)
+                ]
                 assert shard == sorted(shard)
     for p in range(partitions):
         last = max(o for _, pp, o, _ in records if pp == p)
@@ -789,9 +895,16 @@ def test_random_workloads_run_each_record_once_in_order(ordering, n, partitions,
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.sampled_from(["key", "partition", "unordered"]), st.sampled_from(["cooperative", "eager"]),
-       st.integers(2, 3), st.integers(0, 60), st.randoms(use_true_random=False))
-def test_random_handover_processes_every_record_exactly_once(ordering, protocol, partitions, switch_after, rnd):
+@given(
+    st.sampled_from(["key", "partition", "unordered"]),
+    st.sampled_from(["cooperative", "eager"]),
+    st.integers(2, 3),
+    st.integers(0, 60),
+    st.randoms(use_true_random=False),
+)
+def test_random_handover_processes_every_record_exactly_once(
+    ordering, protocol, partitions, switch_after, rnd
+):
     """Revoke a random subset mid-run and hand it to a second member: with the map kept, exactly once."""
     broker = FakeBroker()
     records = produce_keyed(broker, "t", partitions, 90, keys=4, gap_every=5)
@@ -807,14 +920,29 @@ def test_random_handover_processes_every_record_exactly_once(ordering, protocol,
                 raise RuntimeError("transient")
             with lock:
                 successes.append((name, msg.partition(), msg.offset()))
+
         return fn
 
     rnd_fail = {(p, o): 1 for _, p, o, _ in rnd.sample(records, 6)}
     ca, cb = FakeConsumer(broker, "g", protocol), FakeConsumer(broker, "g", protocol)
-    a = ParallelConsumer(ca, ["t"], handler("a"), ordering=ordering, max_concurrency=4, retry_delay=0.0,
-                         commit_interval_s=0.01)
-    b = ParallelConsumer(cb, ["t"], handler("b"), ordering=ordering, max_concurrency=4, retry_delay=0.0,
-                         commit_interval_s=0.01)
+    a = ParallelConsumer(
+        ca,
+        ["t"],
+        handler("a"),
+        ordering=ordering,
+        max_concurrency=4,
+        retry_delay=0.0,
+        commit_interval_s=0.01,
+    )
+    b = ParallelConsumer(
+        cb,
+        ["t"],
+        handler("b"),
+        ordering=ordering,
+        max_concurrency=4,
+        retry_delay=0.0,
+        commit_interval_s=0.01,
+    )
     all_tps = [("t", p) for p in range(partitions)]
     moved = sorted(rnd.sample(all_tps, rnd.randint(1, partitions - 1)))
     ca.assign_partitions(all_tps)
@@ -831,6 +959,8 @@ def test_random_handover_processes_every_record_exactly_once(ordering, protocol,
     a.close()
     b.close()
     ran = sorted((p, o) for _, p, o in successes)
-    assert ran == sorted((p, o) for _, p, o, _ in records)  # each exactly once: none lost, none repeated
+    assert ran == sorted(
+        (p, o) for _, p, o, _ in records
+    )  # each exactly once: none lost, none repeated
     for _, p in moved:  # the new owner committed the end of what it took over
         assert broker.committed("g", "t", p)[0] == max(o for _, pp, o, _ in records if pp == p) + 1

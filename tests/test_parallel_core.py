@@ -36,7 +36,8 @@ offset_sets = st.tuples(
     st.one_of(
         st.sets(st.integers(1, 5000), max_size=200),
         st.lists(st.tuples(st.integers(1, 3000), st.integers(1, 400)), max_size=8).map(
-            lambda runs: {s + i for s, n in runs for i in range(n)}),
+            lambda runs: {s + i for s, n in runs for i in range(n)}
+        ),
     ),
 )
 
@@ -60,10 +61,16 @@ def test_offset_map_round_trips_and_picks_the_smaller_encoding(case):
     assert raw[:2] == b"KR" and raw[2] == 1
     sizes = {e: len(encode_raw(base, completed, e)) for e in Encoding}
     assert len(raw) == min(sizes.values())
-    assert raw[3] == (Encoding.RUN_LENGTH if sizes[Encoding.RUN_LENGTH] < sizes[Encoding.BITSET] else Encoding.BITSET)
+    assert raw[3] == (
+        Encoding.RUN_LENGTH
+        if sizes[Encoding.RUN_LENGTH] < sizes[Encoding.BITSET]
+        else Encoding.BITSET
+    )
     # each encoding alone decodes too
     for e in Encoding:
-        assert decode_offset_map(base, base64.b64encode(encode_raw(base, completed, e)).decode()) == frozenset(completed)
+        assert decode_offset_map(
+            base, base64.b64encode(encode_raw(base, completed, e)).decode()
+        ) == frozenset(completed)
     # the cheap bound used for pausing never underestimates
     span = max(completed) - base
     assert bitset_metadata_len(span) >= len(text)
@@ -81,10 +88,15 @@ def test_encoding_choice_examples():
 def test_offset_map_rejects_the_base_itself_and_foreign_metadata():
     with pytest.raises(ValueError):
         encode_offset_map(10, [10])
-    for bad in ("hello world", "!!!", base64.b64encode(b"XX\x01\x01\x01\x01").decode(),
-                base64.b64encode(b"KR\x02\x01\x01\x01").decode(), base64.b64encode(b"KR\x01\x07\x01").decode(),
-                base64.b64encode(b"KR\x01\x01\x10\x01").decode(),  # 16 bits promised, 1 byte given
-                base64.b64encode(b"KR\x01\x02\x03").decode()):  # run-length ending in an incomplete run
+    for bad in (
+        "hello world",
+        "!!!",
+        base64.b64encode(b"XX\x01\x01\x01\x01").decode(),
+        base64.b64encode(b"KR\x02\x01\x01\x01").decode(),
+        base64.b64encode(b"KR\x01\x07\x01").decode(),
+        base64.b64encode(b"KR\x01\x01\x10\x01").decode(),  # 16 bits promised, 1 byte given
+        base64.b64encode(b"KR\x01\x02\x03").decode(),
+    ):  # run-length ending in an incomplete run
         with pytest.raises(OffsetMapError):
             decode_offset_map(0, bad)
     assert decode_offset_map(5, "") == frozenset() and decode_offset_map(5, None) == frozenset()
@@ -117,8 +129,12 @@ def test_budget_defaults_are_offset_metadata_max_bytes():
 
 
 @SETTINGS
-@given(st.integers(0, 1000), st.lists(st.integers(1, 3), min_size=1, max_size=120), st.randoms(use_true_random=False),
-       st.floats(0, 1))
+@given(
+    st.integers(0, 1000),
+    st.lists(st.integers(1, 3), min_size=1, max_size=120),
+    st.randoms(use_true_random=False),
+    st.floats(0, 1),
+)
 def test_partition_state_commit_point_and_restore(start, gaps, rnd, fraction):
     offsets = []
     o = start
@@ -139,7 +155,9 @@ def test_partition_state_commit_point_and_restore(start, gaps, rnd, fraction):
     assert lower <= len(encode_offset_map(expected_low, above)) <= upper
     point = state.commit_point()
     assert point.offset == expected_low == state.lowest_incomplete()
-    assert decode_offset_map(point.offset, point.metadata) == frozenset(x for x in done if x > expected_low)
+    assert decode_offset_map(point.offset, point.metadata) == frozenset(
+        x for x in done if x > expected_low
+    )
     # restart: the new owner skips exactly the completed records at or above the committed offset
     again = PartitionState(point.offset, decode_offset_map(point.offset, point.metadata))
     lower, upper = again.map_len_bounds()
@@ -147,7 +165,9 @@ def test_partition_state_commit_point_and_restore(start, gaps, rnd, fraction):
     to_run = [x for x in offsets if x >= point.offset and again.receive(x)]
     assert to_run == [x for x in incomplete if x >= point.offset]
     # nothing completed is run again, nothing incomplete is skipped
-    assert not set(to_run) & done and set(incomplete) <= set(to_run) | set(x for x in offsets if x < point.offset)
+    assert not set(to_run) & done and set(incomplete) <= set(to_run) | set(
+        x for x in offsets if x < point.offset
+    )
 
 
 def test_restored_map_is_kept_until_passed():
@@ -198,13 +218,19 @@ def _check_commit_point(state, log, truth, known, done_here, incomplete, fetched
         while expected in known:  # the restored map says the records ahead are done
             expected += 1
     assert low == expected == state.lowest_incomplete()
-    assert meta == frozenset(o for o in known | done_here if o > low)  # exactly the completions above it
-    assert meta <= truth and all(o in truth for o in log if o < low)    # nothing marked done wrongly, nothing lost
+    assert meta == frozenset(
+        o for o in known | done_here if o > low
+    )  # exactly the completions above it
+    assert meta <= truth and all(
+        o in truth for o in log if o < low
+    )  # nothing marked done wrongly, nothing lost
     lower, upper = state.map_len_bounds()
     assert lower <= len(point.metadata) <= upper
     # a second restart from this point refuses exactly the map and runs everything else from the point on
     again = PartitionState(low, meta)
-    assert [o for o in log if o >= low and again.receive(o)] == [o for o in log if o >= low and o not in meta]
+    assert [o for o in log if o >= low and again.receive(o)] == [
+        o for o in log if o >= low and o not in meta
+    ]
 
 
 @settings(max_examples=120, deadline=None)
@@ -213,7 +239,7 @@ def test_restarts_neither_lose_nor_repeat_completed_work(case):
     """Fetch batches of random size end anywhere (also inside the restored map), records complete in random
     order before the next batch or in between, and the partition restarts from a commit point now and then."""
     start, log, restored, rnd = case
-    truth = set(restored) | set(range(start))     # work done by anybody so far
+    truth = set(restored) | set(range(start))  # work done by anybody so far
     committed, known = start, frozenset(restored)  # what the current owner was handed
     last_commit = (committed, known)
     for _generation in range(4):
@@ -232,10 +258,12 @@ def test_restarts_neither_lose_nor_repeat_completed_work(case):
             truth.add(o)
 
         while i < len(todo) or incomplete:
-            for o in todo[i:i + rnd.randint(1, 8)]:  # one fetch batch, received record by record
+            for o in todo[i : i + rnd.randint(1, 8)]:  # one fetch batch, received record by record
                 assert not state.rewinds(o)
                 got = state.receive(o)
-                assert got == (o not in known), f"offset {o}: accepted={got}, restored as done={o in known}"
+                assert got == (o not in known), (
+                    f"offset {o}: accepted={got}, restored as done={o in known}"
+                )
                 fetched_to, i = o + 1, i + 1
                 if got:
                     accepted.append(o)
@@ -249,7 +277,9 @@ def test_restarts_neither_lose_nor_repeat_completed_work(case):
             if rnd.random() < 0.5:
                 point = state.commit_point()
                 last_commit = (point.offset, decode_offset_map(point.offset, point.metadata))
-            if rnd.random() < 0.15:  # crash: in-flight work is lost, the next owner starts from the last commit
+            if (
+                rnd.random() < 0.15
+            ):  # crash: in-flight work is lost, the next owner starts from the last commit
                 crashed = True
                 break
         if not crashed:
@@ -284,9 +314,9 @@ def test_stale_or_unreceived_completions_are_ignored():
         state.receive(o)
     state.complete(0)
     state.complete(2)
-    state.complete(0)   # again: already below the commit point
-    state.complete(9)   # never received: marking it done would skip a record nobody ran
-    state.complete(5)   # restored as done already
+    state.complete(0)  # again: already below the commit point
+    state.complete(9)  # never received: marking it done would skip a record nobody ran
+    state.complete(5)  # restored as done already
     point = state.commit_point()
     assert point.offset == 1 and decode_offset_map(1, point.metadata) == {2, 5}
     state.complete(1)
@@ -339,9 +369,17 @@ def _records(rnd: random.Random, n: int, partitions: int, keys: int) -> list[Wor
 
 
 @SETTINGS
-@given(st.sampled_from(list(Ordering)), st.integers(0, 2**32), st.integers(1, 60), st.integers(1, 3),
-       st.integers(1, 6), st.integers(1, 8))
-def test_scheduler_keeps_order_within_shards_and_runs_everything_once(ordering, seed, n, partitions, keys, limit):
+@given(
+    st.sampled_from(list(Ordering)),
+    st.integers(0, 2**32),
+    st.integers(1, 60),
+    st.integers(1, 3),
+    st.integers(1, 6),
+    st.integers(1, 8),
+)
+def test_scheduler_keeps_order_within_shards_and_runs_everything_once(
+    ordering, seed, n, partitions, keys, limit
+):
     rnd = random.Random(seed)
     records = _records(rnd, n, partitions, keys)
     sched = Scheduler(ordering)
@@ -360,8 +398,13 @@ def test_scheduler_keeps_order_within_shards_and_runs_everything_once(ordering, 
             key = shard_key(item, ordering)
             # at most one running per shard, and only the oldest unfinished record of its shard
             assert all(shard_key(r, ordering) != key for r in running)
-            older = [r for r in records if shard_key(r, ordering) == key and r.offset < item.offset
-                     and r.partition == item.partition]
+            older = [
+                r
+                for r in records
+                if shard_key(r, ordering) == key
+                and r.offset < item.offset
+                and r.partition == item.partition
+            ]
             assert all(o in completed for o in older)
         running += got
         started += got
@@ -387,13 +430,18 @@ def test_scheduler_keeps_order_within_shards_and_runs_everything_once(ordering, 
             item = running.pop()
             assert sched.complete(item)
             completed.append(item)
-    assert sorted((c.partition, c.offset) for c in completed) == sorted((r.partition, r.offset) for r in records)
+    assert sorted((c.partition, c.offset) for c in completed) == sorted(
+        (r.partition, r.offset) for r in records
+    )
     assert sched.running == 0
     if ordering is not Ordering.UNORDERED:
         for rec_a in records:
             for rec_b in records:
-                if shard_key(rec_a, ordering) == shard_key(rec_b, ordering) and rec_a.offset < rec_b.offset \
-                        and rec_a.partition == rec_b.partition:
+                if (
+                    shard_key(rec_a, ordering) == shard_key(rec_b, ordering)
+                    and rec_a.offset < rec_b.offset
+                    and rec_a.partition == rec_b.partition
+                ):
                     assert completed.index(rec_a) < completed.index(rec_b)
 
 
@@ -407,7 +455,7 @@ def test_a_failing_key_does_not_stall_other_keys():
     assert sched.retry(items[0], 10.0)
     for it in first[1:]:
         sched.complete(it)
-    assert sched.take(100, 5.0) == []          # the bad key waits for its retry time
+    assert sched.take(100, 5.0) == []  # the bad key waits for its retry time
     assert sched.take(100, 10.0) == [items[0]]  # and retries the same record first
     sched.complete(items[0])
     assert sched.take(100, 10.0) == [items[3]]
@@ -445,6 +493,8 @@ def test_paused_partition_keeps_its_records_and_removal_forgets_them():
     assert got == a
     assert sched.buffered_in(("t", 1)) == 3
     running = sched.remove_partition(("t", 0))
-    assert sorted(running, key=lambda i: i.offset) == a and sched.buffered == 3 and sched.running == 0
+    assert (
+        sorted(running, key=lambda i: i.offset) == a and sched.buffered == 3 and sched.running == 0
+    )
     assert not sched.complete(a[0])  # outcome of a removed partition is ignored
     assert sched.take(10, 0) == b

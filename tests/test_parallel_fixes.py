@@ -17,7 +17,6 @@ import pytest
 
 from kafka_rebalance.kafka.parallel import ParallelConsumer
 from kafka_rebalance.parallel.state import PartitionState
-
 from test_parallel_consumer import FakeBroker, FakeConsumer, Runner, wait_until
 
 pytestmark = pytest.mark.timeout(60)
@@ -27,12 +26,15 @@ pytestmark = pytest.mark.timeout(60)
 # 1. a stuck record in one partition stalls no other partition
 
 
-@pytest.mark.parametrize("ordering,max_metadata_bytes", [
-    ("partition", 4096),
-    ("key", 4096),
-    ("key", 64),         # p0's map reaches 3/4 of its budget: its records may not start
-    ("unordered", 64),
-])
+@pytest.mark.parametrize(
+    "ordering,max_metadata_bytes",
+    [
+        ("partition", 4096),
+        ("key", 4096),
+        ("key", 64),  # p0's map reaches 3/4 of its budget: its records may not start
+        ("unordered", 64),
+    ],
+)
 def test_a_stuck_record_in_one_partition_does_not_stall_the_others(ordering, max_metadata_bytes):
     n = 1500
     broker = FakeBroker()
@@ -50,8 +52,17 @@ def test_a_stuck_record_in_one_partition_does_not_stall_the_others(ordering, max
         with lock:
             done[m.partition()] += 1
 
-    pc = ParallelConsumer(c, ["t"], fn, ordering=ordering, max_concurrency=8, max_buffered_records=100,
-                          fetch_batch=50, retry_delay=0.01, max_metadata_bytes=max_metadata_bytes)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        fn,
+        ordering=ordering,
+        max_concurrency=8,
+        max_buffered_records=100,
+        fetch_batch=50,
+        retry_delay=0.01,
+        max_metadata_bytes=max_metadata_bytes,
+    )
     r = Runner(pc)
     try:
         wait_until(lambda: done[1] == n, timeout=15, what=f"p1 to finish (done {done})")
@@ -69,7 +80,7 @@ def test_a_stuck_record_in_one_partition_does_not_stall_the_others(ordering, max
 
 def test_backpressure_still_pauses_everything_when_the_buffer_is_full():
     broker = FakeBroker()
-    for i in range(200):
+    for _i in range(200):
         for p in (0, 1):
             broker.produce("t", p, None, b"v")
     release = threading.Event()
@@ -81,7 +92,9 @@ def test_backpressure_still_pauses_everything_when_the_buffer_is_full():
 
     c = FakeConsumer(broker, "g")
     c.assign_partitions([("t", 0), ("t", 1)])
-    pc = ParallelConsumer(c, ["t"], fn, ordering="partition", max_buffered_records=20, fetch_batch=5)
+    pc = ParallelConsumer(
+        c, ["t"], fn, ordering="partition", max_buffered_records=20, fetch_batch=5
+    )
     r = Runner(pc)
     try:
         wait_until(lambda: c.paused == {("t", 0), ("t", 1)}, what="both partitions paused")
@@ -152,8 +165,16 @@ def test_a_sync_function_returning_a_coroutine_fails_and_is_dead_lettered(recwar
     dead: list[tuple[int, BaseException]] = []
     c = FakeConsumer(broker, "g")
     c.assign_partitions([("t", 0)])
-    pc = ParallelConsumer(c, ["t"], lambda m: body(m), ordering="unordered", retry_delay=0.0, max_attempts=2,
-                          dead_letter=lambda m, exc: dead.append((m.offset(), exc)), commit_interval_s=0.05)
+    pc = ParallelConsumer(
+        c,
+        ["t"],
+        lambda m: body(m),
+        ordering="unordered",
+        retry_delay=0.0,
+        max_attempts=2,
+        dead_letter=lambda m, exc: dead.append((m.offset(), exc)),
+        commit_interval_s=0.05,
+    )
     r = Runner(pc)
     try:
         wait_until(lambda: len(dead) == 10, what="10 dead-lettered")
@@ -165,7 +186,9 @@ def test_a_sync_function_returning_a_coroutine_fails_and_is_dead_lettered(recwar
     assert pc.stats.processed == 0 and pc.stats.failures == 20 and pc.stats.dead_lettered == 10
     assert sorted(o for o, _ in dead) == list(range(10))
     assert all(isinstance(exc, TypeError) and "async def" in str(exc) for _, exc in dead)
-    assert not [w for w in recwarn if "never awaited" in str(w.message)]  # the coroutines were closed
+    assert not [
+        w for w in recwarn if "never awaited" in str(w.message)
+    ]  # the coroutines were closed
 
 
 # ---------------------------------------------------------------------------
@@ -179,7 +202,7 @@ def test_partition_state_knows_a_rewind_from_a_completed_record():
     for o in (0, 1, 2, 7, 8):
         s.complete(o)
     assert s.lowest_incomplete() == 3
-    assert not s.rewinds(7) and not s.rewinds(8)   # in the completed map: skipping is right
+    assert not s.rewinds(7) and not s.rewinds(8)  # in the completed map: skipping is right
     assert s.rewinds(1) and s.rewinds(3) and s.rewinds(9)
     assert not s.rewinds(10)
     restored = PartitionState(5, [7, 9])
@@ -209,8 +232,10 @@ def test_a_seek_backwards_processes_the_records_again(caplog):
     pc = ParallelConsumer(c, ["t"], fn, ordering="key", commit_interval_s=0.02)
     r = Runner(pc)
     try:
-        wait_until(lambda: len(runs) == 10 and (broker.committed("g", "t", 0) or (0,))[0] == 10,
-                   what="first pass committed")
+        wait_until(
+            lambda: len(runs) == 10 and (broker.committed("g", "t", 0) or (0,))[0] == 10,
+            what="first pass committed",
+        )
         with caplog.at_level(logging.WARNING, logger="kafka_rebalance.kafka.parallel"):
             c.seek("t", 0, 3)
             wait_until(lambda: len(runs) == 17, what="records 3..9 again")
@@ -240,7 +265,9 @@ def test_a_seek_back_below_a_retrying_record_rebuilds_the_partition():
 
     c = SeekableConsumer(broker, "g")
     c.assign_partitions([("t", 0)])
-    pc = ParallelConsumer(c, ["t"], fn, ordering="partition", retry_delay=0.01, commit_interval_s=0.02)
+    pc = ParallelConsumer(
+        c, ["t"], fn, ordering="partition", retry_delay=0.01, commit_interval_s=0.02
+    )
     r = Runner(pc)
     try:
         wait_until(lambda: runs == [0, 1, 2, 3, 4] and pc.stats.retries >= 2, what="stuck at 5")
@@ -254,5 +281,7 @@ def test_a_seek_back_below_a_retrying_record_rebuilds_the_partition():
         r.stop()
         pc.close()
     assert runs[:5] == [0, 1, 2, 3, 4]
-    assert runs[5:] == list(range(1, 10))  # partition order from the seek point, nothing skipped or doubled
+    assert runs[5:] == list(
+        range(1, 10)
+    )  # partition order from the seek point, nothing skipped or doubled
     assert pc.stats.rewinds == 1

@@ -29,16 +29,26 @@ pytestmark = pytest.mark.timeout(180)
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)],
-                                  request_timeout=20)
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=1)], request_timeout=20
+    )
     for fut in futures.values():
         fut.result(timeout=30)
 
 
-def produce(bootstrap: str, topic: str, records: list[tuple[int, bytes, bytes]]) -> dict[tuple[int, bytes], int]:
+def produce(
+    bootstrap: str, topic: str, records: list[tuple[int, bytes, bytes]]
+) -> dict[tuple[int, bytes], int]:
     """One record per batch; returns (partition, value) -> offset from the delivery reports."""
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1,
-                            "enable.idempotence": False, "acks": "all"})
+    producer = ck.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 0,
+            "batch.num.messages": 1,
+            "enable.idempotence": False,
+            "acks": "all",
+        }
+    )
     offsets: dict[tuple[int, bytes], int] = {}
     errors: list = []
 
@@ -55,15 +65,23 @@ def produce(bootstrap: str, topic: str, records: list[tuple[int, bytes, bytes]])
     return offsets
 
 
-def make_consumer(bootstrap: str, group: str) -> "ck.Consumer":
-    return ck.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-        "auto.offset.reset": "earliest", "session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
-        "topic.metadata.refresh.interval.ms": 2000,
-    })
+def make_consumer(bootstrap: str, group: str) -> ck.Consumer:
+    return ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 10000,
+            "heartbeat.interval.ms": 500,
+            "topic.metadata.refresh.interval.ms": 2000,
+        }
+    )
 
 
-def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, tuple[int, str | None]]:
+def committed(
+    bootstrap: str, group: str, topic: str, partitions: int
+) -> dict[int, tuple[int, str | None]]:
     probe = make_consumer(bootstrap, group)
     try:
         got = probe.committed([ck.TopicPartition(topic, p) for p in range(partitions)], timeout=20)
@@ -147,7 +165,9 @@ def test_live_commit_is_pinned_at_a_stuck_record(tansu):
         pc.close(commit=False)
     finally:
         consumer.close()
-    assert point.offset == stuck and point.metadata != ""  # we did send a map of the completed records
+    assert (
+        point.offset == stuck and point.metadata != ""
+    )  # we did send a map of the completed records
     got = committed(tansu.bootstrap, group, topic, 1)
     assert got[0][0] == stuck  # the broker holds the committed offset pinned at the stuck record
     # tansu drops the metadata (a real Kafka broker returns it; see test_parallel_under_sim.py)
@@ -156,7 +176,9 @@ def test_live_commit_is_pinned_at_a_stuck_record(tansu):
     # restart: without the map every record from the stuck one on runs again; nothing is lost
     again: list[int] = []
     consumer2 = make_consumer(tansu.bootstrap, group)
-    pc2 = ParallelConsumer(consumer2, [topic], lambda m: again.append(m.offset()), commit_interval_s=0.1)
+    pc2 = ParallelConsumer(
+        consumer2, [topic], lambda m: again.append(m.offset()), commit_interval_s=0.1
+    )
     try:
         run_until(pc2, lambda: len(again) >= len([o for o in offsets.values() if o >= stuck]))
         pc2.close()
@@ -205,17 +227,33 @@ def test_live_eager_rebalance_between_two_parallel_consumers(tansu):
             time.sleep(0.01)
             with lock:
                 seen.append((name, msg.partition(), msg.offset()))
+
         return fn
 
     everything = {(p, o) for (p, _), o in offsets.items()}
     covered = lambda: {(p, o) for _, p, o in list(seen)} >= everything  # noqa: E731
     consumers = {name: make_consumer(tansu.bootstrap, group) for name in ("a", "b")}
-    pcs = {name: ParallelConsumer(RecordingConsumer(c, commits), [topic], handler(name), max_concurrency=4,
-                                  commit_interval_s=0.2, max_buffered_records=40, fetch_batch=10)
-           for name, c in consumers.items()}
+    pcs = {
+        name: ParallelConsumer(
+            RecordingConsumer(c, commits),
+            [topic],
+            handler(name),
+            max_concurrency=4,
+            commit_interval_s=0.2,
+            max_buffered_records=40,
+            fetch_batch=10,
+        )
+        for name, c in consumers.items()
+    }
     deadline = time.monotonic() + 90
-    threads = {name: threading.Thread(target=pc.run, kwargs={"until": lambda: covered() or time.monotonic() > deadline},
-                                      daemon=True) for name, pc in pcs.items()}
+    threads = {
+        name: threading.Thread(
+            target=pc.run,
+            kwargs={"until": lambda: covered() or time.monotonic() > deadline},
+            daemon=True,
+        )
+        for name, pc in pcs.items()
+    }
     try:
         threads["a"].start()
         while time.monotonic() < deadline and len(seen) < 30:
@@ -238,5 +276,6 @@ def test_live_eager_rebalance_between_two_parallel_consumers(tansu):
         counts[(p, o)] = counts.get((p, o), 0) + 1
     for (p, o), n in counts.items():
         if n > 1:
-            assert any(cp == p and co < o and o in decode_offset_map(co, meta) for cp, co, meta in commits), \
-                f"{p}@{o} ran twice without having been committed as completed in a map"
+            assert any(
+                cp == p and co < o and o in decode_offset_map(co, meta) for cp, co, meta in commits
+            ), f"{p}@{o} ran twice without having been committed as completed in a map"

@@ -33,8 +33,8 @@ pytestmark = pytest.mark.timeout(60)
 
 GROUP = "g"
 SESSION_MS = 6_000
-TURNS = 20_000          # bound on control-loop turns per phase
-WALL_S = 20.0           # and on wall-clock time (never reached in a passing run)
+TURNS = 20_000  # bound on control-loop turns per phase
+WALL_S = 20.0  # and on wall-clock time (never reached in a passing run)
 
 
 def cluster(topics: dict[str, int], **kw) -> SimCluster:
@@ -42,12 +42,24 @@ def cluster(topics: dict[str, int], **kw) -> SimCluster:
 
 
 def consumer(c: SimCluster, assignor: str = "range") -> SimConsumer:
-    return SimConsumer(c, GROUP, assignor=assignor, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=1_000,
-                       max_poll_interval_ms=30_000)
+    return SimConsumer(
+        c,
+        GROUP,
+        assignor=assignor,
+        session_timeout_ms=SESSION_MS,
+        heartbeat_interval_ms=1_000,
+        max_poll_interval_ms=30_000,
+    )
 
 
 def parallel(sim: SimConsumer, fn, **opts) -> ParallelConsumer:
-    base = dict(ordering="key", max_concurrency=8, commit_interval_s=0.0, poll_timeout_s=0.001, retry_delay=0.0)
+    base = dict(
+        ordering="key",
+        max_concurrency=8,
+        commit_interval_s=0.0,
+        poll_timeout_s=0.001,
+        retry_delay=0.0,
+    )
     base.update(opts)
     return ParallelConsumer(sim, ["t"], fn, **base)
 
@@ -145,8 +157,8 @@ def test_crash_and_restart_with_one_stuck_record(flavour):
     def sync_a(msg):
         rec.call("a", msg)
         if (msg.partition(), msg.offset()) == stuck:
-            gate.wait()          # never completes before the crash
-            return               # (released only at teardown; A is dead by then)
+            gate.wait()  # never completes before the crash
+            return  # (released only at teardown; A is dead by then)
         rec.ok("a", msg)
 
     def sync_b(msg):
@@ -170,40 +182,53 @@ def test_crash_and_restart_with_one_stuck_record(flavour):
     pc_a = parallel(sim_a, fn_a)
     expected_map = frozenset(range(stuck[1] + 1, n))
     try:
+
         def a_settled() -> bool:
             got = c.committed_offsets(GROUP)
-            return (len(rec.of("a")) == 2 * n - 1 and got.get(("t", 1)) == (n, "")
-                    and ("t", 0) in got and got[("t", 0)][0] == stuck[1]
-                    and decode_offset_map(stuck[1], got[("t", 0)][1]) == expected_map)
+            return (
+                len(rec.of("a")) == 2 * n - 1
+                and got.get(("t", 1)) == (n, "")
+                and ("t", 0) in got
+                and got[("t", 0)][0] == stuck[1]
+                and decode_offset_map(stuck[1], got[("t", 0)][1]) == expected_map
+            )
 
         drive([pc_a], a_settled, "A processed everything but the stuck record and committed it")
         assert pc_a.in_flight == 1
         # what is stored is the parallel consumer's map, byte for byte through __consumer_offsets
         last = [e for e in c.commit_history(GROUP) if (e.topic, e.partition) == ("t", 0)][-1]
-        assert last.offset == stuck[1] and decode_offset_map(last.offset, last.metadata) == expected_map
+        assert (
+            last.offset == stuck[1]
+            and decode_offset_map(last.offset, last.metadata) == expected_map
+        )
         done_by_a = rec.of("a")
 
-        sim_a.crash()            # no close, no commit, no LeaveGroup
+        sim_a.crash()  # no close, no commit, no LeaveGroup
         commits_before = len(c.commit_history(GROUP))
 
         sim_b = consumer(c)
         pc_b = parallel(sim_b, fn_b)
-        drive([pc_b], lambda: c.committed_offsets(GROUP).get(("t", 0)) == (n, "") and len(pc_b.assigned) == 2,
-              "B took over after A's session expired and finished the stuck record")
+        drive(
+            [pc_b],
+            lambda: c.committed_offsets(GROUP).get(("t", 0)) == (n, "") and len(pc_b.assigned) == 2,
+            "B took over after A's session expired and finished the stuck record",
+        )
         # the group only moved on once the crashed member's session expired
         assert any("session timeout" in what for _, _, what in c.events)
         assert len(c.commit_history(GROUP)) > commits_before
     finally:
         gate.set()
-        pc_a.close(commit=False, timeout_s=5)   # reaps A's threads; touches no consumer
+        pc_a.close(commit=False, timeout_s=5)  # reaps A's threads; touches no consumer
 
     done_b = rec.of("b")
     assert set(done_b) == {stuck}, "B ran exactly the record A never completed"
-    assert pc_b.stats.skipped_completed == n - 1 - stuck[1]      # read from the commit metadata
+    assert pc_b.stats.skipped_completed == n - 1 - stuck[1]  # read from the commit metadata
     assert not set(done_by_a) & set(done_b), "nothing completed before the crash ran again"
     total = rec.of("a") + done_b
     everything = {(p, o) for p in range(2) for o in range(n)}
-    assert set(total) == everything and all(v == 1 for v in total.values()), "nothing lost, nothing twice"
+    assert set(total) == everything and all(v == 1 for v in total.values()), (
+        "nothing lost, nothing twice"
+    )
     assert c.committed_offsets(GROUP) == {("t", 0): (n, ""), ("t", 1): (n, "")}
     pc_b.close(close_consumer=True)
 
@@ -214,7 +239,7 @@ def test_crash_and_restart_with_one_stuck_record(flavour):
 @pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
 def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
     parts, n = 4, 20
-    failing = {3, 11}                       # per partition: fail until the rebalance is over
+    failing = {3, 11}  # per partition: fail until the rebalance is over
     c = cluster({"t": parts})
     produce(c, parts, n)
     rec = Recorder()
@@ -226,6 +251,7 @@ def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
             if msg.offset() in failing and not healed.is_set():
                 raise RuntimeError("not yet")
             rec.ok(name, msg)
+
         return fn
 
     sim_a, sim_b = consumer(c, assignor), consumer(c, assignor)
@@ -238,15 +264,21 @@ def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
         if len(rec.of("a")) != parts * (n - len(failing)) or len(pc_a.assigned) != parts:
             return False
         points = [pc_a.state_of("t", p).commit_point() for p in range(parts)]
-        return all(pt.offset == 3 and decode_offset_map(3, pt.metadata) == completed_above for pt in points)
+        return all(
+            pt.offset == 3 and decode_offset_map(3, pt.metadata) == completed_above for pt in points
+        )
 
     drive([pc_a], a_settled, "A alone: everything but the failing records done")
     assert c.committed_offsets(GROUP) == {}
     done_by_a_before = rec.of("a")
 
     def balanced() -> bool:
-        return (len(pc_b.assigned) == parts // 2 and len(pc_a.assigned) == parts // 2
-                and sim_a.phase == sim_b.phase == "stable" and sim_a.generation == sim_b.generation)
+        return (
+            len(pc_b.assigned) == parts // 2
+            and len(pc_a.assigned) == parts // 2
+            and sim_a.phase == sim_b.phase == "stable"
+            and sim_a.generation == sim_b.generation
+        )
 
     drive([pc_a, pc_b], balanced, "B joined and the group rebalanced")
     moved = {p for _, p in pc_b.assigned}
@@ -258,10 +290,13 @@ def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
         assert c.committed_offsets(GROUP)[("t", p)][0] == 3 or p not in moved
     commits = {e.partition: e for e in c.commit_history(GROUP)}
     for p in revoked:
-        assert commits[p].offset == 3 and decode_offset_map(3, commits[p].metadata) == completed_above
+        assert (
+            commits[p].offset == 3 and decode_offset_map(3, commits[p].metadata) == completed_above
+        )
     b_fetched = {tp_p: (o, m) for _, _, _, tp_p, o, m in c.fetch_log if tp_p in moved}
-    assert {p: (o, decode_offset_map(o, m)) for p, (o, m) in b_fetched.items()} == \
-        {p: (3, completed_above) for p in moved}
+    assert {p: (o, decode_offset_map(o, m)) for p, (o, m) in b_fetched.items()} == {
+        p: (3, completed_above) for p in moved
+    }
 
     healed.set()
     everything = {(p, o) for p in range(parts) for o in range(n)}
@@ -275,7 +310,9 @@ def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
     assert set(done_b) == {(p, o) for p in moved for o in failing}
     assert pc_b.stats.skipped_completed == len(moved) * len(completed_above)
     total = rec.total()
-    assert all(v == 1 for v in total.values()), f"processed twice: {[k for k, v in total.items() if v > 1]}"
+    assert all(v == 1 for v in total.values()), (
+        f"processed twice: {[k for k, v in total.items() if v > 1]}"
+    )
     assert not set(done_by_a_before) & set(done_b)
 
 
@@ -283,8 +320,8 @@ def test_rebalance_commits_maps_and_the_new_owner_skips_completed(assignor):
 
 
 def test_map_over_budget_is_dropped_and_restart_reruns_exactly_what_the_offset_cannot_prove():
-    budget = 24                       # offset.metadata.max.bytes, on the broker and in the consumer
-    head, region = 100, 120           # offsets 0..99 complete; 100..219: even stuck, odd gated
+    budget = 24  # offset.metadata.max.bytes, on the broker and in the consumer
+    head, region = 100, 120  # offsets 0..99 complete; 100..219: even stuck, odd gated
     c = cluster({"t": 1}, offsets_config=OffsetsConfig(offset_metadata_max_bytes=budget))
     for i in range(head + region):
         c.produce("t", 0, f"k{i}".encode(), b"")
@@ -310,20 +347,39 @@ def test_map_over_budget_is_dropped_and_restart_reruns_exactly_what_the_offset_c
     pc_a = parallel(sim_a, fn_a, max_concurrency=region + 8, max_metadata_bytes=budget)
     odds = frozenset(range(head + 1, head + region, 2))
     try:
-        drive([pc_a], lambda: pc_a.in_flight == region and c.committed_offsets(GROUP).get(("t", 0)) == (head, ""),
-              "the head committed, the whole region running")
+        drive(
+            [pc_a],
+            lambda: (
+                pc_a.in_flight == region and c.committed_offsets(GROUP).get(("t", 0)) == (head, "")
+            ),
+            "the head committed, the whole region running",
+        )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            first_odds.set()     # a small map first: it fits, and is committed
-            drive([pc_a], lambda: (lambda got: got is not None and got[0] == head
-                                   and decode_offset_map(head, got[1]) == few)(c.committed_offsets(GROUP).get(("t", 0))),
-                  "a few odd records completed and their map committed")
+            first_odds.set()  # a small map first: it fits, and is committed
+            drive(
+                [pc_a],
+                lambda: (
+                    lambda got: (
+                        got is not None
+                        and got[0] == head
+                        and decode_offset_map(head, got[1]) == few
+                    )
+                )(c.committed_offsets(GROUP).get(("t", 0))),
+                "a few odd records completed and their map committed",
+            )
             assert not caught
-            odd_gate.set()       # all the odd ones: the map outgrows the budget
-            drive([pc_a], lambda: len(rec.of("a")) == head + len(odds) and pc_a.stats.maps_dropped >= 1
-                  and c.committed_offsets(GROUP).get(("t", 0)) == (head, "")
-                  and not pc_a.state_of("t", 0).needs_commit(),
-                  "the odd records completed, the map outgrew the budget and was dropped")
+            odd_gate.set()  # all the odd ones: the map outgrows the budget
+            drive(
+                [pc_a],
+                lambda: (
+                    len(rec.of("a")) == head + len(odds)
+                    and pc_a.stats.maps_dropped >= 1
+                    and c.committed_offsets(GROUP).get(("t", 0)) == (head, "")
+                    and not pc_a.state_of("t", 0).needs_commit()
+                ),
+                "the odd records completed, the map outgrew the budget and was dropped",
+            )
         dropped = [w for w in caught if issubclass(w.category, OffsetMapDroppedWarning)]
         assert len(dropped) == 1 and "offset.metadata.max.bytes=24" in str(dropped[0].message)
         # while it fit, the map was committed; the last commit carries the offset alone
@@ -334,17 +390,23 @@ def test_map_over_budget_is_dropped_and_restart_reruns_exactly_what_the_offset_c
 
         sim_b = consumer(c)
         pc_b = parallel(sim_b, fn_b, max_metadata_bytes=budget)
-        drive([pc_b], lambda: c.committed_offsets(GROUP).get(("t", 0)) == (head + region, ""),
-              "B re-ran the region and committed the end")
+        drive(
+            [pc_b],
+            lambda: c.committed_offsets(GROUP).get(("t", 0)) == (head + region, ""),
+            "B re-ran the region and committed the end",
+        )
     finally:
         stuck.set()
         pc_a.close(commit=False, timeout_s=5)
 
     done_a, done_b = rec.of("a"), rec.of("b")
-    assert set(done_b) == {(0, o) for o in range(head, head + region)}, \
+    assert set(done_b) == {(0, o) for o in range(head, head + region)}, (
         "exactly the records above the committed offset ran again: nothing below it"
+    )
     assert pc_b.stats.skipped_completed == 0
-    assert {o for _, o in set(done_a) & set(done_b)} == odds, "only completions the dropped map held ran twice"
+    assert {o for _, o in set(done_a) & set(done_b)} == odds, (
+        "only completions the dropped map held ran twice"
+    )
     assert all(v == 1 for v in done_b.values()) and all(v == 1 for v in done_a.values())
     pc_b.close(close_consumer=True)
 
@@ -362,36 +424,68 @@ def test_stalled_consumer_is_fenced_and_its_lost_partitions_are_not_committed():
         def fn(msg):
             rec.call(name, msg)
             rec.ok(name, msg)
+
         return fn
 
     sim_a, sim_b = consumer(c), consumer(c)
-    pc_a = parallel(sim_a, make_fn("a"), commit_interval_s=3600.0)   # A never got round to committing
+    pc_a = parallel(
+        sim_a, make_fn("a"), commit_interval_s=3600.0
+    )  # A never got round to committing
     pc_b = parallel(sim_b, make_fn("b"))
-    drive([pc_a, pc_b], lambda: len(pc_a.assigned) == len(pc_b.assigned) == 2 and sim_a.generation == sim_b.generation
-          and sim_a.phase == sim_b.phase == "stable", "A and B share the partitions")
+    drive(
+        [pc_a, pc_b],
+        lambda: (
+            len(pc_a.assigned) == len(pc_b.assigned) == 2
+            and sim_a.generation == sim_b.generation
+            and sim_a.phase == sim_b.phase == "stable"
+        ),
+        "A and B share the partitions",
+    )
     a_parts = {p for _, p in pc_a.assigned}
-    drive([pc_a, pc_b], lambda: set(rec.total()) == {(p, o) for p in range(parts) for o in range(n)},
-          "everything processed once")
+    drive(
+        [pc_a, pc_b],
+        lambda: set(rec.total()) == {(p, o) for p in range(parts) for o in range(n)},
+        "everything processed once",
+    )
     assert not [r for r in c.commit_requests if r[2] == sim_a.member_id]
     fenced_member = sim_a.member_id
 
     # A's control loop stalls (a long GC, a stuck callback): B alone moves the clock on
-    drive([pc_b], lambda: len(pc_b.assigned) == parts and sim_b.phase == "stable",
-          "A's session expired and B owns everything")
+    drive(
+        [pc_b],
+        lambda: len(pc_b.assigned) == parts and sim_b.phase == "stable",
+        "A's session expired and B owns everything",
+    )
     assert any(f"member {fenced_member} removed: session timeout" in w for _, _, w in c.events)
     # B restarted A's partitions from the last commit: none, so A's uncommitted work runs again
-    drive([pc_b], lambda: all(c.committed_offsets(GROUP).get(("t", p)) == (n, "") for p in range(parts)),
-          "B processed and committed A's partitions")
+    drive(
+        [pc_b],
+        lambda: all(c.committed_offsets(GROUP).get(("t", p)) == (n, "") for p in range(parts)),
+        "B processed and committed A's partitions",
+    )
     seen = len(pc_a.stats.revocations)
     # A wakes up: its heartbeat is refused, its partitions are lost (not revoked), and it rejoins
-    drive([pc_a, pc_b], lambda: len(pc_a.assigned) == len(pc_b.assigned) == 2 and sim_a.member_id != fenced_member
-          and sim_a.generation == sim_b.generation and sim_a.phase == sim_b.phase == "stable",
-          "A rejoined under a new member id")
-    assert {tp[1] for tp in pc_a.stats.revocations[seen]} == a_parts, "the lost callback named A's partitions"
-    assert not [r for r in c.commit_requests if r[2] == fenced_member], "lost partitions are not committed"
+    drive(
+        [pc_a, pc_b],
+        lambda: (
+            len(pc_a.assigned) == len(pc_b.assigned) == 2
+            and sim_a.member_id != fenced_member
+            and sim_a.generation == sim_b.generation
+            and sim_a.phase == sim_b.phase == "stable"
+        ),
+        "A rejoined under a new member id",
+    )
+    assert {tp[1] for tp in pc_a.stats.revocations[seen]} == a_parts, (
+        "the lost callback named A's partitions"
+    )
+    assert not [r for r in c.commit_requests if r[2] == fenced_member], (
+        "lost partitions are not committed"
+    )
     assert all(r[7] is Errors.NONE for r in c.commit_requests)
     done_b = rec.of("b")
-    assert {k for k, v in rec.total().items() if v > 1} == {(p, o) for p in a_parts for o in range(n)}
+    assert {k for k, v in rec.total().items() if v > 1} == {
+        (p, o) for p in a_parts for o in range(n)
+    }
     assert all(v == 1 for v in done_b.values()) and all(v == 1 for v in rec.of("a").values())
     pc_a.close(close_consumer=True)
     pc_b.close(close_consumer=True)
@@ -402,9 +496,14 @@ def test_stalled_consumer_is_fenced_and_its_lost_partitions_are_not_committed():
 
 
 @settings(max_examples=25, deadline=None)
-@given(assignor=st.sampled_from(["range", "roundrobin", "cooperative-sticky"]),
-       ops=st.lists(st.tuples(st.sampled_from(["start", "crash", "close", "run"]), st.integers(1, 40)),
-                    min_size=1, max_size=12))
+@given(
+    assignor=st.sampled_from(["range", "roundrobin", "cooperative-sticky"]),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["start", "crash", "close", "run"]), st.integers(1, 40)),
+        min_size=1,
+        max_size=12,
+    ),
+)
 def test_sim_group_settles_to_a_partition_of_the_topic(assignor, ops):
     """After any mix of joins, crashes and clean closes, the live members settle on one generation
     whose assignments are disjoint and cover every partition; crashed members are gone."""
@@ -434,8 +533,13 @@ def test_sim_group_settles_to_a_partition_of_the_topic(assignor, ops):
     def settled() -> bool:
         group = c.coordinators[GROUP].group
         gens = {s.generation for s in live}
-        return (all(s.phase == "stable" for s in live) and len(gens) == 1 and group.state.value == "Stable"
-                and group.generation_id in gens and set(group.members) == {s.member_id for s in live})
+        return (
+            all(s.phase == "stable" for s in live)
+            and len(gens) == 1
+            and group.state.value == "Stable"
+            and group.generation_id in gens
+            and set(group.members) == {s.member_id for s in live}
+        )
 
     for _ in range((SESSION_MS // c.tick_ms) * 4):
         if settled():

@@ -17,19 +17,35 @@ pytestmark = pytest.mark.timeout(240)
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for fut in admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)],
-                                   request_timeout=20).values():
+    for fut in admin.create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=1)], request_timeout=20
+    ).values():
         fut.result(timeout=30)
 
 
-def produce(bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes | None, int]]) -> None:
+def produce(
+    bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes | None, int]]
+) -> None:
     """One record per batch (tansu's high watermark is only right that way)."""
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1,
-                            "enable.idempotence": False, "acks": "all"})
+    producer = ck.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 0,
+            "batch.num.messages": 1,
+            "enable.idempotence": False,
+            "acks": "all",
+        }
+    )
     errors: list = []
     for partition, key, value, ts in records:
-        producer.produce(topic, key=key, value=value, partition=partition, timestamp=ts,
-                         on_delivery=lambda err, msg: errors.append(err) if err else None)
+        producer.produce(
+            topic,
+            key=key,
+            value=value,
+            partition=partition,
+            timestamp=ts,
+            on_delivery=lambda err, msg: errors.append(err) if err else None,
+        )
         producer.flush(10)
     assert not errors, errors
 
@@ -46,8 +62,15 @@ def topic(tansu):
 
 def test_reads_all_partitions_in_kafka_source_schema(spark, tansu, topic):
     df = read_topic(spark, tansu.bootstrap, topic)
-    assert [f.name for f in df.schema.fields] == ["key", "value", "topic", "partition", "offset", "timestamp",
-                                                   "timestampType"]
+    assert [f.name for f in df.schema.fields] == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+    ]
     rows = df.collect()
     assert len(rows) == 16
     by = {(r["partition"], r["offset"]): r for r in rows}
@@ -60,14 +83,21 @@ def test_reads_all_partitions_in_kafka_source_schema(spark, tansu, topic):
 
 def test_offset_ranges_split_across_tasks(spark, tansu, topic):
     register(spark)
-    df = (spark.read.format(NAME).option("kafka.bootstrap.servers", tansu.bootstrap).option("subscribe", topic)
-          .option("startingOffsets", '{"h8-source": {"0": 2}}')
-          .option("endingOffsets", '{"h8-source": {"1": 3}}')
-          .option("maxRecordsPerTask", "2").load())
+    df = (
+        spark.read.format(NAME)
+        .option("kafka.bootstrap.servers", tansu.bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", '{"h8-source": {"0": 2}}')
+        .option("endingOffsets", '{"h8-source": {"1": 3}}')
+        .option("maxRecordsPerTask", "2")
+        .load()
+    )
     # partition 0: [2, 6) in 2 tasks; 1: [0, 3) in 2; 2: [0, 5) in 3
     assert df.rdd.getNumPartitions() == 7
     got = sorted((r["partition"], r["offset"]) for r in df.select("partition", "offset").collect())
-    assert got == [(0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 1), (1, 2)] + [(2, o) for o in range(5)]
+    assert got == [(0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 1), (1, 2)] + [
+        (2, o) for o in range(5)
+    ]
 
 
 def test_offsets_job_on_the_source_frame(spark, tansu, tmp_path):
@@ -75,9 +105,20 @@ def test_offsets_job_on_the_source_frame(spark, tansu, tmp_path):
     create_topic(tansu.bootstrap, name, 1)
     recs = []
     for i in range(4):
-        k, v = encode_record(offset_commit_record("g", "orders", i % 2, 100 + i, commit_timestamp=1_700_000_000_000 + i))
+        k, v = encode_record(
+            offset_commit_record(
+                "g", "orders", i % 2, 100 + i, commit_timestamp=1_700_000_000_000 + i
+            )
+        )
         recs.append((0, k, v, 1_700_000_000_000 + i))
     recs.append((0, b"\x00", b"\x00\x03", 1_700_000_000_100))  # truncated key: quarantined
     produce(tansu.bootstrap, name, recs)
-    summary = run_offsets(spark, None, str(tmp_path / "out"), source_df=read_topic(spark, tansu.bootstrap, name))
-    assert (summary["records"], summary["commits"], summary["latest_offsets"], summary["quarantined"]) == (5, 4, 2, 1)
+    summary = run_offsets(
+        spark, None, str(tmp_path / "out"), source_df=read_topic(spark, tansu.bootstrap, name)
+    )
+    assert (
+        summary["records"],
+        summary["commits"],
+        summary["latest_offsets"],
+        summary["quarantined"],
+    ) == (5, 4, 2, 1)

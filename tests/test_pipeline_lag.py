@@ -7,37 +7,395 @@ import math
 import pandas as pd
 import pytest
 
-from kafka_rebalance.pipeline.burrow import (
-    BurrowConfig, ConsumerOffset, PartitionStatus, PartitionStore, Status, calculate_partition_status,
-    check_if_lag_not_decreasing, check_if_offsets_rewind, check_if_offsets_stalled, check_if_offsets_stopped,
-    check_if_recent_lag_zero, evaluate_partition, group_purges, group_status, is_lag_always_not_zero, purge_moment_ms,
-)
 from kafka_rebalance.errors import InputError
+from kafka_rebalance.pipeline.burrow import (
+    BurrowConfig,
+    ConsumerOffset,
+    PartitionStatus,
+    PartitionStore,
+    Status,
+    calculate_partition_status,
+    check_if_lag_not_decreasing,
+    check_if_offsets_rewind,
+    check_if_offsets_stalled,
+    check_if_offsets_stopped,
+    check_if_recent_lag_zero,
+    evaluate_partition,
+    group_purges,
+    group_status,
+    is_lag_always_not_zero,
+    purge_moment_ms,
+)
 from kafka_rebalance.pipeline.lag import LagConfig, replay_partition, run_lag
 from kafka_rebalance.pipeline.timelag import LookupTable
 
 # linkedin/Burrow core/internal/evaluator/caching_test.go `tests` (ced55ba), transcribed:
 # offsets are (offset, timestamp_ms, lag or None, order).
 BURROW_CASES = [
-    {'n': 0, 'offsets': [(1000, 100000, 0, 1), (2000, 200000, 50, 2), (3000, 300000, 100, 3), (4000, 400000, 150, 4), (5000, 500000, 200, 5)], 'broker': [5200], 'current_lag': 200, 'now': 600, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': False, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'OK'},
-    {'n': 1, 'offsets': [(1000, 100000, 0, 1), (2000, 200000, 50, 2), (3000, 300000, 100, 3), (4000, 400000, 150, 4), (5000, 500000, 200, 5)], 'broker': [5200], 'current_lag': 200, 'now': 900, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': False, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'OK'},
-    {'n': 2, 'offsets': [(1000, 100000, 0, 1), (2000, 200000, 50, 2), (3000, 300000, 100, 3), (4000, 400000, 150, 4), (5000, 500000, 200, 5)], 'broker': [5200], 'current_lag': 200, 'now': 1000, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'Stop'},
-    {'n': 3, 'offsets': [(1000, 100000, 50, 1), (2000, 200000, 100, 2), (3000, 300000, 150, 3), (4000, 400000, 200, 4), (5000, 500000, 250, 5)], 'broker': [5250], 'current_lag': 250, 'now': 1000, 'allowed': 0, 'always': True, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'Stop'},
-    {'n': 4, 'offsets': [(1000, 100000, 0, 1), (1000, 200000, 50, 2), (1000, 300000, 100, 3), (1000, 400000, 150, 4), (1000, 500000, 200, 5)], 'broker': [1200], 'current_lag': 200, 'now': 600, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': False, 'stalled': True, 'notdec': True, 'recent': False, 'status': 'OK'},
-    {'n': 5, 'offsets': [(1000, 100000, 100, 1), (1000, 200000, 150, 2), (1000, 300000, 200, 3), (1000, 400000, 250, 4), (1000, 500000, 300, 5)], 'broker': [1300], 'current_lag': 300, 'now': 600, 'allowed': 0, 'always': True, 'rewind': -1, 'stopped': False, 'stalled': True, 'notdec': True, 'recent': False, 'status': 'Stall'},
-    {'n': 6, 'offsets': [(1000, 100000, 100, 1), (1000, 200000, 100, 2), (1000, 300000, 100, 3), (1000, 400000, 100, 4), (1000, 500000, 100, 5)], 'broker': [1100], 'current_lag': 100, 'now': 600, 'allowed': 0, 'always': True, 'rewind': -1, 'stopped': False, 'stalled': True, 'notdec': True, 'recent': False, 'status': 'Stall'},
-    {'n': 7, 'offsets': [(1000, 100000, 100, 1), (2000, 200000, 150, 2), (3000, 300000, 200, 3), (2000, 400000, 1250, 4), (4000, 500000, 300, 5)], 'broker': [4300], 'current_lag': 300, 'now': 600, 'allowed': 0, 'always': True, 'rewind': 3, 'stopped': False, 'stalled': False, 'notdec': False, 'recent': False, 'status': 'OK'},
-    {'n': 8, 'offsets': [(1000, 100000, 50, 1), (2000, 200000, 100, 2), (3000, 300000, 150, 3), (4000, 400000, 200, 4), (5000, 500000, 250, 5)], 'broker': [5250], 'current_lag': 0, 'now': 1000, 'allowed': 0, 'always': True, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'OK'},
-    {'n': 9, 'offsets': [(792748079, 1512224618356, 0, 1), (792748080, 1512224619362, 0, 2), (792748081, 1512224620366, 0, 3), (792748082, 1512224621367, 0, 4), (792748083, 1512224622370, 0, 5), (792748084, 1512224623373, 0, 6), (792748085, 1512224624378, 0, 7), (792748086, 1512224625379, 0, 8), (792748087, 1512224626383, 0, 9), (792748088, 1512224627383, 0, 10), (792748089, 1512224628383, 0, 11), (792748090, 1512224629388, 0, 12), (792748091, 1512224630391, 0, 13), (792748092, 1512224631394, 0, 14), (792748093, 1512224632397, 0, 15)], 'broker': [792749024, 792749000, 792748800, 792748600, 792748500], 'current_lag': 931, 'now': 1512224650, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'Stop'},
-    {'n': 10, 'offsets': [(792748079, 1512224618356, 0, 1), (792748080, 1512224619362, 0, 2), (792748081, 1512224620366, 0, 3), (792748082, 1512224621367, 0, 4), (792748083, 1512224622370, 0, 5), (792748084, 1512224623373, 0, 6), (792748085, 1512224624378, 0, 7), (792748086, 1512224625379, 0, 8), (792748087, 1512224626383, 0, 9), (792748088, 1512224627383, 0, 10), (792748089, 1512224628383, 0, 11), (792748090, 1512224629388, 0, 12), (792748091, 1512224630391, 0, 13), (792748092, 1512224631394, 0, 14), (792748093, 1512224632397, 0, 15)], 'broker': [792748094, 792748093, 792748093, 792748093], 'current_lag': 1, 'now': 1512224650, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': True, 'recent': True, 'status': 'OK'},
-    {'n': 11, 'offsets': [(1000, 100000, 0, 10), (1500, 150000, None, 15), (2000, 200000, 50, 20), (2500, 250000, None, 25), (3000, 300000, 100, 30), (3500, 350000, None, 35), (4000, 400000, 150, 40), (4500, 450000, None, 45), (5000, 500000, 200, 50), (5500, 550000, None, 55)], 'broker': [5700], 'current_lag': 200, 'now': 600, 'allowed': 0, 'always': False, 'rewind': -1, 'stopped': False, 'stalled': False, 'notdec': True, 'recent': False, 'status': 'OK'},
-    {'n': 12, 'offsets': [(1000, 100000, 2, 1), (2000, 200000, 1, 2), (2000, 300000, 1, 2)], 'broker': [2001], 'current_lag': 1, 'now': 550, 'allowed': 1, 'always': False, 'rewind': -1, 'stopped': True, 'stalled': False, 'notdec': False, 'recent': False, 'status': 'OK'},
-    {'n': 13, 'offsets': [(1000, 100000, 100, 1), (1000, 200000, 150, 2), (1000, 300000, 200, 3), (1000, 400000, 250, 4), (1000, 500000, 300, 5)], 'broker': [1300], 'current_lag': 300, 'now': 600, 'allowed': 99, 'always': True, 'rewind': -1, 'stopped': False, 'stalled': True, 'notdec': True, 'recent': False, 'status': 'Stall'},
-    {'n': 14, 'offsets': [(1000, 100000, 100, 1), (2000, 200000, 150, 2), (3000, 300000, 200, 3), (2000, 400000, 1250, 4), (4000, 500000, 300, 5)], 'broker': [4300], 'current_lag': 300, 'now': 600, 'allowed': 99, 'always': True, 'rewind': 3, 'stopped': False, 'stalled': False, 'notdec': False, 'recent': False, 'status': 'OK'},
-    {'n': 15, 'offsets': [(1000, 100000, 100, 1), (2000, 200000, 150, 2), (3000, 300000, 200, 3), (2000, 400000, 1250, 4), (2500, 500000, 300, 5)], 'broker': [4300], 'current_lag': 300, 'now': 600, 'allowed': 0, 'always': True, 'rewind': 3, 'stopped': False, 'stalled': False, 'notdec': False, 'recent': False, 'status': 'Rewind'},
+    {
+        "n": 0,
+        "offsets": [
+            (1000, 100000, 0, 1),
+            (2000, 200000, 50, 2),
+            (3000, 300000, 100, 3),
+            (4000, 400000, 150, 4),
+            (5000, 500000, 200, 5),
+        ],
+        "broker": [5200],
+        "current_lag": 200,
+        "now": 600,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 1,
+        "offsets": [
+            (1000, 100000, 0, 1),
+            (2000, 200000, 50, 2),
+            (3000, 300000, 100, 3),
+            (4000, 400000, 150, 4),
+            (5000, 500000, 200, 5),
+        ],
+        "broker": [5200],
+        "current_lag": 200,
+        "now": 900,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 2,
+        "offsets": [
+            (1000, 100000, 0, 1),
+            (2000, 200000, 50, 2),
+            (3000, 300000, 100, 3),
+            (4000, 400000, 150, 4),
+            (5000, 500000, 200, 5),
+        ],
+        "broker": [5200],
+        "current_lag": 200,
+        "now": 1000,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "Stop",
+    },
+    {
+        "n": 3,
+        "offsets": [
+            (1000, 100000, 50, 1),
+            (2000, 200000, 100, 2),
+            (3000, 300000, 150, 3),
+            (4000, 400000, 200, 4),
+            (5000, 500000, 250, 5),
+        ],
+        "broker": [5250],
+        "current_lag": 250,
+        "now": 1000,
+        "allowed": 0,
+        "always": True,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "Stop",
+    },
+    {
+        "n": 4,
+        "offsets": [
+            (1000, 100000, 0, 1),
+            (1000, 200000, 50, 2),
+            (1000, 300000, 100, 3),
+            (1000, 400000, 150, 4),
+            (1000, 500000, 200, 5),
+        ],
+        "broker": [1200],
+        "current_lag": 200,
+        "now": 600,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": True,
+        "notdec": True,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 5,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (1000, 200000, 150, 2),
+            (1000, 300000, 200, 3),
+            (1000, 400000, 250, 4),
+            (1000, 500000, 300, 5),
+        ],
+        "broker": [1300],
+        "current_lag": 300,
+        "now": 600,
+        "allowed": 0,
+        "always": True,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": True,
+        "notdec": True,
+        "recent": False,
+        "status": "Stall",
+    },
+    {
+        "n": 6,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (1000, 200000, 100, 2),
+            (1000, 300000, 100, 3),
+            (1000, 400000, 100, 4),
+            (1000, 500000, 100, 5),
+        ],
+        "broker": [1100],
+        "current_lag": 100,
+        "now": 600,
+        "allowed": 0,
+        "always": True,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": True,
+        "notdec": True,
+        "recent": False,
+        "status": "Stall",
+    },
+    {
+        "n": 7,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (2000, 200000, 150, 2),
+            (3000, 300000, 200, 3),
+            (2000, 400000, 1250, 4),
+            (4000, 500000, 300, 5),
+        ],
+        "broker": [4300],
+        "current_lag": 300,
+        "now": 600,
+        "allowed": 0,
+        "always": True,
+        "rewind": 3,
+        "stopped": False,
+        "stalled": False,
+        "notdec": False,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 8,
+        "offsets": [
+            (1000, 100000, 50, 1),
+            (2000, 200000, 100, 2),
+            (3000, 300000, 150, 3),
+            (4000, 400000, 200, 4),
+            (5000, 500000, 250, 5),
+        ],
+        "broker": [5250],
+        "current_lag": 0,
+        "now": 1000,
+        "allowed": 0,
+        "always": True,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 9,
+        "offsets": [
+            (792748079, 1512224618356, 0, 1),
+            (792748080, 1512224619362, 0, 2),
+            (792748081, 1512224620366, 0, 3),
+            (792748082, 1512224621367, 0, 4),
+            (792748083, 1512224622370, 0, 5),
+            (792748084, 1512224623373, 0, 6),
+            (792748085, 1512224624378, 0, 7),
+            (792748086, 1512224625379, 0, 8),
+            (792748087, 1512224626383, 0, 9),
+            (792748088, 1512224627383, 0, 10),
+            (792748089, 1512224628383, 0, 11),
+            (792748090, 1512224629388, 0, 12),
+            (792748091, 1512224630391, 0, 13),
+            (792748092, 1512224631394, 0, 14),
+            (792748093, 1512224632397, 0, 15),
+        ],
+        "broker": [792749024, 792749000, 792748800, 792748600, 792748500],
+        "current_lag": 931,
+        "now": 1512224650,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "Stop",
+    },
+    {
+        "n": 10,
+        "offsets": [
+            (792748079, 1512224618356, 0, 1),
+            (792748080, 1512224619362, 0, 2),
+            (792748081, 1512224620366, 0, 3),
+            (792748082, 1512224621367, 0, 4),
+            (792748083, 1512224622370, 0, 5),
+            (792748084, 1512224623373, 0, 6),
+            (792748085, 1512224624378, 0, 7),
+            (792748086, 1512224625379, 0, 8),
+            (792748087, 1512224626383, 0, 9),
+            (792748088, 1512224627383, 0, 10),
+            (792748089, 1512224628383, 0, 11),
+            (792748090, 1512224629388, 0, 12),
+            (792748091, 1512224630391, 0, 13),
+            (792748092, 1512224631394, 0, 14),
+            (792748093, 1512224632397, 0, 15),
+        ],
+        "broker": [792748094, 792748093, 792748093, 792748093],
+        "current_lag": 1,
+        "now": 1512224650,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": True,
+        "recent": True,
+        "status": "OK",
+    },
+    {
+        "n": 11,
+        "offsets": [
+            (1000, 100000, 0, 10),
+            (1500, 150000, None, 15),
+            (2000, 200000, 50, 20),
+            (2500, 250000, None, 25),
+            (3000, 300000, 100, 30),
+            (3500, 350000, None, 35),
+            (4000, 400000, 150, 40),
+            (4500, 450000, None, 45),
+            (5000, 500000, 200, 50),
+            (5500, 550000, None, 55),
+        ],
+        "broker": [5700],
+        "current_lag": 200,
+        "now": 600,
+        "allowed": 0,
+        "always": False,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": False,
+        "notdec": True,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 12,
+        "offsets": [(1000, 100000, 2, 1), (2000, 200000, 1, 2), (2000, 300000, 1, 2)],
+        "broker": [2001],
+        "current_lag": 1,
+        "now": 550,
+        "allowed": 1,
+        "always": False,
+        "rewind": -1,
+        "stopped": True,
+        "stalled": False,
+        "notdec": False,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 13,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (1000, 200000, 150, 2),
+            (1000, 300000, 200, 3),
+            (1000, 400000, 250, 4),
+            (1000, 500000, 300, 5),
+        ],
+        "broker": [1300],
+        "current_lag": 300,
+        "now": 600,
+        "allowed": 99,
+        "always": True,
+        "rewind": -1,
+        "stopped": False,
+        "stalled": True,
+        "notdec": True,
+        "recent": False,
+        "status": "Stall",
+    },
+    {
+        "n": 14,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (2000, 200000, 150, 2),
+            (3000, 300000, 200, 3),
+            (2000, 400000, 1250, 4),
+            (4000, 500000, 300, 5),
+        ],
+        "broker": [4300],
+        "current_lag": 300,
+        "now": 600,
+        "allowed": 99,
+        "always": True,
+        "rewind": 3,
+        "stopped": False,
+        "stalled": False,
+        "notdec": False,
+        "recent": False,
+        "status": "OK",
+    },
+    {
+        "n": 15,
+        "offsets": [
+            (1000, 100000, 100, 1),
+            (2000, 200000, 150, 2),
+            (3000, 300000, 200, 3),
+            (2000, 400000, 1250, 4),
+            (2500, 500000, 300, 5),
+        ],
+        "broker": [4300],
+        "current_lag": 300,
+        "now": 600,
+        "allowed": 0,
+        "always": True,
+        "rewind": 3,
+        "stopped": False,
+        "stalled": False,
+        "notdec": False,
+        "recent": False,
+        "status": "Rewind",
+    },
 ]
 
-STATUS = {"OK": Status.OK, "Warning": Status.WARN, "Stop": Status.STOP, "Stall": Status.STALL, "Rewind": Status.REWIND}
+STATUS = {
+    "OK": Status.OK,
+    "Warning": Status.WARN,
+    "Stop": Status.STOP,
+    "Stall": Status.STALL,
+    "Rewind": Status.REWIND,
+}
 
 
 @pytest.mark.parametrize("case", BURROW_CASES, ids=lambda c: f"burrow-{c['n']}")
@@ -49,12 +407,17 @@ def test_burrows_own_rule_table(case):
     assert check_if_offsets_stalled(offsets) == case["stalled"]
     assert check_if_lag_not_decreasing(offsets) == case["notdec"]
     assert check_if_recent_lag_zero(offsets, case["broker"]) == case["recent"]
-    status = calculate_partition_status(offsets, case["broker"], case["current_lag"], case["now"], case["allowed"])
+    status = calculate_partition_status(
+        offsets, case["broker"], case["current_lag"], case["now"], case["allowed"]
+    )
     assert status == STATUS[case["status"]]
 
 
 def commits(offsets, lags, start=100_000, step=100_000):
-    return [ConsumerOffset(o, start + i * step, lag, i + 1) for i, (o, lag) in enumerate(zip(offsets, lags))]
+    return [
+        ConsumerOffset(o, start + i * step, lag, i + 1)
+        for i, (o, lag) in enumerate(zip(offsets, lags))
+    ]
 
 
 def test_warn_when_offsets_advance_but_lag_never_decreases():
@@ -73,15 +436,26 @@ def test_hand_made_window_for_each_status():
     # caught up recently (#303): not STOP, and the other rules then see a lag that never decreased
     assert calculate_partition_status(stop, [300, 312], 12, 10_000) == Status.WARN
     assert calculate_partition_status(rewind, [250], 200, 350) == Status.REWIND
-    assert calculate_partition_status(stall, [100], 0, 10_000) == Status.OK  # no current lag: never an error
+    assert (
+        calculate_partition_status(stall, [100], 0, 10_000) == Status.OK
+    )  # no current lag: never an error
 
 
 def test_incomplete_ring_and_group_status_caps_at_err():
     ring = [None] * 5 + commits([1, 2, 3, 4, 5], [9, 9, 9, 9, 9])
     st = evaluate_partition(ring, [14], 9, 700)
-    assert st.complete == 0.5 and st.status == Status.WARN and st.start.offset == 1 and st.end.offset == 5
+    assert (
+        st.complete == 0.5
+        and st.status == Status.WARN
+        and st.start.offset == 1
+        and st.end.offset == 5
+    )
     assert evaluate_partition(ring, [14], 9, 700, minimum_complete=0.6).status == Status.OK
-    parts = [PartitionStatus(Status.OK, 0, 1.0), PartitionStatus(Status.STALL, 7, 1.0), PartitionStatus(Status.WARN, 3, 0.5)]
+    parts = [
+        PartitionStatus(Status.OK, 0, 1.0),
+        PartitionStatus(Status.STALL, 7, 1.0),
+        PartitionStatus(Status.WARN, 3, 0.5),
+    ]
     assert group_status(parts) == (Status.ERR, pytest.approx(2 / 3), 10)
     assert group_status([PartitionStatus(Status.WARN, 1, 1.0)])[0] == Status.WARN
 
@@ -105,7 +479,12 @@ def test_time_lag_interpolates_and_extrapolates_like_kafka_lag_exporter():
     t = LookupTable(size=60)
     for off, ts in [(0, 0), (100, 10_000), (100, 20_000), (100, 30_000), (300, 40_000)]:
         t.add_point(off, ts)
-    assert list(t.points) == [(0, 0), (100, 10_000), (100, 30_000), (300, 40_000)]  # flat run compressed
+    assert list(t.points) == [
+        (0, 0),
+        (100, 10_000),
+        (100, 30_000),
+        (300, 40_000),
+    ]  # flat run compressed
     assert t.add_point(200, 50_000) == "NonMonotonic"
     assert t.time_lag_ms(300, 40_000) == 0.0
     assert t.time_lag_ms(200, 40_000) == pytest.approx(5_000)  # halfway between 30 s and 40 s
@@ -115,13 +494,17 @@ def test_time_lag_interpolates_and_extrapolates_like_kafka_lag_exporter():
     assert math.isnan(small.time_lag_ms(50, 2000))
     small.add_point(200, 2000)
     small.add_point(300, 3000)  # slides out the oldest point
-    assert small.time_lag_ms(150, 3000) == pytest.approx(1500)  # extrapolated along the table's trend
+    assert small.time_lag_ms(150, 3000) == pytest.approx(
+        1500
+    )  # extrapolated along the table's trend
 
 
 def test_replay_partition_polls_at_each_log_end_sample():
     leo = [(1000 * i, 100 * i) for i in range(1, 13)]
     # group g commits an offset that never moves after t=3s while the log grows: STALL, then STOP at the end.
-    rows = replay_partition(leo, [("g", 2500, 1, 150), ("g", 3500, 2, 150), ("g", 4500, 3, 150)], end_ms=60_000)
+    rows = replay_partition(
+        leo, [("g", 2500, 1, 150), ("g", 3500, 2, 150), ("g", 4500, 3, 150)], end_ms=60_000
+    )
     polls = [r for r in rows if not r["final"]]
     assert [r["ts_ms"] for r in polls] == [3000 + 1000 * i for i in range(10)]
     assert polls[0]["lag"] == 150 and polls[0]["committed_offset"] == 150
@@ -142,11 +525,35 @@ def test_lag_job_end_to_end(spark, tmp_path):
     ts = lambda ms: pd.Timestamp(1_700_000_000_000 + ms, unit="ms")
     c_rows = []
     for i in range(10):
-        c_rows.append({"group": "fast", "topic": "t", "partition": 0, "offset": 100 * (i + 1), "commit_ts": ts(1000 * i + 500), "record_offset": i})
-        c_rows.append({"group": "slow", "topic": "t", "partition": 0, "offset": 10 * (i + 1), "commit_ts": ts(1000 * i + 500), "record_offset": 100 + i})
+        c_rows.append(
+            {
+                "group": "fast",
+                "topic": "t",
+                "partition": 0,
+                "offset": 100 * (i + 1),
+                "commit_ts": ts(1000 * i + 500),
+                "record_offset": i,
+            }
+        )
+        c_rows.append(
+            {
+                "group": "slow",
+                "topic": "t",
+                "partition": 0,
+                "offset": 10 * (i + 1),
+                "commit_ts": ts(1000 * i + 500),
+                "record_offset": 100 + i,
+            }
+        )
     pd.DataFrame(c_rows).to_parquet(offsets_dir / "commits.parquet", index=False)
-    leo = pd.DataFrame({"ts": [ts(1000 * i) for i in range(11)] + [None], "topic": ["t"] * 12, "partition": [0] * 12,
-                        "log_end_offset": [100 * i + 50 for i in range(11)] + [5]})
+    leo = pd.DataFrame(
+        {
+            "ts": [ts(1000 * i) for i in range(11)] + [None],
+            "topic": ["t"] * 12,
+            "partition": [0] * 12,
+            "log_end_offset": [100 * i + 50 for i in range(11)] + [5],
+        }
+    )
     leo.to_parquet(tmp_path / "leo.parquet", index=False)
     summary = run_lag(spark, str(offsets_dir), str(tmp_path / "leo.parquet"), str(tmp_path / "out"))
     assert summary["quarantined"] == 1
@@ -155,7 +562,9 @@ def test_lag_job_end_to_end(spark, tmp_path):
     assert summary["groups"]["slow"]["total_lag"] == 1050 - 100
     lag = pd.read_parquet(tmp_path / "out" / "lag.parquet")
     slow = lag[lag.group == "slow"].sort_values("ts")
-    assert list(slow["lag"])[-1] == 950 and slow["time_lag_ms"].iloc[-1] == pytest.approx(10_000 - 500)
+    assert list(slow["lag"])[-1] == 950 and slow["time_lag_ms"].iloc[-1] == pytest.approx(
+        10_000 - 500
+    )
     gs = pd.read_parquet(tmp_path / "out" / "group_status.parquet")
     assert set(gs["group"]) == {"fast", "slow"} and "WARN" in set(gs[gs.group == "slow"]["status"])
 
@@ -169,7 +578,9 @@ def test_group_purges_only_after_the_whole_group_is_idle_for_expire_group():
     assert purge_moment_ms(1_500, WEEK_S) == (1 + WEEK_S + 1) * 1000
     commits = [DAY, 2 * DAY, 3 * DAY]  # any partitions: one lastCommit per group
     p = purge_moment_ms(3 * DAY, WEEK_S)
-    assert p == 10 * DAY + 1000  # 7 days after the group's last commit, plus Burrow's strict ">" in seconds
+    assert (
+        p == 10 * DAY + 1000
+    )  # 7 days after the group's last commit, plus Burrow's strict ">" in seconds
     assert group_purges(commits, WEEK_S, 11 * DAY) == [p]
     assert group_purges(commits, WEEK_S, p) == [p]
     assert group_purges(commits, WEEK_S, p - 1) == []
@@ -185,8 +596,12 @@ def test_a_purge_deletes_the_groups_state_until_it_commits_here_again():
     polls = [r["ts_ms"] // DAY for r in rows if not r["final"]]
     assert polls == [1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20]
     assert [r["committed_offset"] for r in rows if r["final"]] == [1500]
-    kept = replay_partition(leo, commits[:1], end_ms=20 * DAY, purges={"h": [DAY]})  # other groups' purges: no effect
-    assert [r["ts_ms"] // DAY for r in kept if not r["final"]] == list(range(1, 21)) and kept[-1]["final"]
+    kept = replay_partition(
+        leo, commits[:1], end_ms=20 * DAY, purges={"h": [DAY]}
+    )  # other groups' purges: no effect
+    assert [r["ts_ms"] // DAY for r in kept if not r["final"]] == list(range(1, 21)) and kept[-1][
+        "final"
+    ]
 
 
 def _lag_inputs(tmp_path, commit_rows, leo_rows):
@@ -207,20 +622,52 @@ def test_expire_group_is_per_group_not_per_partition(spark, tmp_path):
     leo_rows, commit_rows, order = [], [], 0
     for i in range(41):
         for p in (0, 1):
-            leo_rows.append({"ts": ts(i * six_h), "topic": "t", "partition": p, "log_end_offset": 1000 + 100 * i})
+            leo_rows.append(
+                {
+                    "ts": ts(i * six_h),
+                    "topic": "t",
+                    "partition": p,
+                    "log_end_offset": 1000 + 100 * i,
+                }
+            )
         order += 1
-        commit_rows.append({"group": "g", "topic": "t", "partition": 1, "offset": 1000 + 100 * i,
-                            "commit_ts": ts(i * six_h + 1000), "record_offset": order})
+        commit_rows.append(
+            {
+                "group": "g",
+                "topic": "t",
+                "partition": 1,
+                "offset": 1000 + 100 * i,
+                "commit_ts": ts(i * six_h + 1000),
+                "record_offset": order,
+            }
+        )
     for k in range(5):
         for g in ("g", "gone"):
             order += 1
-            commit_rows.append({"group": g, "topic": "t", "partition": 0, "offset": 1400 + 100 * k,
-                                "commit_ts": ts(DAY + k * six_h + 1000), "record_offset": order})
+            commit_rows.append(
+                {
+                    "group": g,
+                    "topic": "t",
+                    "partition": 0,
+                    "offset": 1400 + 100 * k,
+                    "commit_ts": ts(DAY + k * six_h + 1000),
+                    "record_offset": order,
+                }
+            )
     offsets_dir, leo = _lag_inputs(tmp_path, commit_rows, leo_rows)
     summary = run_lag(spark, offsets_dir, leo, str(tmp_path / "out"))
     g = summary["groups"]["g"]
-    assert g["status"] == "ERR" and g["partitions"] == 2 and g["partition_statuses"] == {"OK": 1, "STOP": 1}
-    assert g["maxlag"] == {"topic": "t", "partition": 0, "current_lag": 5000 - 1800, "status": "STOP"}
+    assert (
+        g["status"] == "ERR"
+        and g["partitions"] == 2
+        and g["partition_statuses"] == {"OK": 1, "STOP": 1}
+    )
+    assert g["maxlag"] == {
+        "topic": "t",
+        "partition": 0,
+        "current_lag": 5000 - 1800,
+        "status": "STOP",
+    }
     assert "gone" not in summary["groups"]
     lag = pd.read_parquet(tmp_path / "out" / "lag.parquet")
     gone = lag[lag.group == "gone"]
@@ -228,23 +675,39 @@ def test_expire_group_is_per_group_not_per_partition(spark, tmp_path):
     assert gone["ts"].max() == ts(9 * DAY) and not gone.empty
 
 
-@pytest.mark.parametrize("cfg,field", [
-    (LagConfig(group_interval_ms=0), "--group-interval-ms"),
-    (LagConfig(BurrowConfig(minimum_complete=5)), "--minimum-complete"),
-    (LagConfig(BurrowConfig(allowed_lag=-3)), "--allowed-lag"),
-    (LagConfig(BurrowConfig(intervals=0)), "--intervals"),
-    (LagConfig(BurrowConfig(min_distance_s=-1)), "--min-distance"),
-])
+@pytest.mark.parametrize(
+    "cfg,field",
+    [
+        (LagConfig(group_interval_ms=0), "--group-interval-ms"),
+        (LagConfig(BurrowConfig(minimum_complete=5)), "--minimum-complete"),
+        (LagConfig(BurrowConfig(allowed_lag=-3)), "--allowed-lag"),
+        (LagConfig(BurrowConfig(intervals=0)), "--intervals"),
+        (LagConfig(BurrowConfig(min_distance_s=-1)), "--min-distance"),
+    ],
+)
 def test_bad_options_are_refused_before_anything_is_written(spark, tmp_path, cfg, field):
     with pytest.raises(InputError) as e:
-        run_lag(spark, str(tmp_path / "offsets"), str(tmp_path / "leo.parquet"), str(tmp_path / "out"), cfg)
+        run_lag(
+            spark,
+            str(tmp_path / "offsets"),
+            str(tmp_path / "leo.parquet"),
+            str(tmp_path / "out"),
+            cfg,
+        )
     assert e.value.field == field
     assert not (tmp_path / "out").exists()
 
 
 def test_bad_inputs_name_the_file_and_write_nothing(spark, tmp_path):
     t = pd.Timestamp(1_700_000_000_000, unit="ms")
-    commit = {"group": "g", "topic": "t", "partition": 0, "offset": 5, "commit_ts": t, "record_offset": 1}
+    commit = {
+        "group": "g",
+        "topic": "t",
+        "partition": 0,
+        "offset": 5,
+        "commit_ts": t,
+        "record_offset": 1,
+    }
     leo_row = {"ts": t, "topic": "t", "partition": 0, "log_end_offset": 9}
     offsets_dir, leo = _lag_inputs(tmp_path, [commit], [dict(leo_row, ts=None)])
     with pytest.raises(InputError) as e:
@@ -253,7 +716,10 @@ def test_bad_inputs_name_the_file_and_write_nothing(spark, tmp_path):
     offsets_dir, leo = _lag_inputs(tmp_path, [dict(commit, offset="5")], [leo_row])
     with pytest.raises(InputError) as e:
         run_lag(spark, offsets_dir, leo, str(tmp_path / "out"))
-    assert (e.value.source, e.value.field) == (str(tmp_path / "offsets" / "commits.parquet"), "offset")
+    assert (e.value.source, e.value.field) == (
+        str(tmp_path / "offsets" / "commits.parquet"),
+        "offset",
+    )
     assert "string" in e.value.message
     assert not (tmp_path / "out").exists()
 
@@ -274,8 +740,12 @@ def test_the_jobs_purge_instants_are_burrows_rule(spark):
         for order in range(rng.randrange(1, 12)):
             commits.append((g, "t", rng.randrange(3), t, order))
             t += rng.choice([DAY // 24, DAY, 6 * DAY, 8 * DAY, 15 * DAY])
-    c = spark.createDataFrame(commits, "group string, topic string, partition int, ts_ms long, order long")
-    leo = spark.createDataFrame([("t", p, 0) for p in range(3)], "topic string, partition int, ts_ms long")
+    c = spark.createDataFrame(
+        commits, "group string, topic string, partition int, ts_ms long, order long"
+    )
+    leo = spark.createDataFrame(
+        [("t", p, 0) for p in range(3)], "topic string, partition int, ts_ms long"
+    )
     want = {}
     for g in {row[0] for row in commits}:
         p = group_purges([row[3] for row in commits if row[0] == g], WEEK_S, end_ms)

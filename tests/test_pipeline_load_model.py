@@ -15,9 +15,18 @@ BASE = 1000 * W  # window index 1000 starts here
 
 
 def sample(window, offset_s, broker, partition, leader, bytes_in, size=0.0, topic="t"):
-    return {"ts": pd.Timestamp(BASE + (window - 1000) * W + offset_s * 1000, unit="ms"), "broker": broker,
-            "topic": topic, "partition": partition, "is_leader": leader, "bytes_in": float(bytes_in),
-            "bytes_out": 2.0 * bytes_in, "messages_in": bytes_in / 10.0, "size_bytes": float(size), "cpu": 0.5}
+    return {
+        "ts": pd.Timestamp(BASE + (window - 1000) * W + offset_s * 1000, unit="ms"),
+        "broker": broker,
+        "topic": topic,
+        "partition": partition,
+        "is_leader": leader,
+        "bytes_in": float(bytes_in),
+        "bytes_out": 2.0 * bytes_in,
+        "messages_in": bytes_in / 10.0,
+        "size_bytes": float(size),
+        "cpu": 0.5,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +34,25 @@ def samples(tmp_path_factory):
     rows = [
         # partition 0: led by broker 1 throughout; broker 2 follows (its samples never count).
         sample(1000, 5, 1, 0, True, 1000, 1),  # too old for a 3-window model
-        sample(1002, 1, 1, 0, True, 10, 100), sample(1002, 30, 1, 0, True, 20, 110),
-        sample(1003, 1, 1, 0, True, 30, 120), sample(1003, 20, 1, 0, True, 30, 130), sample(1003, 40, 1, 0, True, 30, 140),
-        sample(1004, 1, 1, 0, True, 40, 150), sample(1004, 50, 1, 0, True, 60, 160),
-        sample(1002, 2, 2, 0, False, 999, 5), sample(1004, 2, 2, 0, False, 999, 5),
+        sample(1002, 1, 1, 0, True, 10, 100),
+        sample(1002, 30, 1, 0, True, 20, 110),
+        sample(1003, 1, 1, 0, True, 30, 120),
+        sample(1003, 20, 1, 0, True, 30, 130),
+        sample(1003, 40, 1, 0, True, 30, 140),
+        sample(1004, 1, 1, 0, True, 40, 150),
+        sample(1004, 50, 1, 0, True, 60, 160),
+        sample(1002, 2, 2, 0, False, 999, 5),
+        sample(1004, 2, 2, 0, False, 999, 5),
         # partition 1: window 1004 has a single sample, so it is invalid there.
-        sample(1002, 1, 2, 1, True, 100, 10), sample(1002, 9, 2, 1, True, 300, 20),
-        sample(1003, 1, 2, 1, True, 500, 30), sample(1003, 9, 2, 1, True, 700, 40),
+        sample(1002, 1, 2, 1, True, 100, 10),
+        sample(1002, 9, 2, 1, True, 300, 20),
+        sample(1003, 1, 2, 1, True, 500, 30),
+        sample(1003, 9, 2, 1, True, 700, 40),
         sample(1004, 1, 2, 1, True, 7, 50),
         sample(1003, 1, 1, 1, False, 1, 1),
         # partition 2: only follower samples, never a leader sample: never valid.
-        sample(1003, 1, 3, 2, False, 5, 5), sample(1003, 2, 3, 2, False, 5, 5),
+        sample(1003, 1, 3, 2, False, 5, 5),
+        sample(1003, 2, 3, 2, False, 5, 5),
     ]
     df = pd.DataFrame(rows)
     bad = df.iloc[[1]].copy()
@@ -122,14 +139,20 @@ def test_snapshot_is_inferred_with_load_and_broker_load_written(model_06):
     b1 = bl[(bl.broker == 1) & (bl.window_start_ms == BASE + 4 * W)].iloc[0]
     assert b1["bytes_in"] == pytest.approx(50.0) and b1["leaders"] == 1 and b1["replicas"] == 1
     b2 = bl[(bl.broker == 2) & (bl.window_start_ms == BASE + 4 * W)].iloc[0]
-    assert b2["bytes_in"] == pytest.approx(7.0) and b2["replication_bytes_in"] == pytest.approx(999.0)
+    assert b2["bytes_in"] == pytest.approx(7.0) and b2["replication_bytes_in"] == pytest.approx(
+        999.0
+    )
     assert b2["leaders"] == 1 and b2["replicas"] == 2
 
 
 def test_given_snapshot_keeps_brokers_and_gets_load(spark, samples, tmp_path):
-    snap_in = {"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "c"}],
-               "partitions": [{"topic": "t", "partition": 0, "replicas": [2, 1], "leader": 1, "isr": [2, 1]},
-                              {"topic": "t", "partition": 9, "replicas": [3], "leader": 3, "isr": [3]}]}
+    snap_in = {
+        "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "c"}],
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [2, 1], "leader": 1, "isr": [2, 1]},
+            {"topic": "t", "partition": 9, "replicas": [3], "leader": 3, "isr": [3]},
+        ],
+    }
     path = tmp_path / "snap.json"
     path.write_text(json.dumps(snap_in))
     cfg = LoadModelConfig(window_ms=W, windows=3, min_samples=2, min_valid_ratio=0.5)
@@ -161,20 +184,34 @@ def _good_rows():
     return [sample(1003, s, 1, p, True, 10 * (p + 1), 100) for p in range(2) for s in (1, 2, 3)]
 
 
-def test_non_finite_and_negative_metrics_are_quarantined_and_the_snapshot_stays_valid(spark, tmp_path):
+def test_non_finite_and_negative_metrics_are_quarantined_and_the_snapshot_stays_valid(
+    spark, tmp_path
+):
     from kafka_rebalance.cluster.snapshot import parse_snapshot
 
     rows = _good_rows()
-    bad = [dict(rows[0], bytes_in=float("nan")), dict(rows[1], bytes_out=float("inf")),
-           dict(rows[2], messages_in=-1.0), dict(rows[3], cpu=float("-inf")), dict(rows[4], size_bytes=float("nan"))]
+    bad = [
+        dict(rows[0], bytes_in=float("nan")),
+        dict(rows[1], bytes_out=float("inf")),
+        dict(rows[2], messages_in=-1.0),
+        dict(rows[3], cpu=float("-inf")),
+        dict(rows[4], size_bytes=float("nan")),
+    ]
     path = tmp_path / "s.parquet"
     _write(rows + bad, path)  # footers: no nulls anywhere
     cfg = LoadModelConfig(window_ms=W, windows=1, min_samples=3, min_valid_ratio=1.0)
     res = run_load_model(spark, str(path), str(tmp_path / "o"), cfg)
     assert res.summary["quarantined"] == 5 and res.summary["ready"] is True
     q = pd.read_parquet(tmp_path / "o" / "quarantine.parquet")
-    assert sorted(q["reason"]) == sorted(["bytes_in is NaN", "bytes_out is infinite", "negative messages_in",
-                                          "cpu is infinite", "size_bytes is NaN"])
+    assert sorted(q["reason"]) == sorted(
+        [
+            "bytes_in is NaN",
+            "bytes_out is infinite",
+            "negative messages_in",
+            "cpu is infinite",
+            "size_bytes is NaN",
+        ]
+    )
     snap = json.loads((tmp_path / "o" / "snapshot.json").read_text())
     parse_snapshot(snap)  # what `cluster skew --snapshot` reads
     assert [p["load"]["bytes_in"] for p in snap["partitions"]] == [10.0, 20.0]
@@ -197,7 +234,12 @@ def test_no_usable_samples_names_the_samples_file_and_writes_nothing(spark, tmp_
     import pyarrow.parquet as pq
 
     path = tmp_path / "empty.parquet"
-    pq.write_table(pa.Table.from_pylist([dict(r, ts=r["ts"].to_pydatetime()) for r in _good_rows()]).slice(0, 0), path)
+    pq.write_table(
+        pa.Table.from_pylist([dict(r, ts=r["ts"].to_pydatetime()) for r in _good_rows()]).slice(
+            0, 0
+        ),
+        path,
+    )
     with pytest.raises(InputError) as e:
         run_load_model(spark, str(path), str(tmp_path / "o"))
     assert e.value.source == str(path) and "no rows" in e.value.message
@@ -206,7 +248,9 @@ def test_no_usable_samples_names_the_samples_file_and_writes_nothing(spark, tmp_
     with pytest.raises(InputError) as e:
         run_load_model(spark, str(path), str(tmp_path / "o"))
     assert e.value.source == str(path) and "bytes_in is NaN: 6" in e.value.message
-    assert not (tmp_path / "o").exists() and list(tmp_path.iterdir()) == [path]  # no staging left behind
+    assert not (tmp_path / "o").exists() and list(tmp_path.iterdir()) == [
+        path
+    ]  # no staging left behind
 
 
 def test_outputs_replace_earlier_ones_in_an_existing_folder(spark, tmp_path):
@@ -219,4 +263,9 @@ def test_outputs_replace_earlier_ones_in_an_existing_folder(spark, tmp_path):
     for _ in range(2):
         run_load_model(spark, str(path), str(out), cfg)
     assert sorted(p.name for p in out.iterdir()) == [
-        "broker_load.parquet", "keep.txt", "partition_load.parquet", "quarantine.parquet", "snapshot.json"]
+        "broker_load.parquet",
+        "keep.txt",
+        "partition_load.parquet",
+        "quarantine.parquet",
+        "snapshot.json",
+    ]

@@ -9,10 +9,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_rebalance.assign.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from kafka_rebalance.assign.protocol import (
+    Assignment,
+    Subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from kafka_rebalance.group.records import (
-    GroupMetadataValue, MemberMetadata, encode_record, group_metadata_record, group_metadata_tombstone,
-    offset_commit_record, offset_commit_tombstone,
+    GroupMetadataValue,
+    MemberMetadata,
+    encode_record,
+    group_metadata_record,
+    group_metadata_tombstone,
+    offset_commit_record,
+    offset_commit_tombstone,
 )
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.pipeline.offsets import run_offsets
@@ -27,8 +37,12 @@ def member(mid, parts, instance=None):
 
 
 def gm(gen, members, state_ts):
-    return group_metadata_record("g", GroupMetadataValue("consumer", gen, "range", members[0].member_id,
-                                                         tuple(members), state_ts))
+    return group_metadata_record(
+        "g",
+        GroupMetadataValue(
+            "consumer", gen, "range", members[0].member_id, tuple(members), state_ts
+        ),
+    )
 
 
 def commit(p, off, ts, metadata=""):
@@ -37,15 +51,19 @@ def commit(p, off, ts, metadata=""):
 
 def records_table(rows):
     """rows: (key, value, ts_ms or None) in log order -> Spark Kafka-source schema."""
-    return pa.table({
-        "key": pa.array([r[0] for r in rows], pa.binary()),
-        "value": pa.array([r[1] for r in rows], pa.binary()),
-        "topic": pa.array(["__consumer_offsets"] * len(rows)),
-        "partition": pa.array([0] * len(rows), pa.int32()),
-        "offset": pa.array(list(range(len(rows))), pa.int64()),
-        "timestamp": pa.array([None if r[2] is None else T0 + r[2] for r in rows], pa.timestamp("ms", tz="UTC")),
-        "timestampType": pa.array([0] * len(rows), pa.int32()),
-    })
+    return pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * len(rows)),
+            "partition": pa.array([0] * len(rows), pa.int32()),
+            "offset": pa.array(list(range(len(rows))), pa.int64()),
+            "timestamp": pa.array(
+                [None if r[2] is None else T0 + r[2] for r in rows], pa.timestamp("ms", tz="UTC")
+            ),
+            "timestampType": pa.array([0] * len(rows), pa.int32()),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +80,11 @@ def decoded(spark, tmp_path_factory):
         enc(gm(2, [member("a-1", [0, 1, 2]), member("c-1", [3], instance="c")], T0 + 5400), 5500),
         enc(offset_commit_tombstone("g", "t", 1), 6000),
         (b"\x00\x01\x00", b"\x00\x03", 6100),  # truncated key
-        (struct.pack(">h", 9) + b"\x00\x01g", b"\x00\x00", 6200),  # unknown key version / record type
+        (
+            struct.pack(">h", 9) + b"\x00\x01g",
+            b"\x00\x00",
+            6200,
+        ),  # unknown key version / record type
         (encode_record(commit(3, 1, 0))[0], bytes(bad_value), 6300),  # unknown value version
         (*encode_record(commit(3, 2, 6400))[:2], None),  # null timestamp
         enc(group_metadata_tombstone("h"), 7000),
@@ -76,7 +98,12 @@ def decoded(spark, tmp_path_factory):
 def test_counts(decoded):
     summary, _ = decoded
     assert summary["records"] == 12
-    assert (summary["commits"], summary["latest_offsets"], summary["group_metadata"], summary["rebalances"]) == (4, 2, 3, 2)
+    assert (
+        summary["commits"],
+        summary["latest_offsets"],
+        summary["group_metadata"],
+        summary["rebalances"],
+    ) == (4, 2, 3, 2)
     assert summary["offset_tombstones"] == 1 and summary["group_tombstones"] == 1
     assert summary["quarantined"] == 4
 
@@ -99,7 +126,10 @@ def test_commits_and_latest_offsets_after_tombstones(decoded):
     assert list(c["offset"]) == [10, 20, 15, 7] and list(c["record_offset"]) == [1, 2, 3, 4]
     assert c["commit_ts"].iloc[0] == pd.Timestamp(T0 + 2000, unit="ms")
     latest = pd.read_parquet(out / "latest_offsets.parquet")
-    assert sorted(zip(latest["partition"], latest["offset"], latest["metadata"])) == [(0, 15, ""), (2, 7, "incomplete:8,9")]
+    assert sorted(zip(latest["partition"], latest["offset"], latest["metadata"])) == [
+        (0, 15, ""),
+        (2, 7, "incomplete:8,9"),
+    ]
 
 
 def test_group_metadata_with_decoded_assignments(decoded):
@@ -118,7 +148,11 @@ def test_rebalance_episodes(decoded):
     r = pd.read_parquet(out / "rebalances.parquet").sort_values("generation_to")
     first, second = r.iloc[0], r.iloc[1]
     # the group's first record has no earlier assignment to attribute commits by: its start is unknown
-    assert pd.isna(first["generation_from"]) and first["start_source"] is None and pd.isna(first["duration_ms"])
+    assert (
+        pd.isna(first["generation_from"])
+        and first["start_source"] is None
+        and pd.isna(first["duration_ms"])
+    )
     assert (second["generation_from"], second["generation_to"]) == (1, 2)
     # a-1's last commit before generation 2 is at 4000 (partition 0), b-1's at 5000 (partition 2): the rebalance
     # starts with the first member to react (4000) and ends with the record (5500)

@@ -17,10 +17,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_rebalance.assign.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from kafka_rebalance.assign.protocol import (
+    Assignment,
+    Subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from kafka_rebalance.group.records import (
-    GroupMetadataValue, MemberMetadata, OffsetCommitKey, OffsetCommitValue, encode_key, encode_record, encode_value,
-    group_metadata_record, group_metadata_tombstone, offset_commit_record, offset_commit_tombstone,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    encode_key,
+    encode_record,
+    encode_value,
+    group_metadata_record,
+    group_metadata_tombstone,
+    offset_commit_record,
+    offset_commit_tombstone,
 )
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.pipeline import offsets as off
@@ -39,8 +53,12 @@ def _member(mid, parts, instance=None):
 
 
 def _gm(group, gen, members, state_ts):
-    return group_metadata_record(group, GroupMetadataValue("consumer", gen, "range", members[0].member_id,
-                                                           tuple(members), state_ts))
+    return group_metadata_record(
+        group,
+        GroupMetadataValue(
+            "consumer", gen, "range", members[0].member_id, tuple(members), state_ts
+        ),
+    )
 
 
 def history() -> list[tuple]:
@@ -50,24 +68,58 @@ def history() -> list[tuple]:
     def add(rec, ts):
         rows.append((*encode_record(rec), T0 + ts))
 
-    bad_value = bytearray(encode_record(offset_commit_record("g1", "t", 0, 1, commit_timestamp=T0))[1])
+    bad_value = bytearray(
+        encode_record(offset_commit_record("g1", "t", 0, 1, commit_timestamp=T0))[1]
+    )
     bad_value[0:2] = struct.pack(">h", 7)
     for gen in range(1, 4):
-        add(_gm("g1", gen, [_member(f"a-{gen}", [("t", 0), ("t", gen % 2)]), _member("b", [("u", 0)], "b")],
-                T0 + gen * 1000 - 50), gen * 1000)
+        add(
+            _gm(
+                "g1",
+                gen,
+                [_member(f"a-{gen}", [("t", 0), ("t", gen % 2)]), _member("b", [("u", 0)], "b")],
+                T0 + gen * 1000 - 50,
+            ),
+            gen * 1000,
+        )
         add(_gm("g2-é", gen, [_member("x", [("t", 1)])], -1), gen * 1000 + 5)
         for i in range(12):
             ts = gen * 1000 + 10 + i * 7
-            add(offset_commit_record("g1", "t", i % 3, gen * 100 + i, commit_timestamp=T0 + ts,
-                                     metadata="méta" if i == 4 else ("" if i % 2 else "m")), ts)
-            rows.append((encode_key(OffsetCommitKey("g2-é", "u", i % 2, 0)),
-                         encode_value(OffsetCommitValue(gen * 10 + i, "", -1 if i == 3 else T0 + ts, 5,
-                                                        T0 + ts + 60_000 if i % 4 else -1, 1 if i % 2 else 3)),
-                         T0 + ts + 1))
+            add(
+                offset_commit_record(
+                    "g1",
+                    "t",
+                    i % 3,
+                    gen * 100 + i,
+                    commit_timestamp=T0 + ts,
+                    metadata="méta" if i == 4 else ("" if i % 2 else "m"),
+                ),
+                ts,
+            )
+            rows.append(
+                (
+                    encode_key(OffsetCommitKey("g2-é", "u", i % 2, 0)),
+                    encode_value(
+                        OffsetCommitValue(
+                            gen * 10 + i,
+                            "",
+                            -1 if i == 3 else T0 + ts,
+                            5,
+                            T0 + ts + 60_000 if i % 4 else -1,
+                            1 if i % 2 else 3,
+                        )
+                    ),
+                    T0 + ts + 1,
+                )
+            )
         add(offset_commit_tombstone("g1", "t", 2), gen * 1000 + 99)
         rows.append((b"\x00\x01\x00", b"\x00\x03", T0 + gen * 1000 + 100))  # truncated key
-        rows.append((encode_key(OffsetCommitKey("g1", "t", 5)), bytes(bad_value), T0 + gen * 1000 + 101))
-        rows.append((*encode_record(offset_commit_record("g1", "t", 6, 1, commit_timestamp=T0))[:2], None))  # null timestamp
+        rows.append(
+            (encode_key(OffsetCommitKey("g1", "t", 5)), bytes(bad_value), T0 + gen * 1000 + 101)
+        )
+        rows.append(
+            (*encode_record(offset_commit_record("g1", "t", 6, 1, commit_timestamp=T0))[:2], None)
+        )  # null timestamp
     add(group_metadata_tombstone("g2-é"), 9000)
     add(offset_commit_record("g1", "t", 2, 999, commit_timestamp=T0 + 9001), 9001)
     return rows
@@ -76,18 +128,22 @@ def history() -> list[tuple]:
 def write_records(rows, folder: Path, files: int = 2, row_group: int = 17) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     n = len(rows)
-    table = pa.table({
-        "key": pa.array([r[0] for r in rows], pa.binary()),
-        "value": pa.array([r[1] for r in rows], pa.binary()),
-        "topic": pa.array(["__consumer_offsets"] * n),
-        "partition": pa.array([3] * n, pa.int32()),
-        "offset": pa.array(range(n), pa.int64()),
-        "timestamp": pa.array([r[2] for r in rows], pa.timestamp("ms")),
-        "timestampType": pa.array([0] * n, pa.int32()),
-    })
+    table = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * n),
+            "partition": pa.array([3] * n, pa.int32()),
+            "offset": pa.array(range(n), pa.int64()),
+            "timestamp": pa.array([r[2] for r in rows], pa.timestamp("ms")),
+            "timestampType": pa.array([0] * n, pa.int32()),
+        }
+    )
     step = (n + files - 1) // files
     for f in range(files):
-        pq.write_table(table.slice(f * step, step), folder / f"part-{f}.parquet", row_group_size=row_group)
+        pq.write_table(
+            table.slice(f * step, step), folder / f"part-{f}.parquet", row_group_size=row_group
+        )
     return folder
 
 
@@ -95,16 +151,23 @@ def reference(spark, records: str) -> dict[str, list]:
     """The previous job's derivation, collected."""
     decoded = off.decode(read_parquet(spark, records, off.SOURCE_COLUMNS, "records")).cache()
     commits = off.commits_of(decoded)
-    out = {"commits": commits, "latest_offsets": off.latest_offsets_of(decoded),
-           "group_metadata": off.group_metadata_of(decoded), "quarantine": off.quarantine_of(decoded),
-           "rebalances": rebalances_of(off.group_metadata_of(decoded), commits)}
+    out = {
+        "commits": commits,
+        "latest_offsets": off.latest_offsets_of(decoded),
+        "group_metadata": off.group_metadata_of(decoded),
+        "quarantine": off.quarantine_of(decoded),
+        "rebalances": rebalances_of(off.group_metadata_of(decoded), commits),
+    }
     result = {k: [tuple(r) for r in df.collect()] for k, df in out.items()}
     decoded.unpersist()
     return result
 
 
 def written(spark, out: Path) -> dict[str, list]:
-    return {k: [tuple(r) for r in spark.read.parquet(str(out / f"{k}.parquet")).collect()] for k in TABLES}
+    return {
+        k: [tuple(r) for r in spark.read.parquet(str(out / f"{k}.parquet")).collect()]
+        for k in TABLES
+    }
 
 
 def assert_same(got: dict, want: dict) -> None:
@@ -137,7 +200,9 @@ def test_file_tasks_equal_the_reference(spark, records, expected, ours):
     summary, out = ours
     assert len(op.plan_files(str(records))) == 1  # 160 rows: one task at the default size
     assert_same(written(spark, out), expected)
-    assert summary["commits"] == len(expected["commits"]) and summary["latest_offsets"] == len(expected["latest_offsets"])
+    assert summary["commits"] == len(expected["commits"]) and summary["latest_offsets"] == len(
+        expected["latest_offsets"]
+    )
     assert summary["quarantined"] == len(expected["quarantine"]) == 9
     assert summary["rebalances"] == len(expected["rebalances"]) == 6
     assert summary["records"] == len(history())
@@ -150,18 +215,25 @@ def test_file_tasks_equal_the_reference(spark, records, expected, ours):
     for name in ("quarantine", "group_metadata"):
         t = pq.read_table(next((out / f"{name}.parquet").glob("part-*.parquet")))
         vals = t.column("detail" if name == "quarantine" else "record_offset").to_pylist()
-        keys = [int(v.split("offset=")[1].split()[0]) for v in vals] if name == "quarantine" else vals
+        keys = (
+            [int(v.split("offset=")[1].split()[0]) for v in vals] if name == "quarantine" else vals
+        )
         assert keys == sorted(keys)
 
 
 def _same_files(ours: Path, theirs: Path) -> None:
     a = pq.ParquetFile(next(f for f in sorted(ours.glob("part-*")) if pq.read_metadata(f).num_rows))
-    b = pq.ParquetFile(next(f for f in sorted(theirs.glob("part-*")) if pq.read_metadata(f).num_rows))
+    b = pq.ParquetFile(
+        next(f for f in sorted(theirs.glob("part-*")) if pq.read_metadata(f).num_rows)
+    )
     assert a.metadata.metadata == b.metadata.metadata
     assert a.schema_arrow == b.schema_arrow
     kinds = lambda f: [(c.physical_type, str(c.logical_type), c.converted_type) for c in f.schema]  # noqa: E731
     assert kinds(a) == kinds(b)
-    assert a.metadata.row_group(0).column(0).compression == b.metadata.row_group(0).column(0).compression
+    assert (
+        a.metadata.row_group(0).column(0).compression
+        == b.metadata.row_group(0).column(0).compression
+    )
     assert (ours / "_SUCCESS").exists()
 
 
@@ -170,8 +242,11 @@ def test_commit_files_match_sparks_writer(spark, records, ours, tmp_path):
     decoded = off.decode(read_parquet(spark, str(records), off.SOURCE_COLUMNS, "records"))
     off.commits_of(decoded).write.parquet(str(tmp_path / "spark-INT96"))
     _same_files(ours[1] / "commits.parquet", tmp_path / "spark-INT96")
-    for name, derive in (("latest_offsets", off.latest_offsets_of), ("group_metadata", off.group_metadata_of),
-                         ("quarantine", off.quarantine_of)):  # the driver's one-file tables
+    for name, derive in (
+        ("latest_offsets", off.latest_offsets_of),
+        ("group_metadata", off.group_metadata_of),
+        ("quarantine", off.quarantine_of),
+    ):  # the driver's one-file tables
         derive(decoded).coalesce(1).write.parquet(str(tmp_path / f"spark-{name}"))
         _same_files(ours[1] / f"{name}.parquet", tmp_path / f"spark-{name}")
     small = write_records(history()[:30], tmp_path / "small", files=1)
@@ -184,8 +259,13 @@ def test_commit_files_match_sparks_writer(spark, records, ours, tmp_path):
     finally:
         spark.conf.set("spark.sql.parquet.outputTimestampType", previous)
     _same_files(tmp_path / "micros" / "commits.parquet", tmp_path / "spark-micros")
-    got = sorted(map(tuple, spark.read.parquet(str(tmp_path / "micros" / "commits.parquet")).collect()), key=repr)
-    want = sorted(map(tuple, spark.read.parquet(str(tmp_path / "spark-micros")).collect()), key=repr)
+    got = sorted(
+        map(tuple, spark.read.parquet(str(tmp_path / "micros" / "commits.parquet")).collect()),
+        key=repr,
+    )
+    want = sorted(
+        map(tuple, spark.read.parquet(str(tmp_path / "spark-micros")).collect()), key=repr
+    )
     assert got == want and len(got) > 10
 
 
@@ -199,21 +279,30 @@ def test_dataframe_input_equals_the_reference(spark, records, expected, tmp_path
 def test_segments_straddling_a_group_metadata_record_fall_back(spark, tmp_path):
     """Offsets out of log order: a batch's commit run spans another batch's GroupMetadata record."""
     m = [_member("a", [("t", 0)])]
-    rows = [(*encode_record(offset_commit_record("g", "t", 0, 1, commit_timestamp=T0 + 1)), T0 + 1),
-            (*encode_record(offset_commit_record("g", "t", 0, 2, commit_timestamp=T0 + 50)), T0 + 50),
-            (*encode_record(_gm("g", 1, m, -1)), T0 + 20),
-            (*encode_record(_gm("g", 2, m, -1)), T0 + 60)]
+    rows = [
+        (*encode_record(offset_commit_record("g", "t", 0, 1, commit_timestamp=T0 + 1)), T0 + 1),
+        (*encode_record(offset_commit_record("g", "t", 0, 2, commit_timestamp=T0 + 50)), T0 + 50),
+        (*encode_record(_gm("g", 1, m, -1)), T0 + 20),
+        (*encode_record(_gm("g", 2, m, -1)), T0 + 60),
+    ]
     folder = tmp_path / "records"
     folder.mkdir()
     n = len(rows)
-    table = pa.table({"key": pa.array([r[0] for r in rows], pa.binary()),
-                      "value": pa.array([r[1] for r in rows], pa.binary()),
-                      "topic": pa.array(["__consumer_offsets"] * n), "partition": pa.array([0] * n, pa.int32()),
-                      "offset": pa.array([0, 10, 5, 11], pa.int64()),
-                      "timestamp": pa.array([r[2] for r in rows], pa.timestamp("ms"))})
+    table = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * n),
+            "partition": pa.array([0] * n, pa.int32()),
+            "offset": pa.array([0, 10, 5, 11], pa.int64()),
+            "timestamp": pa.array([r[2] for r in rows], pa.timestamp("ms")),
+        }
+    )
     pq.write_table(table, folder / "a.parquet", row_group_size=2)
     want = reference(spark, str(folder))
-    off.run_offsets(spark, str(folder), str(tmp_path / "out"))  # driver-side episodes give up, Spark's per-commit join
+    off.run_offsets(
+        spark, str(folder), str(tmp_path / "out")
+    )  # driver-side episodes give up, Spark's per-commit join
     assert_same(written(spark, tmp_path / "out"), want)
     # generation 1 is the group's first record: no earlier assignment to attribute the commit at offset 0 by, so its
     # start is unknown; a (owner of t-0 in generation 1) last committed at offset 10 before generation 2 (record at 11)
@@ -224,7 +313,11 @@ def test_tasks_keep_row_groups_whole_and_in_order(records, monkeypatch):
     monkeypatch.setattr(op, "TASK_ROWS", 20)
     tasks = op.plan_files(str(records))
     flat = [t for task in tasks for t in task]
-    assert len(tasks) == 3 and [len(t) for t in tasks] == [2, 2, 2]  # row groups of 17, 17, 12 rows per file
+    assert len(tasks) == 3 and [len(t) for t in tasks] == [
+        2,
+        2,
+        2,
+    ]  # row groups of 17, 17, 12 rows per file
     assert flat == sorted(flat) and len(set(flat)) == len(flat)
 
 
@@ -236,10 +329,16 @@ def test_unusual_layouts_take_the_dataframe_path(tmp_path):
     write_records(rows, tmp_path / "nested" / "sub", files=1)
     assert op.plan_files(str(tmp_path / "nested")) is None
     t = pq.read_table(plain / "part-0.parquet")
-    pq.write_table(t.set_column(5, "timestamp", t.column("timestamp").cast(pa.timestamp("ns"))),
-                   tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
+    pq.write_table(
+        t.set_column(5, "timestamp", t.column("timestamp").cast(pa.timestamp("ns"))),
+        tmp_path / "int96.parquet",
+        use_deprecated_int96_timestamps=True,
+    )
     assert op.plan_files(str(tmp_path / "int96.parquet")) is None
-    pq.write_table(t.set_column(3, "partition", t.column("partition").cast(pa.int64())), tmp_path / "long.parquet")
+    pq.write_table(
+        t.set_column(3, "partition", t.column("partition").cast(pa.int64())),
+        tmp_path / "long.parquet",
+    )
     assert op.plan_files(str(tmp_path / "long.parquet")) is None
 
 
@@ -249,8 +348,10 @@ def test_nanosecond_input_and_spark_side_rebalances(spark, tmp_path, monkeypatch
     rows = history()[:40]
     t = pq.read_table(write_records(rows, tmp_path / "ms", files=1) / "part-0.parquet")
     ns = t.column("timestamp").cast(pa.timestamp("ns"))
-    ns = pa.array([None if v is None else v - 1_234 for v in ns.cast(pa.int64()).to_pylist()],
-                  pa.timestamp("ns"))
+    ns = pa.array(
+        [None if v is None else v - 1_234 for v in ns.cast(pa.int64()).to_pylist()],
+        pa.timestamp("ns"),
+    )
     folder = tmp_path / "ns"
     folder.mkdir()
     pq.write_table(t.set_column(5, "timestamp", ns), folder / "a.parquet", row_group_size=9)
@@ -273,17 +374,29 @@ def test_sessions_only_sparks_writer_matches_write_through_spark(spark, tmp_path
     finally:
         spark.conf.unset("spark.sql.parquet.writeLegacyFormat")
     assert_same(written(spark, tmp_path / "out"), want)
-    assert pq.ParquetFile(next((tmp_path / "out" / "commits.parquet").glob("part-*"))).metadata.created_by.startswith(
-        "parquet-mr")
+    assert pq.ParquetFile(
+        next((tmp_path / "out" / "commits.parquet").glob("part-*"))
+    ).metadata.created_by.startswith("parquet-mr")
 
 
-def test_spark_only_derivation_for_cluster_masters_equals_the_reference(spark, records, expected, ours, tmp_path):
+def test_spark_only_derivation_for_cluster_masters_equals_the_reference(
+    spark, records, expected, ours, tmp_path
+):
     """On a non-local master the job derives every table inside Spark: same tables, same summary."""
     summary = off._run_in_spark(spark, str(records), tmp_path / "out")
     assert_same(written(spark, tmp_path / "out"), expected)
     ours_summary = ours[0]
-    keep = ("records", "commits", "offset_tombstones", "latest_offsets", "group_metadata", "group_tombstones",
-            "rebalances", "quarantined", "quarantine_reasons")
+    keep = (
+        "records",
+        "commits",
+        "offset_tombstones",
+        "latest_offsets",
+        "group_metadata",
+        "group_tombstones",
+        "rebalances",
+        "quarantined",
+        "quarantine_reasons",
+    )
     assert {k: summary[k] for k in keep} == {k: ours_summary[k] for k in keep}
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
 

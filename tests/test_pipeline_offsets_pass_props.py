@@ -13,10 +13,15 @@ from __future__ import annotations
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pipeline_fast_decode import batch
 
 from kafka_rebalance.pipeline.offsets import decode_batches
-from kafka_rebalance.pipeline.offsets_pass import COMMIT_COLUMNS, PassDecoder, PassState, reduce_latest
+from kafka_rebalance.pipeline.offsets_pass import (
+    COMMIT_COLUMNS,
+    PassDecoder,
+    PassState,
+    reduce_latest,
+)
+from test_pipeline_fast_decode import batch
 
 
 def _wide_rows(batches):
@@ -38,7 +43,9 @@ def test_pass_decoder_splits_the_wide_rows(drawn):
     side = pa.concat_tables(state.side).to_pylist() if state.side else []
     others = [r for r in wide if r["kind"] != "offset_commit"]
     assert [{k: v for k, v in r.items() if not k.startswith("_")} for r in side] == others
-    assert all(r["_task"] == 7 for r in side) and [r["_seq"] for r in side] == sorted(r["_seq"] for r in side)
+    assert all(r["_task"] == 7 for r in side) and [r["_seq"] for r in side] == sorted(
+        r["_seq"] for r in side
+    )
 
     last: dict = {}
     for r in wide:
@@ -47,13 +54,33 @@ def test_pass_decoder_splits_the_wide_rows(drawn):
             pos = r["record_partition"] * (1 << 40) + r["record_offset"]
             if key not in last or pos >= last[key][0]:
                 last[key] = (pos, r["tombstone"], r["offset"], r["metadata"], r["commit_timestamp"])
-    got = {} if state.latest is None else {
-        (r["group"], r["topic"], r["partition"]): (r["pos"], r["tombstone"], r["offset"], r["metadata"],
-                                                   r["commit_timestamp"]) for r in state.latest.to_pylist()}
+    got = (
+        {}
+        if state.latest is None
+        else {
+            (r["group"], r["topic"], r["partition"]): (
+                r["pos"],
+                r["tombstone"],
+                r["offset"],
+                r["metadata"],
+                r["commit_timestamp"],
+            )
+            for r in state.latest.to_pylist()
+        }
+    )
     assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in last.items()}
-    assert all(got[k][1:] == last[k][1:] for k in got if sum(
-        1 for r in wide if r["kind"] == "offset_commit" and (r["group"], r["topic"], r["partition"]) == k
-        and r["record_partition"] * (1 << 40) + r["record_offset"] == last[k][0]) == 1)  # ties: any of them
+    assert all(
+        got[k][1:] == last[k][1:]
+        for k in got
+        if sum(
+            1
+            for r in wide
+            if r["kind"] == "offset_commit"
+            and (r["group"], r["topic"], r["partition"]) == k
+            and r["record_partition"] * (1 << 40) + r["record_offset"] == last[k][0]
+        )
+        == 1
+    )  # ties: any of them
 
     kinds: dict = {}
     for (kind, _, _), n in state.counts.items():
@@ -63,27 +90,47 @@ def test_pass_decoder_splits_the_wide_rows(drawn):
     segs = pa.concat_tables(state.segments).to_pylist() if state.segments else []
     assert sum(1 for _ in live) == 0 or segs
     for r in live:
-        assert any(s["group"] == r["group"] and s["c_lo"] <= r["record_offset"] <= s["c_hi"] for s in segs)
+        assert any(
+            s["group"] == r["group"] and s["c_lo"] <= r["record_offset"] <= s["c_hi"] for s in segs
+        )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["g", "h", "é"]), st.sampled_from(["t", "u"]), st.integers(0, 2),
-                          st.integers(0, 50)), max_size=60), st.integers(1, 20))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["g", "h", "é"]),
+            st.sampled_from(["t", "u"]),
+            st.integers(0, 2),
+            st.integers(0, 50),
+        ),
+        max_size=60,
+    ),
+    st.integers(1, 20),
+)
 def test_reduce_latest_in_any_chunking_keeps_the_last_record_per_key(rows, chunk):
-    table = pa.table({"group": [r[0] for r in rows], "topic": [r[1] for r in rows],
-                      "partition": pa.array([r[2] for r in rows], pa.int32()),
-                      "pos": pa.array([r[3] for r in rows], pa.int64()),
-                      "row": pa.array(range(len(rows)), pa.int64())})
+    table = pa.table(
+        {
+            "group": [r[0] for r in rows],
+            "topic": [r[1] for r in rows],
+            "partition": pa.array([r[2] for r in rows], pa.int32()),
+            "pos": pa.array([r[3] for r in rows], pa.int64()),
+            "row": pa.array(range(len(rows)), pa.int64()),
+        }
+    )
     state = PassState()
     for i in range(0, len(rows), chunk):
         state.add_latest(reduce_latest(table.slice(i, chunk)))
     state.finish()
     want: dict = {}
-    for i, (g, t, p, pos) in enumerate(rows):
+    for g, t, p, pos in rows:
         if (g, t, p) not in want or pos >= want[(g, t, p)]:
             want[(g, t, p)] = pos
-    got = {} if state.latest is None else {(r["group"], r["topic"], r["partition"]): r["pos"]
-                                           for r in state.latest.to_pylist()}
+    got = (
+        {}
+        if state.latest is None
+        else {(r["group"], r["topic"], r["partition"]): r["pos"] for r in state.latest.to_pylist()}
+    )
     assert got == want and (state.latest is None or state.latest.num_rows == len(want))
 
 

@@ -20,15 +20,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_rebalance.assign.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from kafka_rebalance.assign.protocol import (
+    Assignment,
+    Subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from kafka_rebalance.group.records import (
-    GroupMetadataValue, MemberMetadata, OffsetCommitKey, OffsetCommitValue, encode_key, encode_record, encode_value,
-    group_metadata_record, group_metadata_tombstone, offset_commit_record,
+    GroupMetadataValue,
+    MemberMetadata,
+    encode_record,
+    group_metadata_record,
+    group_metadata_tombstone,
+    offset_commit_record,
 )
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.pipeline import offsets as off
 from kafka_rebalance.pipeline.rebalances import (
-    EPISODE_SCHEMA, episodes_from_records, rebalances_from_records, rebalances_of, segments_are_exact,
+    EPISODE_SCHEMA,
+    episodes_from_records,
+    rebalances_from_records,
+    rebalances_of,
+    segments_are_exact,
 )
 
 T0 = 1_700_000_000_000
@@ -36,28 +49,52 @@ T0 = 1_700_000_000_000
 
 def member(mid, parts, instance=None):
     asg = encode_assignment(Assignment(tuple(TopicPartition("t", p) for p in parts)))
-    return MemberMetadata(mid, "client", "/127.0.0.1", 45000, encode_subscription(Subscription(("t",))), asg, 300000,
-                          instance)
+    return MemberMetadata(
+        mid,
+        "client",
+        "/127.0.0.1",
+        45000,
+        encode_subscription(Subscription(("t",))),
+        asg,
+        300000,
+        instance,
+    )
 
 
 def gm(group, gen, members, ts):
-    rec = group_metadata_record(group, GroupMetadataValue("consumer", gen, "range", members[0].member_id if members
-                                                          else None, tuple(members), T0 + ts))
+    rec = group_metadata_record(
+        group,
+        GroupMetadataValue(
+            "consumer",
+            gen,
+            "range",
+            members[0].member_id if members else None,
+            tuple(members),
+            T0 + ts,
+        ),
+    )
     return (*encode_record(rec), ts)
 
 
 def commit(group, p, ts, record_ts=None):
-    return (*encode_record(offset_commit_record(group, "t", p, ts, commit_timestamp=T0 + ts)),
-            ts if record_ts is None else record_ts)
+    return (
+        *encode_record(offset_commit_record(group, "t", p, ts, commit_timestamp=T0 + ts)),
+        ts if record_ts is None else record_ts,
+    )
 
 
 def source(rows) -> pa.Table:
     n = len(rows)
-    return pa.table({"key": pa.array([r[0] for r in rows], pa.binary()),
-                     "value": pa.array([r[1] for r in rows], pa.binary()),
-                     "topic": pa.array(["__consumer_offsets"] * n), "partition": pa.array([0] * n, pa.int32()),
-                     "offset": pa.array(range(n), pa.int64()),
-                     "timestamp": pa.array([T0 + r[2] for r in rows], pa.timestamp("ms"))})
+    return pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * n),
+            "partition": pa.array([0] * n, pa.int32()),
+            "offset": pa.array(range(n), pa.int64()),
+            "timestamp": pa.array([T0 + r[2] for r in rows], pa.timestamp("ms")),
+        }
+    )
 
 
 def decoded(rows) -> pa.Table:
@@ -69,14 +106,22 @@ def tables(rows, runs: bool = False):
     of consecutive commits with no GroupMetadata record of their group in between."""
     d = decoded(rows)
     gm_rows = d.filter(pc.equal(d.column("kind"), "group_metadata"))
-    c = d.filter(pc.and_(pc.equal(d.column("kind"), "offset_commit"), pc.invert(d.column("tombstone"))))
+    c = d.filter(
+        pc.and_(pc.equal(d.column("kind"), "offset_commit"), pc.invert(d.column("tombstone")))
+    )
     segs = {"group": [], "topic": [], "partition": [], "c_lo": [], "c_hi": [], "ts_ms": []}
     gm_at = {}
-    for g, o in zip(gm_rows.column("group").to_pylist(), gm_rows.column("record_offset").to_pylist()):
+    for g, o in zip(
+        gm_rows.column("group").to_pylist(), gm_rows.column("record_offset").to_pylist()
+    ):
         gm_at.setdefault(g, []).append(o)
     open_: dict = {}
-    for g, t, p, o, ts in zip(*(c.column(k).to_pylist() for k in ("group", "topic", "partition", "record_offset",
-                                                                   "commit_timestamp"))):
+    for g, t, p, o, ts in zip(
+        *(
+            c.column(k).to_pylist()
+            for k in ("group", "topic", "partition", "record_offset", "commit_timestamp")
+        )
+    ):
         era = sum(1 for x in gm_at.get(g, ()) if x < o)
         key = (g, t, p, era)
         if runs and key in open_:
@@ -86,9 +131,19 @@ def tables(rows, runs: bool = False):
         open_[key] = len(segs["group"])
         for k, v in zip(segs, (g, t, p, o, o, ts)):
             segs[k].append(v)
-    return gm_rows, pa.table(segs, schema=pa.schema([("group", pa.string()), ("topic", pa.string()),
-                                                     ("partition", pa.int32()), ("c_lo", pa.int64()),
-                                                     ("c_hi", pa.int64()), ("ts_ms", pa.int64())]))
+    return gm_rows, pa.table(
+        segs,
+        schema=pa.schema(
+            [
+                ("group", pa.string()),
+                ("topic", pa.string()),
+                ("partition", pa.int32()),
+                ("c_lo", pa.int64()),
+                ("c_hi", pa.int64()),
+                ("ts_ms", pa.int64()),
+            ]
+        ),
+    )
 
 
 def starts(eps: pd.DataFrame) -> list[tuple]:
@@ -96,8 +151,15 @@ def starts(eps: pd.DataFrame) -> list[tuple]:
     out = []
     for _, r in eps.iterrows():
         s = None if pd.isna(r["start"]) else int(r["start"].value // 1_000_000) - T0
-        out.append((r["group"], int(r["generation_to"]), s, None if pd.isna(r["duration_ms"]) else int(r["duration_ms"]),
-                    r["start_source"]))
+        out.append(
+            (
+                r["group"],
+                int(r["generation_to"]),
+                s,
+                None if pd.isna(r["duration_ms"]) else int(r["duration_ms"]),
+                r["start_source"],
+            )
+        )
     return out
 
 
@@ -106,9 +168,12 @@ def rolling_history():
     3000) and a reacts at its heartbeat (onJoinPrepare commit at 3400); generation 2 is stored at 3600."""
     return [
         gm("g", 1, [member("a", [0, 1]), member("b", [2])], 1000),
-        commit("g", 0, 2000), commit("g", 1, 2000), commit("g", 2, 2001),
+        commit("g", 0, 2000),
+        commit("g", 1, 2000),
+        commit("g", 2, 2001),
         commit("g", 2, 3000),  # b: close() before its LeaveGroup: the rebalance starts here
-        commit("g", 0, 3400), commit("g", 1, 3400),  # a: onJoinPrepare, the last member to react
+        commit("g", 0, 3400),
+        commit("g", 1, 3400),  # a: onJoinPrepare, the last member to react
         gm("g", 2, [member("a", [0, 1, 2])], 3600),
     ]
 
@@ -127,7 +192,10 @@ def test_no_attributable_commit_leaves_the_start_null():
         gm("g", 2, [member("a", [0])], 2000),  # nothing committed in between
         commit("g", 5, 2500),  # a partition nobody owned
         gm("g", 3, [member("a", [0])], 3000),
-        (*encode_record(offset_commit_record("g", "t", 0, 9, commit_timestamp=T0 + 100)), 3500),  # stamped earlier
+        (
+            *encode_record(offset_commit_record("g", "t", 0, 9, commit_timestamp=T0 + 100)),
+            3500,
+        ),  # stamped earlier
         gm("g", 4, [member("a", [0])], 4000),
         commit("g", 0, 4500),
         (*encode_record(group_metadata_tombstone("g")), 4600),
@@ -136,15 +204,19 @@ def test_no_attributable_commit_leaves_the_start_null():
     ]
     gm_rows, segs = tables(rows)
     assert starts(episodes_from_records(gm_rows, segs)) == [
-        ("g", g, None, None, None) for g in (1, 2, 3, 4, 5)]
+        ("g", g, None, None, None) for g in (1, 2, 3, 4, 5)
+    ]
 
 
 def test_static_members_are_attributed_by_instance_id_and_a_same_generation_record_moves_the_floor():
     rows = [
         gm("g", 1, [member("a-1", [0], "a"), member("b-1", [1], "b")], 1000),
         commit("g", 0, 1500),
-        gm("g", 1, [member("a-2", [0], "a"), member("b-1", [1], "b")], 1800),  # a rejoined: same generation
-        commit("g", 1, 2100), commit("g", 0, 2300),
+        gm(
+            "g", 1, [member("a-2", [0], "a"), member("b-1", [1], "b")], 1800
+        ),  # a rejoined: same generation
+        commit("g", 1, 2100),
+        commit("g", 0, 2300),
         gm("g", 2, [member("a-2", [0, 1], "a")], 2500),
     ]
     gm_rows, segs = tables(rows)
@@ -156,15 +228,25 @@ def test_static_members_are_attributed_by_instance_id_and_a_same_generation_reco
 def test_segments_without_partitions_cannot_stand_in_for_commits(spark):
     """The offsets pass's per-group segments cannot say whose commit a run was: driver and Spark decline them."""
     gm_rows, segs = tables(rolling_history())
-    coarse = segs.group_by(["group"]).aggregate([("c_lo", "min"), ("c_hi", "max"), ("ts_ms", "max")]).rename_columns(
-        ["group", "c_lo", "c_hi", "ts_ms"])
+    coarse = (
+        segs.group_by(["group"])
+        .aggregate([("c_lo", "min"), ("c_hi", "max"), ("ts_ms", "max")])
+        .rename_columns(["group", "c_lo", "c_hi", "ts_ms"])
+    )
     assert episodes_from_records(gm_rows, coarse) is None
     assert rebalances_from_records(spark, gm_rows, coarse) is None
     gm_df = off.group_metadata_of(spark.createDataFrame(gm_rows.to_pandas(), off.DECODED_SCHEMA))
-    assert not segments_are_exact(gm_df, spark.createDataFrame(coarse.to_pandas(), "group string, c_lo long, "
-                                                                                   "c_hi long, ts_ms long"))
-    assert segments_are_exact(gm_df, spark.createDataFrame(segs.to_pandas(), "group string, topic string, "
-                                                           "partition int, c_lo long, c_hi long, ts_ms long"))
+    assert not segments_are_exact(
+        gm_df,
+        spark.createDataFrame(coarse.to_pandas(), "group string, c_lo long, c_hi long, ts_ms long"),
+    )
+    assert segments_are_exact(
+        gm_df,
+        spark.createDataFrame(
+            segs.to_pandas(),
+            "group string, topic string, partition int, c_lo long, c_hi long, ts_ms long",
+        ),
+    )
 
 
 # ---- the driver's answer is the specification's, whatever the segmentation -----------------------------
@@ -182,8 +264,15 @@ def histories(draw):
         kind = draw(st.sampled_from(("commit", "commit", "commit", "gm", "gm", "tomb")))
         if kind == "commit":
             p = draw(st.integers(0, 4))
-            stamp = ts - draw(st.sampled_from((0, 0, 0, 5000)))  # now and then a commit time from the past
-            rows.append((*encode_record(offset_commit_record(g, "t", p, 1, commit_timestamp=T0 + stamp)), ts))
+            stamp = ts - draw(
+                st.sampled_from((0, 0, 0, 5000))
+            )  # now and then a commit time from the past
+            rows.append(
+                (
+                    *encode_record(offset_commit_record(g, "t", p, 1, commit_timestamp=T0 + stamp)),
+                    ts,
+                )
+            )
             spec.append(("commit", g, p, stamp))
         elif kind == "gm":
             gens[g] += draw(st.sampled_from((0, 1, 1)))
@@ -192,8 +281,15 @@ def histories(draw):
             names = draw(st.sampled_from((("a", "b"), ("a", "c"))))
             members = [member(names[0], parts[:cut]), member(names[1], parts[cut:])]
             rows.append(gm(g, gens[g], members, ts))
-            spec.append(("gm", g, gens[g], {p: names[0] for p in parts[:cut]} | {p: names[1] for p in parts[cut:]},
-                         ts))
+            spec.append(
+                (
+                    "gm",
+                    g,
+                    gens[g],
+                    {p: names[0] for p in parts[:cut]} | {p: names[1] for p in parts[cut:]},
+                    ts,
+                )
+            )
         else:
             rows.append((*encode_record(group_metadata_tombstone(g)), ts))
             spec.append(("tomb", g))
@@ -219,7 +315,9 @@ def expected_starts(spec) -> list[tuple]:
             if prev is None or e[2] != prev[2]:
                 reacted = [t for t in last.values() if prev is not None and prev[4] <= t <= e[4]]
                 s = min(reacted) if reacted else None
-                out.append((g, e[2], s, None if s is None else e[4] - s, None if s is None else "commit"))
+                out.append(
+                    (g, e[2], s, None if s is None else e[4] - s, None if s is None else "commit")
+                )
             prev, last = e, {}
     return out
 
@@ -242,7 +340,9 @@ def test_driver_and_spark_agree_over_commits_and_segments(spark, tmp_path):
     ts = 0
     for gen in range(1, 6):
         for g in ("g", "h"):
-            rows.append(gm(g, gen, [member(f"{g}{gen % 2}", [0, 1]), member("s", [2, 3], "static")], ts))
+            rows.append(
+                gm(g, gen, [member(f"{g}{gen % 2}", [0, 1]), member("s", [2, 3], "static")], ts)
+            )
             for _ in range(rng.randint(0, 6)):
                 ts += rng.randint(1, 40)
                 rows.append(commit(g, rng.randint(0, 4), ts))
@@ -255,16 +355,22 @@ def test_driver_and_spark_agree_over_commits_and_segments(spark, tmp_path):
     gm_df, commits = off.group_metadata_of(dec), off.commits_of(dec)
     by_commits = [tuple(r) for r in rebalances_of(gm_df, commits).collect()]
     gm_rows, segs = tables(rows, runs=True)
-    seg_df = spark.createDataFrame(segs.to_pandas(), "group string, topic string, partition int, c_lo long, "
-                                                     "c_hi long, ts_ms long")
+    seg_df = spark.createDataFrame(
+        segs.to_pandas(),
+        "group string, topic string, partition int, c_lo long, c_hi long, ts_ms long",
+    )
     by_segments = [tuple(r) for r in rebalances_of(gm_df, segments=seg_df).collect()]
     driver = [tuple(r) for r in rebalances_from_records(spark, gm_rows, segs).collect()]
     dec.unpersist()
     assert by_commits == by_segments == driver
-    assert len(driver) == 10 and sum(1 for r in driver if r[6] == "commit") == 3  # and 7 without a start
+    assert (
+        len(driver) == 10 and sum(1 for r in driver if r[6] == "commit") == 3
+    )  # and 7 without a start
     assert any(r[1] is not None and r[3] is None for r in driver)
-    assert rebalances_from_records(spark, gm_rows.slice(0, 0), None).schema == spark.createDataFrame(
-        [], EPISODE_SCHEMA).schema
+    assert (
+        rebalances_from_records(spark, gm_rows.slice(0, 0), None).schema
+        == spark.createDataFrame([], EPISODE_SCHEMA).schema
+    )
 
 
 # ---- the simulator's eager rolling restart -------------------------------------------------------------
@@ -284,13 +390,19 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
     """Before: every episode lasted 9-14 ms (the last member's commit to the record). Now the start is within a
     few ms of the simulator's PreparingRebalance when a LeaveGroup starts the rebalance, and within a heartbeat
     interval after it when a JoinGroup does (the first member learns at its next heartbeat)."""
-    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records, simulate_recording_group_metadata
+    from kafka_rebalance.demo.consumer_offsets import (
+        consumer_offsets_records,
+        simulate_recording_group_metadata,
+    )
     from kafka_rebalance.demo.run import START_MS
 
     sc = rolling_restart()
     res, writes = simulate_recording_group_metadata(sc)
-    records = (consumer_offsets_records(res.events, START_MS, group_metadata=writes) if source == "coordinator records"
-               else consumer_offsets_records(res.events, START_MS, protocol="range"))
+    records = (
+        consumer_offsets_records(res.events, START_MS, group_metadata=writes)
+        if source == "coordinator records"
+        else consumer_offsets_records(res.events, START_MS, protocol="range")
+    )
     pq.write_table(records, tmp_path / "records.parquet")
     off.run_offsets(spark, str(tmp_path / "records.parquet"), str(tmp_path / "out"))
     eps = pd.read_parquet(tmp_path / "out" / "rebalances.parquet").sort_values("end")
@@ -314,7 +426,12 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
         if "LeaveGroup" in why:
             assert abs(start - t) <= 10, (r["generation_to"], start, t)
         else:
-            assert t <= start <= t + sc.group.heartbeat_interval_ms, (r["generation_to"], start, t, why)
+            assert t <= start <= t + sc.group.heartbeat_interval_ms, (
+                r["generation_to"],
+                start,
+                t,
+                why,
+            )
         assert r["duration_ms"] > 2000 and r["start_source"] == "commit"
         checked += 1
     assert checked == 6
@@ -328,9 +445,14 @@ def _group_metadata_values(table: pa.Table) -> list:
     return d.filter(pc.equal(d.column("kind"), "group_metadata")).to_pylist()
 
 
-@pytest.mark.parametrize("name,protocol", [("eager", "range"), ("cooperative", "cooperative-sticky")])
+@pytest.mark.parametrize(
+    "name,protocol", [("eager", "range"), ("cooperative", "cooperative-sticky")]
+)
 def test_demo_group_metadata_records_carry_the_coordinators_leader_and_protocol(name, protocol):
-    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records, simulate_recording_group_metadata
+    from kafka_rebalance.demo.consumer_offsets import (
+        consumer_offsets_records,
+        simulate_recording_group_metadata,
+    )
     from kafka_rebalance.sim.api import simulate_scenario
 
     sc = rolling_restart(name, 200_000)
@@ -345,11 +467,17 @@ def test_demo_group_metadata_records_carry_the_coordinators_leader_and_protocol(
         d = json.loads(e["detail"])
         if e["kind"] == "group_state" and d["to"] == "Stable":
             stable[e["generation"]] = e["ts_ms"]
-        if e["kind"] == "group_state" and first_added is None and d["reason"].startswith("adding new member "):
+        if (
+            e["kind"] == "group_state"
+            and first_added is None
+            and d["reason"].startswith("adding new member ")
+        ):
             first_added = d["reason"].removeprefix("adding new member ")
     for g in gms:
         ids = [m["member_id"] for m in g["members"]]
-        assert g["protocol"] == protocol and g["leader"] in ids  # the leader is a member, by its member id
+        assert (
+            g["protocol"] == protocol and g["leader"] in ids
+        )  # the leader is a member, by its member id
         assert g["record_ts"].timestamp() * 1000 == stable[g["generation"]]
     # Kafka makes the first member added to an empty group its leader; the event log says who that was
     assert gms[0]["leader"] == first_added and not first_added.startswith("m0#")
@@ -362,4 +490,7 @@ def test_event_log_alone_leaves_the_leader_unknown():
     res = simulate_scenario(rolling_restart("eager", 130_000))
     gms = _group_metadata_values(consumer_offsets_records(res.events, 0, protocol="range"))
     assert gms and all(g["leader"] is None and g["protocol"] == "range" for g in gms)
-    assert all(g["protocol"] is None for g in _group_metadata_values(consumer_offsets_records(res.events, 0)))
+    assert all(
+        g["protocol"] is None
+        for g in _group_metadata_values(consumer_offsets_records(res.events, 0))
+    )

@@ -11,14 +11,24 @@ from kafka_rebalance.errors import InputError
 from kafka_rebalance.pipeline.sweep import expand_grid, run_one, run_sweep
 
 BASE = {
-    "name": "tiny", "seed": 1, "duration_ms": 60_000, "protocol": "classic",
+    "name": "tiny",
+    "seed": 1,
+    "duration_ms": 60_000,
+    "protocol": "classic",
     "group": {"id": "g", "assignors": ["range"]},
     "topics": [{"name": "t", "partitions": 6, "produce_rate": 60}],
     "members": {"count": 3},
     "events": [{"at_ms": 20_000, "kind": "leave", "member": "m1"}],
 }
-GRID = {"base": BASE, "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
-                               "static_membership": [False, True], "group.heartbeat_interval_ms": [3000, 5000]}}
+GRID = {
+    "base": BASE,
+    "grid": {
+        "protocol": ["classic", "consumer"],
+        "assignor": ["range", "cooperative-sticky", "uniform"],
+        "static_membership": [False, True],
+        "group.heartbeat_interval_ms": [3000, 5000],
+    },
+}
 
 
 def test_expand_grid_maps_axes_and_skips_nonsense():
@@ -27,7 +37,10 @@ def test_expand_grid_maps_axes_and_skips_nonsense():
     consumer = [s for s in scenarios if s["params"]["protocol"] == "consumer"]
     assert {s["doc"]["group"]["server_assignor"] for s in consumer} == {"range", "uniform"}
     classic = [s for s in scenarios if s["params"]["protocol"] == "classic"]
-    assert {tuple(s["doc"]["group"]["assignors"]) for s in classic} == {("range",), ("cooperative-sticky",)}
+    assert {tuple(s["doc"]["group"]["assignors"]) for s in classic} == {
+        ("range",),
+        ("cooperative-sticky",),
+    }
     assert BASE["group"] == {"id": "g", "assignors": ["range"]}  # the base is not mutated
     seeds, _ = expand_grid({"base": BASE, "grid": {"seeds": 3}})
     assert [s["doc"]["seed"] for s in seeds] == [0, 1, 2]
@@ -36,10 +49,21 @@ def test_expand_grid_maps_axes_and_skips_nonsense():
 
 
 def test_sweep_runs_each_scenario_as_a_task(spark, tmp_path):
-    grid = {"base": BASE, "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
-                                   "static_membership": [False]}}
+    grid = {
+        "base": BASE,
+        "grid": {
+            "protocol": ["classic", "consumer"],
+            "assignor": ["range", "cooperative-sticky", "uniform"],
+            "static_membership": [False],
+        },
+    }
     summary = run_sweep(spark, str(tmp_path / "grid.json"), str(tmp_path / "out"), grid_doc=grid)
-    assert summary["scenarios"] == 4 and summary["failed"] == 0 and summary["ok"] == 4 and summary["skipped"] == 2
+    assert (
+        summary["scenarios"] == 4
+        and summary["failed"] == 0
+        and summary["ok"] == 4
+        and summary["skipped"] == 2
+    )
     table = pd.read_parquet(tmp_path / "out" / "sweep.parquet")
     assert list(table["scenario"]) == list(range(4))
     assert table["error"].isna().all()
@@ -76,7 +100,9 @@ def test_invalid_axis_values_name_the_axis_and_value():
     e = _err({"base": BASE, "grid": {"session_timeout_ms": ["abc"]}})
     assert (e.source, e.field) == ("g.json", "grid.session_timeout_ms") and "'abc'" in e.message
     e = _err({"base": BASE, "grid": {"group.heartbeat_interval_ms": [3000, 50_000]}})
-    assert e.field == "grid.group.heartbeat_interval_ms" and "50000" in e.message  # >= the 45 s session timeout
+    assert (
+        e.field == "grid.group.heartbeat_interval_ms" and "50000" in e.message
+    )  # >= the 45 s session timeout
     e = _err({"base": BASE, "grid": {"assignor": ["range", "nope"]}})
     assert e.field == "grid.assignor" and "'nope'" in e.message
     e = _err({"base": BASE, "grid": {"assignor": [["range"]]}})

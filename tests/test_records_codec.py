@@ -53,7 +53,9 @@ def test_offset_commit_key_and_value_v3_layout():
 
 
 def test_offset_commit_value_v1_carries_expire_timestamp():
-    rec = offset_commit_record("g", "t", 3, 42, metadata="m", commit_timestamp=1000, expire_timestamp=2000)
+    rec = offset_commit_record(
+        "g", "t", 3, 42, metadata="m", commit_timestamp=1000, expire_timestamp=2000
+    )
     assert rec.value.version == 1
     assert encode_value(rec.value) == VALUE_V1
     decoded = decode_record(KEY_V1, VALUE_V1).value
@@ -72,7 +74,10 @@ def test_offset_commit_value_v0_v2_and_v4_layouts():
 
 def test_fields_absent_from_a_version_are_dropped_on_encode():
     # leaderEpoch (v3+) and expireTimestamp (v1 only) are ignorable: v0 silently drops them.
-    assert encode_value(OffsetCommitValue(42, "", 1000, leader_epoch=9, expire_timestamp=5, version=0)) == VALUE_V0
+    assert (
+        encode_value(OffsetCommitValue(42, "", 1000, leader_epoch=9, expire_timestamp=5, version=0))
+        == VALUE_V0
+    )
 
 
 def test_offset_commit_key_v0():
@@ -96,42 +101,60 @@ def test_group_metadata_value_v3_layout():
     value = GroupMetadataValue("consumer", 1, "range", "m1", (MEMBER,), 1234, version=3)
     expected = h(
         "0003",
-        "0008", b"consumer".hex(),        # protocolType
-        "00000001",                         # generation
-        "0005", b"range".hex(),           # protocol (nullable string)
-        "0002", b"m1".hex(),              # leader
-        "00000000000004d2",                 # currentStateTimestamp (v2+)
-        "00000001",                         # members: int32 count
-        "0002", b"m1".hex(),              # memberId
-        "0002", b"i1".hex(),              # groupInstanceId (v3+)
-        "0001", b"c".hex(),               # clientId
-        "0002", b"/h".hex(),              # clientHost
-        "000493e0",                         # rebalanceTimeout 300000 (v1+)
-        "0000afc8",                         # sessionTimeout 45000
-        "00000002 0001",                    # subscription bytes (int32 length)
-        "00000002 0102",                    # assignment bytes
+        "0008",
+        b"consumer".hex(),  # protocolType
+        "00000001",  # generation
+        "0005",
+        b"range".hex(),  # protocol (nullable string)
+        "0002",
+        b"m1".hex(),  # leader
+        "00000000000004d2",  # currentStateTimestamp (v2+)
+        "00000001",  # members: int32 count
+        "0002",
+        b"m1".hex(),  # memberId
+        "0002",
+        b"i1".hex(),  # groupInstanceId (v3+)
+        "0001",
+        b"c".hex(),  # clientId
+        "0002",
+        b"/h".hex(),  # clientHost
+        "000493e0",  # rebalanceTimeout 300000 (v1+)
+        "0000afc8",  # sessionTimeout 45000
+        "00000002 0001",  # subscription bytes (int32 length)
+        "00000002 0102",  # assignment bytes
     )
     assert encode_value(value) == expected
     assert encode_key(GroupMetadataKey("g")) == h("0002", "0001 67")
-    assert decode_record(h("0002", "0001 67"), expected) == GroupMetadataRecord(GroupMetadataKey("g"), value)
+    assert decode_record(h("0002", "0001 67"), expected) == GroupMetadataRecord(
+        GroupMetadataKey("g"), value
+    )
 
 
 def test_group_metadata_value_v4_flexible_layout():
     value = GroupMetadataValue("consumer", 1, None, None, (MEMBER,), 1234, version=4)
     expected = h(
         "0004",
-        "09", b"consumer".hex(),           # compact string: uvarint(len+1)
+        "09",
+        b"consumer".hex(),  # compact string: uvarint(len+1)
         "00000001",
-        "00",                               # null compact string
+        "00",  # null compact string
         "00",
         "00000000000004d2",
-        "02",                               # compact array: uvarint(count+1)
-        "03", b"m1".hex(), "03", b"i1".hex(), "02", b"c".hex(), "03", b"/h".hex(),
-        "000493e0", "0000afc8",
-        "03 0001",                          # compact bytes
+        "02",  # compact array: uvarint(count+1)
+        "03",
+        b"m1".hex(),
+        "03",
+        b"i1".hex(),
+        "02",
+        b"c".hex(),
+        "03",
+        b"/h".hex(),
+        "000493e0",
+        "0000afc8",
+        "03 0001",  # compact bytes
         "03 0102",
-        "00",                               # member tagged fields
-        "00",                               # value tagged fields
+        "00",  # member tagged fields
+        "00",  # value tagged fields
     )
     assert encode_value(value) == expected
     assert decode_record(h("0002", "0001 67"), expected).value == value
@@ -142,7 +165,11 @@ def test_group_metadata_v0_and_null_protocol():
     expected = h("0000", "0008", b"consumer".hex(), "00000003", "ffff", "ffff", "00000000")
     assert encode_value(value) == expected
     decoded = decode_record(h("0002", "0001 67"), expected).value
-    assert decoded.protocol is None and decoded.leader is None and decoded.current_state_timestamp == -1
+    assert (
+        decoded.protocol is None
+        and decoded.leader is None
+        and decoded.current_state_timestamp == -1
+    )
 
 
 def test_empty_group_and_tombstones():
@@ -181,7 +208,9 @@ def test_null_non_nullable_string_and_bad_array_length():
     with pytest.raises(RecordDecodeError, match="serialized as null"):
         decode_record(h("0001", "ffff"), None)
     with pytest.raises(RecordDecodeError, match="claims"):
-        decode_record(h("0002", "0001 67"), h("0000", "0000", "00000001", "ffff", "ffff", "7fffffff"))
+        decode_record(
+            h("0002", "0001 67"), h("0000", "0000", "00000001", "ffff", "ffff", "7fffffff")
+        )
 
 
 def test_trailing_bytes_are_ignored_like_the_loader():
@@ -194,15 +223,18 @@ def test_trailing_bytes_are_ignored_like_the_loader():
 text = st.text(max_size=20)
 i32 = st.integers(-(2**31), 2**31 - 1)
 i64 = st.integers(-(2**63), 2**63 - 1)
-tagged = st.lists(st.tuples(st.integers(0, 300), st.binary(max_size=8)), max_size=3, unique_by=lambda t: t[0]).map(
-    lambda xs: tuple(sorted(xs)))
+tagged = st.lists(
+    st.tuples(st.integers(0, 300), st.binary(max_size=8)), max_size=3, unique_by=lambda t: t[0]
+).map(lambda xs: tuple(sorted(xs)))
 
 
 @st.composite
 def offset_values(draw):
     v = draw(st.integers(0, 4))
     return OffsetCommitValue(
-        draw(i64), draw(text), draw(i64),
+        draw(i64),
+        draw(text),
+        draw(i64),
         draw(i32) if v >= 3 else -1,
         draw(i64) if v == 1 else -1,
         v,
@@ -215,16 +247,35 @@ def group_values(draw):
     v = draw(st.integers(0, 4))
     flex = v >= 4
     members = tuple(
-        MemberMetadata(draw(text), draw(text), draw(text), draw(i32), draw(st.binary(max_size=16)),
-                       draw(st.binary(max_size=16)), draw(i32) if v >= 1 else -1,
-                       draw(st.none() | text) if v >= 3 else None, draw(tagged) if flex else ())
-        for _ in range(draw(st.integers(0, 3))))
-    return GroupMetadataValue(draw(text), draw(i32), draw(st.none() | text), draw(st.none() | text), members,
-                              draw(i64) if v >= 2 else -1, v, draw(tagged) if flex else ())
+        MemberMetadata(
+            draw(text),
+            draw(text),
+            draw(text),
+            draw(i32),
+            draw(st.binary(max_size=16)),
+            draw(st.binary(max_size=16)),
+            draw(i32) if v >= 1 else -1,
+            draw(st.none() | text) if v >= 3 else None,
+            draw(tagged) if flex else (),
+        )
+        for _ in range(draw(st.integers(0, 3)))
+    )
+    return GroupMetadataValue(
+        draw(text),
+        draw(i32),
+        draw(st.none() | text),
+        draw(st.none() | text),
+        members,
+        draw(i64) if v >= 2 else -1,
+        v,
+        draw(tagged) if flex else (),
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(max_size=30), st.text(max_size=30), i32, st.integers(0, 1), st.none() | offset_values())
+@given(
+    st.text(max_size=30), st.text(max_size=30), i32, st.integers(0, 1), st.none() | offset_values()
+)
 def test_offset_commit_round_trip(group, topic, partition, kv, value):
     rec = OffsetCommitRecord(OffsetCommitKey(group, topic, partition, kv), value)
     assert decode_record(*encode_record(rec)) == rec
@@ -248,7 +299,9 @@ def test_arbitrary_bytes_decode_or_raise_record_decode_error(key, value):
 
 @pytest.mark.parametrize("version", [0, 3, 4])
 def test_every_truncation_of_group_metadata_raises(version):
-    value = encode_value(GroupMetadataValue("consumer", 1, "range", "m1", (MEMBER, MEMBER), 1234, version=version))
+    value = encode_value(
+        GroupMetadataValue("consumer", 1, "range", "m1", (MEMBER, MEMBER), 1234, version=version)
+    )
     for cut in range(len(value)):
         with pytest.raises(RecordDecodeError):
             decode_record(h("0002", "0001 67"), value[:cut])

@@ -49,7 +49,9 @@ def ownership_never_overlaps(res) -> None:
     for e in res.events:
         if e["kind"] == "assigned":
             for p in e["partitions"]:
-                assert owner.get(p) in (None, e["member"]), f"{p} owned by {owner.get(p)} and {e['member']} at {e['ts_ms']}"
+                assert owner.get(p) in (None, e["member"]), (
+                    f"{p} owned by {owner.get(p)} and {e['member']} at {e['ts_ms']}"
+                )
                 owner[p] = e["member"]
         elif e["kind"] in ("revoked", "lost") or e["kind"] in ("crash",):
             for p in e["partitions"]:
@@ -62,9 +64,18 @@ def ownership_never_overlaps(res) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour1_initial_delay_one_rebalance(seed):
-    doc = scenario(seed=seed, members={"list": [{"name": "a", "start_ms": 0}, {"name": "b", "start_ms": 1000},
-                                     {"name": "c", "start_ms": 2500}], "processing_ms_per_record": 1.0},
-                   duration_ms=60_000)
+    doc = scenario(
+        seed=seed,
+        members={
+            "list": [
+                {"name": "a", "start_ms": 0},
+                {"name": "b", "start_ms": 1000},
+                {"name": "c", "start_ms": 2500},
+            ],
+            "processing_ms_per_record": 1.0,
+        },
+        duration_ms=60_000,
+    )
     res = simulate(doc)
     s = res.summary
     assert s["rebalances"] == 1 and s["generation"] == 1
@@ -75,8 +86,14 @@ def test_behaviour1_initial_delay_one_rebalance(seed):
 @pytest.mark.parametrize("n", [3, 4])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour2_eager_rolling_restart_2n_rebalances_everyone_pauses(n, seed):
-    doc = scenario(seed=seed, members={"count": n, "processing_ms_per_record": 1.0}, duration_ms=60_000 + n * 40_000 + 30_000,
-                   events=[{"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 40_000}])
+    doc = scenario(
+        seed=seed,
+        members={"count": n, "processing_ms_per_record": 1.0},
+        duration_ms=60_000 + n * 40_000 + 30_000,
+        events=[
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 40_000}
+        ],
+    )
     res = simulate(doc)
     s = res.summary
     assert s["rebalances"] == 1 + 2 * n
@@ -87,11 +104,16 @@ def test_behaviour2_eager_rolling_restart_2n_rebalances_everyone_pauses(n, seed)
         bounced = f"m{k - 1}"
         for gen, members in ((2 * k, everyone - {bounced}), (2 * k + 1, everyone)):
             # eager: every member that held partitions revoked all of them before rejoining ...
-            revoking = {e["member"] for e in kinds(res, "revoked")
-                        if detail(e)["reason"] == "join prepare" and e["generation"] == gen - 1}
+            revoking = {
+                e["member"]
+                for e in kinds(res, "revoked")
+                if detail(e)["reason"] == "join prepare" and e["generation"] == gen - 1
+            }
             assert revoking == everyone - {bounced}, (gen, revoking)
             # ... the new generation hands partitions to exactly the members in the group ...
-            assert {e["member"] for e in kinds(res, "assigned") if e["generation"] == gen} == members, gen
+            assert {
+                e["member"] for e in kinds(res, "assigned") if e["generation"] == gen
+            } == members, gen
             # ... and every one of them paused: from its revocation (or its start) to the assignment
             for m in members:
                 assert paused[(m, gen)]["ms"] > 0, (m, gen)
@@ -103,8 +125,14 @@ def test_behaviour2_eager_rolling_restart_2n_rebalances_everyone_pauses(n, seed)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour3_static_restart_below_session_timeout_no_rebalance(seed):
     n = 4
-    doc = scenario(seed=seed, group={"static_membership": True}, duration_ms=60_000 + n * 30_000 + 30_000,
-                   events=[{"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 30_000}])
+    doc = scenario(
+        seed=seed,
+        group={"static_membership": True},
+        duration_ms=60_000 + n * 30_000 + 30_000,
+        events=[
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 30_000}
+        ],
+    )
     res = simulate(doc)
     assert res.summary["rebalances"] == 1
     # only the bounced member gives up its own partitions; nobody else revokes
@@ -117,9 +145,15 @@ def test_behaviour3_static_restart_below_session_timeout_no_rebalance(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour3_static_restart_above_session_timeout_two_per_restart(seed):
     n = 3
-    doc = scenario(seed=seed, group={"static_membership": True}, members={"count": n, "processing_ms_per_record": 1.0},
-                   duration_ms=60_000 + (n - 1) * 90_000 + 60_000 + 30_000,
-                   events=[{"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 60_000, "every_ms": 90_000}])
+    doc = scenario(
+        seed=seed,
+        group={"static_membership": True},
+        members={"count": n, "processing_ms_per_record": 1.0},
+        duration_ms=60_000 + (n - 1) * 90_000 + 60_000 + 30_000,
+        events=[
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 60_000, "every_ms": 90_000}
+        ],
+    )
     res = simulate(doc)
     assert res.summary["rebalances"] == 1 + 2 * n
     causes = [t["cause"] for t in res.summary["timeline"][1:]]
@@ -132,7 +166,9 @@ def _cooperative_join(res, k: int) -> None:
     revoked = [p for e in after if e["kind"] == "revoked" for p in e["partitions"]]
     assert len(revoked) == k and s["revocations"] == k
     assert s["partitions_moved"] == k
-    gained = [p for e in after if e["kind"] == "assigned" and e["member"] == "m3" for p in e["partitions"]]
+    gained = [
+        p for e in after if e["kind"] == "assigned" and e["member"] == "m3" for p in e["partitions"]
+    ]
     assert sorted(gained) == sorted(revoked)
     ownership_never_overlaps(res)
     paused_after = {e["member"] for e in after if e["kind"] == "paused"}
@@ -142,9 +178,13 @@ def _cooperative_join(res, k: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS + [49, 53, 96])
 def test_behaviour4_cooperative_join_moves_only_k(seed):
     """Members that answer promptly on a uniform network: exactly two generations for the join."""
-    doc = scenario(seed=seed, group={"assignors": ["cooperative-sticky"]},
-                   members={"count": 3, "processing_ms_per_record": 0.01}, network={"jitter_ms": 0},
-                   events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}])
+    doc = scenario(
+        seed=seed,
+        group={"assignors": ["cooperative-sticky"]},
+        members={"count": 3, "processing_ms_per_record": 0.01},
+        network={"jitter_ms": 0},
+        events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}],
+    )
     res = simulate(doc)
     assert res.summary["rebalances"] == 3  # initial + two generations for the join
     _cooperative_join(res, 12 // 4)
@@ -156,9 +196,12 @@ def test_behaviour4_cooperative_join_busy_members_jittery_network(seed):
     SyncGroup after the leader has already rejoined for the second round: it gets REBALANCE_IN_PROGRESS
     and one more generation follows, as in Kafka (the response is handled inside poll()). What moves
     does not change: only the k partitions, never owned twice, keepers never pause."""
-    doc = scenario(seed=seed, group={"assignors": ["cooperative-sticky"]},
-                   members={"count": 3, "processing_ms_per_record": 1.0},
-                   events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}])
+    doc = scenario(
+        seed=seed,
+        group={"assignors": ["cooperative-sticky"]},
+        members={"count": 3, "processing_ms_per_record": 1.0},
+        events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}],
+    )
     res = simulate(doc)
     n = res.summary["rebalances"]
     assert n >= 3
@@ -169,9 +212,13 @@ def test_behaviour4_cooperative_join_busy_members_jittery_network(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour4_cooperative_nothing_moves_one_rebalance(seed):
-    doc = scenario(seed=seed, group={"assignors": ["cooperative-sticky"]}, members={"count": 3, "processing_ms_per_record": 1.0},
-                   topics=[{"name": "orders", "partitions": 3, "produce_rate": 300}],
-                   events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}])
+    doc = scenario(
+        seed=seed,
+        group={"assignors": ["cooperative-sticky"]},
+        members={"count": 3, "processing_ms_per_record": 1.0},
+        topics=[{"name": "orders", "partitions": 3, "produce_rate": 300}],
+        events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}],
+    )
     res = simulate(doc)
     assert res.summary["rebalances"] == 2
     assert res.summary["revocations"] == 0 and res.summary["partitions_moved"] == 0
@@ -184,7 +231,9 @@ def test_eager_default_assignor_list_runs_eager():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour6_clean_bounce_no_duplicates(seed):
-    doc = scenario(seed=seed, events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 5000}])
+    doc = scenario(
+        seed=seed, events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 5000}]
+    )
     s = simulate(doc).summary
     assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
     assert s["rebalances"] == 3
@@ -195,7 +244,9 @@ def test_behaviour6_hard_crash_duplicates_bounded_by_autocommit_no_loss(seed):
     doc = scenario(seed=seed, events=[{"at_ms": 100_050, "kind": "crash", "member": "m1"}])
     s = simulate(doc).summary
     per_member_rate = 600 / 4  # records/s on the crashed member's partitions
-    bound = per_member_rate * 5.0 + doc["group"].get("max_poll_records", 500)  # one auto-commit interval + one batch
+    bound = per_member_rate * 5.0 + doc["group"].get(
+        "max_poll_records", 500
+    )  # one auto-commit interval + one batch
     assert 0 < s["records"]["duplicates"] <= bound
     assert s["records"]["lost"] == 0
 
@@ -204,23 +255,35 @@ def test_behaviour6_hard_crash_duplicates_bounded_by_autocommit_no_loss(seed):
 def test_behaviour6_at_most_once_no_duplicates_losses_only_in_flight(seed):
     losses = []
     for at in range(99_000, 100_001, 125):
-        doc = scenario(seed=seed, group={"delivery": "at-most-once"}, events=[{"at_ms": at, "kind": "crash", "member": "m1"}])
+        doc = scenario(
+            seed=seed,
+            group={"delivery": "at-most-once"},
+            events=[{"at_ms": at, "kind": "crash", "member": "m1"}],
+        )
         s = simulate(doc).summary
         assert s["records"]["duplicates"] == 0
         assert s["records"]["lost"] <= 500  # at most the batch in flight
         losses.append(s["records"]["lost"])
-    assert any(x > 0 for x in losses)  # a crash in the middle of a batch loses its unprocessed records
+    assert any(
+        x > 0 for x in losses
+    )  # a crash in the middle of a batch loses its unprocessed records
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour7_coordinator_failover_no_rebalance_offsets_intact(seed):
-    doc = scenario(seed=seed, events=[{"at_ms": 120_000, "kind": "coordinator_failover", "down_ms": 5000}])
+    doc = scenario(
+        seed=seed, events=[{"at_ms": 120_000, "kind": "coordinator_failover", "down_ms": 5000}]
+    )
     res = simulate(doc)
     s = res.summary
     assert s["rebalances"] == 1
     assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
     loaded = kinds(res, "coordinator_loaded")
-    assert len(loaded) == 1 and detail(loaded[0])["members"] == 4 and detail(loaded[0])["generation"] == 1
+    assert (
+        len(loaded) == 1
+        and detail(loaded[0])["members"] == 4
+        and detail(loaded[0])["generation"] == 1
+    )
     # committed offsets after the failover continue from where they were
     last_before: dict[str, int] = {}
     for e in kinds(res, "commit"):
@@ -234,8 +297,11 @@ def test_behaviour7_coordinator_failover_no_rebalance_offsets_intact(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_behaviour8_static_member_poll_timeout_no_leave_moves_after_session(seed):
-    doc = scenario(seed=seed, group={"static_membership": True, "max_poll_interval_ms": 60_000},
-                   events=[{"at_ms": 100_000, "kind": "pause", "member": "m2", "for_ms": 180_000}])
+    doc = scenario(
+        seed=seed,
+        group={"static_membership": True, "max_poll_interval_ms": 60_000},
+        events=[{"at_ms": 100_000, "kind": "pause", "member": "m2", "for_ms": 180_000}],
+    )
     res = simulate(doc)
     assert not kinds(res, "leave")
     assert kinds(res, "poll_timeout")
@@ -248,8 +314,11 @@ def test_behaviour8_static_member_poll_timeout_no_leave_moves_after_session(seed
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_dynamic_member_poll_timeout_sends_leave_group(seed):
-    doc = scenario(seed=seed, group={"max_poll_interval_ms": 60_000},
-                   events=[{"at_ms": 100_000, "kind": "pause", "member": "m2", "for_ms": 180_000}])
+    doc = scenario(
+        seed=seed,
+        group={"max_poll_interval_ms": 60_000},
+        events=[{"at_ms": 100_000, "kind": "pause", "member": "m2", "for_ms": 180_000}],
+    )
     res = simulate(doc)
     leaves = kinds(res, "leave")
     assert len(leaves) == 1 and leaves[0]["member"] == "m2"
@@ -258,32 +327,52 @@ def test_dynamic_member_poll_timeout_sends_leave_group(seed):
 
 
 def test_determinism_same_seed_same_event_log():
-    doc = scenario(group={"assignors": ["cooperative-sticky"]},
-                   events=[{"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 30_000},
-                           {"at_ms": 200_000, "kind": "coordinator_failover", "down_ms": 3000},
-                           {"at_ms": 210_000, "kind": "add_partitions", "topic": "orders", "count": 2}])
+    doc = scenario(
+        group={"assignors": ["cooperative-sticky"]},
+        events=[
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 30_000},
+            {"at_ms": 200_000, "kind": "coordinator_failover", "down_ms": 3000},
+            {"at_ms": 210_000, "kind": "add_partitions", "topic": "orders", "count": 2},
+        ],
+    )
     a, b = simulate(doc), simulate(copy.deepcopy(doc))
     assert json.dumps(a.events) == json.dumps(b.events)
     assert json.dumps(a.summary) == json.dumps(b.summary)
 
 
 def test_different_seeds_give_different_event_logs_same_protocol_outcome():
-    doc = scenario(events=[{"at_ms": 60_000, "kind": "restart", "member": "m1", "down_ms": 10_000}],
-                   duration_ms=120_000)
-    runs = [simulate(scenario(seed=s, events=doc["events"], duration_ms=120_000)) for s in (1, 2, 3)]
+    doc = scenario(
+        events=[{"at_ms": 60_000, "kind": "restart", "member": "m1", "down_ms": 10_000}],
+        duration_ms=120_000,
+    )
+    runs = [
+        simulate(scenario(seed=s, events=doc["events"], duration_ms=120_000)) for s in (1, 2, 3)
+    ]
     logs = [json.dumps(r.events) for r in runs]
     assert len(set(logs)) == 3  # the seed changes timings ...
     assert {r.summary["rebalances"] for r in runs} == {3}  # ... not what the protocol decides
-    assert all(r.summary["records"]["duplicates"] == 0 and r.summary["records"]["lost"] == 0 for r in runs)
+    assert all(
+        r.summary["records"]["duplicates"] == 0 and r.summary["records"]["lost"] == 0 for r in runs
+    )
     # and the same seed again is byte-identical
-    assert json.dumps(simulate(scenario(seed=2, events=doc["events"], duration_ms=120_000)).events) == logs[1]
+    assert (
+        json.dumps(simulate(scenario(seed=2, events=doc["events"], duration_ms=120_000)).events)
+        == logs[1]
+    )
 
 
 def test_jitter_knobs_can_be_switched_off():
     """network.jitter_ms and simulation.processing_jitter are the seeded draws besides heartbeat phases."""
     events = [{"at_ms": 60_000, "kind": "restart", "member": "m1", "down_ms": 10_000}]
-    quiet = simulate(scenario(seed=1, events=events, duration_ms=120_000, network={"jitter_ms": 0},
-                              simulation={"processing_jitter": 0}))
+    quiet = simulate(
+        scenario(
+            seed=1,
+            events=events,
+            duration_ms=120_000,
+            network={"jitter_ms": 0},
+            simulation={"processing_jitter": 0},
+        )
+    )
     noisy = simulate(scenario(seed=1, events=events, duration_ms=120_000))
     assert json.dumps(quiet.events) != json.dumps(noisy.events)
     for r in (quiet, noisy):
@@ -293,22 +382,32 @@ def test_jitter_knobs_can_be_switched_off():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_compare_variants_side_by_side(seed):
-    doc = scenario(seed=seed, events=[{"at_ms": 60_000, "kind": "restart", "member": "m0", "down_ms": 10_000}], duration_ms=120_000)
+    doc = scenario(
+        seed=seed,
+        events=[{"at_ms": 60_000, "kind": "restart", "member": "m0", "down_ms": 10_000}],
+        duration_ms=120_000,
+    )
     out = compare(doc, ["eager", "cooperative", "static"])
     assert set(out) == {"eager", "cooperative", "static"}
     assert out["static"]["rebalances"] == 1 < out["eager"]["rebalances"]
     assert out["cooperative"]["revocations"] < out["eager"]["revocations"]
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d.pop("duration_ms"), "duration_ms"),
-    (lambda d: d["group"].update(assignors=["nope"]), "group.assignors[0]"),
-    (lambda d: d["topics"][0].update(partitions=-1), "topics[0].partitions"),
-    (lambda d: d["events"].append({"at_ms": 1, "kind": "explode"}), "events[0].kind"),
-    (lambda d: d["events"].append({"at_ms": 1, "kind": "crash", "member": "zz"}), "events[0].member"),
-    (lambda d: d["group"].update(delivery="exactly-once"), "group.delivery"),
-    (lambda d: d.update(protocol="magic"), "protocol"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d.pop("duration_ms"), "duration_ms"),
+        (lambda d: d["group"].update(assignors=["nope"]), "group.assignors[0]"),
+        (lambda d: d["topics"][0].update(partitions=-1), "topics[0].partitions"),
+        (lambda d: d["events"].append({"at_ms": 1, "kind": "explode"}), "events[0].kind"),
+        (
+            lambda d: d["events"].append({"at_ms": 1, "kind": "crash", "member": "zz"}),
+            "events[0].member",
+        ),
+        (lambda d: d["group"].update(delivery="exactly-once"), "group.delivery"),
+        (lambda d: d.update(protocol="magic"), "protocol"),
+    ],
+)
 def test_bad_input_names_the_field(mutate, field):
     doc = scenario()
     mutate(doc)

@@ -21,16 +21,34 @@ def run_json(capsys, *argv) -> dict:
 
 def test_json_summary_has_schema_fields(capsys):
     s = run_json(capsys, str(EXAMPLES / "coordinator-failover.yaml"))
-    for key in ("rebalances", "generation", "unavailable_partition_ms", "member_paused_ms", "partitions_moved",
-                "revocations", "records", "lag", "timeline"):
+    for key in (
+        "rebalances",
+        "generation",
+        "unavailable_partition_ms",
+        "member_paused_ms",
+        "partitions_moved",
+        "revocations",
+        "records",
+        "lag",
+        "timeline",
+    ):
         assert key in s
     assert set(s["records"]) >= {"produced", "processed", "duplicates", "lost"}
     assert set(s["lag"]) >= {"max", "final"}
     assert s["rebalances"] == 1
 
 
-@pytest.mark.parametrize("name", ["rolling-restart", "scale-out", "crash", "slow-consumer", "partition-growth",
-                                  "coordinator-failover"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rolling-restart",
+        "scale-out",
+        "crash",
+        "slow-consumer",
+        "partition-growth",
+        "coordinator-failover",
+    ],
+)
 def test_examples_run(capsys, name):
     s = run_json(capsys, str(EXAMPLES / f"{name}.yaml"))
     assert s["records"]["produced"] > 0 and s["rebalances"] >= 1
@@ -40,7 +58,15 @@ def test_events_out_jsonl_and_parquet(tmp_path, capsys):
     jl = tmp_path / "ev.jsonl"
     run_json(capsys, str(EXAMPLES / "crash.yaml"), "--events-out", str(jl))
     rows = [json.loads(x) for x in jl.read_text().splitlines()]
-    assert rows and set(rows[0]) == {"ts_ms", "group", "member", "kind", "generation", "partitions", "detail"}
+    assert rows and set(rows[0]) == {
+        "ts_ms",
+        "group",
+        "member",
+        "kind",
+        "generation",
+        "partitions",
+        "detail",
+    }
     commits = [r for r in rows if r["kind"] == "commit"]
     d = json.loads(commits[0]["detail"])
     assert {"topic", "partition", "offset", "metadata", "generation"} <= set(d)
@@ -50,11 +76,21 @@ def test_events_out_jsonl_and_parquet(tmp_path, capsys):
 
     t = pqm.read_table(pq)
     assert t.num_rows == len(rows)
-    assert t.column_names == ["ts_ms", "group", "member", "kind", "generation", "partitions", "detail"]
+    assert t.column_names == [
+        "ts_ms",
+        "group",
+        "member",
+        "kind",
+        "generation",
+        "partitions",
+        "detail",
+    ]
 
 
 def test_compare_json(capsys):
-    out = run_json(capsys, str(EXAMPLES / "rolling-restart.yaml"), "--compare", "eager,cooperative,static")
+    out = run_json(
+        capsys, str(EXAMPLES / "rolling-restart.yaml"), "--compare", "eager,cooperative,static"
+    )
     assert list(out["compare"]) == ["eager", "cooperative", "static"]
     assert out["compare"]["static"]["rebalances"] < out["compare"]["eager"]["rebalances"]
 

@@ -57,9 +57,16 @@ def test_join_bumps_group_epoch_once_and_keepers_never_pause(seed):
     assert s["rebalance_protocol"] == "consumer"
     epochs_after = [t for t in s["timeline"] if t["ts_ms"] >= 100_000]
     assert len(epochs_after) == 1 and "m3" in epochs_after[0]["cause"]
-    paused_after = {e["member"] for e in res.events if e["kind"] == "paused" and e["ts_ms"] >= 100_000}
+    paused_after = {
+        e["member"] for e in res.events if e["kind"] == "paused" and e["ts_ms"] >= 100_000
+    }
     assert paused_after <= {"m3"}
-    moved = [p for e in res.events if e["kind"] == "revoked" and e["ts_ms"] >= 100_000 for p in e["partitions"]]
+    moved = [
+        p
+        for e in res.events
+        if e["kind"] == "revoked" and e["ts_ms"] >= 100_000
+        for p in e["partitions"]
+    ]
     assert len(moved) == 3  # 12 partitions over 4 members: 3 move to the newcomer
     _owners_never_overlap(res)
     assert s["records"]["duplicates"] == 0 and s["records"]["lost"] == 0
@@ -68,8 +75,12 @@ def test_join_bumps_group_epoch_once_and_keepers_never_pause(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_partition_reaches_new_owner_only_after_old_owner_revoked(seed):
     res = simulate(doc(seed=seed, events=[{"at_ms": 100_000, "kind": "join", "member": "m3"}]))
-    revoked_at = {p: e["ts_ms"] for e in res.events if e["kind"] == "revoked" and e["ts_ms"] >= 100_000
-                  for p in e["partitions"]}
+    revoked_at = {
+        p: e["ts_ms"]
+        for e in res.events
+        if e["kind"] == "revoked" and e["ts_ms"] >= 100_000
+        for p in e["partitions"]
+    }
     for e in res.events:
         if e["kind"] == "assigned" and e["member"] == "m3":
             for p in e["partitions"]:
@@ -78,9 +89,16 @@ def test_partition_reaches_new_owner_only_after_old_owner_revoked(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_slow_revoker_is_fenced_after_rebalance_timeout(seed):
-    res = simulate(doc(seed=seed, group={"rebalance_timeout_ms": 20_000},
-                       events=[{"at_ms": 99_000, "kind": "pause", "member": "m0", "for_ms": 60_000},
-                               {"at_ms": 100_000, "kind": "join", "member": "m3"}]))
+    res = simulate(
+        doc(
+            seed=seed,
+            group={"rebalance_timeout_ms": 20_000},
+            events=[
+                {"at_ms": 99_000, "kind": "pause", "member": "m0", "for_ms": 60_000},
+                {"at_ms": 100_000, "kind": "join", "member": "m3"},
+            ],
+        )
+    )
     removed = [json.loads(e["detail"]) for e in res.events if e["kind"] == "member_removed"]
     assert any(d["reason"] == "rebalance timeout" for d in removed)
     _owners_never_overlap(res)
@@ -88,22 +106,35 @@ def test_slow_revoker_is_fenced_after_rebalance_timeout(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_static_restart_within_session_no_epoch_bump(seed):
-    res = simulate(doc(seed=seed, group={"static_membership": True},
-                       events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 10_000}]))
+    res = simulate(
+        doc(
+            seed=seed,
+            group={"static_membership": True},
+            events=[{"at_ms": 100_000, "kind": "restart", "member": "m1", "down_ms": 10_000}],
+        )
+    )
     assert not [t for t in res.summary["timeline"] if t["ts_ms"] >= 100_000]
 
 
 def test_compare_includes_consumer_protocol():
-    d = doc(protocol="classic", group={"assignors": ["range"]},
-            events=[{"at_ms": 60_000, "kind": "restart", "member": "m0", "down_ms": 10_000}], duration_ms=120_000)
+    d = doc(
+        protocol="classic",
+        group={"assignors": ["range"]},
+        events=[{"at_ms": 60_000, "kind": "restart", "member": "m0", "down_ms": 10_000}],
+        duration_ms=120_000,
+    )
     out = compare(d, ["eager", "consumer"])
     assert out["consumer"]["rebalance_protocol"] == "consumer"
     assert out["consumer"]["member_paused_ms"] < out["eager"]["member_paused_ms"]
 
 
 def test_consumer_protocol_deterministic():
-    d = doc(events=[{"at_ms": 50_000, "kind": "rolling_restart", "down_ms": 5000, "every_ms": 20_000},
-                    {"at_ms": 150_000, "kind": "coordinator_failover", "down_ms": 3000}])
+    d = doc(
+        events=[
+            {"at_ms": 50_000, "kind": "rolling_restart", "down_ms": 5000, "every_ms": 20_000},
+            {"at_ms": 150_000, "kind": "coordinator_failover", "down_ms": 3000},
+        ]
+    )
     a, b = simulate(d), simulate(copy.deepcopy(d))
     assert json.dumps(a.events) == json.dumps(b.events)
 

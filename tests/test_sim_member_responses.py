@@ -8,9 +8,15 @@ from kafka_rebalance.group.errors import Errors
 from kafka_rebalance.sim.api import parse_simulation_scenario
 from kafka_rebalance.sim.world import Simulation
 
-DOC = {"name": "t", "seed": 1, "duration_ms": 120_000, "group": {"id": "g", "assignors": ["range"]},
-       "topics": [{"name": "t", "partitions": 4, "produce_rate": 10}],
-       "members": {"count": 2, "processing_ms_per_record": 1.0}, "events": []}
+DOC = {
+    "name": "t",
+    "seed": 1,
+    "duration_ms": 120_000,
+    "group": {"id": "g", "assignors": ["range"]},
+    "topics": [{"name": "t", "partitions": 4, "produce_rate": 10}],
+    "members": {"count": 2, "processing_ms_per_record": 1.0},
+    "events": [],
+}
 
 
 def stable_member():
@@ -24,12 +30,16 @@ def stable_member():
 
 def test_rebalance_in_progress_rejoins_only_a_stable_member():
     _, m = stable_member()
-    m.state = MemberState.COMPLETING_REBALANCE  # awaiting SyncGroup: the SyncGroup answer carries the news
+    m.state = (
+        MemberState.COMPLETING_REBALANCE
+    )  # awaiting SyncGroup: the SyncGroup answer carries the news
     m.on_heartbeat_response(Errors.REBALANCE_IN_PROGRESS, (m.generation, m.member_id))
     assert not m.rejoin_needed and m.generation == 1
     m.state = MemberState.STABLE
     m.on_heartbeat_response(Errors.REBALANCE_IN_PROGRESS, (m.generation, m.member_id))
-    assert m.state is MemberState.PREPARING_REBALANCE and m.join_inflight  # idle: poll() rejoined at once
+    assert (
+        m.state is MemberState.PREPARING_REBALANCE and m.join_inflight
+    )  # idle: poll() rejoined at once
 
 
 def test_a_generation_error_about_a_generation_left_since_is_ignored():

@@ -45,36 +45,78 @@ def test_event_loop_orders_by_time_then_insertion_and_moves_timers():
 
 MEMBERS = [f"m{i}" for i in range(4)]
 fault = st.one_of(
-    st.builds(lambda at, m: {"at_ms": at, "kind": "crash", "member": m}, st.integers(20_000, 150_000),
-              st.sampled_from(MEMBERS)),
-    st.builds(lambda at, m, d: {"at_ms": at, "kind": "restart", "member": m, "down_ms": d},
-              st.integers(20_000, 150_000), st.sampled_from(MEMBERS), st.integers(0, 60_000)),
-    st.builds(lambda at, m: {"at_ms": at, "kind": "leave", "member": m}, st.integers(20_000, 150_000),
-              st.sampled_from(MEMBERS)),
-    st.builds(lambda at, m, f: {"at_ms": at, "kind": "pause", "member": m, "for_ms": f},
-              st.integers(20_000, 150_000), st.sampled_from(MEMBERS), st.integers(1, 90_000)),
-    st.builds(lambda at, d: {"at_ms": at, "kind": "coordinator_failover", "down_ms": d},
-              st.integers(20_000, 150_000), st.integers(1, 10_000)),
-    st.builds(lambda at: {"at_ms": at, "kind": "join", "member": "m9"}, st.integers(20_000, 150_000)),
-    st.builds(lambda at: {"at_ms": at, "kind": "add_partitions", "topic": "orders", "count": 2},
-              st.integers(20_000, 150_000)),
+    st.builds(
+        lambda at, m: {"at_ms": at, "kind": "crash", "member": m},
+        st.integers(20_000, 150_000),
+        st.sampled_from(MEMBERS),
+    ),
+    st.builds(
+        lambda at, m, d: {"at_ms": at, "kind": "restart", "member": m, "down_ms": d},
+        st.integers(20_000, 150_000),
+        st.sampled_from(MEMBERS),
+        st.integers(0, 60_000),
+    ),
+    st.builds(
+        lambda at, m: {"at_ms": at, "kind": "leave", "member": m},
+        st.integers(20_000, 150_000),
+        st.sampled_from(MEMBERS),
+    ),
+    st.builds(
+        lambda at, m, f: {"at_ms": at, "kind": "pause", "member": m, "for_ms": f},
+        st.integers(20_000, 150_000),
+        st.sampled_from(MEMBERS),
+        st.integers(1, 90_000),
+    ),
+    st.builds(
+        lambda at, d: {"at_ms": at, "kind": "coordinator_failover", "down_ms": d},
+        st.integers(20_000, 150_000),
+        st.integers(1, 10_000),
+    ),
+    st.builds(
+        lambda at: {"at_ms": at, "kind": "join", "member": "m9"}, st.integers(20_000, 150_000)
+    ),
+    st.builds(
+        lambda at: {"at_ms": at, "kind": "add_partitions", "topic": "orders", "count": 2},
+        st.integers(20_000, 150_000),
+    ),
 )
 
 
 @settings(max_examples=12, deadline=None)
-@example(events=[{"at_ms": 20000, "kind": "restart", "member": "m0", "down_ms": 0},
-                 {"at_ms": 20000, "kind": "pause", "member": "m1", "for_ms": 60000}],
-         assignor="cooperative-sticky", static=False, delivery="at-least-once", seed=3)  # a member kicked mid-batch
-@given(events=st.lists(fault, max_size=5), assignor=st.sampled_from(["range", "cooperative-sticky"]),
-       static=st.booleans(), delivery=st.sampled_from(["at-least-once", "at-most-once"]),
-       seed=st.integers(0, 2**31 - 1))
+@example(
+    events=[
+        {"at_ms": 20000, "kind": "restart", "member": "m0", "down_ms": 0},
+        {"at_ms": 20000, "kind": "pause", "member": "m1", "for_ms": 60000},
+    ],
+    assignor="cooperative-sticky",
+    static=False,
+    delivery="at-least-once",
+    seed=3,
+)  # a member kicked mid-batch
+@given(
+    events=st.lists(fault, max_size=5),
+    assignor=st.sampled_from(["range", "cooperative-sticky"]),
+    static=st.booleans(),
+    delivery=st.sampled_from(["at-least-once", "at-most-once"]),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_random_faults_keep_invariants(events, assignor, static, delivery, seed):
-    doc = {"name": "prop", "seed": seed, "duration_ms": 200_000,
-           "group": {"id": "g", "assignors": [assignor], "static_membership": static, "delivery": delivery,
-                     "max_poll_interval_ms": 60_000, "metadata_max_age_ms": 30_000},
-           "topics": [{"name": "orders", "partitions": 8, "produce_rate": 400}],
-           "members": {"count": 4, "processing_ms_per_record": 1.0},
-           "events": sorted(events, key=lambda e: e["at_ms"])}
+    doc = {
+        "name": "prop",
+        "seed": seed,
+        "duration_ms": 200_000,
+        "group": {
+            "id": "g",
+            "assignors": [assignor],
+            "static_membership": static,
+            "delivery": delivery,
+            "max_poll_interval_ms": 60_000,
+            "metadata_max_age_ms": 30_000,
+        },
+        "topics": [{"name": "orders", "partitions": 8, "produce_rate": 400}],
+        "members": {"count": 4, "processing_ms_per_record": 1.0},
+        "events": sorted(events, key=lambda e: e["at_ms"]),
+    }
     res = simulate(doc)
     s = res.summary
     r = s["records"]

@@ -16,12 +16,14 @@ from kafka_rebalance.assign.rounds import run_rounds
 from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
 from kafka_rebalance.model import parse_group_scenario
 
-VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "vectors"
 ASSIGNORS = {"sticky": StickyAssignor, "cooperative-sticky": CooperativeStickyAssignor}
 
 
 def _vector_files() -> list[Path]:
-    return sorted((VECTORS / "assignors").glob("*.json")) + sorted((VECTORS / "assignors-large").glob("*.json"))
+    return sorted((VECTORS / "assignors").glob("*.json")) + sorted(
+        (VECTORS / "assignors-large").glob("*.json")
+    )
 
 
 _CACHE: dict[Path, dict] = {}

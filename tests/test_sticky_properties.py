@@ -21,10 +21,15 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_rebalance.assign.javacompat import string_key
 from kafka_rebalance.assign.rounds import next_round_spec
 from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
-from kafka_rebalance.assign.sticky_common import KafkaAssignorFailure, RackInfo, build_context, resolve_owned
-from kafka_rebalance.assign.javacompat import string_key
+from kafka_rebalance.assign.sticky_common import (
+    KafkaAssignorFailure,
+    RackInfo,
+    build_context,
+    resolve_owned,
+)
 from kafka_rebalance.assign.sticky_constrained import ConstrainedAssignmentBuilder
 from kafka_rebalance.assign.sticky_general import GeneralAssignmentBuilder
 from kafka_rebalance.assign.userdata import (
@@ -50,10 +55,16 @@ def groups(draw, uniform: bool | None = None, racks: bool | None = None) -> Grou
         n = draw(st.integers(0, 12))
         racks: tuple[frozenset[str], ...] = ()
         if with_racks:
-            racks = tuple(frozenset(draw(st.sets(st.sampled_from(RACKS), max_size=2))) for _ in range(n))
+            racks = tuple(
+                frozenset(draw(st.sets(st.sampled_from(RACKS), max_size=2))) for _ in range(n)
+            )
         topics[f"t{i}"] = TopicMetadata(f"t{i}", n, racks)
     names = list(topics) + ["ghost"]  # "ghost" is subscribed to but absent from metadata
-    ids = draw(st.lists(st.text("abcxyz0123-", min_size=1, max_size=6), min_size=1, max_size=7, unique=True))
+    ids = draw(
+        st.lists(
+            st.text("abcxyz0123-", min_size=1, max_size=6), min_size=1, max_size=7, unique=True
+        )
+    )
     same = draw(st.booleans()) if uniform is None else uniform
     common = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
     members = []
@@ -91,7 +102,7 @@ def _check_basic(spec: GroupSpec, result, cooperative: bool, strict: bool = True
                 assert mid in subs.get(tp.topic, set()), f"{tp} given to non-subscriber {mid}"
             assert 0 <= tp.partition < spec.topics[tp.topic].partitions
     owners = _owner_map(spec)
-    for t, who in subs.items():
+    for t, _who in subs.items():
         meta = spec.topics.get(t)
         if meta is None:
             continue
@@ -142,7 +153,9 @@ def test_sticky_when_nothing_changes(spec: GroupSpec, data) -> None:
         sizes = [len(v) for v in first.values()]
         if max(sizes) - min(sizes) <= 1:
             for mid, tps in first.items():
-                assert set(again[mid]) == set(tps), f"{assignor.name}: {mid} changed with nothing changed"
+                assert set(again[mid]) == set(tps), (
+                    f"{assignor.name}: {mid} changed with nothing changed"
+                )
 
 
 @given(groups(uniform=True, racks=False), st.data())
@@ -160,17 +173,25 @@ def test_members_keep_partitions_when_one_leaves(spec: GroupSpec, data) -> None:
         left = replace(nxt, members=tuple(m for i, m in enumerate(nxt.members) if i != gone))
         after = assignor.assign(left)
         for m in left.members:
-            assert set(first[m.member_id]) <= set(after[m.member_id]), f"{assignor.name}: {m.member_id} lost partitions"
+            assert set(first[m.member_id]) <= set(after[m.member_id]), (
+                f"{assignor.name}: {m.member_id} lost partitions"
+            )
 
 
 @given(groups(), st.data())
 @settings(max_examples=60, deadline=None)
 def test_conflicting_claims_are_resolved(spec: GroupSpec, data) -> None:
     """Random (possibly doubly claimed) owned partitions and generations still give a valid assignment."""
-    all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
+    all_tps = [
+        TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)
+    ]
     members = []
     for m in spec.members:
-        owned = data.draw(st.lists(st.sampled_from(all_tps), unique=True, max_size=6)) if all_tps else []
+        owned = (
+            data.draw(st.lists(st.sampled_from(all_tps), unique=True, max_size=6))
+            if all_tps
+            else []
+        )
         gen = data.draw(st.integers(-1, 3))
         members.append(replace(m, owned=tuple(owned), generation=gen))
     spec = replace(spec, members=tuple(members))
@@ -198,7 +219,9 @@ class _SequentialGeneral(GeneralAssignmentBuilder):
 
 def _with_uneven_owned(spec: GroupSpec, data) -> GroupSpec:
     """Members own drawn-size runs of the partitions (generation 1), the rest unowned."""
-    all_tps = [TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)]
+    all_tps = [
+        TopicPartition(t, p) for t, meta in spec.topics.items() for p in range(meta.partitions)
+    ]
     members, pool = [], list(all_tps)
     for m in spec.members:
         k = data.draw(st.integers(0, len(pool)))
@@ -226,10 +249,17 @@ def test_bulk_run_assignment_matches_one_by_one(spec: GroupSpec, data) -> None:
 def test_sticky_user_data_bytes() -> None:
     data = encode_sticky_user_data([("t1", 0), ("t0", 2), ("t1", 3)], 5)
     # ARRAY(2) of {STRING topic, ARRAY(INT32)}; "t0" (hash 3644, bin 12) iterates before "t1" (bin 13)
-    want = (b"\x00\x00\x00\x02"
-            + b"\x00\x02t0" + b"\x00\x00\x00\x01" + b"\x00\x00\x00\x02"
-            + b"\x00\x02t1" + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x03"
-            + b"\x00\x00\x00\x05")
+    want = (
+        b"\x00\x00\x00\x02"
+        + b"\x00\x02t0"
+        + b"\x00\x00\x00\x01"
+        + b"\x00\x00\x00\x02"
+        + b"\x00\x02t1"
+        + b"\x00\x00\x00\x02"
+        + b"\x00\x00\x00\x00"
+        + b"\x00\x00\x00\x03"
+        + b"\x00\x00\x00\x05"
+    )
     assert data == want
     assert decode_sticky_user_data(data) == StickyUserData((("t0", 2), ("t1", 0), ("t1", 3)), 5)
     v0 = encode_sticky_user_data([("t1", 0)], None)
@@ -247,14 +277,22 @@ def test_cooperative_user_data_bytes() -> None:
     assert decode_cooperative_user_data(None) is None
 
 
-@given(st.lists(st.tuples(st.sampled_from(["t0", "t1", "topic-x", "é", "\U0001F600t"]), st.integers(0, 99)),
-                unique=True, max_size=40), st.one_of(st.none(), st.integers(0, 1000)))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["t0", "t1", "topic-x", "é", "\U0001f600t"]), st.integers(0, 99)),
+        unique=True,
+        max_size=40,
+    ),
+    st.one_of(st.none(), st.integers(0, 1000)),
+)
 @settings(max_examples=100, deadline=None)
 def test_sticky_member_data_is_the_decoded_user_data(owned, gen) -> None:
     decoded = decode_sticky_user_data(encode_sticky_user_data(owned, gen))
     assert list(decoded.partitions) == grouped_partitions(owned)
     assert decoded.generation == gen
-    m = MemberSubscription("m", ("t0",), tuple(TopicPartition(t, p) for t, p in owned), -1 if gen is None else gen)
+    m = MemberSubscription(
+        "m", ("t0",), tuple(TopicPartition(t, p) for t, p in owned), -1 if gen is None else gen
+    )
     md = StickyAssignor.member_data(m)
     assert list(md.partitions) == list(decoded.partitions) and md.generation == gen
 
@@ -320,7 +358,9 @@ def test_bulk_round_robin_matches_kafkas_loop(spec: GroupSpec, data) -> None:
         b.exact.sort(key=string_key)
         unassigned = b._assign_rack_aware_round_robin(unassigned)
         try:
-            (b._assign_round_robin if step == "bulk" else b._assign_round_robin_stepwise)(unassigned)
+            (b._assign_round_robin if step == "bulk" else b._assign_round_robin_stepwise)(
+                unassigned
+            )
         except RuntimeError as e:
             states.append(("error", str(e)))
             continue

@@ -8,13 +8,17 @@ from kafka_rebalance.assign.userdata import group_partitions_by_topic
 
 TOPICS = [f"topic-{j}" for j in range(25)]
 
-JAVA_ONE_CALL_PER_TOPIC = ("topic-6,topic-7,topic-8,topic-9,topic-0,topic-1,topic-20,topic-2,topic-21,topic-10,topic-3,"
-                           "topic-22,topic-11,topic-4,topic-23,topic-12,topic-5,topic-24,topic-13,topic-14,topic-15,"
-                           "topic-16,topic-17,topic-18,topic-19")
+JAVA_ONE_CALL_PER_TOPIC = (
+    "topic-6,topic-7,topic-8,topic-9,topic-0,topic-1,topic-20,topic-2,topic-21,topic-10,topic-3,"
+    "topic-22,topic-11,topic-4,topic-23,topic-12,topic-5,topic-24,topic-13,topic-14,topic-15,"
+    "topic-16,topic-17,topic-18,topic-19"
+)
 # one more call for a topic already present: computeIfAbsent's resize check doubles the table
-JAVA_TRAILING_CALL = ("topic-6,topic-7,topic-8,topic-9,topic-0,topic-1,topic-2,topic-10,topic-3,topic-11,topic-4,"
-                      "topic-12,topic-5,topic-24,topic-20,topic-21,topic-22,topic-23,topic-13,topic-14,topic-15,"
-                      "topic-16,topic-17,topic-18,topic-19")
+JAVA_TRAILING_CALL = (
+    "topic-6,topic-7,topic-8,topic-9,topic-0,topic-1,topic-2,topic-10,topic-3,topic-11,topic-4,"
+    "topic-12,topic-5,topic-24,topic-20,topic-21,topic-22,topic-23,topic-13,topic-14,topic-15,"
+    "topic-16,topic-17,topic-18,topic-19"
+)
 
 
 def _order(topics: list[str]) -> str:

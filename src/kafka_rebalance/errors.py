@@ -6,13 +6,15 @@ from __future__ import annotations
 class InputError(ValueError):
     """Invalid user input; the CLI prints it and exits with code 2."""
 
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, source: str | None = None, field: str | None = None
+    ) -> None:
         self.message = message
         self.source = source
         self.field = field
         where = ": ".join(p for p in (source, f"field '{field}'" if field else None) if p)
         super().__init__(f"{where}: {message}" if where else message)
 
-    def in_file(self, source: str) -> "InputError":
+    def in_file(self, source: str) -> InputError:
         """The same error, now naming the file it came from."""
         return self if self.source else InputError(self.message, source=source, field=self.field)

@@ -30,7 +30,9 @@ def read_structured(path: str | os.PathLike) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(p)) from None
+        raise InputError(
+            f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(p)
+        ) from None
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

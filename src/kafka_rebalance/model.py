@@ -7,8 +7,8 @@ All values are frozen so they can be hashed, shared and compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from .errors import InputError
 
@@ -123,7 +123,7 @@ class ClusterSnapshot:
 
 
 # ---------------------------------------------------------------------------
-# Group scenario (SCHEMAS.md section 1): parsing from decoded JSON.
+# Group scenario (docs/formats.md section 1): parsing from decoded JSON.
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,14 @@ class GroupScenario:
     name: str = ""
 
 
-def _field(obj: object, key: str, where: str, types: type | tuple[type, ...], required: bool = True, default=None):
+def _field(
+    obj: object,
+    key: str,
+    where: str,
+    types: type | tuple[type, ...],
+    required: bool = True,
+    default=None,
+):
     if not isinstance(obj, Mapping):
         raise InputError(f"expected an object, got {type(obj).__name__}", field=where)
     if key not in obj:
@@ -142,9 +149,13 @@ def _field(obj: object, key: str, where: str, types: type | tuple[type, ...], re
         return default
     value = obj[key]
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise InputError(f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key)
+        raise InputError(
+            f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key
+        )
     if not isinstance(value, types):
-        raise InputError(f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key)
+        raise InputError(
+            f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key
+        )
     return value
 
 
@@ -162,15 +173,22 @@ _SCENARIO_KEYS = {"name", "topics", "members", "rounds", "expected", "descriptio
 def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
     for key in obj:
         if key not in allowed:
-            raise InputError(f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}.{key}" if where else key)
+            raise InputError(
+                f"unknown field (allowed: {', '.join(sorted(allowed))})",
+                field=f"{where}.{key}" if where else key,
+            )
 
 
-def topic_racks(partitions: int, rf: int, racks: Sequence[str], offset: int) -> tuple[frozenset[str], ...]:
+def topic_racks(
+    partitions: int, rf: int, racks: Sequence[str], offset: int
+) -> tuple[frozenset[str], ...]:
     """Replica j of partition p sits on racks[(p + j + offset) % len(racks)] (the vectors' layout)."""
     if not racks or rf <= 0:
         return tuple(frozenset() for _ in range(partitions))
     n = len(racks)
-    return tuple(frozenset(racks[(p + j + offset) % n] for j in range(rf)) for p in range(partitions))
+    return tuple(
+        frozenset(racks[(p + j + offset) % n] for j in range(rf)) for p in range(partitions)
+    )
 
 
 def parse_group_scenario(doc: object) -> GroupScenario:
@@ -201,11 +219,17 @@ def parse_group_scenario(doc: object) -> GroupScenario:
         if "replica_racks" in t:
             rr = _field(t, "replica_racks", where, list)
             if len(rr) != n:
-                raise InputError(f"expected {n} lists (one per partition), got {len(rr)}", field=f"{where}.replica_racks")
+                raise InputError(
+                    f"expected {n} lists (one per partition), got {len(rr)}",
+                    field=f"{where}.replica_racks",
+                )
             parsed = []
             for p, lst in enumerate(rr):
                 if not isinstance(lst, list) or not all(isinstance(r, str) for r in lst):
-                    raise InputError(f"expected a list of rack names, got {lst!r}", field=f"{where}.replica_racks[{p}]")
+                    raise InputError(
+                        f"expected a list of rack names, got {lst!r}",
+                        field=f"{where}.replica_racks[{p}]",
+                    )
                 parsed.append(frozenset(lst))
             racks = tuple(parsed)
         elif "racks" in t or "rf" in t:
@@ -213,7 +237,9 @@ def parse_group_scenario(doc: object) -> GroupScenario:
             if not rack_list:
                 raise InputError("a rack layout needs at least one rack", field=f"{where}.racks")
             if not all(isinstance(r, str) for r in rack_list):
-                raise InputError(f"expected a list of rack names, got {rack_list!r}", field=f"{where}.racks")
+                raise InputError(
+                    f"expected a list of rack names, got {rack_list!r}", field=f"{where}.racks"
+                )
             rf = _field(t, "rf", where, int, required=False, default=len(rack_list))
             if rf < 0:
                 raise InputError(f"must be >= 0, got {rf}", field=f"{where}.rf")
@@ -240,12 +266,22 @@ def parse_group_scenario(doc: object) -> GroupScenario:
         owned_doc = _field(m, "owned", where, list, required=False, default=[])
         owned = []
         for j, o in enumerate(owned_doc):
-            if (not isinstance(o, list) or len(o) != 2 or not isinstance(o[0], str)
-                    or not isinstance(o[1], int) or isinstance(o[1], bool) or o[1] < 0):
-                raise InputError(f"expected [topic, partition>=0], got {o!r}", field=f"{where}.owned[{j}]")
+            if (
+                not isinstance(o, list)
+                or len(o) != 2
+                or not isinstance(o[0], str)
+                or not isinstance(o[1], int)
+                or isinstance(o[1], bool)
+                or o[1] < 0
+            ):
+                raise InputError(
+                    f"expected [topic, partition>=0], got {o!r}", field=f"{where}.owned[{j}]"
+                )
             if o[0] in topics and o[1] >= topics[o[0]].partitions:
-                raise InputError(f"topic {o[0]!r} has {topics[o[0]].partitions} partitions, got partition {o[1]}",
-                                 field=f"{where}.owned[{j}]")
+                raise InputError(
+                    f"topic {o[0]!r} has {topics[o[0]].partitions} partitions, got partition {o[1]}",
+                    field=f"{where}.owned[{j}]",
+                )
             owned.append(TopicPartition(o[0], o[1]))
         gen = _field(m, "generation", where, int, required=False, default=DEFAULT_GENERATION)
         rack = _field(m, "rack", where, (str, type(None)), required=False, default=None)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 
@@ -15,7 +16,9 @@ stderr = Console(stderr=True)
 def emit(obj: Any, fmt: str, table: Callable[[Console, Any], None] | None = None) -> None:
     """Print `obj` as JSON (alone on stdout) or render it with `table`."""
     if fmt == "json" or table is None:
-        sys.stdout.write(json.dumps(obj, indent=None if fmt == "json" else 2, default=_jsonable) + "\n")
+        sys.stdout.write(
+            json.dumps(obj, indent=None if fmt == "json" else 2, default=_jsonable) + "\n"
+        )
         sys.stdout.flush()
         return
     table(Console(), obj)
@@ -30,5 +33,9 @@ def _jsonable(o: Any) -> Any:
 
 
 def add_format_flag(parser) -> None:
-    parser.add_argument("--format", choices=("table", "json"), default="table",
-                        help="table for people (default) or one JSON object on stdout")
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table for people (default) or one JSON object on stdout",
+    )

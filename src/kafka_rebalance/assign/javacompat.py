@@ -41,7 +41,8 @@ either; here the new key goes left ("<=").
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -226,9 +227,21 @@ def _tree_compare(a: Any, b: Any) -> int:
 class JavaHashMap:
     """`java.util.HashMap` with Java's iteration order (see module docstring)."""
 
-    __slots__ = ("_hasher", "_vals", "_meta", "_cap", "_thr", "_counts", "_trees", "_order", "_tick")
+    __slots__ = (
+        "_hasher",
+        "_vals",
+        "_meta",
+        "_cap",
+        "_thr",
+        "_counts",
+        "_trees",
+        "_order",
+        "_tick",
+    )
 
-    def __init__(self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash) -> None:
+    def __init__(
+        self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash
+    ) -> None:
         self._hasher = hasher
         self._vals: dict[Any, Any] = {}
         self._meta: dict[Any, list] = {}  # key -> [spread hash, sequence in bin]
@@ -247,14 +260,18 @@ class JavaHashMap:
     # -- construction helpers -------------------------------------------------
 
     @classmethod
-    def copy_of(cls, m: "JavaHashMap | Iterable[tuple[Any, Any]]", size: int | None = None,
-                hasher: Callable[[Any], int] = java_hash) -> "JavaHashMap":
+    def copy_of(
+        cls,
+        m: JavaHashMap | Iterable[tuple[Any, Any]],
+        size: int | None = None,
+        hasher: Callable[[Any], int] = java_hash,
+    ) -> JavaHashMap:
         """`new HashMap<>(m)`: presized for m, filled in m's iteration order."""
         out = cls(hasher=hasher if not isinstance(m, JavaHashMap) else m._hasher)
         out.put_all(m, size)
         return out
 
-    def put_all(self, m: "JavaHashMap | Iterable[tuple[Any, Any]]", size: int | None = None) -> None:
+    def put_all(self, m: JavaHashMap | Iterable[tuple[Any, Any]], size: int | None = None) -> None:
         """`putAll` / putMapEntries: presize (or pre-grow), then put in m's order."""
         items = list(m.items()) if isinstance(m, (JavaHashMap, dict)) else list(m)
         s = len(items) if size is None else size
@@ -314,7 +331,9 @@ class JavaHashMap:
             for tree in self._trees.values():
                 for i, node in enumerate(tree.order):
                     pos[node.key] = i
-            return sorted(meta, key=lambda k: ((meta[k][0] & mask), pos[k] if k in pos else meta[k][1]))
+            return sorted(
+                meta, key=lambda k: ((meta[k][0] & mask), pos[k] if k in pos else meta[k][1])
+            )
         n = len(meta)
         if n < 2048:
             return sorted(meta, key=lambda k: ((meta[k][0] & mask), meta[k][1]))
@@ -489,12 +508,16 @@ class JavaHashMap:
                 if len(nodes) <= UNTREEIFY_THRESHOLD:
                     self._relink_plain([n.key for n in nodes])
                 elif other:
-                    self._trees[index] = TreeBin([(n.key, meta[n.key][0]) for n in nodes], _tree_compare)
+                    self._trees[index] = TreeBin(
+                        [(n.key, meta[n.key][0]) for n in nodes], _tree_compare
+                    )
                 else:
                     self._trees[index] = tree
 
 
-def insertion_order(keys: list, head: bool = False, hasher: Callable[[Any], int] = java_hash) -> list:
+def insertion_order(
+    keys: list, head: bool = False, hasher: Callable[[Any], int] = java_hash
+) -> list:
     """Iteration order of a fresh `new HashMap<>()` after inserting the distinct `keys` in order.
 
     head=False is `put` (new keys at a bin's tail, resize after inserting);
@@ -515,7 +538,7 @@ def insertion_order(keys: list, head: bool = False, hasher: Callable[[Any], int]
     c = DEFAULT_INITIAL_CAPACITY
     while c <= cap:
         # while the table has c slots it holds at most the first 0.75c + 1 keys
-        present = h[:min(n, int(c * 0.75) + 1)]
+        present = h[: min(n, int(c * 0.75) + 1)]
         if int(np.bincount(present & (c - 1), minlength=c).max()) > max_in_bin:
             return _emulated_order(keys, head, hasher)
         c <<= 1
@@ -553,12 +576,15 @@ class JavaHashSet:
 
     __slots__ = ("_map",)
 
-    def __init__(self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash) -> None:
+    def __init__(
+        self, initial_capacity: int | None = None, hasher: Callable[[Any], int] = java_hash
+    ) -> None:
         self._map = JavaHashMap(initial_capacity, hasher)
 
     @classmethod
-    def copy_of(cls, items: Iterable[Any], size: int | None = None,
-                hasher: Callable[[Any], int] = java_hash) -> "JavaHashSet":
+    def copy_of(
+        cls, items: Iterable[Any], size: int | None = None, hasher: Callable[[Any], int] = java_hash
+    ) -> JavaHashSet:
         """`new HashSet<>(collection)`: presized from the collection's size, added in its order."""
         seq = list(items)
         n = len(seq) if size is None else size

@@ -10,7 +10,8 @@ that linked order. The key comparison (`compareComparables`, then
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Compare = Callable[[Any, Any], int]
 
@@ -46,7 +47,7 @@ def _rotate_left(root, p):
 
 def _rotate_right(root, p):
     if p is not None and p.left is not None:
-        l = p.left
+        l = p.left  # noqa: E741
         lr = p.left = l.right
         if lr is not None:
             lr.parent = p

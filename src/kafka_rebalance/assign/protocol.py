@@ -18,8 +18,8 @@ owned partitions; a newer version than 3 is written and read as version 3
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from ..model import TopicPartition
 
@@ -127,7 +127,9 @@ def encode_subscription(sub: Subscription, version: int = HIGHEST_SUPPORTED_VERS
         w.string(t)
     w.bytes_(sub.user_data)
     if version >= 1:
-        order = {t: i for i, t in enumerate(_java_sorted({tp.topic for tp in sub.owned_partitions}))}
+        order = {
+            t: i for i, t in enumerate(_java_sorted({tp.topic for tp in sub.owned_partitions}))
+        }
         owned = sorted(sub.owned_partitions, key=lambda tp: (order[tp.topic], tp.partition))
         groups: list[tuple[str, list[int]]] = []
         for tp in owned:
@@ -170,7 +172,7 @@ class _Reader:
         end = self.pos + n
         if n < 0 or end > len(self.buf):
             raise SchemaException(f"Buffer underflow while parsing consumer protocol's {self.what}")
-        out = self.buf[self.pos:end]
+        out = self.buf[self.pos : end]
         self.pos = end
         return out
 

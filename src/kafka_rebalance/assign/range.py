@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import itertools
 from collections import deque
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -29,7 +29,9 @@ _TP_SET_TOPIC = TopicPartition.topic.__set__  # slot descriptors: C-level field 
 _TP_SET_PARTITION = TopicPartition.partition.__set__
 
 
-def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int]) -> list[TopicPartition]:
+def new_topic_partitions(
+    topics: Sequence[str] | str, partitions: Sequence[int]
+) -> list[TopicPartition]:
     """Many `TopicPartition(topic, p)` at once, built in C loops (about 2x faster than the constructor).
 
     `topics` is one topic for all, or one per partition. The objects are the
@@ -43,7 +45,14 @@ def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int])
     gc.disable()
     try:
         objs = list(map(_TP_NEW, itertools.repeat(TopicPartition, n)))
-        deque(map(_TP_SET_TOPIC, objs, itertools.repeat(topics, n) if isinstance(topics, str) else topics), 0)
+        deque(
+            map(
+                _TP_SET_TOPIC,
+                objs,
+                itertools.repeat(topics, n) if isinstance(topics, str) else topics,
+            ),
+            0,
+        )
         deque(map(_TP_SET_PARTITION, objs, partitions), 0)
     finally:
         if collecting:
@@ -51,7 +60,9 @@ def new_topic_partitions(topics: Sequence[str] | str, partitions: Sequence[int])
     return objs
 
 
-def _distinct_subscriptions(members: Iterable[MemberSubscription]) -> dict[tuple[str, ...], list[int]]:
+def _distinct_subscriptions(
+    members: Iterable[MemberSubscription],
+) -> dict[tuple[str, ...], list[int]]:
     """Member positions per distinct subscription; members sharing a tuple object are grouped without hashing it."""
     by_object: dict[int, tuple[tuple[str, ...], list[int]]] = {}
     for i, m in enumerate(members):
@@ -82,23 +93,33 @@ def subscriber_matrix(members: Sequence[MemberSubscription], topics: Sequence[st
     return m
 
 
-def group_by_owner(member_ids: Sequence[str], owner: np.ndarray, topic_index: np.ndarray,
-                   partition: np.ndarray, topics: Sequence[str]) -> dict[str, list[TopicPartition]]:
+def group_by_owner(
+    member_ids: Sequence[str],
+    owner: np.ndarray,
+    topic_index: np.ndarray,
+    partition: np.ndarray,
+    topics: Sequence[str],
+) -> dict[str, list[TopicPartition]]:
     """Per member (owner = index into member_ids) its partitions, in the order given."""
     order = np.argsort(owner, kind="stable")
     names = np.array(list(topics), dtype=object)[topic_index[order]].tolist() if len(order) else []
     tps = new_topic_partitions(names, partition[order].tolist())
-    counts = np.bincount(owner, minlength=len(member_ids)).tolist() if len(owner) else [0] * len(member_ids)
+    counts = (
+        np.bincount(owner, minlength=len(member_ids)).tolist()
+        if len(owner)
+        else [0] * len(member_ids)
+    )
     out: dict[str, list[TopicPartition]] = {}
     pos = 0
     for mid, c in zip(member_ids, counts):
-        out[mid] = tps[pos:pos + c]
+        out[mid] = tps[pos : pos + c]
         pos += c
     return out
 
 
-def plain_ranges(member_ids: Sequence[str], subscribed: np.ndarray, topics: Sequence[str],
-                 counts: Sequence[int]) -> dict[str, list[TopicPartition]]:
+def plain_ranges(
+    member_ids: Sequence[str], subscribed: np.ndarray, topics: Sequence[str], counts: Sequence[int]
+) -> dict[str, list[TopicPartition]]:
     """Contiguous ranges per topic: its k-th subscriber (in `member_ids` order) gets
     `n // s + (k < n % s)` partitions starting at `k * (n // s) + min(k, n % s)`.
 
@@ -138,18 +159,40 @@ def sort_java_strings(values: Iterable[str]) -> list[str]:
 
 def member_info_order(members: Iterable[MemberSubscription]) -> list[MemberSubscription]:
     """Kafka's `MemberInfo` order: static members first by group.instance.id, then the rest by member id."""
-    return sorted(members, key=lambda m: (0, string_key(m.instance_id)) if m.instance_id is not None
-                  else (1, string_key(m.member_id)))
+    return sorted(
+        members,
+        key=lambda m: (
+            (0, string_key(m.instance_id))
+            if m.instance_id is not None
+            else (1, string_key(m.member_id))
+        ),
+    )
 
 
 class _TopicState:
     """One topic's progress: who may still take how many, what is still free (TopicAssignmentState)."""
 
-    __slots__ = ("topic", "consumers", "racks", "partition_racks", "unassigned", "assigned_count",
-                 "per_consumer", "extra_left", "needs_rack_aware", "n")
+    __slots__ = (
+        "topic",
+        "consumers",
+        "racks",
+        "partition_racks",
+        "unassigned",
+        "assigned_count",
+        "per_consumer",
+        "extra_left",
+        "needs_rack_aware",
+        "n",
+    )
 
-    def __init__(self, topic: str, n: int, consumers: list[str], racks: Mapping[str, str],
-                 partition_racks: Callable[[int], frozenset[str]]) -> None:
+    def __init__(
+        self,
+        topic: str,
+        n: int,
+        consumers: list[str],
+        racks: Mapping[str, str],
+        partition_racks: Callable[[int], frozenset[str]],
+    ) -> None:
         self.topic = topic
         self.n = n
         self.consumers = consumers  # sorted, unique
@@ -166,8 +209,11 @@ class _TopicState:
             self.partition_racks = []
             all_partition_racks = set()
         # AbstractPartitionAssignor.useRackAwareAssignment
-        self.needs_rack_aware = bool(consumer_racks) and not consumer_racks.isdisjoint(all_partition_racks) \
+        self.needs_rack_aware = (
+            bool(consumer_racks)
+            and not consumer_racks.isdisjoint(all_partition_racks)
             and not all(r == all_partition_racks for r in self.partition_racks)
+        )
 
     @property
     def rack_key_size(self) -> int:
@@ -236,11 +282,16 @@ class RangeAssignor:
 
     @staticmethod
     def _assign_without_racks(spec: GroupSpec, ordered: list[MemberSubscription]) -> Assignment:
-        topics = [t for t in subscribed_topics(spec.members)
-                  if t in spec.topics and spec.topics[t].partitions > 0]
+        topics = [
+            t
+            for t in subscribed_topics(spec.members)
+            if t in spec.topics and spec.topics[t].partitions > 0
+        ]
         subscribed = subscriber_matrix(ordered, topics)
         ids = [m.member_id for m in ordered]
-        by_member = plain_ranges(ids, subscribed, topics, [spec.topics[t].partitions for t in topics])
+        by_member = plain_ranges(
+            ids, subscribed, topics, [spec.topics[t].partitions for t in topics]
+        )
         return {m.member_id: by_member[m.member_id] for m in spec.members}
 
     @staticmethod
@@ -251,15 +302,19 @@ class RangeAssignor:
         for i, c in enumerate(s.consumers):
             take = s.per_consumer + (1 if i < s.extra_left else 0)
             if take:
-                out[c].extend(tps[start:start + take])
+                out[c].extend(tps[start : start + take])
             start += take
 
     @staticmethod
-    def _give(s: _TopicState, consumer: str, partitions: list[int], out: dict[str, list[TopicPartition]]) -> None:
+    def _give(
+        s: _TopicState, consumer: str, partitions: list[int], out: dict[str, list[TopicPartition]]
+    ) -> None:
         out[consumer].extend(TopicPartition(s.topic, p) for p in partitions)
         s.on_assigned(consumer, partitions)
 
-    def _assign_ranges(self, s: _TopicState, rack_filter: bool | None, out: dict[str, list[TopicPartition]]) -> None:
+    def _assign_ranges(
+        self, s: _TopicState, rack_filter: bool | None, out: dict[str, list[TopicPartition]]
+    ) -> None:
         for c in s.consumers:
             if not s.unassigned:
                 break
@@ -278,7 +333,9 @@ class RangeAssignor:
             if chosen:
                 self._give(s, c, chosen, out)
 
-    def _assign_with_rack_matching(self, states: list[_TopicState], out: dict[str, list[TopicPartition]]) -> None:
+    def _assign_with_rack_matching(
+        self, states: list[_TopicState], out: dict[str, list[TopicPartition]]
+    ) -> None:
         groups: dict[tuple, dict[int, list[_TopicState]]] = {}
         for s in states:
             key = tuple((c, s.racks.get(c)) for c in s.consumers)
@@ -290,12 +347,23 @@ class RangeAssignor:
                 elif co[0].needs_rack_aware:
                     self._assign_ranges(co[0], True, out)
 
-    def _assign_co_partitioned(self, consumers: list[str], num_partitions: int, co: list[_TopicState],
-                               out: dict[str, list[TopicPartition]]) -> None:
+    def _assign_co_partitioned(
+        self,
+        consumers: list[str],
+        num_partitions: int,
+        co: list[_TopicState],
+        out: dict[str, list[TopicPartition]],
+    ) -> None:
         remaining = list(consumers)
         for p in range(num_partitions):
-            match = next((c for c in remaining
-                          if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in co)), None)
+            match = next(
+                (
+                    c
+                    for c in remaining
+                    if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in co)
+                ),
+                None,
+            )
             if match is None:
                 continue
             for s in co:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import InputError
 from .base import Assignor
@@ -29,7 +29,9 @@ def assignor_factory(name: str) -> Callable[[], Assignor]:
     try:
         module, cls = _FACTORIES[name]
     except KeyError:
-        raise InputError(f"unknown strategy {name!r} (known: {', '.join(NAMES)})", field="strategy") from None
+        raise InputError(
+            f"unknown strategy {name!r} (known: {', '.join(NAMES)})", field="strategy"
+        ) from None
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Assignment, GroupSpec
-from .range import group_by_owner, member_info_order, sort_java_strings, subscribed_topics, subscriber_matrix
+from .range import (
+    group_by_owner,
+    member_info_order,
+    sort_java_strings,
+    subscribed_topics,
+    subscriber_matrix,
+)
 
 
 class RoundRobinAssignor:
@@ -24,8 +30,11 @@ class RoundRobinAssignor:
         if not ring:
             return {}
         n_members = len(ring)
-        topics = [t for t in sort_java_strings(subscribed_topics(spec.members))
-                  if t in spec.topics and spec.topics[t].partitions > 0]
+        topics = [
+            t
+            for t in sort_java_strings(subscribed_topics(spec.members))
+            if t in spec.topics and spec.topics[t].partitions > 0
+        ]
         subscribed = subscriber_matrix(ring, topics)
         owners, topic_index, partitions = [], [], []
         pos = 0  # the CircularIterator's cursor, as a ring position
@@ -45,6 +54,11 @@ class RoundRobinAssignor:
             partitions.append(np.arange(n))
         if not owners:
             return {m.member_id: [] for m in spec.members}
-        by_member = group_by_owner([m.member_id for m in ring], np.concatenate(owners),
-                                   np.concatenate(topic_index), np.concatenate(partitions), topics)
+        by_member = group_by_owner(
+            [m.member_id for m in ring],
+            np.concatenate(owners),
+            np.concatenate(topic_index),
+            np.concatenate(partitions),
+            topics,
+        )
         return {m.member_id: by_member[m.member_id] for m in spec.members}

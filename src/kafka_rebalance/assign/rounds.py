@@ -17,7 +17,9 @@ def next_round_spec(spec: GroupSpec, result: Assignment) -> GroupSpec:
     return GroupSpec(spec.topics, members)
 
 
-def run_rounds(assignor: Assignor, spec: GroupSpec, rounds: int) -> list[tuple[GroupSpec, Assignment]]:
+def run_rounds(
+    assignor: Assignor, spec: GroupSpec, rounds: int
+) -> list[tuple[GroupSpec, Assignment]]:
     """Run `rounds` rebalances; returns each round's input spec and output."""
     out: list[tuple[GroupSpec, Assignment]] = []
     current = spec

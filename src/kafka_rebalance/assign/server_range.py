@@ -36,6 +36,10 @@ class ServerRangeAssignor:
         # subscribed topic ids: only topics present in metadata
         topics = [t for t in subscribed_topics(spec.members) if t in spec.topics]
         subscribed = subscriber_matrix(ordered, topics)
-        by_member = plain_ranges([m.member_id for m in ordered], subscribed, topics,
-                                 [spec.topics[t].partitions for t in topics])
+        by_member = plain_ranges(
+            [m.member_id for m in ordered],
+            subscribed,
+            topics,
+            [spec.topics[t].partitions for t in topics],
+        )
         return {m.member_id: by_member[m.member_id] for m in spec.members}

@@ -36,8 +36,11 @@ class RoundStats:
     def to_json(self) -> dict[str, Any]:
         return {
             "members": dict(self.member_counts),
-            "balance": {"min": self.min_partitions, "max": self.max_partitions,
-                        "spread": self.max_partitions - self.min_partitions},
+            "balance": {
+                "min": self.min_partitions,
+                "max": self.max_partitions,
+                "spread": self.max_partitions - self.min_partitions,
+            },
             "partitions": self.partitions,
             "assigned": self.assigned,
             "kept": self.kept,
@@ -81,8 +84,13 @@ def round_stats(spec: GroupSpec, result: Assignment) -> RoundStats:
                 if replica_racks and rack not in replica_racks:
                     mismatches += 1
 
-    held_back = total - sum(1 for tp in assigned
-                            if tp.topic in subscribed and 0 <= tp.partition < spec.topics[tp.topic].partitions)
+    held_back = total - sum(
+        1
+        for tp in assigned
+        if tp.topic in subscribed and 0 <= tp.partition < spec.topics[tp.topic].partitions
+    )
     now = {(member, tp) for member, tps in result.items() for tp in tps}
     revoked = sum(1 for m in spec.members for tp in set(m.owned) if (m.member_id, tp) not in now)
-    return RoundStats(counts, total, len(assigned), kept, moved, new, held_back, revoked, mismatches)
+    return RoundStats(
+        counts, total, len(assigned), kept, moved, new, held_back, revoked, mismatches
+    )

@@ -34,7 +34,6 @@ from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
 from .userdata import grouped_partitions
 
-
 _TP_FIELDS = attrgetter("topic", "partition")
 
 
@@ -42,7 +41,9 @@ def _owned_tuples(m: MemberSubscription) -> list[TP]:
     return list(map(_TP_FIELDS, m.owned))
 
 
-def run_sticky(ctx: StickyContext) -> tuple[dict[str, list[TP]], dict[TP, str] | None, OwnedResolution]:
+def run_sticky(
+    ctx: StickyContext,
+) -> tuple[dict[str, list[TP]], dict[TP, str] | None, OwnedResolution]:
     """AbstractStickyAssignor.assignPartitions: the builder's result and, for the
     constrained builder, the partitions it moved between owners."""
     res = resolve_owned(ctx)
@@ -135,7 +136,9 @@ class CooperativeStickyAssignor:
             return _to_assignment(spec, result)
 
 
-def partitions_transferring_ownership(ctx: StickyContext, result: dict[str, list[TP]]) -> dict[TP, str]:
+def partitions_transferring_ownership(
+    ctx: StickyContext, result: dict[str, list[TP]]
+) -> dict[TP, str]:
     """`computePartitionsTransferringOwnership`: added to one member while revoked from another."""
     owned_of = {c: _owned_tuples(ctx.subs[c]) for c in result}
     revoked: set[TP] = set()

@@ -16,8 +16,8 @@ Partitions are `(topic, partition)` tuples throughout; their Java hashCode is
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .base import AssignorFailure
@@ -101,7 +101,9 @@ def resolve_owned(ctx: StickyContext) -> OwnedResolution:
         sub = ctx.subs[consumer]
         if not subscribed:
             subscribed.update(sub.topics)
-        elif is_equal and not (len(sub.topics) == len(subscribed) and subscribed.issuperset(sub.topics)):
+        elif is_equal and not (
+            len(sub.topics) == len(subscribed) and subscribed.issuperset(sub.topics)
+        ):
             is_equal = False
         md = ctx.member_data[consumer]
         gen = DEFAULT_GENERATION if md.generation is None else md.generation
@@ -163,7 +165,9 @@ def _resolve_without_conflicts(ctx: StickyContext) -> OwnedResolution | None:
         union.update(parts)
         if len(union) != total:
             return None
-    return OwnedResolution(_subscriptions_equal(ctx), owned, java_key_order(ctx.member_order), set(), max_gen)
+    return OwnedResolution(
+        _subscriptions_equal(ctx), owned, java_key_order(ctx.member_order), set(), max_gen
+    )
 
 
 def _remove_first(lst: list, item) -> None:
@@ -205,7 +209,9 @@ class RackInfo:
         self._racks = racks if rack_aware else {}
         # numConsumersByPartition is built from every partition's racks whenever any consumer has a rack
         sizes = {r: len(ms) for r, ms in consumers_by_rack.items()}
-        self._num_consumers = {t: [sum(sizes.get(r, 0) for r in rs) for rs in per] for t, per in racks.items()}
+        self._num_consumers = {
+            t: [sum(sizes.get(r, 0) for r in rs) for rs in per] for t, per in racks.items()
+        }
         self._has_num = any(len(per) for per in racks.values())
 
     def partition_racks(self, tp: TP) -> frozenset[str] | None:

@@ -62,8 +62,13 @@ class _RackCount:
 
 
 class ConstrainedAssignmentBuilder:
-    def __init__(self, ctx: StickyContext, res: OwnedResolution, rack: RackInfo,
-                 transferring: dict[TP, str] | None) -> None:
+    def __init__(
+        self,
+        ctx: StickyContext,
+        res: OwnedResolution,
+        rack: RackInfo,
+        transferring: dict[TP, str] | None,
+    ) -> None:
         self.ctx = ctx
         self.res = res
         self.rack = rack
@@ -157,7 +162,7 @@ class ConstrainedAssignmentBuilder:
         out: list[TP] = []
         for t in topics:
             n, off = ppt[t], offsets[t]
-            free = np.flatnonzero(~taken[off:off + n]).tolist()
+            free = np.flatnonzero(~taken[off : off + n]).tolist()
             out.extend(zip([t] * len(free), free))
         return out
 
@@ -188,7 +193,9 @@ class ConstrainedAssignmentBuilder:
         for tp in unassigned:
             consumer = None
             rs = rack.partition_racks(tp)
-            nxt = rack.next_rack_consumer(tp, under, next_unfilled) if under_racks.any_of(rs) else -1
+            nxt = (
+                rack.next_rack_consumer(tp, under, next_unfilled) if under_racks.any_of(rs) else -1
+            )
             if nxt >= 0:
                 consumer = under[nxt]
                 count = len(assignment[consumer]) + 1
@@ -230,7 +237,9 @@ class ConstrainedAssignmentBuilder:
         """
         under, exact, assignment = self.under, self.exact, self.assignment
         min_q, max_q = self.min_quota, self.max_quota
-        needs = np.fromiter((min_q - len(assignment[c]) for c in under), dtype=np.int64, count=len(under))
+        needs = np.fromiter(
+            (min_q - len(assignment[c]) for c in under), dtype=np.int64, count=len(under)
+        )
         if len(unassigned) < 2 or (len(needs) and int(needs.min()) < 1) or min_q + 1 == min_q:
             self._assign_round_robin_stepwise(unassigned)
             return
@@ -243,7 +252,7 @@ class ConstrainedAssignmentBuilder:
         first = order[:total]
         picks = pos[first].tolist()  # phase one: member positions in `under`
         # members whose last pass falls within phase one join the minQuota list, in that order
-        done = (passes[first] == needs[pos[first]] - 1)
+        done = passes[first] == needs[pos[first]] - 1
         completed = [under[i] for i in pos[first][done].tolist()]
         remaining = total - len(picks)
         queue = exact + completed
@@ -323,9 +332,13 @@ class ConstrainedAssignmentBuilder:
         if not self.under:
             return
         if self.current_over != self.expected_over:
-            raise RuntimeError("We haven't reached the expected number of members with more than the "
-                               "minQuota partitions, but no more partitions to be assigned")
+            raise RuntimeError(
+                "We haven't reached the expected number of members with more than the "
+                "minQuota partitions, but no more partitions to be assigned"
+            )
         for member in self.under:
             if len(self.assignment[member]) != self.min_quota:
-                raise RuntimeError(f"Consumer: [{member}] doesn't reach minQuota partitions, "
-                                   "and no more partitions to be assigned")
+                raise RuntimeError(
+                    f"Consumer: [{member}] doesn't reach minQuota partitions, "
+                    "and no more partitions to be assigned"
+                )

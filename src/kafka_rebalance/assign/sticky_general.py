@@ -19,7 +19,14 @@ from bisect import bisect_left, insort
 import numpy as np
 
 from .javacompat import JavaHashSet, string_key
-from .sticky_common import DEFAULT_GENERATION, TP, KafkaAssignorFailure, OwnedResolution, RackInfo, StickyContext
+from .sticky_common import (
+    DEFAULT_GENERATION,
+    TP,
+    KafkaAssignorFailure,
+    OwnedResolution,
+    RackInfo,
+    StickyContext,
+)
 
 
 def _check(p: int, n: int) -> int:
@@ -80,10 +87,12 @@ class SortedMembers:
                 return e[2]
         return None
 
-    def first_rack_match(self, topic: str, topics_of: dict[str, set[str]], racks: frozenset[str] | None) -> str | None:
+    def first_rack_match(
+        self, topic: str, topics_of: dict[str, set[str]], racks: frozenset[str] | None
+    ) -> str | None:
         """The first subscriber without a rack mismatch: no rack, or a rack among `racks`."""
         best = None
-        for r in ([None, *racks] if racks else [None]):
+        for r in [None, *racks] if racks else [None]:
             for e in self.by_rack.get(r, ()):
                 if topic in topics_of[e[2]]:
                     if best is None or e < best:
@@ -165,7 +174,9 @@ class GeneralAssignmentBuilder:
         tc = self.topic_consumers
         # topics with the same subscriber set share a group id (bulk assignment runs)
         groups: dict[frozenset[str], int] = {}
-        self.topic_group: dict[str, int] = {t: groups.setdefault(frozenset(cs), len(groups)) for t, cs in tc.items()}
+        self.topic_group: dict[str, int] = {
+            t: groups.setdefault(frozenset(cs), len(groups)) for t, cs in tc.items()
+        }
         self.group_members: list[frozenset[str]] = list(groups)
         sorted_topics = sorted(tc, key=lambda t: (len(tc[t]), string_key(t)))
         self.topic_rank = {t: i for i, t in enumerate(sorted_topics)}
@@ -175,11 +186,14 @@ class GeneralAssignmentBuilder:
             self.topic_offset[t] = len(sap)
             sap.extend(zip([t] * ppt[t], range(ppt[t])))
         self.sorted_all_partitions = sap
-        self.sorted_members = SortedMembers(self.current, rack.consumer_racks if rack.consumer_racks else None)
+        self.sorted_members = SortedMembers(
+            self.current, rack.consumer_racks if rack.consumer_racks else None
+        )
         self.revocation_required = False
         self.movements = PartitionMovements()
-        self.own_topics: dict[str, dict[str, int]] | None = None  # built by the first full isBalanced()
-
+        self.own_topics: dict[str, dict[str, int]] | None = (
+            None  # built by the first full isBalanced()
+        )
 
     # -- build ------------------------------------------------------------------
 
@@ -217,7 +231,9 @@ class GeneralAssignmentBuilder:
             for tp in parts:
                 if tp[0] not in self.topic_consumers:
                     self.owner.pop(tp, None)
-                elif tp[0] not in subscribed or (rack.consumer_racks and rack.racks_mismatch(c, tp)):
+                elif tp[0] not in subscribed or (
+                    rack.consumer_racks and rack.racks_mismatch(c, tp)
+                ):
                     self.revocation_required = True
                 else:
                     keep.append(tp)
@@ -326,7 +342,9 @@ class GeneralAssignmentBuilder:
         self.own_topics = None
         return True
 
-    def _maybe_assign(self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool) -> None:
+    def _maybe_assign(
+        self, partitions: list[TP], rack: RackInfo | None, remove_assigned: bool
+    ) -> None:
         tc = self.topic_consumers
         if rack is None and not remove_assigned:
             # Without rack checks every partition with a subscriber is taken, and who takes
@@ -400,7 +418,7 @@ class GeneralAssignmentBuilder:
             n = int(counts[i])
             if not n:
                 continue
-            mine = [run[j] for j in by_member_list[pos:pos + n]]
+            mine = [run[j] for j in by_member_list[pos : pos + n]]
             pos = int(bounds[i])
             sm.remove(c)
             current[c].extend(mine)
@@ -444,7 +462,11 @@ class GeneralAssignmentBuilder:
             self._perform_reassignments(unassigned, prev)
         performed = self._perform_reassignments(self.sorted_all_partitions, prev)
 
-        if not initializing and performed and self._balance_score(current) >= self._balance_score(pre_assignment):
+        if (
+            not initializing
+            and performed
+            and self._balance_score(current) >= self._balance_score(pre_assignment)
+        ):
             current.clear()
             for c, v in pre_assignment.items():
                 current[c] = list(v)
@@ -471,7 +493,8 @@ class GeneralAssignmentBuilder:
                 if p is not None and p[0] not in current:
                     raise KafkaAssignorFailure(
                         f"previous owner {p[0]!r} of {tp[0]}-{tp[1]} (generation {p[1]}) takes no part in the "
-                        "reassignment; Kafka's GeneralAssignmentBuilder throws NullPointerException here")
+                        "reassignment; Kafka's GeneralAssignmentBuilder throws NullPointerException here"
+                    )
                 if p is not None and mine > len(current[p[0]]) + 1:
                     self._reassign_partition_to(tp, p[0])
                     performed = modified = True

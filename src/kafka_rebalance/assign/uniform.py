@@ -80,7 +80,9 @@ class UniformGroup:
 
     member_ids: list[str]
     subscriptions: list[list[str]]  # per member: subscribed topics in metadata, distinct, as given
-    subscribed_names: list[tuple[str, ...]]  # per member: subscribed topic names as given (may be absent)
+    subscribed_names: list[
+        tuple[str, ...]
+    ]  # per member: subscribed topic names as given (may be absent)
     owned: list[tuple[TopicPartition, ...]]  # per member: current assignment, in order given
     topics: list[str]
     topic_index: dict[str, int]
@@ -114,7 +116,9 @@ class OwnedArrays:
     partition: np.ndarray
     flat: np.ndarray  # flat partition index, -1 when the entry is not a partition of a known topic
     first: np.ndarray  # bool: first occurrence of (member, flat) among valid entries
-    objects: list[TopicPartition]  # the entries' TopicPartition objects (reused for kept partitions)
+    objects: list[
+        TopicPartition
+    ]  # the entries' TopicPartition objects (reused for kept partitions)
 
 
 def member_iteration_order(spec: GroupSpec) -> list[str]:
@@ -149,7 +153,9 @@ def _string_hashes(keys: list[str]) -> np.ndarray:
             continue
         codes = np.frombuffer("".join(keys[i] for i in idx).encode("ascii"), dtype=np.uint8)
         codes = codes.reshape(len(idx), length).astype(np.uint32)
-        powers = np.array([pow(31, length - 1 - j, 1 << 32) for j in range(length)], dtype=np.uint32)
+        powers = np.array(
+            [pow(31, length - 1 - j, 1 << 32) for j in range(length)], dtype=np.uint32
+        )
         # uint32 products and sums wrap mod 2**32, like Java int arithmetic
         out[np.array(idx)] = (codes * powers).sum(axis=1, dtype=np.uint32).astype(np.int64)
     return out
@@ -171,7 +177,9 @@ def _plain_hashmap_order(keys: list[str]) -> list[str] | None:
     cap = 16
     while True:
         threshold = int(cap * 0.75)
-        present = min(n, threshold + 1)  # the put that crosses the threshold happens at this capacity
+        present = min(
+            n, threshold + 1
+        )  # the put that crosses the threshold happens at this capacity
         if np.bincount(spread[:present] & (cap - 1)).max() > 8:
             return None
         if n <= threshold:
@@ -238,8 +246,11 @@ def flatten_owned(group: UniformGroup) -> OwnedArrays:
     objects = list(itertools.chain.from_iterable(group.owned))
     n = len(objects)
     member = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
-    topic = np.fromiter(map(group.topic_index.get, map(_TOPIC, objects), itertools.repeat(-1, n)),
-                        dtype=np.int64, count=n)
+    topic = np.fromiter(
+        map(group.topic_index.get, map(_TOPIC, objects), itertools.repeat(-1, n)),
+        dtype=np.int64,
+        count=n,
+    )
     partition = np.fromiter(map(_PARTITION, objects), dtype=np.int64, count=n)
     ok = topic >= 0
     ok[ok] = (partition[ok] >= 0) & (partition[ok] < group.counts[topic[ok]])

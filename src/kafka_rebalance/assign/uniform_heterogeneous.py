@@ -26,8 +26,17 @@ MAX_ITERATION_COUNT = 16
 class _Balancer:
     """Kafka's MemberAssignmentBalancer: a least loaded range growing right, a most loaded range growing left."""
 
-    __slots__ = ("sizes", "sorted_members", "least_end", "least_count", "next_least",
-                 "most_start", "most_end", "most_count", "next_most")
+    __slots__ = (
+        "sizes",
+        "sorted_members",
+        "least_end",
+        "least_count",
+        "next_least",
+        "most_start",
+        "most_end",
+        "most_count",
+        "next_most",
+    )
 
     def __init__(self, sizes: list[int]) -> None:
         self.sizes = sizes
@@ -107,7 +116,9 @@ class _Builder:
         n = len(group.member_ids)
         self.sizes = np.zeros(n, dtype=np.int64)
         self.owners = np.full(group.total, -1, dtype=np.int64)
-        self.subscribers = [np.flatnonzero(group.subscribed[:, j]) for j in range(len(group.topics))]
+        self.subscribers = [
+            np.flatnonzero(group.subscribed[:, j]) for j in range(len(group.topics))
+        ]
         # Conflicts (one partition in two members' current assignments): the later
         # member becomes its owner, the earlier one keeps it in its target too.
         self.leftovers: dict[int, set[int]] = {}
@@ -149,7 +160,7 @@ class _Builder:
         g = self.group
         free_by_topic = {}
         for j in range(len(g.topics)):
-            seg = self.owners[g.base[j]:g.base[j] + g.counts[j]]
+            seg = self.owners[g.base[j] : g.base[j] + g.counts[j]]
             free = np.flatnonzero(seg == -1)
             if len(free):
                 free_by_topic[j] = free + g.base[j]
@@ -169,8 +180,8 @@ class _Builder:
                     end = int(np.searchsorted(level_sizes, level, side="right"))
                     nxt = 0
                 take = min(end - nxt, k - i)
-                chunk = sm[nxt:nxt + take]
-                owners[parts[i:i + take]] = chunk
+                chunk = sm[nxt : nxt + take]
+                owners[parts[i : i + take]] = chunk
                 sizes[chunk] += 1
                 nxt += take
                 i += take
@@ -207,7 +218,7 @@ class _Builder:
             return 0  # what balancer.initialize would report; nothing to move
         balancer.initialize(subs)
         base = int(self.group.base[j])
-        seg = self.owners[base:base + int(self.group.counts[j])]
+        seg = self.owners[base : base + int(self.group.counts[j])]
         order = np.argsort(seg, kind="stable")  # partitions grouped by owner, ascending
         parts = order.tolist()
         owners_sorted = seg[order]
@@ -260,7 +271,7 @@ class _Builder:
             pos = 0
             for m, c in enumerate(counts):
                 if c:
-                    out[m].extend(tps[pos:pos + c])
+                    out[m].extend(tps[pos : pos + c])
                     pos += c
         return dict(zip(g.member_ids, out))
 

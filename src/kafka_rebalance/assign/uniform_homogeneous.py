@@ -86,7 +86,7 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     subscribed = set(topics)
     for i in range(n):
         if not slow[i]:
-            target.append(kept_objects[pos:pos + kept_count[i]])
+            target.append(kept_objects[pos : pos + kept_count[i]])
             pos += kept_count[i]
             continue
         quota = remaining[i]
@@ -117,9 +117,11 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
             continue
         end = min(at + quota, n_all)
         if at < n_fresh:
-            target[i].extend(fresh_tps[at:min(end, n_fresh)])
+            target[i].extend(fresh_tps[at : min(end, n_fresh)])
         if end > n_fresh:
-            target[i].extend(TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh:end - n_fresh])
+            target[i].extend(
+                TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh : end - n_fresh]
+            )
         at = end
     if at < n_all:
         raise PartitionAssignorException("Partitions were left unassigned")

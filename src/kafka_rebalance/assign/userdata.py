@@ -19,8 +19,8 @@ and falls back to V0 (then generation is absent), as `StickyAssignor` does.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -141,8 +141,10 @@ class _Reader:
         if n < 0:
             raise UserDataError(f"String length {n} cannot be negative")
         if n > self.remaining():
-            raise UserDataError(f"Error reading string of length {n}, only {self.remaining()} bytes available")
-        s = self.buf[self.pos:self.pos + n].decode("utf-8", errors="replace")
+            raise UserDataError(
+                f"Error reading string of length {n}, only {self.remaining()} bytes available"
+            )
+        s = self.buf[self.pos : self.pos + n].decode("utf-8", errors="replace")
         self.pos += n
         return s
 
@@ -151,7 +153,9 @@ class _Reader:
         if n < 0:
             raise UserDataError(f"Array size {n} cannot be negative")
         if n > self.remaining():
-            raise UserDataError(f"Error reading array of size {n}, only {self.remaining()} bytes available")
+            raise UserDataError(
+                f"Error reading array of size {n}, only {self.remaining()} bytes available"
+            )
         return n
 
     def int32_array(self) -> list[int]:

@@ -30,9 +30,10 @@ run by `kafka-reassign-partitions.sh` moves the replica where the plan said.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from .kafka_json import ANY_LOG_DIR, Reassignment, parse_reassignment_json
@@ -44,7 +45,11 @@ LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 REPLICA_ALTER_LOG_DIRS_IO_MAX = "replica.alter.log.dirs.io.max.bytes.per.second"
 # What the tool deletes when it clears throttles (ReassignPartitionsCommand.BROKER_LEVEL_THROTTLES ...).
-BROKER_LEVEL_THROTTLES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, REPLICA_ALTER_LOG_DIRS_IO_MAX)
+BROKER_LEVEL_THROTTLES = (
+    LEADER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_RATE,
+    REPLICA_ALTER_LOG_DIRS_IO_MAX,
+)
 TOPIC_LEVEL_THROTTLES = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
 
 
@@ -103,7 +108,9 @@ class Throttle:
         if self.rate is None:
             return {}
         value = str(int(self.rate))
-        return {b: {LEADER_THROTTLED_RATE: value, FOLLOWER_THROTTLED_RATE: value} for b in self.brokers}
+        return {
+            b: {LEADER_THROTTLED_RATE: value, FOLLOWER_THROTTLED_RATE: value} for b in self.brokers
+        }
 
     def topic_configs(self) -> dict[str, dict[str, str]]:
         if self.rate is None:
@@ -116,9 +123,11 @@ class Throttle:
         return out
 
     def to_json(self) -> dict:
-        return {"rate": self.rate,
-                "brokers": {str(b): c for b, c in self.broker_configs().items()},
-                "topics": self.topic_configs()}
+        return {
+            "rate": self.rate,
+            "brokers": {str(b): c for b, c in self.broker_configs().items()},
+            "topics": self.topic_configs(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +154,14 @@ class Batch:
 def reassignment_json(moves: Iterable[PartitionMove]) -> dict:
     """The JSON `kafka-reassign-partitions.sh --execute` reads, in the tool's own layout, sorted by partition."""
     parts = sorted(moves, key=lambda m: (m.topic, m.partition))
-    return kafka_reassignment_json(Reassignment(m.topic, m.partition, m.new_replicas, m.log_dirs) for m in parts)
+    return kafka_reassignment_json(
+        Reassignment(m.topic, m.partition, m.new_replicas, m.log_dirs) for m in parts
+    )
 
 
-def throttle_for(moves: Sequence[PartitionMove], rate: int | None,
-                 offline: AbstractSet[int] = frozenset()) -> Throttle:
+def throttle_for(
+    moves: Sequence[PartitionMove], rate: int | None, offline: AbstractSet[int] = frozenset()
+) -> Throttle:
     """ReassignPartitionsCommand.calculateLeaderThrottles / calculateFollowerThrottles for these moves.
 
     The rate goes on every live source and destination: a broker that is down cannot take a config
@@ -177,13 +189,20 @@ def move_order(move: PartitionMove) -> tuple:
     return (-move.bytes_moved, -move.size_bytes, move.topic, move.partition)
 
 
-def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | None = None,
-                 max_moves: int | None = None, throttle: int | None = None,
-                 offline: AbstractSet[int] = frozenset()) -> list[Batch]:
+def plan_batches(
+    moves: Iterable[PartitionMove],
+    *,
+    max_moves_per_broker: int | None = None,
+    max_moves: int | None = None,
+    throttle: int | None = None,
+    offline: AbstractSet[int] = frozenset(),
+) -> list[Batch]:
     """Every changing move in exactly one batch, caps respected, largest first (no throttle on `offline`)."""
     # Named by the command's flags: the CLI is the only place these numbers come from.
     if max_moves_per_broker is not None and max_moves_per_broker < 1:
-        raise InputError(f"must be >= 1, got {max_moves_per_broker}", field="--max-moves-per-broker")
+        raise InputError(
+            f"must be >= 1, got {max_moves_per_broker}", field="--max-moves-per-broker"
+        )
     if max_moves is not None and max_moves < 1:
         raise InputError(f"must be >= 1, got {max_moves}", field="--max-moves")
     if throttle is not None and throttle < 0:
@@ -192,7 +211,9 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
     seen: set[tuple[str, int]] = set()
     for m in pending:
         if (m.topic, m.partition) in seen:
-            raise InputError(f"partition {m.topic}-{m.partition} appears twice in the plan", field="partitions")
+            raise InputError(
+                f"partition {m.topic}-{m.partition} appears twice in the plan", field="partitions"
+            )
         seen.add((m.topic, m.partition))
     # First fit over batches in move order. This equals "fill batch 1 greedily from the ordered list, then
     # batch 2 from what is left, ..." (a move lands in the first batch where it fits given the moves before
@@ -210,7 +231,9 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
                 loads.append({})
                 members.append([])
             if (max_moves is None or len(members[k]) < max_moves) and (
-                    max_moves_per_broker is None or all(loads[k].get(b, 0) < max_moves_per_broker for b in busy)):
+                max_moves_per_broker is None
+                or all(loads[k].get(b, 0) < max_moves_per_broker for b in busy)
+            ):
                 break
             k += 1
         members[k].append(m)
@@ -224,7 +247,9 @@ def plan_batches(moves: Iterable[PartitionMove], *, max_moves_per_broker: int | 
         if max_moves is not None:
             while first_open < len(members) and len(members[first_open]) >= max_moves:
                 first_open += 1
-    return [Batch(i, tuple(ms), throttle_for(ms, throttle, offline)) for i, ms in enumerate(members)]
+    return [
+        Batch(i, tuple(ms), throttle_for(ms, throttle, offline)) for i, ms in enumerate(members)
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -255,16 +280,21 @@ def parse_log_dirs(doc: object) -> dict[tuple[str, int], tuple[str, ...]]:
             continue
         for j, d in enumerate(r.log_dirs):
             if d != ANY_LOG_DIR and not _is_absolute(d):
-                raise InputError(f"expected \"{ANY_LOG_DIR}\" or an absolute log dir path for replica "
-                                 f"{r.replicas[j]}, got {d!r}", field=f"partitions[{i}].log_dirs")
+                raise InputError(
+                    f'expected "{ANY_LOG_DIR}" or an absolute log dir path for replica '
+                    f"{r.replicas[j]}, got {d!r}",
+                    field=f"partitions[{i}].log_dirs",
+                )
         out[(r.topic, r.partition)] = r.log_dirs
     return out
 
 
-def moves_from_plan(target: Mapping[tuple[str, int], Sequence[int]],
-                    current: Mapping[tuple[str, int], Sequence[int]],
-                    sizes: Mapping[tuple[str, int], float] | None = None,
-                    log_dirs: Mapping[tuple[str, int], Sequence[str]] | None = None) -> list[PartitionMove]:
+def moves_from_plan(
+    target: Mapping[tuple[str, int], Sequence[int]],
+    current: Mapping[tuple[str, int], Sequence[int]],
+    sizes: Mapping[tuple[str, int], float] | None = None,
+    log_dirs: Mapping[tuple[str, int], Sequence[str]] | None = None,
+) -> list[PartitionMove]:
     """Pair each planned partition with its current replicas; unknown partitions are an input error.
 
     `target` is in the plan file's order, so the error names the entry (`partitions[3]`).
@@ -275,9 +305,19 @@ def moves_from_plan(target: Mapping[tuple[str, int], Sequence[int]],
     for i, key in enumerate(target):
         if key not in current:
             # ReassignPartitionsCommand.getReplicaAssignmentForPartitions: "Unable to find partition: t-0"
-            raise InputError(f"Unable to find partition: {key[0]}-{key[1]} (it does not exist in the cluster)",
-                             field=f"partitions[{i}]")
+            raise InputError(
+                f"Unable to find partition: {key[0]}-{key[1]} (it does not exist in the cluster)",
+                field=f"partitions[{i}]",
+            )
         dirs = log_dirs.get(key)
-        moves.append(PartitionMove(key[0], key[1], tuple(current[key]), tuple(target[key]),
-                                   float(sizes.get(key, 0.0)), None if dirs is None else tuple(dirs)))
+        moves.append(
+            PartitionMove(
+                key[0],
+                key[1],
+                tuple(current[key]),
+                tuple(target[key]),
+                float(sizes.get(key, 0.0)),
+                None if dirs is None else tuple(dirs),
+            )
+        )
     return sorted(moves, key=lambda m: (m.topic, m.partition))

@@ -12,12 +12,16 @@ snapshot for both controller flavours (see leader_skew.py for the rules).
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
 
 from ..model import ClusterSnapshot, PartitionReplicas, TopicPartition
-from .leader_skew import (DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, MAX_ELECTIONS_PER_IMBALANCE,
-                          preferred_can_lead, zk_leader_imbalance)
+from .leader_skew import (
+    DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+    MAX_ELECTIONS_PER_IMBALANCE,
+    preferred_can_lead,
+    zk_leader_imbalance,
+)
 
 
 class SkipReason(enum.Enum):
@@ -51,9 +55,11 @@ def _why_not(p: PartitionReplicas, alive: set[int]) -> str:
     return f"preferred replica {pref} is not in the ISR {list(p.isr)}"
 
 
-def preferred_election(snapshot: ClusterSnapshot,
-                       partitions: Sequence[TopicPartition] | None = None,
-                       topics: Iterable[str] | None = None) -> ElectionPlan:
+def preferred_election(
+    snapshot: ClusterSnapshot,
+    partitions: Sequence[TopicPartition] | None = None,
+    topics: Iterable[str] | None = None,
+) -> ElectionPlan:
     """Partitions to put in the election JSON; requested ones that Kafka would fail are skipped.
 
     With no `partitions`, every partition (of `topics` when given) is considered
@@ -72,24 +78,39 @@ def preferred_election(snapshot: ClusterSnapshot,
             continue
         p = by_tp.get(tp)
         if p is None:
-            skipped.append(Skipped(tp, SkipReason.UNKNOWN_TOPIC_OR_PARTITION, "no such partition in the snapshot"))
+            skipped.append(
+                Skipped(
+                    tp, SkipReason.UNKNOWN_TOPIC_OR_PARTITION, "no such partition in the snapshot"
+                )
+            )
             continue
         if p.leader == p.replicas[0]:
             if explicit:
-                skipped.append(Skipped(tp, SkipReason.ELECTION_NOT_NEEDED,
-                                       f"preferred replica {p.replicas[0]} already leads"))
+                skipped.append(
+                    Skipped(
+                        tp,
+                        SkipReason.ELECTION_NOT_NEEDED,
+                        f"preferred replica {p.replicas[0]} already leads",
+                    )
+                )
             continue
         if not preferred_can_lead(p, alive):
-            skipped.append(Skipped(tp, SkipReason.PREFERRED_LEADER_NOT_AVAILABLE, _why_not(p, alive)))
+            skipped.append(
+                Skipped(tp, SkipReason.PREFERRED_LEADER_NOT_AVAILABLE, _why_not(p, alive))
+            )
             continue
         elect.append(tp)
     return ElectionPlan(tuple(elect), tuple(skipped))
 
 
-def apply_preferred_election(snapshot: ClusterSnapshot, elect: Iterable[TopicPartition]) -> ClusterSnapshot:
+def apply_preferred_election(
+    snapshot: ClusterSnapshot, elect: Iterable[TopicPartition]
+) -> ClusterSnapshot:
     """The snapshot after the preferred replica of each given partition became leader."""
     todo = set(elect)
-    parts = tuple(replace(p, leader=p.replicas[0]) if p.tp in todo else p for p in snapshot.partitions)
+    parts = tuple(
+        replace(p, leader=p.replicas[0]) if p.tp in todo else p for p in snapshot.partitions
+    )
     return ClusterSnapshot(snapshot.brokers, parts)
 
 
@@ -97,14 +118,18 @@ def apply_preferred_election(snapshot: ClusterSnapshot, elect: Iterable[TopicPar
 class AutoRebalanceResult:
     controller: Controller
     after: ClusterSnapshot
-    elected: tuple[tuple[TopicPartition, int | None, int | None], ...]  # (tp, old leader, new leader)
+    elected: tuple[
+        tuple[TopicPartition, int | None, int | None], ...
+    ]  # (tp, old leader, new leader)
     passes: int  # KRaft: controller passes of at most MAX_ELECTIONS_PER_IMBALANCE elections; ZK: 1
 
 
 def _kraft_preferred_leader(p: PartitionReplicas, alive: set[int]) -> int | None:
     """PartitionChangeBuilder.electPreferredLeader: preferred, else the current leader, else the first valid."""
+
     def valid(b: int | None) -> bool:
         return b is not None and b in alive and b in p.isr
+
     if valid(p.replicas[0]):
         return p.replicas[0]
     if valid(p.leader):
@@ -115,9 +140,12 @@ def _kraft_preferred_leader(p: PartitionReplicas, alive: set[int]) -> int | None
     return None  # no ELR in a snapshot: stays leaderless
 
 
-def auto_leader_rebalance(snapshot: ClusterSnapshot, controller: Controller = Controller.KRAFT,
-                          percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
-                          max_elections: int = MAX_ELECTIONS_PER_IMBALANCE) -> AutoRebalanceResult:
+def auto_leader_rebalance(
+    snapshot: ClusterSnapshot,
+    controller: Controller = Controller.KRAFT,
+    percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+    max_elections: int = MAX_ELECTIONS_PER_IMBALANCE,
+) -> AutoRebalanceResult:
     """What the controller does on its own at the next leader.imbalance.check.interval."""
     alive = {b.id for b in snapshot.brokers if b.alive}
     changes: dict[TopicPartition, int | None] = {}
@@ -144,4 +172,6 @@ def auto_leader_rebalance(snapshot: ClusterSnapshot, controller: Controller = Co
             parts.append(replace(p, leader=changes[p.tp]))
         else:
             parts.append(p)
-    return AutoRebalanceResult(controller, ClusterSnapshot(snapshot.brokers, tuple(parts)), tuple(elected), passes)
+    return AutoRebalanceResult(
+        controller, ClusterSnapshot(snapshot.brokers, tuple(parts)), tuple(elected), passes
+    )

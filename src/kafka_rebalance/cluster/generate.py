@@ -10,8 +10,8 @@ Topics are taken in name order (Kafka iterates a HashMap).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..errors import InputError
 from ..model import ClusterSnapshot
@@ -56,7 +56,9 @@ class BrokerMetadata:
     rack: str | None = None
 
 
-def replica_index(first_replica_index: int, second_replica_shift: int, replica_index_: int, n_brokers: int) -> int:
+def replica_index(
+    first_replica_index: int, second_replica_shift: int, replica_index_: int, n_brokers: int
+) -> int:
     shift = 1 + (second_replica_shift + replica_index_) % (n_brokers - 1)
     return (first_replica_index + shift) % n_brokers
 
@@ -80,28 +82,48 @@ def rack_alternated_broker_list(broker_rack: Mapping[int, str]) -> list[int]:
     return out
 
 
-def assign_replicas_to_brokers(brokers: Sequence[BrokerMetadata], n_partitions: int, replication_factor: int,
-                               fixed_start_index: int = -1, start_partition_id: int = -1,
-                               rng: JavaRandom | None = None) -> dict[int, list[int]]:
+def assign_replicas_to_brokers(
+    brokers: Sequence[BrokerMetadata],
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng: JavaRandom | None = None,
+) -> dict[int, list[int]]:
     """AdminUtils.assignReplicasToBrokers; rack aware as soon as any broker has a rack."""
     if n_partitions <= 0:
         raise InputError("Number of partitions must be larger than 0.")
     if replication_factor <= 0:
         raise InputError("Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
-        raise InputError(f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.")
+        raise InputError(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
+        )
     rng = rng or JavaRandom(0)
     if all(b.rack is None for b in brokers):
-        return _rack_unaware(n_partitions, replication_factor, [b.id for b in brokers], fixed_start_index,
-                             start_partition_id, rng)
+        return _rack_unaware(
+            n_partitions,
+            replication_factor,
+            [b.id for b in brokers],
+            fixed_start_index,
+            start_partition_id,
+            rng,
+        )
     if any(b.rack is None for b in brokers):
         raise InputError("Not all brokers have rack information for replica rack aware assignment.")
-    return _rack_aware(n_partitions, replication_factor, {b.id: b.rack for b in brokers}, fixed_start_index,
-                       start_partition_id, rng)
+    return _rack_aware(
+        n_partitions,
+        replication_factor,
+        {b.id: b.rack for b in brokers},
+        fixed_start_index,
+        start_partition_id,
+        rng,
+    )
 
 
-def _round_robin(n_partitions: int, n: int, fixed_start_index: int, start_partition_id: int,
-                 rng: JavaRandom) -> list[tuple[int, int, int]]:
+def _round_robin(
+    n_partitions: int, n: int, fixed_start_index: int, start_partition_id: int, rng: JavaRandom
+) -> list[tuple[int, int, int]]:
     """(partition id, index of its first replica, replica shift) per partition, as both of Kafka's
     layouts walk them; the start index and then the shift are drawn first, in Kafka's order."""
     start_index = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
@@ -116,11 +138,19 @@ def _round_robin(n_partitions: int, n: int, fixed_start_index: int, start_partit
     return out
 
 
-def _rack_unaware(n_partitions: int, rf: int, broker_list: list[int], fixed_start_index: int,
-                  start_partition_id: int, rng: JavaRandom) -> dict[int, list[int]]:
+def _rack_unaware(
+    n_partitions: int,
+    rf: int,
+    broker_list: list[int],
+    fixed_start_index: int,
+    start_partition_id: int,
+    rng: JavaRandom,
+) -> dict[int, list[int]]:
     n = len(broker_list)
     out: dict[int, list[int]] = {}
-    for current, first, shift in _round_robin(n_partitions, n, fixed_start_index, start_partition_id, rng):
+    for current, first, shift in _round_robin(
+        n_partitions, n, fixed_start_index, start_partition_id, rng
+    ):
         reps = [broker_list[first]]
         for j in range(rf - 1):
             reps.append(broker_list[replica_index(first, shift, j, n)])
@@ -128,13 +158,21 @@ def _rack_unaware(n_partitions: int, rf: int, broker_list: list[int], fixed_star
     return out
 
 
-def _rack_aware(n_partitions: int, rf: int, broker_rack: Mapping[int, str], fixed_start_index: int,
-                start_partition_id: int, rng: JavaRandom) -> dict[int, list[int]]:
+def _rack_aware(
+    n_partitions: int,
+    rf: int,
+    broker_rack: Mapping[int, str],
+    fixed_start_index: int,
+    start_partition_id: int,
+    rng: JavaRandom,
+) -> dict[int, list[int]]:
     num_racks = len(set(broker_rack.values()))
     arranged = rack_alternated_broker_list(broker_rack)
     n = len(arranged)
     out: dict[int, list[int]] = {}
-    for current, first, shift in _round_robin(n_partitions, n, fixed_start_index, start_partition_id, rng):
+    for current, first, shift in _round_robin(
+        n_partitions, n, fixed_start_index, start_partition_id, rng
+    ):
         leader = arranged[first]
         reps = [leader]
         racks_with = {broker_rack[leader]}
@@ -145,8 +183,9 @@ def _rack_aware(n_partitions: int, rf: int, broker_rack: Mapping[int, str], fixe
                 b = arranged[replica_index(first, shift * num_racks, k, n)]
                 rack = broker_rack[b]
                 k += 1
-                if ((rack not in racks_with or len(racks_with) == num_racks)
-                        and (b not in brokers_with or len(brokers_with) == n)):
+                if (rack not in racks_with or len(racks_with) == num_racks) and (
+                    b not in brokers_with or len(brokers_with) == n
+                ):
                     reps.append(b)
                     racks_with.add(rack)
                     brokers_with.add(b)
@@ -155,15 +194,23 @@ def _rack_aware(n_partitions: int, rf: int, broker_rack: Mapping[int, str], fixe
     return out
 
 
-def generate_reassignment(snapshot: ClusterSnapshot, broker_ids: Sequence[int] | None = None,
-                          topics: Sequence[str] | None = None, seed: int = 0) -> dict[tuple[str, int], list[int]]:
+def generate_reassignment(
+    snapshot: ClusterSnapshot,
+    broker_ids: Sequence[int] | None = None,
+    topics: Sequence[str] | None = None,
+    seed: int = 0,
+) -> dict[tuple[str, int], list[int]]:
     """ReassignPartitionsCommand.calculateAssignment over the snapshot: (topic, partition) -> replicas.
 
     `broker_ids` is `--broker-list` (default: alive brokers, in id order); each
     topic keeps the replication factor of its first partition, as Kafka does.
     """
     info = {b.id: b for b in snapshot.brokers}
-    ids = list(broker_ids) if broker_ids is not None else sorted(b.id for b in snapshot.brokers if b.alive)
+    ids = (
+        list(broker_ids)
+        if broker_ids is not None
+        else sorted(b.id for b in snapshot.brokers if b.alive)
+    )
     for b in ids:
         if b not in info:
             raise InputError(f"broker {b} is not in the cluster", field="brokers")

@@ -28,14 +28,20 @@ from .kafka_json import Reassignment
 
 @dataclass(frozen=True, slots=True)
 class LeaderChoice:
-    choice: np.ndarray     # broker index chosen per partition, -1 where nobody can lead
-    changes: int           # partitions whose leader differs from `current`
-    upper: int             # per-broker maximum the solution respects
-    lower: int             # floor target (some brokers may be below it when the ISRs do not allow)
+    choice: np.ndarray  # broker index chosen per partition, -1 where nobody can lead
+    changes: int  # partitions whose leader differs from `current`
+    upper: int  # per-broker maximum the solution respects
+    lower: int  # floor target (some brokers may be below it when the ISRs do not allow)
 
 
-def min_change_leaders(edge_p: np.ndarray, edge_b: np.ndarray, current: np.ndarray, n_partitions: int,
-                       n_brokers: int, leader_brokers: np.ndarray | None = None) -> LeaderChoice:
+def min_change_leaders(
+    edge_p: np.ndarray,
+    edge_b: np.ndarray,
+    current: np.ndarray,
+    n_partitions: int,
+    n_brokers: int,
+    leader_brokers: np.ndarray | None = None,
+) -> LeaderChoice:
     """Exact min-cost-flow choice of one leader per partition among the (partition, broker) edges.
 
     `current[p]` is the broker leading now (-1 none); `leader_brokers` is the
@@ -60,19 +66,34 @@ def min_change_leaders(edge_p: np.ndarray, edge_b: np.ndarray, current: np.ndarr
     while True:
         smcf = min_cost_flow.SimpleMinCostFlow()
         pn = np.nonzero(has)[0]
-        smcf.add_arcs_with_capacity_and_unit_cost(np.full(len(pn), src, dtype=np.int32), pn.astype(np.int32),
-                                                  np.ones(len(pn), dtype=np.int64), np.zeros(len(pn), dtype=np.int64))
+        smcf.add_arcs_with_capacity_and_unit_cost(
+            np.full(len(pn), src, dtype=np.int32),
+            pn.astype(np.int32),
+            np.ones(len(pn), dtype=np.int64),
+            np.zeros(len(pn), dtype=np.int64),
+        )
         first = len(pn)
-        smcf.add_arcs_with_capacity_and_unit_cost(edge_p.astype(np.int32), (P + edge_b).astype(np.int32),
-                                                  np.ones(len(edge_p), dtype=np.int64), cost_e)
+        smcf.add_arcs_with_capacity_and_unit_cost(
+            edge_p.astype(np.int32),
+            (P + edge_b).astype(np.int32),
+            np.ones(len(edge_p), dtype=np.int64),
+            cost_e,
+        )
         bs = np.arange(B, dtype=np.int32)
         if lower > 0:
-            smcf.add_arcs_with_capacity_and_unit_cost(P + bs, np.full(B, sink, dtype=np.int32),
-                                                      np.full(B, lower, dtype=np.int64), np.full(B, -big, dtype=np.int64))
+            smcf.add_arcs_with_capacity_and_unit_cost(
+                P + bs,
+                np.full(B, sink, dtype=np.int32),
+                np.full(B, lower, dtype=np.int64),
+                np.full(B, -big, dtype=np.int64),
+            )
         if upper - lower > 0:
-            smcf.add_arcs_with_capacity_and_unit_cost(P + bs, np.full(B, sink, dtype=np.int32),
-                                                      np.full(B, upper - lower, dtype=np.int64),
-                                                      np.zeros(B, dtype=np.int64))
+            smcf.add_arcs_with_capacity_and_unit_cost(
+                P + bs,
+                np.full(B, sink, dtype=np.int32),
+                np.full(B, upper - lower, dtype=np.int64),
+                np.zeros(B, dtype=np.int64),
+            )
         smcf.set_node_supply(src, n_lead)
         smcf.set_node_supply(sink, -n_lead)
         status = smcf.solve_max_flow_with_min_cost()
@@ -88,9 +109,15 @@ def min_change_leaders(edge_p: np.ndarray, edge_b: np.ndarray, current: np.ndarr
     return LeaderChoice(choice, changes, upper, lower)
 
 
-def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarray, n_brokers: int,
-                        weights: list[tuple[np.ndarray, float]], count_upper: int,
-                        allowed: np.ndarray | None = None) -> np.ndarray:
+def refine_leader_bytes(
+    choice: np.ndarray,
+    edge_p: np.ndarray,
+    edge_b: np.ndarray,
+    n_brokers: int,
+    weights: list[tuple[np.ndarray, float]],
+    count_upper: int,
+    allowed: np.ndarray | None = None,
+) -> np.ndarray:
     """Greedy: move leadership off brokers above a weight limit, never over any limit or count_upper.
 
     `weights` are (per-partition weight, per-broker limit) pairs, evened in
@@ -110,8 +137,11 @@ def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarr
         w = weights[k][0]
         stuck: set[int] = set()
         while True:
-            over = [b for b in np.argsort(-loads[k], kind="stable").tolist()
-                    if loads[k][b] > limits[k] and b not in stuck]
+            over = [
+                b
+                for b in np.argsort(-loads[k], kind="stable").tolist()
+                if loads[k][b] > limits[k] and b not in stuck
+            ]
             if not over:
                 break
             a = over[0]
@@ -125,7 +155,7 @@ def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarr
                 if wp <= 0:
                     break
                 best, best_load = -1, None
-                for b in eb[starts[p]:ends[p]].tolist():
+                for b in eb[starts[p] : ends[p]].tolist():
                     if b == a or cnt[b] + 1 > count_upper:
                         continue
                     if any(loads[j][b] + weights[j][0][p] > limits[j] for j in range(k + 1)):
@@ -133,8 +163,18 @@ def refine_leader_bytes(choice: np.ndarray, edge_p: np.ndarray, edge_b: np.ndarr
                     if best < 0 or loads[k][b] < best_load:
                         best, best_load = b, loads[k][b]
                 if best < 0:
-                    best, back = _swap_partner(p, a, choice, eb[starts[p]:ends[p]].tolist(), edges, w, loads, limits,
-                                               weights, k)
+                    best, back = _swap_partner(
+                        p,
+                        a,
+                        choice,
+                        eb[starts[p] : ends[p]].tolist(),
+                        edges,
+                        w,
+                        loads,
+                        limits,
+                        weights,
+                        k,
+                    )
                     if back >= 0:
                         _shift(choice, back, best, a, cnt, loads, weights)
                 if best >= 0:
@@ -173,7 +213,9 @@ def _swap_partner(p, a, choice, cands, edges, w, loads, limits, weights, k) -> t
             ok = True
             for j in range(k + 1):
                 wj = weights[j][0]
-                if loads[j][b] + wj[p] - wj[q] > limits[j] or (j < k and loads[j][a] - wj[p] + wj[q] > limits[j]):
+                if loads[j][b] + wj[p] - wj[q] > limits[j] or (
+                    j < k and loads[j][a] - wj[p] + wj[q] > limits[j]
+                ):
                     ok = False
                     break
             if ok:
@@ -183,17 +225,21 @@ def _swap_partner(p, a, choice, cands, edges, w, loads, limits, weights, k) -> t
 
 @dataclass(frozen=True, slots=True)
 class LeaderBalance:
-    reassignments: tuple[Reassignment, ...]   # same replica sets, chosen leader first
-    elect: tuple[TopicPartition, ...]         # partitions whose leader then changes
+    reassignments: tuple[Reassignment, ...]  # same replica sets, chosen leader first
+    elect: tuple[TopicPartition, ...]  # partitions whose leader then changes
     leader_changes: int
-    optimal_leader_changes: int               # exact optimum for the count objective
+    optimal_leader_changes: int  # exact optimum for the count objective
     leaders_before: dict[int, int]
     leaders_after: dict[int, int]
 
 
-def plan_leader_balance(snapshot: ClusterSnapshot, by: str = "count", band: float = 1.09) -> LeaderBalance:
+def plan_leader_balance(
+    snapshot: ClusterSnapshot, by: str = "count", band: float = 1.09
+) -> LeaderBalance:
     """Reorder replica lists so preferred leaders are even; `by="bytes"` also evens leader bytes."""
-    ids = sorted({b.id for b in snapshot.brokers} | {r for p in snapshot.partitions for r in p.replicas})
+    ids = sorted(
+        {b.id for b in snapshot.brokers} | {r for p in snapshot.partitions for r in p.replicas}
+    )
     index = {b: i for i, b in enumerate(ids)}
     alive = {b.id for b in snapshot.brokers if b.alive}
     parts = snapshot.partitions
@@ -209,7 +255,9 @@ def plan_leader_balance(snapshot: ClusterSnapshot, by: str = "count", band: floa
                 eb.append(index[r])
     edge_p = np.array(ep, dtype=np.int64)
     edge_b = np.array(eb, dtype=np.int64)
-    sol = min_change_leaders(edge_p, edge_b, current, len(parts), len(ids), leader_brokers=len(alive))
+    sol = min_change_leaders(
+        edge_p, edge_b, current, len(parts), len(ids), leader_brokers=len(alive)
+    )
     choice = sol.choice
     if by == "bytes":
         n_lead = int((choice >= 0).sum())

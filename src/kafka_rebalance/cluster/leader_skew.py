@@ -27,10 +27,10 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 @dataclass(frozen=True, slots=True)
 class BrokerLeaderImbalance:
     broker: int
-    preferred: int            # partitions whose preferred replica is this broker
+    preferred: int  # partitions whose preferred replica is this broker
     not_led_by_preferred: int  # ... but led by another broker (or by none)
     ratio: float
-    triggered: bool            # ratio > percentage/100: the ZK controller would act
+    triggered: bool  # ratio > percentage/100: the ZK controller would act
 
 
 def preferred_can_lead(p: PartitionReplicas, alive: set[int]) -> bool:
@@ -39,9 +39,10 @@ def preferred_can_lead(p: PartitionReplicas, alive: set[int]) -> bool:
     return pref in alive and pref in p.isr
 
 
-def zk_leader_imbalance(snapshot: ClusterSnapshot,
-                        percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
-                        ) -> list[BrokerLeaderImbalance]:
+def zk_leader_imbalance(
+    snapshot: ClusterSnapshot,
+    percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+) -> list[BrokerLeaderImbalance]:
     """Per broker ratio as the ZooKeeper controller computes it (brokers preferring nothing omitted)."""
     total: dict[int, int] = {}
     off: dict[int, int] = {}

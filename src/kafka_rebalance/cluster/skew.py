@@ -1,6 +1,6 @@
 """Broker skew: what each broker carries, and max/mean per resource against a balance band.
 
-Load attribution follows SCHEMAS.md section 3: every replica carries the
+Load attribution follows docs/formats.md section 3: every replica carries the
 partition's `bytes_in` (the leader from producers, followers by replication)
 and its `size_bytes`; only the leader carries `bytes_out` and `messages_in`
 (MessagesInPerSec is counted where the produce request lands). Means are over
@@ -18,7 +18,15 @@ from ..model import ClusterSnapshot
 # skewed when its busiest broker carries more than 10% over the mean.
 DEFAULT_BALANCE_THRESHOLD = 1.10
 
-RESOURCES = ("replicas", "leaders", "preferred_leaders", "bytes_in", "bytes_out", "messages_in", "size_bytes")
+RESOURCES = (
+    "replicas",
+    "leaders",
+    "preferred_leaders",
+    "bytes_in",
+    "bytes_out",
+    "messages_in",
+    "size_bytes",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +101,20 @@ def broker_loads(snapshot: ClusterSnapshot) -> list[BrokerLoad]:
     for bid in sorted(acc):
         a = acc[bid]
         b = info.get(bid)
-        out.append(BrokerLoad(bid, b.rack if b else None, b.alive if b else False,
-                              int(a["replicas"]), int(a["leaders"]), int(a["preferred_leaders"]),
-                              a["bytes_in"], a["bytes_out"], a["messages_in"], a["size_bytes"]))
+        out.append(
+            BrokerLoad(
+                bid,
+                b.rack if b else None,
+                b.alive if b else False,
+                int(a["replicas"]),
+                int(a["leaders"]),
+                int(a["preferred_leaders"]),
+                a["bytes_in"],
+                a["bytes_out"],
+                a["messages_in"],
+                a["size_bytes"],
+            )
+        )
     return out
 
 
@@ -114,11 +133,15 @@ def topic_spread(snapshot: ClusterSnapshot) -> list[TopicSpread]:
         counts = [d.get(b, 0) for b in alive]
         total = sum(d.values())
         target = math.ceil(total / len(alive)) if total else 1
-        out.append(TopicSpread(topic, total, max(counts), min(counts), max(counts) / max(target, 1)))
+        out.append(
+            TopicSpread(topic, total, max(counts), min(counts), max(counts) / max(target, 1))
+        )
     return out
 
 
-def skew_report(snapshot: ClusterSnapshot, threshold: float = DEFAULT_BALANCE_THRESHOLD) -> SkewReport:
+def skew_report(
+    snapshot: ClusterSnapshot, threshold: float = DEFAULT_BALANCE_THRESHOLD
+) -> SkewReport:
     loads = broker_loads(snapshot)
     alive = [b for b in loads if b.alive]
     ratios = {r: max_over_mean([b.get(r) for b in alive]) for r in RESOURCES}

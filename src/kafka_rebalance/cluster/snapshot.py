@@ -1,4 +1,4 @@
-"""Read a cluster snapshot: the JSON of SCHEMAS.md section 3 or the text of `kafka-topics --describe`.
+"""Read a cluster snapshot: the JSON of docs/formats.md section 3 or the text of `kafka-topics --describe`.
 
 Both readers validate everything and raise InputError naming the field
 (`partitions[3].replicas`) or the line, so a hand-written snapshot fails with a
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
@@ -34,6 +35,8 @@ class InferredLivenessSnapshot(ClusterSnapshot):
 def alive_inferred(snapshot: ClusterSnapshot) -> frozenset[int]:
     """Brokers whose liveness the snapshot's source did not state (empty for a live cluster or plain JSON)."""
     return getattr(snapshot, "alive_inferred", frozenset())
+
+
 _CAPACITY_KEYS = {"disk_bytes", "nw_in_bytes", "nw_out_bytes", "cpu"}
 _PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load"}
 _LOAD_KEYS = {"bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"}
@@ -50,7 +53,9 @@ def _is_num(v: Any) -> bool:
 def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
     for key in obj:
         if key not in allowed:
-            raise InputError(f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}.{key}")
+            raise InputError(
+                f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}.{key}"
+            )
 
 
 def _obj(v: Any, where: str) -> Mapping:
@@ -118,12 +123,27 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
             raise InputError(f"expected true or false, got {alive!r}", field=f"{where}.alive")
         inferred = b.get("alive_inferred", False)
         if not isinstance(inferred, bool):
-            raise InputError(f"expected true or false, got {inferred!r}", field=f"{where}.alive_inferred")
+            raise InputError(
+                f"expected true or false, got {inferred!r}", field=f"{where}.alive_inferred"
+            )
         if inferred:
             guessed.add(bid)
-        cap = _numbers(b["capacity"], f"{where}.capacity", _CAPACITY_KEYS) if b.get("capacity") is not None else {}
-        brokers.append(Broker(bid, rack, alive, cap.get("disk_bytes"), cap.get("nw_in_bytes"),
-                              cap.get("nw_out_bytes"), cap.get("cpu")))
+        cap = (
+            _numbers(b["capacity"], f"{where}.capacity", _CAPACITY_KEYS)
+            if b.get("capacity") is not None
+            else {}
+        )
+        brokers.append(
+            Broker(
+                bid,
+                rack,
+                alive,
+                cap.get("disk_bytes"),
+                cap.get("nw_in_bytes"),
+                cap.get("nw_out_bytes"),
+                cap.get("cpu"),
+            )
+        )
     partitions: list[PartitionReplicas] = []
     seen: set[tuple[str, int]] = set()
     for i, p in enumerate(doc["partitions"]):
@@ -138,7 +158,9 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
             raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
         num = p["partition"]
         if not _is_int(num) or num < 0:
-            raise InputError(f"expected a partition number >= 0, got {num!r}", field=f"{where}.partition")
+            raise InputError(
+                f"expected a partition number >= 0, got {num!r}", field=f"{where}.partition"
+            )
         if (topic, num) in seen:
             raise InputError(f"duplicate partition {topic}-{num}", field=where)
         seen.add((topic, num))
@@ -148,18 +170,27 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         for r in replicas:
             if r not in ids:
                 raise InputError(f"broker {r} is not in 'brokers'", field=f"{where}.replicas")
-        leader = p.get("leader", replicas[0])  # absent: a healthy partition led by its preferred replica
+        leader = p.get(
+            "leader", replicas[0]
+        )  # absent: a healthy partition led by its preferred replica
         if leader is not None:
             if not _is_int(leader):
-                raise InputError(f"expected a broker id or null, got {leader!r}", field=f"{where}.leader")
+                raise InputError(
+                    f"expected a broker id or null, got {leader!r}", field=f"{where}.leader"
+                )
             if leader == -1:
                 leader = None
             elif leader not in replicas:
-                raise InputError(f"leader {leader} is not one of the replicas {replicas}", field=f"{where}.leader")
+                raise InputError(
+                    f"leader {leader} is not one of the replicas {replicas}",
+                    field=f"{where}.leader",
+                )
         isr = _int_list(p["isr"], f"{where}.isr") if "isr" in p else list(replicas)
         for r in isr:
             if r not in replicas:
-                raise InputError(f"ISR member {r} is not one of the replicas {replicas}", field=f"{where}.isr")
+                raise InputError(
+                    f"ISR member {r} is not one of the replicas {replicas}", field=f"{where}.isr"
+                )
         load = None
         if p.get("load") is not None:
             ld = _numbers(p["load"], f"{where}.load", _LOAD_KEYS)
@@ -171,7 +202,7 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
 
 
 def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
-    """The snapshot as SCHEMAS.md section 3 JSON (only fields that carry information)."""
+    """The snapshot as docs/formats.md section 3 JSON (only fields that carry information)."""
     brokers = []
     guessed = alive_inferred(snapshot)
     for b in snapshot.brokers:
@@ -181,18 +212,35 @@ def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
         d["alive"] = b.alive
         if b.id in guessed:
             d["alive_inferred"] = True
-        cap = {k: v for k, v in (("disk_bytes", b.disk_bytes), ("nw_in_bytes", b.nw_in_bytes),
-                                 ("nw_out_bytes", b.nw_out_bytes), ("cpu", b.cpu)) if v is not None}
+        cap = {
+            k: v
+            for k, v in (
+                ("disk_bytes", b.disk_bytes),
+                ("nw_in_bytes", b.nw_in_bytes),
+                ("nw_out_bytes", b.nw_out_bytes),
+                ("cpu", b.cpu),
+            )
+            if v is not None
+        }
         if cap:
             d["capacity"] = cap
         brokers.append(d)
     parts = []
     for p in snapshot.partitions:
-        d = {"topic": p.topic, "partition": p.partition, "replicas": list(p.replicas),
-             "leader": p.leader, "isr": list(p.isr)}
+        d = {
+            "topic": p.topic,
+            "partition": p.partition,
+            "replicas": list(p.replicas),
+            "leader": p.leader,
+            "isr": list(p.isr),
+        }
         if p.load is not None:
-            d["load"] = {"bytes_in": p.load.bytes_in, "bytes_out": p.load.bytes_out,
-                         "messages_in": p.load.messages_in, "size_bytes": p.load.size_bytes}
+            d["load"] = {
+                "bytes_in": p.load.bytes_in,
+                "bytes_out": p.load.bytes_out,
+                "messages_in": p.load.messages_in,
+                "size_bytes": p.load.size_bytes,
+            }
             if p.load.cpu:
                 d["load"]["cpu"] = p.load.cpu
         parts.append(d)
@@ -202,9 +250,23 @@ def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
 # ---------------------------------------------------------------------------
 # `kafka-topics.sh --describe` text
 
-_KEYS = ("TopicId", "Topic", "PartitionCount", "ReplicationFactor", "Configs", "Partition", "Leader",
-         "Replicas", "Isr", "Elr", "LastKnownElr", "Offline", "Adding Replicas", "Removing Replicas",
-         "MarkedForDeletion")
+_KEYS = (
+    "TopicId",
+    "Topic",
+    "PartitionCount",
+    "ReplicationFactor",
+    "Configs",
+    "Partition",
+    "Leader",
+    "Replicas",
+    "Isr",
+    "Elr",
+    "LastKnownElr",
+    "Offline",
+    "Adding Replicas",
+    "Removing Replicas",
+    "MarkedForDeletion",
+)
 _KEY_RE = re.compile(r"(?:^|(?<=\s))(" + "|".join(re.escape(k) for k in _KEYS) + r"):")
 
 
@@ -213,7 +275,7 @@ def _fields(line: str) -> dict[str, str]:
     out = {}
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(line)
-        out[m.group(1)] = line[m.end():end].strip()
+        out[m.group(1)] = line[m.end() : end].strip()
     return out
 
 
@@ -224,7 +286,9 @@ def _ids(text: str, lineno: int, key: str) -> list[int]:
     try:
         out = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"expected comma-separated broker ids, got {text!r}", field=f"line {lineno}: {key}") from None
+        raise InputError(
+            f"expected comma-separated broker ids, got {text!r}", field=f"line {lineno}: {key}"
+        ) from None
     if len(set(out)) != len(out):
         raise InputError(f"duplicate broker id in {text!r}", field=f"line {lineno}: {key}")
     return out
@@ -254,8 +318,10 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
         try:
             num = int(f["Partition"])
         except ValueError:
-            raise InputError(f"expected a partition number, got {f['Partition']!r}",
-                             field=f"line {lineno}: Partition") from None
+            raise InputError(
+                f"expected a partition number, got {f['Partition']!r}",
+                field=f"line {lineno}: Partition",
+            ) from None
         if (topic, num) in seen:
             raise InputError(f"duplicate partition {topic}-{num}", field=f"line {lineno}")
         seen.add((topic, num))
@@ -263,7 +329,9 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
             raise InputError("missing", field=f"line {lineno}: Replicas")
         replicas = _ids(f["Replicas"], lineno, "Replicas")
         if not replicas:
-            raise InputError("a partition needs at least one replica", field=f"line {lineno}: Replicas")
+            raise InputError(
+                "a partition needs at least one replica", field=f"line {lineno}: Replicas"
+            )
         lead_text = f.get("Leader", "none").strip()
         if lead_text.lower() in ("none", "-1", ""):
             leader = None
@@ -271,15 +339,22 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
             try:
                 leader = int(lead_text)
             except ValueError:
-                raise InputError(f"expected a broker id or none, got {lead_text!r}",
-                                 field=f"line {lineno}: Leader") from None
+                raise InputError(
+                    f"expected a broker id or none, got {lead_text!r}",
+                    field=f"line {lineno}: Leader",
+                ) from None
             if leader not in replicas:
-                raise InputError(f"leader {leader} is not one of the replicas {replicas}",
-                                 field=f"line {lineno}: Leader")
+                raise InputError(
+                    f"leader {leader} is not one of the replicas {replicas}",
+                    field=f"line {lineno}: Leader",
+                )
         isr = _ids(f.get("Isr", ""), lineno, "Isr")
         for r in isr:
             if r not in replicas:
-                raise InputError(f"ISR member {r} is not one of the replicas {replicas}", field=f"line {lineno}: Isr")
+                raise InputError(
+                    f"ISR member {r} is not one of the replicas {replicas}",
+                    field=f"line {lineno}: Isr",
+                )
         off = _ids(f.get("Offline", ""), lineno, "Offline")
         offline.update(off)
         if leader is None:
@@ -305,13 +380,21 @@ def parse_snapshot_text(text: str) -> ClusterSnapshot:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+            raise InputError(
+                f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
         return parse_snapshot(doc)
     return parse_describe_text(text)
 
 
-def with_loads(snapshot: ClusterSnapshot, loads: Mapping[tuple[str, int], PartitionLoad]) -> ClusterSnapshot:
+def with_loads(
+    snapshot: ClusterSnapshot, loads: Mapping[tuple[str, int], PartitionLoad]
+) -> ClusterSnapshot:
     """The snapshot with each partition's load replaced by `loads` where it has one (the load model's)."""
-    parts = tuple(replace(p, load=loads[(p.topic, p.partition)]) if (p.topic, p.partition) in loads else p
-                  for p in snapshot.partitions)
-    return replace(snapshot, partitions=parts)  # keeps the snapshot's kind (inferred liveness stays marked)
+    parts = tuple(
+        replace(p, load=loads[(p.topic, p.partition)]) if (p.topic, p.partition) in loads else p
+        for p in snapshot.partitions
+    )
+    return replace(
+        snapshot, partitions=parts
+    )  # keeps the snapshot's kind (inferred liveness stays marked)

@@ -18,12 +18,21 @@ from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 from .generate import BrokerMetadata, JavaRandom, assign_replicas_to_brokers
 
 
-def _loads(rng: np.random.Generator, n_topics: int, per_topic: np.ndarray, total_bytes_in: float,
-           zipf_s: float, size_median: float, size_sigma: float) -> list[list[PartitionLoad]]:
+def _loads(
+    rng: np.random.Generator,
+    n_topics: int,
+    per_topic: np.ndarray,
+    total_bytes_in: float,
+    zipf_s: float,
+    size_median: float,
+    size_sigma: float,
+) -> list[list[PartitionLoad]]:
     ranks = rng.permutation(n_topics) + 1
     share = ranks.astype(np.float64) ** -zipf_s
     share /= share.sum()
-    fanout = rng.integers(1, 4, size=n_topics).astype(np.float64)  # consumer groups reading each topic
+    fanout = rng.integers(1, 4, size=n_topics).astype(
+        np.float64
+    )  # consumer groups reading each topic
     msg_size = rng.lognormal(np.log(1000.0), 0.5, size=n_topics)
     out = []
     for t in range(n_topics):
@@ -31,16 +40,33 @@ def _loads(rng: np.random.Generator, n_topics: int, per_topic: np.ndarray, total
         wobble = rng.lognormal(0.0, 0.3, size=n)
         bi = total_bytes_in * share[t] * wobble / wobble.sum()
         sizes = rng.lognormal(np.log(size_median), size_sigma, size=n)
-        out.append([PartitionLoad(bytes_in=float(bi[i]), bytes_out=float(bi[i] * fanout[t]),
-                                  messages_in=float(bi[i] / msg_size[t]), size_bytes=float(sizes[i]))
-                    for i in range(n)])
+        out.append(
+            [
+                PartitionLoad(
+                    bytes_in=float(bi[i]),
+                    bytes_out=float(bi[i] * fanout[t]),
+                    messages_in=float(bi[i] / msg_size[t]),
+                    size_bytes=float(sizes[i]),
+                )
+                for i in range(n)
+            ]
+        )
     return out
 
 
-def synthetic_cluster(brokers: int = 100, racks: int = 3, partitions: int = 100_000, rf: int = 3,
-                      topics: int | None = None, seed: int = 7, zipf_s: float = 1.0,
-                      size_median: float = 1.0e9, size_sigma: float = 1.0,
-                      total_bytes_in: float = 2.0e9, skew: float = 0.0) -> ClusterSnapshot:
+def synthetic_cluster(
+    brokers: int = 100,
+    racks: int = 3,
+    partitions: int = 100_000,
+    rf: int = 3,
+    topics: int | None = None,
+    seed: int = 7,
+    zipf_s: float = 1.0,
+    size_median: float = 1.0e9,
+    size_sigma: float = 1.0,
+    total_bytes_in: float = 2.0e9,
+    skew: float = 0.0,
+) -> ClusterSnapshot:
     """A healthy cluster laid out by Kafka's own assignment; `skew` > 0 biases placement instead.
 
     With skew, each replica lands on a broker of its rack drawn with weight
@@ -52,14 +78,19 @@ def synthetic_cluster(brokers: int = 100, racks: int = 3, partitions: int = 100_
     per_topic = np.full(n_topics, partitions // n_topics, dtype=np.int64)
     per_topic[: partitions - int(per_topic.sum())] += 1
     rack_names = [f"r{i}" for i in range(racks)] if racks > 0 else []
-    broker_list = [Broker(i, rack_names[i % racks] if racks else None, True) for i in range(brokers)]
+    broker_list = [
+        Broker(i, rack_names[i % racks] if racks else None, True) for i in range(brokers)
+    ]
     loads = _loads(rng, n_topics, per_topic, total_bytes_in, zipf_s, size_median, size_sigma)
     metas = [BrokerMetadata(b.id, b.rack) for b in broker_list]
     jrng = JavaRandom(seed)
     parts: list[PartitionReplicas] = []
     if skew > 0:
         weights = rng.lognormal(0.0, skew, size=brokers)
-        by_rack = [[b for b in range(brokers) if racks == 0 or b % racks == r] for r in range(max(racks, 1))]
+        by_rack = [
+            [b for b in range(brokers) if racks == 0 or b % racks == r]
+            for r in range(max(racks, 1))
+        ]
     for t in range(n_topics):
         name = f"topic-{t:05d}"
         n = int(per_topic[t])
@@ -94,12 +125,21 @@ def synthetic_cluster(brokers: int = 100, racks: int = 3, partitions: int = 100_
     total_in = sum(p.load.bytes_in * len(p.replicas) for p in parts)
     total_out = sum(p.load.bytes_out for p in parts)
     n = max(brokers, 1)
-    broker_list = [replace(b, disk_bytes=2.5 * total_disk / n, nw_in_bytes=3 * total_in / n,
-                           nw_out_bytes=3 * total_out / n) for b in broker_list]
+    broker_list = [
+        replace(
+            b,
+            disk_bytes=2.5 * total_disk / n,
+            nw_in_bytes=3 * total_in / n,
+            nw_out_bytes=3 * total_out / n,
+        )
+        for b in broker_list
+    ]
     return ClusterSnapshot(tuple(broker_list), tuple(parts))
 
 
-def add_empty_broker(snapshot: ClusterSnapshot, rack: str | None = None) -> tuple[ClusterSnapshot, int]:
+def add_empty_broker(
+    snapshot: ClusterSnapshot, rack: str | None = None
+) -> tuple[ClusterSnapshot, int]:
     """A new broker with nothing on it; by default in the rack with the fewest brokers."""
     new_id = max(b.id for b in snapshot.brokers) + 1
     racks = [b.rack for b in snapshot.brokers if b.rack is not None]

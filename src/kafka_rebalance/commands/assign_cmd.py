@@ -1,6 +1,6 @@
 """`kafka-rebalance assign FILE --strategy S [--rounds N]`: Kafka's assignment for a group scenario.
 
-Output (SCHEMAS.md section 1): `{"strategy": S, "rounds": [{"assignment":
+Output (docs/formats.md section 1): `{"strategy": S, "rounds": [{"assignment":
 {member: [[topic, partition], ...]}, "stats": {...}}]}`; round k+1 is fed
 from round k as the parity vectors define (`assign.rounds.run_rounds`).
 """
@@ -26,12 +26,17 @@ def register(subparsers) -> None:
         "assign",
         help="compute a partition assignment with one of Kafka's assignors",
         description="Compute the assignment Kafka's assignor STRATEGY gives a group scenario "
-                    "(JSON or YAML, see SCHEMAS.md section 1), round after round, with stats.",
+        "(JSON or YAML, see docs/formats.md section 1), round after round, with stats.",
     )
     p.add_argument("file", metavar="FILE", help="group scenario: topics, members, optional rounds")
     p.add_argument("--strategy", required=True, metavar="S", help=f"one of: {', '.join(NAMES)}")
-    p.add_argument("--rounds", type=int, default=None, metavar="N",
-                   help="rebalances to run back to back (default: the file's `rounds`, else 1)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rebalances to run back to back (default: the file's `rounds`, else 1)",
+    )
     output.add_format_flag(p)
     p.set_defaults(func=run)
 
@@ -55,11 +60,15 @@ def compute(path: str, strategy: str, rounds: int | None = None) -> dict[str, An
     try:
         results = run_rounds(assignor, scenario.spec, n)
     except AssignorFailure as exc:
-        raise InputError(f"Kafka's {strategy} assignor fails on this input: {exc}", source=path) from None
+        raise InputError(
+            f"Kafka's {strategy} assignor fails on this input: {exc}", source=path
+        ) from None
     out_rounds = []
     for spec, result in results:
-        assignment = {m.member_id: [[tp.topic, tp.partition] for tp in result.get(m.member_id, ())]
-                      for m in spec.members}
+        assignment = {
+            m.member_id: [[tp.topic, tp.partition] for tp in result.get(m.member_id, ())]
+            for m in spec.members
+        }
         # members the assignor returned that the spec does not list (never expected) stay visible
         for member, tps in result.items():
             assignment.setdefault(member, [[tp.topic, tp.partition] for tp in tps])
@@ -73,9 +82,12 @@ def _no_shared_ownership(spec, path: str) -> None:
     for i, m in enumerate(spec.members):
         for j, tp in enumerate(m.owned):
             if tp in owner and owner[tp] != m.member_id:
-                raise InputError(f"{tp} is also owned by {owner[tp]!r}; a server-side assignor's current "
-                                 "assignment never holds a partition twice", source=path,
-                                 field=f"members[{i}].owned[{j}]")
+                raise InputError(
+                    f"{tp} is also owned by {owner[tp]!r}; a server-side assignor's current "
+                    "assignment never holds a partition twice",
+                    source=path,
+                    field=f"members[{i}].owned[{j}]",
+                )
             owner[tp] = m.member_id
 
 
@@ -122,7 +134,10 @@ def _table(console: Console, result: dict[str, Any]) -> None:
         s.add_column(style="bold")
         s.add_column(justify="right")
         bal = st["balance"]
-        s.add_row("balance (min / max per member)", f"{bal['min']} / {bal['max']}  (spread {bal['spread']})")
+        s.add_row(
+            "balance (min / max per member)",
+            f"{bal['min']} / {bal['max']}  (spread {bal['spread']})",
+        )
         s.add_row("partitions assigned / subscribed", f"{st['assigned']} / {st['partitions']}")
         s.add_row("kept", str(st["kept"]))
         s.add_row("moved", str(st["moved"]))

@@ -1,6 +1,6 @@
 """`kafka-rebalance cluster describe|skew|elect|plan|generate` (and `execute`, from cluster_execute).
 
-Every subcommand reads a cluster from `--snapshot FILE` (SCHEMAS.md section 3
+Every subcommand reads a cluster from `--snapshot FILE` (docs/formats.md section 3
 JSON, or the text of `kafka-topics --describe`) or from a live cluster with
 `--bootstrap-server HOST:PORT [--command-config FILE]`. Files are written
 atomically in the exact JSON of Kafka's own tools.
@@ -22,81 +22,150 @@ from .. import io_util, output
 from ..cluster import kafka_json
 from ..cluster.election import Controller, auto_leader_rebalance, preferred_election
 from ..cluster.generate import generate_reassignment
-from ..cluster.leader_skew import (DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, kraft_imbalanced_partitions,
-                                   zk_leader_imbalance)
+from ..cluster.leader_skew import (
+    DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+    kraft_imbalanced_partitions,
+    zk_leader_imbalance,
+)
 from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, plan
 from ..cluster.planner.optimizer import check_band, check_brokers_for_mode, check_capacity_threshold
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, skew_report
-from ..cluster.snapshot import alive_inferred, parse_snapshot, parse_snapshot_text, snapshot_to_json, with_loads
+from ..cluster.snapshot import (
+    alive_inferred,
+    parse_snapshot,
+    parse_snapshot_text,
+    snapshot_to_json,
+    with_loads,
+)
 from ..errors import InputError
 from ..model import ClusterSnapshot, PartitionLoad
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("cluster", help="broker and leader skew, preferred leader election, reassignment plans",
-                              description="Cluster rebalancing on a snapshot or a live cluster.")
+    p = subparsers.add_parser(
+        "cluster",
+        help="broker and leader skew, preferred leader election, reassignment plans",
+        description="Cluster rebalancing on a snapshot or a live cluster.",
+    )
     sub = p.add_subparsers(dest="cluster_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     d = sub.add_parser("describe", help="summary of the cluster; --output writes the snapshot JSON")
     _source(d)
-    d.add_argument("--output", metavar="FILE", help="write the snapshot as JSON (SCHEMAS.md section 3)")
+    d.add_argument(
+        "--output", metavar="FILE", help="write the snapshot as JSON (docs/formats.md section 3)"
+    )
     output.add_format_flag(d)
     d.set_defaults(func=run_describe)
 
     s = sub.add_parser("skew", help="broker skew per resource and leader imbalance per broker")
     _source(s)
-    s.add_argument("--threshold", type=float, default=DEFAULT_BALANCE_THRESHOLD,
-                   help="balance band: a resource is skewed when max/mean exceeds it (default 1.10)")
-    s.add_argument("--leader-imbalance-per-broker-percentage", type=float,
-                   default=DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, metavar="PCT",
-                   help="the ZooKeeper controller's leader.imbalance.per.broker.percentage (default 10)")
+    s.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_BALANCE_THRESHOLD,
+        help="balance band: a resource is skewed when max/mean exceeds it (default 1.10)",
+    )
+    s.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        type=float,
+        default=DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+        metavar="PCT",
+        help="the ZooKeeper controller's leader.imbalance.per.broker.percentage (default 10)",
+    )
     output.add_format_flag(s)
     s.set_defaults(func=run_skew)
 
     e = sub.add_parser("elect", help="preferred leader election JSON for kafka-leader-election.sh")
     _source(e)
-    e.add_argument("--path-to-json-file", metavar="F", help="only these partitions ({\"partitions\": [...]})")
+    e.add_argument(
+        "--path-to-json-file", metavar="F", help='only these partitions ({"partitions": [...]})'
+    )
     e.add_argument("--topics", metavar="T1,T2", help="only these topics")
     e.add_argument("--output", metavar="FILE", help="write the election JSON here")
-    e.add_argument("--auto", choices=("zk", "kraft"), default=None,
-                   help="instead: what auto.leader.rebalance.enable would do with this controller")
-    e.add_argument("--leader-imbalance-per-broker-percentage", type=float,
-                   default=DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, metavar="PCT")
+    e.add_argument(
+        "--auto",
+        choices=("zk", "kraft"),
+        default=None,
+        help="instead: what auto.leader.rebalance.enable would do with this controller",
+    )
+    e.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        type=float,
+        default=DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+        metavar="PCT",
+    )
     output.add_format_flag(e)
     e.set_defaults(func=run_elect)
 
-    pl = sub.add_parser("plan", help="reassignment plan for kafka-reassign-partitions.sh",
-                        epilog="Exit code 1 (with \"complete\": false and the violations) when replicas "
-                               "remain on dead or removed brokers; 2 on bad input.")
+    pl = sub.add_parser(
+        "plan",
+        help="reassignment plan for kafka-reassign-partitions.sh",
+        epilog='Exit code 1 (with "complete": false and the violations) when replicas '
+        "remain on dead or removed brokers; 2 on bad input.",
+    )
     _source(pl)
     pl.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
-    pl.add_argument("--brokers", metavar="IDS", help="brokers added (add-brokers) or removed (remove-brokers)")
-    pl.add_argument("--broker-racks", metavar="ID:RACK,...",
-                    help="add-brokers: racks of added brokers the snapshot does not list (needed when the "
-                         "cluster has racks)")
+    pl.add_argument(
+        "--brokers", metavar="IDS", help="brokers added (add-brokers) or removed (remove-brokers)"
+    )
+    pl.add_argument(
+        "--broker-racks",
+        metavar="ID:RACK,...",
+        help="add-brokers: racks of added brokers the snapshot does not list (needed when the "
+        "cluster has racks)",
+    )
     pl.add_argument("--output", metavar="FILE", help="write the reassignment JSON here")
-    pl.add_argument("--election-output", metavar="FILE",
-                    help="also write the leader election JSON to run once the reassignment completes")
-    pl.add_argument("--band", type=float, default=DEFAULT_PLAN_BAND,
-                    help="target max/mean per resource (default 1.09, inside Cruise Control's 1.10)")
-    pl.add_argument("--capacity-threshold", type=float, default=0.8,
-                    help="highest share of a broker's disk capacity a plan may fill (default 0.8)")
-    pl.add_argument("--leaders-by", choices=("count", "bytes"), default="count",
-                    help="leaders mode: even leader counts only (exact), or also leader bytes")
-    pl.add_argument("--no-topic-spread", action="store_true",
-                    help="full mode: skip the per-topic replica spread goal (fewer moves)")
-    pl.add_argument("--compare-generate", action="store_true",
-                    help="also count the moves of kafka-reassign-partitions.sh --generate (emulated)")
+    pl.add_argument(
+        "--election-output",
+        metavar="FILE",
+        help="also write the leader election JSON to run once the reassignment completes",
+    )
+    pl.add_argument(
+        "--band",
+        type=float,
+        default=DEFAULT_PLAN_BAND,
+        help="target max/mean per resource (default 1.09, inside Cruise Control's 1.10)",
+    )
+    pl.add_argument(
+        "--capacity-threshold",
+        type=float,
+        default=0.8,
+        help="highest share of a broker's disk capacity a plan may fill (default 0.8)",
+    )
+    pl.add_argument(
+        "--leaders-by",
+        choices=("count", "bytes"),
+        default="count",
+        help="leaders mode: even leader counts only (exact), or also leader bytes",
+    )
+    pl.add_argument(
+        "--no-topic-spread",
+        action="store_true",
+        help="full mode: skip the per-topic replica spread goal (fewer moves)",
+    )
+    pl.add_argument(
+        "--compare-generate",
+        action="store_true",
+        help="also count the moves of kafka-reassign-partitions.sh --generate (emulated)",
+    )
     pl.add_argument("--seed", type=int, default=0, help="seed of the --generate emulation")
     output.add_format_flag(pl)
     pl.set_defaults(func=run_plan)
 
     g = sub.add_parser("generate", help="emulate kafka-reassign-partitions.sh --generate")
     _source(g)
-    g.add_argument("--topics-to-move-json-file", metavar="F", help="{\"version\": 1, \"topics\": [...]} (default all)")
-    g.add_argument("--broker-list", metavar="IDS", help="brokers to place on (default: alive brokers)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the java.util.Random Kafka leaves unseeded")
+    g.add_argument(
+        "--topics-to-move-json-file",
+        metavar="F",
+        help='{"version": 1, "topics": [...]} (default all)',
+    )
+    g.add_argument(
+        "--broker-list", metavar="IDS", help="brokers to place on (default: alive brokers)"
+    )
+    g.add_argument(
+        "--seed", type=int, default=0, help="seed of the java.util.Random Kafka leaves unseeded"
+    )
     g.add_argument("--output", metavar="FILE", help="write the proposed reassignment JSON here")
     output.add_format_flag(g)
     g.set_defaults(func=run_generate)
@@ -112,12 +181,19 @@ def register(subparsers) -> None:
 
 def _source(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--snapshot", metavar="FILE", help="snapshot JSON or `kafka-topics --describe` text")
+    src.add_argument(
+        "--snapshot", metavar="FILE", help="snapshot JSON or `kafka-topics --describe` text"
+    )
     src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="read a live cluster")
-    p.add_argument("--command-config", metavar="FILE", help="client properties for --bootstrap-server")
-    p.add_argument("--load", metavar="PATH",
-                   help="partition loads to use: the load model's partition_load.parquet (file or folder) "
-                        "or a snapshot JSON with `load`")
+    p.add_argument(
+        "--command-config", metavar="FILE", help="client properties for --bootstrap-server"
+    )
+    p.add_argument(
+        "--load",
+        metavar="PATH",
+        help="partition loads to use: the load model's partition_load.parquet (file or folder) "
+        "or a snapshot JSON with `load`",
+    )
 
 
 def load_snapshot(args) -> ClusterSnapshot:
@@ -155,7 +231,9 @@ def read_loads(path: str) -> dict[tuple[str, int], PartitionLoad]:
         vals = [d[k][i] for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")]
         if any(v is None for v in vals):
             continue
-        out[(d["topic"][i], int(d["partition"][i]))] = PartitionLoad(*map(float, vals), cpu=float(cpu[i] or 0.0))
+        out[(d["topic"][i], int(d["partition"][i]))] = PartitionLoad(
+            *map(float, vals), cpu=float(cpu[i] or 0.0)
+        )
     return out
 
 
@@ -177,8 +255,11 @@ def read_snapshot(args) -> ClusterSnapshot:
         guessed = [b.id for b in snap.brokers if b.alive and b.id in alive_inferred(snap)]
         if guessed:
             # stderr: stdout stays one JSON object under --format json
-            print(f"note: {path}: brokers {sorted(guessed)} are taken as alive: the describe text does not say "
-                  "(no Offline: list covers them); a plan would keep replicas on them", file=sys.stderr)
+            print(
+                f"note: {path}: brokers {sorted(guessed)} are taken as alive: the describe text does not say "
+                "(no Offline: list covers them); a plan would keep replicas on them",
+                file=sys.stderr,
+            )
         return snap
     from ..kafka.admin import snapshot_from_bootstrap
 
@@ -243,13 +324,18 @@ def describe(snap: ClusterSnapshot) -> dict[str, Any]:
         racks[b.rack or ""] = racks.get(b.rack or "", 0) + 1
     under = sum(1 for p in snap.partitions if len(p.isr) < len(p.replicas))
     offline = sum(1 for p in snap.partitions if p.leader is None or p.leader not in alive)
-    return {"brokers": len(snap.brokers), "alive_brokers": len(alive),
-            "racks": {k or "(none)": v for k, v in sorted(racks.items())},
-            "topics": len({p.topic for p in snap.partitions}), "partitions": len(snap.partitions),
-            "replicas": sum(len(p.replicas) for p in snap.partitions),
-            "under_replicated_partitions": under, "offline_partitions": offline,
-            "not_led_by_preferred": len(kraft_imbalanced_partitions(snap)),
-            "has_load": any(p.load is not None for p in snap.partitions)}
+    return {
+        "brokers": len(snap.brokers),
+        "alive_brokers": len(alive),
+        "racks": {k or "(none)": v for k, v in sorted(racks.items())},
+        "topics": len({p.topic for p in snap.partitions}),
+        "partitions": len(snap.partitions),
+        "replicas": sum(len(p.replicas) for p in snap.partitions),
+        "under_replicated_partitions": under,
+        "offline_partitions": offline,
+        "not_led_by_preferred": len(kraft_imbalanced_partitions(snap)),
+        "has_load": any(p.load is not None for p in snap.partitions),
+    }
 
 
 def run_describe(args) -> int:
@@ -271,22 +357,49 @@ def skew(snap: ClusterSnapshot, threshold: float, percentage: float) -> dict[str
     brokers = []
     for b in rep.brokers:
         z = zk.get(b.broker)
-        brokers.append({"broker": b.broker, "rack": b.rack, "alive": b.alive, "replicas": b.replicas,
-                        "leaders": b.leaders, "preferred_leaders": b.preferred_leaders,
-                        "bytes_in": b.bytes_in, "bytes_out": b.bytes_out, "messages_in": b.messages_in,
-                        "size_bytes": b.size_bytes,
-                        "leader_imbalance_ratio": z.ratio if z else 0.0,
-                        "leader_imbalance_triggered": bool(z and z.triggered)})
+        brokers.append(
+            {
+                "broker": b.broker,
+                "rack": b.rack,
+                "alive": b.alive,
+                "replicas": b.replicas,
+                "leaders": b.leaders,
+                "preferred_leaders": b.preferred_leaders,
+                "bytes_in": b.bytes_in,
+                "bytes_out": b.bytes_out,
+                "messages_in": b.messages_in,
+                "size_bytes": b.size_bytes,
+                "leader_imbalance_ratio": z.ratio if z else 0.0,
+                "leader_imbalance_triggered": bool(z and z.triggered),
+            }
+        )
     worst = sorted(rep.topics, key=lambda t: (-t.ratio, t.topic))[:10]
-    return {"brokers": brokers, "max_over_mean": rep.max_over_mean, "threshold": threshold,
-            "skewed": rep.skewed,
-            "leader_imbalance": {
-                "zk": {"leader_imbalance_per_broker_percentage": percentage,
-                       "brokers_over": [b.broker for b in zk.values() if b.triggered]},
-                "kraft": {"imbalanced_partitions": len(kraft_imbalanced_partitions(snap))}},
-            "topic_spread": {"max_ratio": max((t.ratio for t in rep.topics), default=1.0),
-                             "worst": [{"topic": t.topic, "replicas": t.replicas, "max_per_broker": t.max_per_broker,
-                                        "min_per_broker": t.min_per_broker, "ratio": t.ratio} for t in worst]}}
+    return {
+        "brokers": brokers,
+        "max_over_mean": rep.max_over_mean,
+        "threshold": threshold,
+        "skewed": rep.skewed,
+        "leader_imbalance": {
+            "zk": {
+                "leader_imbalance_per_broker_percentage": percentage,
+                "brokers_over": [b.broker for b in zk.values() if b.triggered],
+            },
+            "kraft": {"imbalanced_partitions": len(kraft_imbalanced_partitions(snap))},
+        },
+        "topic_spread": {
+            "max_ratio": max((t.ratio for t in rep.topics), default=1.0),
+            "worst": [
+                {
+                    "topic": t.topic,
+                    "replicas": t.replicas,
+                    "max_per_broker": t.max_per_broker,
+                    "min_per_broker": t.min_per_broker,
+                    "ratio": t.ratio,
+                }
+                for t in worst
+            ],
+        },
+    }
 
 
 def run_skew(args) -> int:
@@ -302,8 +415,17 @@ def run_skew(args) -> int:
 
 def _skew_table(console: Console, r: dict) -> None:
     t = Table(title="broker load")
-    cols = ["broker", "rack", "replicas", "leaders", "preferred_leaders", "bytes_in", "bytes_out", "size_bytes",
-            "leader_imbalance_ratio"]
+    cols = [
+        "broker",
+        "rack",
+        "replicas",
+        "leaders",
+        "preferred_leaders",
+        "bytes_in",
+        "bytes_out",
+        "size_bytes",
+        "leader_imbalance_ratio",
+    ]
     for c in cols:
         t.add_column(c, justify="right")
     for b in r["brokers"]:
@@ -324,26 +446,45 @@ def run_elect(args) -> int:
     _check_percentage(args.leader_imbalance_per_broker_percentage)
     snap = load_snapshot(args)
     if args.auto:
-        res = auto_leader_rebalance(snap, Controller(args.auto), args.leader_imbalance_per_broker_percentage)
+        res = auto_leader_rebalance(
+            snap, Controller(args.auto), args.leader_imbalance_per_broker_percentage
+        )
         tps = [tp for tp, _, _ in res.elected]
         result: dict[str, Any] = {
-            "controller": args.auto, "passes": res.passes, "elect": len(tps),
-            "partitions": [{"topic": tp.topic, "partition": tp.partition, "from": old, "to": new}
-                           for tp, old, new in res.elected],
-            "still_not_preferred": len(kraft_imbalanced_partitions(res.after))}
+            "controller": args.auto,
+            "passes": res.passes,
+            "elect": len(tps),
+            "partitions": [
+                {"topic": tp.topic, "partition": tp.partition, "from": old, "to": new}
+                for tp, old, new in res.elected
+            ],
+            "still_not_preferred": len(kraft_imbalanced_partitions(res.after)),
+        }
     else:
         only = None
         if args.path_to_json_file:
             try:
-                only = kafka_json.parse_election_json(io_util.read_structured(args.path_to_json_file))
+                only = kafka_json.parse_election_json(
+                    io_util.read_structured(args.path_to_json_file)
+                )
             except InputError as exc:
                 raise exc.in_file(args.path_to_json_file) from None
         topics = [t for t in args.topics.split(",") if t] if args.topics else None
         ep = preferred_election(snap, only, topics)
         tps = list(ep.elect)
-        result = {"elect": len(tps), "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in tps],
-                  "skipped": [{"topic": s.tp.topic, "partition": s.tp.partition, "reason": s.reason.value,
-                               "detail": s.detail} for s in ep.skipped]}
+        result = {
+            "elect": len(tps),
+            "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in tps],
+            "skipped": [
+                {
+                    "topic": s.tp.topic,
+                    "partition": s.tp.partition,
+                    "reason": s.reason.value,
+                    "detail": s.detail,
+                }
+                for s in ep.skipped
+            ],
+        }
     if args.output:
         io_util.atomic_write_json(args.output, kafka_json.election_json(tps))
         result["output"] = args.output
@@ -353,10 +494,15 @@ def run_elect(args) -> int:
 
 def _elect_table(console: Console, r: dict) -> None:
     if "controller" in r:
-        console.print(f"{r['controller']} controller with auto.leader.rebalance.enable: {r['elect']} elections in "
-                      f"{r['passes']} pass(es); {r['still_not_preferred']} partitions still not on their preferred "
-                      f"leader")
-    console.print(f"partitions to elect: {r['elect']}" + (f" (written to {r['output']})" if r.get("output") else ""))
+        console.print(
+            f"{r['controller']} controller with auto.leader.rebalance.enable: {r['elect']} elections in "
+            f"{r['passes']} pass(es); {r['still_not_preferred']} partitions still not on their preferred "
+            f"leader"
+        )
+    console.print(
+        f"partitions to elect: {r['elect']}"
+        + (f" (written to {r['output']})" if r.get("output") else "")
+    )
     if r.get("skipped"):
         t = Table(title="skipped")
         for c in ("topic", "partition", "reason", "detail"):
@@ -369,15 +515,31 @@ def _elect_table(console: Console, r: dict) -> None:
 # -- plan ------------------------------------------------------------------------
 
 
-def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: float = DEFAULT_PLAN_BAND,
-                 capacity_threshold: float = 0.8, leaders_by: str = "count",
-                 compare_generate: bool = False, seed: int = 0, topic_spread: bool = True,
-                 broker_racks: dict[int, str] | None = None):
+def plan_command(
+    snap: ClusterSnapshot,
+    mode: str,
+    brokers: list[int],
+    band: float = DEFAULT_PLAN_BAND,
+    capacity_threshold: float = 0.8,
+    leaders_by: str = "count",
+    compare_generate: bool = False,
+    seed: int = 0,
+    topic_spread: bool = True,
+    broker_racks: dict[int, str] | None = None,
+):
     if compare_generate:
         _check_seed(seed)
     try:
-        res = plan(snap, mode, brokers, band=band, capacity_threshold=capacity_threshold,
-                   leaders_by_bytes=(leaders_by == "bytes"), topic_spread=topic_spread, broker_racks=broker_racks)
+        res = plan(
+            snap,
+            mode,
+            brokers,
+            band=band,
+            capacity_threshold=capacity_threshold,
+            leaders_by_bytes=(leaders_by == "bytes"),
+            topic_spread=topic_spread,
+            broker_racks=broker_racks,
+        )
     except InputError as exc:
         raise _as_flag(exc) from None
     result = res.summary()
@@ -385,9 +547,14 @@ def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: flo
         # The plan's brokers: in add-brokers mode they include added brokers the snapshot did not list
         # (given by --broker-racks or, without racks, by --brokers alone); --generate must place on them too.
         brokers_after = res.after_snapshot.brokers
-        targets = [b.id for b in brokers_after
-                   if b.alive and not (res.mode is Mode.REMOVE_BROKERS and b.id in brokers)]
-        gen = generate_reassignment(ClusterSnapshot(brokers_after, snap.partitions), targets, seed=seed)
+        targets = [
+            b.id
+            for b in brokers_after
+            if b.alive and not (res.mode is Mode.REMOVE_BROKERS and b.id in brokers)
+        ]
+        gen = generate_reassignment(
+            ClusterSnapshot(brokers_after, snap.partitions), targets, seed=seed
+        )
         moves = 0
         for p in snap.partitions:
             new = gen.get((p.topic, p.partition))
@@ -399,8 +566,12 @@ def plan_command(snap: ClusterSnapshot, mode: str, brokers: list[int], band: flo
 
 def _as_flag(exc: InputError) -> InputError:
     """The planner's error, naming the command-line flag instead of the parameter."""
-    flags = {"brokers": "--brokers", "broker_racks": "--broker-racks", "band": "--band",
-             "capacity_threshold": "--capacity-threshold"}
+    flags = {
+        "brokers": "--brokers",
+        "broker_racks": "--broker-racks",
+        "band": "--band",
+        "capacity_threshold": "--capacity-threshold",
+    }
     return InputError(exc.message, source=exc.source, field=flags.get(exc.field, exc.field))
 
 
@@ -415,15 +586,30 @@ def run_plan(args) -> int:
     except InputError as exc:
         raise _as_flag(exc) from None
     snap = load_snapshot(args)
-    res, result = plan_command(snap, args.mode, brokers, args.band, args.capacity_threshold, args.leaders_by,
-                               args.compare_generate, args.seed, not args.no_topic_spread,
-                               _racks(args.broker_racks, "--broker-racks"))
+    res, result = plan_command(
+        snap,
+        args.mode,
+        brokers,
+        args.band,
+        args.capacity_threshold,
+        args.leaders_by,
+        args.compare_generate,
+        args.seed,
+        not args.no_topic_spread,
+        _racks(args.broker_racks, "--broker-racks"),
+    )
     if args.output:
-        io_util.atomic_write_json(args.output, kafka_json.reassignment_json(res.reassignments), indent=None)
+        io_util.atomic_write_json(
+            args.output, kafka_json.reassignment_json(res.reassignments), indent=None
+        )
         result["output"] = args.output
     if args.election_output:
         after = {p.tp: p for p in res.after_snapshot.partitions}
-        tps = [p.tp for p in snap.partitions if after[p.tp].leader != p.leader and after[p.tp].leader is not None]
+        tps = [
+            p.tp
+            for p in snap.partitions
+            if after[p.tp].leader != p.leader and after[p.tp].leader is not None
+        ]
         io_util.atomic_write_json(args.election_output, kafka_json.election_json(tps), indent=None)
         result["election_output"] = args.election_output
     output.emit(result, args.format, _plan_table)
@@ -432,8 +618,10 @@ def run_plan(args) -> int:
 
 
 def _plan_table(console: Console, r: dict) -> None:
-    console.print(f"mode {r['mode']}: {r['replica_moves']} replica moves (lower bound {r['lower_bound_moves']}), "
-                  f"{_fmt(r['bytes_moved'])} bytes moved, {r['leader_changes']} leader changes")
+    console.print(
+        f"mode {r['mode']}: {r['replica_moves']} replica moves (lower bound {r['lower_bound_moves']}), "
+        f"{_fmt(r['bytes_moved'])} bytes moved, {r['leader_changes']} leader changes"
+    )
     t = Table(title="max/mean")
     for c in ("resource", "before", "after"):
         t.add_column(c, justify="right")
@@ -443,9 +631,13 @@ def _plan_table(console: Console, r: dict) -> None:
     for v in r["violations"]:
         console.print(f"[red]{v}[/red]")
     if not r["complete"]:
-        console.print("[red]incomplete: replicas remain on dead or removed brokers (see above)[/red]")
+        console.print(
+            "[red]incomplete: replicas remain on dead or removed brokers (see above)[/red]"
+        )
     elif not r["goals_satisfied"]:
-        console.print("[yellow]not every goal was met (the lower bound is for meeting all of them)[/yellow]")
+        console.print(
+            "[yellow]not every goal was met (the lower bound is for meeting all of them)[/yellow]"
+        )
 
 
 # -- generate --------------------------------------------------------------------
@@ -455,7 +647,9 @@ def run_generate(args) -> int:
     topics = None
     if args.topics_to_move_json_file:
         try:
-            topics = kafka_json.parse_topics_to_move_json(io_util.read_structured(args.topics_to_move_json_file))
+            topics = kafka_json.parse_topics_to_move_json(
+                io_util.read_structured(args.topics_to_move_json_file)
+            )
         except InputError as exc:
             raise exc.in_file(args.topics_to_move_json_file) from None
     _check_seed(args.seed)
@@ -488,6 +682,12 @@ def _kv_table(title: str):
         t.add_column("key")
         t.add_column("value", justify="right")
         for k, v in r.items():
-            t.add_row(k, _fmt(v) if not isinstance(v, dict) else ", ".join(f"{a}={_fmt(b)}" for a, b in v.items()))
+            t.add_row(
+                k,
+                _fmt(v)
+                if not isinstance(v, dict)
+                else ", ".join(f"{a}={_fmt(b)}" for a, b in v.items()),
+            )
         console.print(t)
+
     return render

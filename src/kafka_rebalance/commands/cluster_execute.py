@@ -22,41 +22,90 @@ DEFAULT_MAX_MOVES = 1250
 
 def register_execute(cluster_subparsers) -> argparse.ArgumentParser:
     p = cluster_subparsers.add_parser(
-        "execute", help="apply a reassignment plan in throttled batches (dry run unless --execute)",
+        "execute",
+        help="apply a reassignment plan in throttled batches (dry run unless --execute)",
         description="Split a kafka-reassign-partitions.sh plan into batches under concurrency caps, then "
-                    "(with --execute) apply them one by one: set the replication throttle, "
-                    "alter_partition_reassignments, wait, verify, clear the throttle; finally elect the "
-                    "preferred leaders. Without --execute nothing is written to the cluster.")
-    p.add_argument("--reassignment-json-file", required=True, metavar="PLAN.json",
-                   help='the plan: {"version":1,"partitions":[{"topic","partition","replicas","log_dirs"?}]}; '
-                        'log_dirs ("any" or absolute paths) are kept in the dry run and its --output-dir batch '
-                        'files; --execute refuses a plan that pins a replica to a log dir (the client cannot '
-                        'send AlterReplicaLogDirs)')
+        "(with --execute) apply them one by one: set the replication throttle, "
+        "alter_partition_reassignments, wait, verify, clear the throttle; finally elect the "
+        "preferred leaders. Without --execute nothing is written to the cluster.",
+    )
+    p.add_argument(
+        "--reassignment-json-file",
+        required=True,
+        metavar="PLAN.json",
+        help='the plan: {"version":1,"partitions":[{"topic","partition","replicas","log_dirs"?}]}; '
+        'log_dirs ("any" or absolute paths) are kept in the dry run and its --output-dir batch '
+        "files; --execute refuses a plan that pins a replica to a log dir (the client cannot "
+        "send AlterReplicaLogDirs)",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the live cluster")
     src.add_argument("--snapshot", metavar="FILE", help="a cluster snapshot (dry run only)")
-    p.add_argument("--command-config", metavar="FILE", help="client properties (security.protocol, sasl.*, ssl.*)")
-    p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S",
-                   help="inter-broker replication throttle, as kafka-reassign-partitions.sh --throttle. With "
-                        "--resume it changes the throttle of the running execution, as the tool's --additional "
-                        "--throttle does: the new rate is recorded in the state file, set at once on the batch "
-                        "in flight and used by the later batches (without it, the saved rate is kept)")
-    p.add_argument("--max-moves-per-broker", type=int, default=None, metavar="N",
-                   help=f"partition moves in flight per broker, sources and destinations "
-                        f"(default {DEFAULT_MAX_MOVES_PER_BROKER}); fixed when an execution starts: --resume "
-                        f"refuses a different value")
-    p.add_argument("--max-moves", type=int, default=None, metavar="N",
-                   help=f"partition moves per batch in the whole cluster (default {DEFAULT_MAX_MOVES}); fixed "
-                        f"when an execution starts: --resume refuses a different value")
-    p.add_argument("--state-file", metavar="F", help="execution state (default: PLAN.json.state.json)")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted execution from its state file")
-    p.add_argument("--execute", action="store_true", help="really apply the plan (default: dry run)")
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (security.protocol, sasl.*, ssl.*)",
+    )
+    p.add_argument(
+        "--throttle",
+        type=int,
+        default=None,
+        metavar="BYTES_PER_S",
+        help="inter-broker replication throttle, as kafka-reassign-partitions.sh --throttle. With "
+        "--resume it changes the throttle of the running execution, as the tool's --additional "
+        "--throttle does: the new rate is recorded in the state file, set at once on the batch "
+        "in flight and used by the later batches (without it, the saved rate is kept)",
+    )
+    p.add_argument(
+        "--max-moves-per-broker",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"partition moves in flight per broker, sources and destinations "
+        f"(default {DEFAULT_MAX_MOVES_PER_BROKER}); fixed when an execution starts: --resume "
+        f"refuses a different value",
+    )
+    p.add_argument(
+        "--max-moves",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"partition moves per batch in the whole cluster (default {DEFAULT_MAX_MOVES}); fixed "
+        f"when an execution starts: --resume refuses a different value",
+    )
+    p.add_argument(
+        "--state-file", metavar="F", help="execution state (default: PLAN.json.state.json)"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted execution from its state file",
+    )
+    p.add_argument(
+        "--execute", action="store_true", help="really apply the plan (default: dry run)"
+    )
     p.add_argument("--output-dir", metavar="DIR", help="write one reassignment JSON per batch here")
-    p.add_argument("--max-batches", type=int, default=None, metavar="N",
-                   help="apply at most N batches in this run, then stop (resume later)")
-    p.add_argument("--poll-interval", type=float, default=1.0, metavar="S",
-                   help="seconds between list_partition_reassignments polls (default 1)")
-    p.add_argument("--timeout", type=float, default=None, metavar="S", help="give up on a batch after S seconds")
+    p.add_argument(
+        "--max-batches",
+        type=int,
+        default=None,
+        metavar="N",
+        help="apply at most N batches in this run, then stop (resume later)",
+    )
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds between list_partition_reassignments polls (default 1)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="give up on a batch after S seconds",
+    )
     add_format_flag(p)
     p.set_defaults(func=run_execute)
     return p
@@ -67,17 +116,34 @@ def _table(console, result: dict) -> None:
 
     plan = result["plan"]
     mode = result["mode"]
-    t = Table(title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
-                    f"replica moves, {_human(plan['bytes_moved'])}, throttle "
-                    f"{_human(plan['throttle']) + '/s' if plan['throttle'] is not None else 'none'}")
-    for col in ("batch", "partitions", "replica moves", "bytes", "busiest broker slots", "min s at throttle", "status"):
+    t = Table(
+        title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
+        f"replica moves, {_human(plan['bytes_moved'])}, throttle "
+        f"{_human(plan['throttle']) + '/s' if plan['throttle'] is not None else 'none'}"
+    )
+    for col in (
+        "batch",
+        "partitions",
+        "replica moves",
+        "bytes",
+        "busiest broker slots",
+        "min s at throttle",
+        "status",
+    ):
         t.add_column(col, justify="right" if col != "status" else "left")
     statuses = result.get("status") or {}
     for b in plan["batches"]:
         slots = max(b["broker_slots"].values(), default=0)
         est = b["min_seconds"]
-        t.add_row(str(b["index"] + 1), str(b["partitions"]), str(b["replica_moves"]), _human(b["bytes_moved"]),
-                  str(slots), "-" if est is None else f"{est:.0f}", statuses.get(str(b["index"]), "planned"))
+        t.add_row(
+            str(b["index"] + 1),
+            str(b["partitions"]),
+            str(b["replica_moves"]),
+            _human(b["bytes_moved"]),
+            str(slots),
+            "-" if est is None else f"{est:.0f}",
+            statuses.get(str(b["index"]), "planned"),
+        )
     console.print(t)
     if plan["batches"] and plan["throttle"] is not None:
         first = plan["batches"][0]["throttle"]
@@ -90,8 +156,10 @@ def _table(console, result: dict) -> None:
         console.print(f"wrote {path}")
     if result.get("election"):
         e = result["election"]
-        console.print(f"preferred leader election: {e['elected']} elected, {e['not_needed']} not needed, "
-                      f"{len(e['failed'])} failed")
+        console.print(
+            f"preferred leader election: {e['elected']} elected, {e['not_needed']} not needed, "
+            f"{len(e['failed'])} failed"
+        )
     if mode == "dry-run":
         console.print("dry run: nothing was written to the cluster; add --execute to apply")
 
@@ -106,9 +174,12 @@ def _human(n: float) -> str:
 
 def _check_flags(args: argparse.Namespace) -> None:
     """Bad numbers name the flag they came from."""
-    for flag, value, least in (("--max-moves-per-broker", args.max_moves_per_broker, 1),
-                               ("--max-moves", args.max_moves, 1), ("--max-batches", args.max_batches, 1),
-                               ("--throttle", args.throttle, 0)):
+    for flag, value, least in (
+        ("--max-moves-per-broker", args.max_moves_per_broker, 1),
+        ("--max-moves", args.max_moves, 1),
+        ("--max-batches", args.max_batches, 1),
+        ("--throttle", args.throttle, 0),
+    ):
         if value is not None and value < least:
             raise InputError(f"must be >= {least}, got {value}", field=flag)
     for flag, value in (("--poll-interval", args.poll_interval), ("--timeout", args.timeout)):
@@ -117,8 +188,12 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def _caps(args: argparse.Namespace) -> tuple[int, int]:
-    return (DEFAULT_MAX_MOVES_PER_BROKER if args.max_moves_per_broker is None else args.max_moves_per_broker,
-            DEFAULT_MAX_MOVES if args.max_moves is None else args.max_moves)
+    return (
+        DEFAULT_MAX_MOVES_PER_BROKER
+        if args.max_moves_per_broker is None
+        else args.max_moves_per_broker,
+        DEFAULT_MAX_MOVES if args.max_moves is None else args.max_moves,
+    )
 
 
 def _refuse_log_dir_moves(target: dict, log_dirs: dict, plan_file: str) -> None:
@@ -131,12 +206,22 @@ def _refuse_log_dir_moves(target: dict, log_dirs: dict, plan_file: str) -> None:
                     f"log dir {d!r} for broker {broker}: moving a replica to a log dir needs AlterReplicaLogDirs, "
                     "which this tool's Kafka client (kafka-python) cannot send. Apply the dry run's --output-dir "
                     "batch files (they keep log_dirs) with kafka-reassign-partitions.sh --execute, or set the "
-                    f"entry to \"{ANY_LOG_DIR}\"", source=plan_file, field=f"partitions[{i}].log_dirs")
+                    f'entry to "{ANY_LOG_DIR}"',
+                    source=plan_file,
+                    field=f"partitions[{i}].log_dirs",
+                )
 
 
 def run_execute(args: argparse.Namespace) -> int:
-    from ..kafka.execute import (ExecutionError, Executor, default_state_path, plan_digest, plan_execution,
-                                 plan_from_state, write_batch_files)
+    from ..kafka.execute import (
+        ExecutionError,
+        Executor,
+        default_state_path,
+        plan_digest,
+        plan_execution,
+        plan_from_state,
+        write_batch_files,
+    )
 
     plan_file = args.reassignment_json_file
     doc = read_structured(plan_file)
@@ -147,11 +232,15 @@ def run_execute(args: argparse.Namespace) -> int:
         raise exc.in_file(plan_file) from None
     if not target:
         # ReassignPartitionsCommand.parseExecuteAssignmentArgs refuses it the same way.
-        raise InputError("Partition reassignment list cannot be empty", source=plan_file, field="partitions")
+        raise InputError(
+            "Partition reassignment list cannot be empty", source=plan_file, field="partitions"
+        )
     digest = plan_digest(doc)
     _check_flags(args)
     if args.execute and not args.bootstrap_server:
-        raise InputError("--execute needs --bootstrap-server (a snapshot can only be dry-run)", field="--execute")
+        raise InputError(
+            "--execute needs --bootstrap-server (a snapshot can only be dry-run)", field="--execute"
+        )
     if args.resume and not args.execute:
         raise InputError("--resume applies changes: add --execute", field="--resume")
     if args.execute:
@@ -168,10 +257,20 @@ def run_execute(args: argparse.Namespace) -> int:
         try:
             snapshot = read_snapshot(args)
         except (AdminError, KafkaError) as exc:
-            stderr.print(f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]")
+            stderr.print(
+                f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]"
+            )
             return 1
-        plan = plan_execution(target, snapshot, throttle=args.throttle, max_moves_per_broker=per_broker,
-                              max_moves=max_moves, digest=digest, log_dirs=log_dirs, source=plan_file)
+        plan = plan_execution(
+            target,
+            snapshot,
+            throttle=args.throttle,
+            max_moves_per_broker=per_broker,
+            max_moves=max_moves,
+            digest=digest,
+            log_dirs=log_dirs,
+            source=plan_file,
+        )
         files = write_batch_files(plan, args.output_dir) if args.output_dir else []
         emit({"mode": "dry-run", "plan": plan.to_json(), "batch_files": files}, args.format, _table)
         return 0
@@ -185,9 +284,15 @@ def run_execute(args: argparse.Namespace) -> int:
         with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
             state, plan = _prepare(admin, args, target, digest, state_path, log_dirs)
             files = write_batch_files(plan, args.output_dir) if args.output_dir else []
-            executor = Executor(admin, state, state_path, poll_interval_s=args.poll_interval,
-                                batch_timeout_s=args.timeout, max_batches=args.max_batches,
-                                log=lambda msg: stderr.print(msg))
+            executor = Executor(
+                admin,
+                state,
+                state_path,
+                poll_interval_s=args.poll_interval,
+                batch_timeout_s=args.timeout,
+                max_batches=args.max_batches,
+                log=lambda msg: stderr.print(msg),
+            )
             executor.save()
             if args.resume and args.throttle is not None:
                 executor.change_throttle(args.throttle)
@@ -202,14 +307,27 @@ def run_execute(args: argparse.Namespace) -> int:
         if state is None:
             return 1
     status = {str(b["index"]): b["status"] for b in state["batches"]}
-    emit({"mode": "execute", "state_file": str(state_path), "phase": state.get("phase"), "status": status,
-          "plan": plan_from_state(state, digest).to_json(), "batch_files": files if error is None else [],
-          "election": state.get("election"), "throttle_changes": state.get("throttle_changes", []),
-          "error": error}, args.format, _table)
+    emit(
+        {
+            "mode": "execute",
+            "state_file": str(state_path),
+            "phase": state.get("phase"),
+            "status": status,
+            "plan": plan_from_state(state, digest).to_json(),
+            "batch_files": files if error is None else [],
+            "election": state.get("election"),
+            "throttle_changes": state.get("throttle_changes", []),
+            "error": error,
+        },
+        args.format,
+        _table,
+    )
     return 1 if error else 0
 
 
-def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_path: Path, log_dirs: dict):
+def _prepare(
+    admin, args: argparse.Namespace, target: dict, digest: str, state_path: Path, log_dirs: dict
+):
     """The execution state to run: the state file's when resuming, else a fresh split of the plan."""
     from ..kafka.execute import load_state, plan_execution, plan_from_state, state_from_plan
 
@@ -219,29 +337,48 @@ def _prepare(admin, args: argparse.Namespace, target: dict, digest: str, state_p
         if state.get("plan_digest") != digest:
             raise InputError("the state file belongs to a different plan", source=str(state_path))
         # The batches were split when the execution started; a resume continues them, it cannot re-split.
-        for flag, key, value in (("--max-moves-per-broker", "max_moves_per_broker", args.max_moves_per_broker),
-                                 ("--max-moves", "max_moves", args.max_moves)):
+        for flag, key, value in (
+            ("--max-moves-per-broker", "max_moves_per_broker", args.max_moves_per_broker),
+            ("--max-moves", "max_moves", args.max_moves),
+        ):
             if value is None or value == state.get(key):
                 continue
             if state.get(key) is None:
-                stderr.print(f"{flag} {value} ignored: the batches of {state_path} are already split")
+                stderr.print(
+                    f"{flag} {value} ignored: the batches of {state_path} are already split"
+                )
                 continue
-            raise InputError(f"{value} conflicts with the execution being resumed (its batches were split with "
-                             f"{key}={state[key]} in {state_path}); drop the flag to continue, or let it "
-                             "finish and start a new execution", field=flag)
+            raise InputError(
+                f"{value} conflicts with the execution being resumed (its batches were split with "
+                f"{key}={state[key]} in {state_path}); drop the flag to continue, or let it "
+                "finish and start a new execution",
+                field=flag,
+            )
         return state, plan_from_state(state, digest)
     if state_path.exists():
         old = load_state(state_path)
         if old.get("phase") != "finished":
-            raise InputError("an unfinished execution exists: use --resume, or delete the file",
-                             source=str(state_path))
+            raise InputError(
+                "an unfinished execution exists: use --resume, or delete the file",
+                source=str(state_path),
+            )
     ongoing = admin.list_partition_reassignments()
     if ongoing:
-        raise InputError(f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
-                         "wait for them (kafka-reassign-partitions.sh --verify) first", field="--execute")
-    plan = plan_execution(target, admin.snapshot(), throttle=args.throttle, max_moves_per_broker=per_broker,
-                          max_moves=max_moves, digest=digest, log_dirs=log_dirs,
-                          source=args.reassignment_json_file)
+        raise InputError(
+            f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
+            "wait for them (kafka-reassign-partitions.sh --verify) first",
+            field="--execute",
+        )
+    plan = plan_execution(
+        target,
+        admin.snapshot(),
+        throttle=args.throttle,
+        max_moves_per_broker=per_broker,
+        max_moves=max_moves,
+        digest=digest,
+        log_dirs=log_dirs,
+        source=args.reassignment_json_file,
+    )
     return state_from_plan(plan, args.bootstrap_server), plan
 
 
@@ -249,10 +386,22 @@ class _progress:
     """A rich progress bar on stderr, one task per batch."""
 
     def __enter__(self):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), console=stderr, transient=False)
+        self._p = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr,
+            transient=False,
+        )
         self._p.__enter__()
         self._tasks: dict[str, int] = {}
         return self.update

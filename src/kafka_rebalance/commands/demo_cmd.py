@@ -11,9 +11,17 @@ from ..output import add_format_flag, emit, stderr
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="run the whole toolkit end to end on an embedded default and write a report")
-    p.add_argument("--out", default="demo-out", help="folder for results, plans and the report (default demo-out)")
-    p.add_argument("--scale", type=int, default=1, help="make the embedded cluster and group N times larger")
+    p = sub.add_parser(
+        "demo", help="run the whole toolkit end to end on an embedded default and write a report"
+    )
+    p.add_argument(
+        "--out",
+        default="demo-out",
+        help="folder for results, plans and the report (default demo-out)",
+    )
+    p.add_argument(
+        "--scale", type=int, default=1, help="make the embedded cluster and group N times larger"
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--master", help="Spark master (default local[*], or SPARK_MASTER)")
     add_format_flag(p)
@@ -27,6 +35,7 @@ def run(args) -> int:
         raise InputError(f"must be >= 1, got {args.scale}", field="--scale")
     steps = ["cluster", "telemetry", "simulate", "spark", "plan", "execute", "report"]
     with stderr.status("starting the demo...") as status:
+
         def progress(step: str, what: str) -> None:
             i = steps.index(step) + 1 if step in steps else 0
             if what.startswith("done"):
@@ -34,7 +43,9 @@ def run(args) -> int:
             else:
                 status.update(f"[{i}/{len(steps)}] {step}: {what}")
 
-        result = Demo(DemoConfig(Path(args.out), args.scale, args.seed, args.master), progress).run()
+        result = Demo(
+            DemoConfig(Path(args.out), args.scale, args.seed, args.master), progress
+        ).run()
     emit(result, args.format, _table)
     return 0
 
@@ -47,8 +58,10 @@ def _table(console, r: dict) -> None:
         t.add_row(k, f"{v:.1f}")
     console.print(t)
     p = r["plan"]
-    console.print(f"add-broker plan: {p['replica_moves']} replica moves (lower bound {p['lower_bound_moves']}), "
-                  f"executed in {r['execute']['batches']} batches against the simulated cluster")
+    console.print(
+        f"add-broker plan: {p['replica_moves']} replica moves (lower bound {p['lower_bound_moves']}), "
+        f"executed in {r['execute']['batches']} batches against the simulated cluster"
+    )
     console.print("plans:")
     for f in r["plans"]:
         console.print(f"  {f}")

@@ -1,4 +1,4 @@
-"""`kafka-rebalance pipeline load-model|offsets|lag|sweep`: the Spark jobs (SCHEMAS.md section 5).
+"""`kafka-rebalance pipeline load-model|offsets|lag|sweep`: the Spark jobs (docs/formats.md section 5).
 
 Spark runs local by default (`local[*]`, bound to 127.0.0.1) or on any
 master given by `--master` (or SPARK_MASTER). With `--format json` the
@@ -12,7 +12,8 @@ import contextlib
 import os
 import sys
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from rich.table import Table
 
@@ -21,42 +22,87 @@ from .. import output
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "pipeline", help="Spark jobs over telemetry: load model, offsets, lag, simulation sweeps",
+        "pipeline",
+        help="Spark jobs over telemetry: load model, offsets, lag, simulation sweeps",
         description="PySpark jobs that turn metric samples, __consumer_offsets records and log-end offsets into "
-                    "a load model, offset and rebalance history, lag with Burrow's statuses, and simulation sweeps.")
+        "a load model, offset and rebalance history, lag with Burrow's statuses, and simulation sweeps.",
+    )
     sub = p.add_subparsers(dest="job", metavar="JOB")
 
-    lm = sub.add_parser("load-model", help="metric samples -> per-partition load (Cruise Control's rules)")
-    lm.add_argument("--samples", required=True, metavar="PATH", help="metric samples: a Parquet file or folder")
+    lm = sub.add_parser(
+        "load-model", help="metric samples -> per-partition load (Cruise Control's rules)"
+    )
+    lm.add_argument(
+        "--samples", required=True, metavar="PATH", help="metric samples: a Parquet file or folder"
+    )
     lm.add_argument("--out", required=True, metavar="DIR")
-    lm.add_argument("--snapshot", metavar="FILE", default=None,
-                    help="cluster snapshot to fill with load (brokers and replicas are inferred otherwise)")
+    lm.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        default=None,
+        help="cluster snapshot to fill with load (brokers and replicas are inferred otherwise)",
+    )
     lm.add_argument("--window-ms", type=int, default=3_600_000)
     lm.add_argument("--windows", type=int, default=5)
-    lm.add_argument("--min-samples", type=int, default=3, help="samples for a partition's window to count")
-    lm.add_argument("--min-valid-ratio", type=float, default=0.995,
-                    help="share of partitions with enough valid windows for the model to be ready")
-    lm.add_argument("--min-valid-windows", type=int, default=1, help="windows the model needs to be ready")
+    lm.add_argument(
+        "--min-samples", type=int, default=3, help="samples for a partition's window to count"
+    )
+    lm.add_argument(
+        "--min-valid-ratio",
+        type=float,
+        default=0.995,
+        help="share of partitions with enough valid windows for the model to be ready",
+    )
+    lm.add_argument(
+        "--min-valid-windows", type=int, default=1, help="windows the model needs to be ready"
+    )
     _common(lm, _load_model)
 
-    of = sub.add_parser("offsets", help="__consumer_offsets records -> commits, latest offsets, group history")
+    of = sub.add_parser(
+        "offsets", help="__consumer_offsets records -> commits, latest offsets, group history"
+    )
     src = of.add_mutually_exclusive_group(required=True)
-    src.add_argument("--records", metavar="PATH", help="records in Spark's Kafka-source schema (Parquet)")
-    src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="read the topic live from a cluster")
-    of.add_argument("--topic", default="__consumer_offsets", help="topic to read with --bootstrap-server")
+    src.add_argument(
+        "--records", metavar="PATH", help="records in Spark's Kafka-source schema (Parquet)"
+    )
+    src.add_argument(
+        "--bootstrap-server", metavar="HOST:PORT", help="read the topic live from a cluster"
+    )
+    of.add_argument(
+        "--topic", default="__consumer_offsets", help="topic to read with --bootstrap-server"
+    )
     of.add_argument("--out", required=True, metavar="DIR")
     _common(of, _offsets)
 
-    lg = sub.add_parser("lag", help="commits + log-end offsets -> lag over time and Burrow's statuses")
-    lg.add_argument("--offsets", required=True, metavar="DIR", help="output folder of `pipeline offsets`")
-    lg.add_argument("--log-end", required=True, metavar="PATH", help="log-end samples: ts, topic, partition, log_end_offset")
+    lg = sub.add_parser(
+        "lag", help="commits + log-end offsets -> lag over time and Burrow's statuses"
+    )
+    lg.add_argument(
+        "--offsets", required=True, metavar="DIR", help="output folder of `pipeline offsets`"
+    )
+    lg.add_argument(
+        "--log-end",
+        required=True,
+        metavar="PATH",
+        help="log-end samples: ts, topic, partition, log_end_offset",
+    )
     lg.add_argument("--out", required=True, metavar="DIR")
-    lg.add_argument("--intervals", type=int, default=10, help="Burrow storage.intervals (commits kept)")
-    lg.add_argument("--min-distance", type=int, default=0, help="Burrow storage.min-distance (seconds)")
+    lg.add_argument(
+        "--intervals", type=int, default=10, help="Burrow storage.intervals (commits kept)"
+    )
+    lg.add_argument(
+        "--min-distance", type=int, default=0, help="Burrow storage.min-distance (seconds)"
+    )
     lg.add_argument("--allowed-lag", type=int, default=0, help="Burrow evaluator.allowed-lag")
-    lg.add_argument("--minimum-complete", type=float, default=0.0,
-                    help="Burrow evaluator.minimum-complete: fraction (0..1) of the commit ring filled to evaluate")
-    lg.add_argument("--group-interval-ms", type=int, default=60_000, help="bucket of the group status timeline")
+    lg.add_argument(
+        "--minimum-complete",
+        type=float,
+        default=0.0,
+        help="Burrow evaluator.minimum-complete: fraction (0..1) of the commit ring filled to evaluate",
+    )
+    lg.add_argument(
+        "--group-interval-ms", type=int, default=60_000, help="bucket of the group status timeline"
+    )
     _common(lg, _lag)
 
     sw = sub.add_parser("sweep", help="a grid of simulation scenarios, one Spark task each")
@@ -68,7 +114,9 @@ def register(subparsers) -> None:
 
 
 def _common(parser, job) -> None:
-    parser.add_argument("--master", default=None, help="Spark master (default local[*], or SPARK_MASTER)")
+    parser.add_argument(
+        "--master", default=None, help="Spark master (default local[*], or SPARK_MASTER)"
+    )
     parser.add_argument("--shuffle-partitions", type=int, default=8)
     output.add_format_flag(parser)
     parser.set_defaults(func=lambda args: _run(args, job))
@@ -106,7 +154,9 @@ def _run(args, job) -> int:
 def _load_model_config(args):
     from ..pipeline.load_model import LoadModelConfig
 
-    cfg = LoadModelConfig(args.window_ms, args.windows, args.min_samples, args.min_valid_ratio, args.min_valid_windows)
+    cfg = LoadModelConfig(
+        args.window_ms, args.windows, args.min_samples, args.min_valid_ratio, args.min_valid_windows
+    )
     cfg.check()
     return cfg
 
@@ -124,7 +174,9 @@ def _offsets(spark, args, _checked=None) -> dict[str, Any]:
     if args.bootstrap_server:
         from ..pipeline.kafka_source import read_topic
 
-        return run_offsets(spark, None, args.out, source_df=read_topic(spark, args.bootstrap_server, args.topic))
+        return run_offsets(
+            spark, None, args.out, source_df=read_topic(spark, args.bootstrap_server, args.topic)
+        )
     return run_offsets(spark, args.records, args.out)
 
 
@@ -132,9 +184,15 @@ def _lag_config(args):
     from ..pipeline.burrow import BurrowConfig
     from ..pipeline.lag import LagConfig
 
-    cfg = LagConfig(BurrowConfig(intervals=args.intervals, min_distance_s=args.min_distance,
-                                 minimum_complete=args.minimum_complete, allowed_lag=args.allowed_lag),
-                    group_interval_ms=args.group_interval_ms)
+    cfg = LagConfig(
+        BurrowConfig(
+            intervals=args.intervals,
+            min_distance_s=args.min_distance,
+            minimum_complete=args.minimum_complete,
+            allowed_lag=args.allowed_lag,
+        ),
+        group_interval_ms=args.group_interval_ms,
+    )
     cfg.check()
     return cfg
 
@@ -180,8 +238,14 @@ def _table(console, summary: dict[str, Any]) -> None:
             g.add_column(c)
         for name, v in summary["groups"].items():
             m = v["maxlag"]
-            g.add_row(name, v["status"], f"{v['complete']:.2f}", str(v["total_lag"]), str(v["partitions"]),
-                      f"{m['topic']}-{m['partition']} ({m['current_lag']}, {m['status']})")
+            g.add_row(
+                name,
+                v["status"],
+                f"{v['complete']:.2f}",
+                str(v["total_lag"]),
+                str(v["partitions"]),
+                f"{m['topic']}-{m['partition']} ({m['current_lag']}, {m['status']})",
+            )
         console.print(g)
     if summary.get("by_variant"):
         rows = summary["by_variant"]

@@ -1,6 +1,6 @@
 """`kafka-rebalance simulate FILE`: run the deterministic rebalance simulator on a scenario.
 
-Output (SCHEMAS.md section 2): the summary object; `--events-out PATH` writes
+Output (docs/formats.md section 2): the summary object; `--events-out PATH` writes
 the event log (`.jsonl` or `.parquet`) the Spark pipeline reads; `--compare
 eager,cooperative,static,consumer` runs the same scenario under each protocol
 choice and prints them side by side (`{"compare": {name: summary}}`).
@@ -27,14 +27,22 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate",
         help="simulate a consumer group through restarts, crashes and failovers",
-        description="Replay a simulation scenario (YAML or JSON, SCHEMAS.md section 2) over a virtual clock "
-                    "and report what every rebalance cost: stop-the-world time, moves, duplicates, losses, lag.",
+        description="Replay a simulation scenario (YAML or JSON, docs/formats.md section 2) over a virtual clock "
+        "and report what every rebalance cost: stop-the-world time, moves, duplicates, losses, lag.",
     )
     p.add_argument("file", metavar="FILE", help="simulation scenario")
-    p.add_argument("--events-out", metavar="PATH", default=None,
-                   help="write the event log to PATH (.jsonl or .parquet)")
-    p.add_argument("--compare", metavar="LIST", default=None,
-                   help=f"comma-separated variants to run side by side: {','.join(COMPARE_VARIANTS)}")
+    p.add_argument(
+        "--events-out",
+        metavar="PATH",
+        default=None,
+        help="write the event log to PATH (.jsonl or .parquet)",
+    )
+    p.add_argument(
+        "--compare",
+        metavar="LIST",
+        default=None,
+        help=f"comma-separated variants to run side by side: {','.join(COMPARE_VARIANTS)}",
+    )
     output.add_format_flag(p)
     p.set_defaults(func=run)
 
@@ -55,7 +63,10 @@ def run(args) -> int:
         names = [n.strip() for n in args.compare.split(",") if n.strip()]
         for n in names:
             if n not in COMPARE_VARIANTS:
-                raise InputError(f"unknown variant {n!r} (known: {', '.join(COMPARE_VARIANTS)})", field="--compare")
+                raise InputError(
+                    f"unknown variant {n!r} (known: {', '.join(COMPARE_VARIANTS)})",
+                    field="--compare",
+                )
         if args.events_out:
             raise InputError("--events-out cannot be combined with --compare", field="--events-out")
         with _Progress(sc.duration_ms * len(names)) as prog:
@@ -67,8 +78,11 @@ def run(args) -> int:
         output.emit(result, args.format, _compare_table)
         return 0
     with _Progress(sc.duration_ms) as prog:
-        res = simulate_scenario(sc, progress=lambda now, end: prog.update(now, sc.name or "simulate"),
-                                collect_events=bool(args.events_out))
+        res = simulate_scenario(
+            sc,
+            progress=lambda now, end: prog.update(now, sc.name or "simulate"),
+            collect_events=bool(args.events_out),
+        )
     if args.events_out:
         write_events(res.events, args.events_out)
     output.emit(res.summary, args.format, _table)
@@ -79,14 +93,24 @@ def write_events(events: list[dict], path: str) -> None:
     """Write the event log atomically: JSON lines, or Parquet with a fixed schema."""
     p = Path(path)
     if p.suffix == ".jsonl":
-        io_util.atomic_write_text(p, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+        io_util.atomic_write_text(
+            p, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+        )
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([("ts_ms", pa.int64()), ("group", pa.string()), ("member", pa.string()),
-                        ("kind", pa.string()), ("generation", pa.int32()), ("partitions", pa.list_(pa.string())),
-                        ("detail", pa.string())])
+    schema = pa.schema(
+        [
+            ("ts_ms", pa.int64()),
+            ("group", pa.string()),
+            ("member", pa.string()),
+            ("kind", pa.string()),
+            ("generation", pa.int32()),
+            ("partitions", pa.list_(pa.string())),
+            ("detail", pa.string()),
+        ]
+    )
     table = pa.table({c: [e[c] for e in events] for c in EVENT_COLUMNS}, schema=schema)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
@@ -108,12 +132,18 @@ class _Progress:
         self._p = None
         self._task = None
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if output.stderr.is_terminal:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._p = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                               TimeElapsedColumn(), console=output.stderr, transient=True)
+            self._p = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                console=output.stderr,
+                transient=True,
+            )
             self._p.__enter__()
             self._task = self._p.add_task("simulating", total=self.total)
         return self
@@ -127,13 +157,20 @@ class _Progress:
             self._p.__exit__(*exc)
 
 
-_ROWS = (("rebalances", lambda s: s["rebalances"]), ("generation", lambda s: s["generation"]),
-         ("unavailable partition ms", lambda s: s["unavailable_partition_ms"]),
-         ("member paused ms", lambda s: s["member_paused_ms"]), ("partitions moved", lambda s: s["partitions_moved"]),
-         ("revocations", lambda s: s["revocations"]), ("records produced", lambda s: s["records"]["produced"]),
-         ("records processed", lambda s: s["records"]["processed"]),
-         ("duplicates", lambda s: s["records"]["duplicates"]), ("lost", lambda s: s["records"]["lost"]),
-         ("lag max", lambda s: s["lag"]["max"]), ("lag final", lambda s: s["lag"]["final"]))
+_ROWS = (
+    ("rebalances", lambda s: s["rebalances"]),
+    ("generation", lambda s: s["generation"]),
+    ("unavailable partition ms", lambda s: s["unavailable_partition_ms"]),
+    ("member paused ms", lambda s: s["member_paused_ms"]),
+    ("partitions moved", lambda s: s["partitions_moved"]),
+    ("revocations", lambda s: s["revocations"]),
+    ("records produced", lambda s: s["records"]["produced"]),
+    ("records processed", lambda s: s["records"]["processed"]),
+    ("duplicates", lambda s: s["records"]["duplicates"]),
+    ("lost", lambda s: s["records"]["lost"]),
+    ("lag max", lambda s: s["lag"]["max"]),
+    ("lag final", lambda s: s["lag"]["final"]),
+)
 
 
 def _table(console: Console, s: dict) -> None:

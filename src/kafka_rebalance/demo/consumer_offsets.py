@@ -19,22 +19,35 @@ configured, and the leader is unknown (null).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..group.records import (GroupMetadataValue, MemberMetadata, encode_record, group_metadata_record,
-                             offset_commit_record)
+from ..group.records import (
+    GroupMetadataValue,
+    MemberMetadata,
+    encode_record,
+    group_metadata_record,
+    offset_commit_record,
+)
 
 if TYPE_CHECKING:
     from ..sim.api import SimulationResult
     from ..sim.scenario import Scenario
 
-KAFKA_SOURCE_SCHEMA = pa.schema([
-    ("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
-    ("offset", pa.int64()), ("timestamp", pa.timestamp("ms", tz="UTC")), ("timestampType", pa.int32()),
-])
+KAFKA_SOURCE_SCHEMA = pa.schema(
+    [
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.timestamp("ms", tz="UTC")),
+        ("timestampType", pa.int32()),
+    ]
+)
 
 
 def _tp(s: str) -> tuple[str, int]:
@@ -51,7 +64,9 @@ class GroupMetadataWrite:
     value: GroupMetadataValue  # as the coordinator encodes it (sim.offsets_store)
 
 
-def simulate_recording_group_metadata(sc: "Scenario") -> tuple["SimulationResult", tuple[GroupMetadataWrite, ...]]:
+def simulate_recording_group_metadata(
+    sc: Scenario,
+) -> tuple[SimulationResult, tuple[GroupMetadataWrite, ...]]:
     """`simulate_scenario(sc)` (same summary, same event log) and every GroupMetadata record its coordinator wrote.
 
     The classic coordinator hands each record to its offsets store
@@ -63,7 +78,9 @@ def simulate_recording_group_metadata(sc: "Scenario") -> tuple["SimulationResult
     from ..sim.offsets_store import _group_value
 
     if sc.protocol == "consumer":
-        raise ValueError("GroupMetadata records exist for classic groups only (this scenario uses protocol consumer)")
+        raise ValueError(
+            "GroupMetadata records exist for classic groups only (this scenario uses protocol consumer)"
+        )
     writes: list[GroupMetadataWrite] = []
 
     def record_writes(world) -> None:
@@ -72,7 +89,11 @@ def simulate_recording_group_metadata(sc: "Scenario") -> tuple["SimulationResult
 
         def recording(snapshot, now_ms: int) -> None:
             # events_emitted: the event-log rows so far, so the record goes right after them
-            writes.append(GroupMetadataWrite(world.events_emitted, int(now_ms), _group_value(snapshot, world.parts.tps)))
+            writes.append(
+                GroupMetadataWrite(
+                    world.events_emitted, int(now_ms), _group_value(snapshot, world.parts.tps)
+                )
+            )
             write_group(snapshot, now_ms)
 
         store.write_group = recording
@@ -80,9 +101,13 @@ def simulate_recording_group_metadata(sc: "Scenario") -> tuple["SimulationResult
     return simulate_scenario(sc, on_world=record_writes), tuple(writes)
 
 
-def consumer_offsets_records(events: Iterable[dict[str, Any]], start_ms: int, protocol: str | None = None,
-                             group_partitions: int = 50,
-                             group_metadata: Sequence[GroupMetadataWrite] | None = None) -> pa.Table:
+def consumer_offsets_records(
+    events: Iterable[dict[str, Any]],
+    start_ms: int,
+    protocol: str | None = None,
+    group_partitions: int = 50,
+    group_metadata: Sequence[GroupMetadataWrite] | None = None,
+) -> pa.Table:
     """Commits become OffsetCommit records; GroupMetadata records come from `group_metadata` (the coordinator's
     own, from simulate_recording_group_metadata), each at its place in the log, or else one per completed
     generation rebuilt from the assignment events (leader unknown: null; `protocol` as the caller configured
@@ -93,7 +118,9 @@ def consumer_offsets_records(events: Iterable[dict[str, Any]], start_ms: int, pr
 
     rows: list[tuple[bytes, bytes | None, int, int]] = []  # key, value, partition, ts
     owned: dict[str, set[str]] = {}
-    pending: tuple[str, int, int] | None = None  # group, generation, ts of a generation being handed out
+    pending: tuple[str, int, int] | None = (
+        None  # group, generation, ts of a generation being handed out
+    )
 
     def flush() -> None:
         group, generation, ts = pending
@@ -102,13 +129,29 @@ def consumer_offsets_records(events: Iterable[dict[str, Any]], start_ms: int, pr
         for m, parts in sorted(owned.items()):
             if not parts:
                 continue
-            asg = encode_assignment(Assignment(partitions=tuple(TopicPartition(*_tp(p)) for p in sorted(parts))))
-            members.append(MemberMetadata(member_id=m, client_id=m, client_host="/127.0.0.1",
-                                          session_timeout=45000, subscription=encode_subscription(Subscription(topics)),
-                                          assignment=asg, rebalance_timeout=300000))
+            asg = encode_assignment(
+                Assignment(partitions=tuple(TopicPartition(*_tp(p)) for p in sorted(parts)))
+            )
+            members.append(
+                MemberMetadata(
+                    member_id=m,
+                    client_id=m,
+                    client_host="/127.0.0.1",
+                    session_timeout=45000,
+                    subscription=encode_subscription(Subscription(topics)),
+                    assignment=asg,
+                    rebalance_timeout=300000,
+                )
+            )
         # the event log names no leader (and the first member by name is not it): unknown, so null
-        value = GroupMetadataValue(protocol_type="consumer", generation=generation, protocol=protocol, leader=None,
-                                   members=tuple(members), current_state_timestamp=ts)
+        value = GroupMetadataValue(
+            protocol_type="consumer",
+            generation=generation,
+            protocol=protocol,
+            leader=None,
+            members=tuple(members),
+            current_state_timestamp=ts,
+        )
         k, v = encode_record(group_metadata_record(group, value))
         rows.append((k, v, partition_for(group, group_partitions), ts))
 
@@ -156,28 +199,39 @@ def consumer_offsets_records(events: Iterable[dict[str, Any]], start_ms: int, pr
     for _, _, p, _ in rows:
         out_off.append(offsets.get(p, 0))
         offsets[p] = offsets.get(p, 0) + 1
-    return pa.table({
-        "key": pa.array([r[0] for r in rows], pa.binary()),
-        "value": pa.array([r[1] for r in rows], pa.binary()),
-        "topic": pa.array(["__consumer_offsets"] * len(rows), pa.string()),
-        "partition": pa.array([r[2] for r in rows], pa.int32()),
-        "offset": pa.array(out_off, pa.int64()),
-        "timestamp": pa.array([r[3] for r in rows], pa.timestamp("ms", tz="UTC")),
-        "timestampType": pa.array([0] * len(rows), pa.int32()),
-    }, schema=KAFKA_SOURCE_SCHEMA)
+    return pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "topic": pa.array(["__consumer_offsets"] * len(rows), pa.string()),
+            "partition": pa.array([r[2] for r in rows], pa.int32()),
+            "offset": pa.array(out_off, pa.int64()),
+            "timestamp": pa.array([r[3] for r in rows], pa.timestamp("ms", tz="UTC")),
+            "timestampType": pa.array([0] * len(rows), pa.int32()),
+        },
+        schema=KAFKA_SOURCE_SCHEMA,
+    )
 
 
 def _commit(rows: list, ev: dict[str, Any], group: str, ts: int, group_partitions: int) -> None:
     from ..group.coordinator_location import partition_for
 
     d = json.loads(ev["detail"])
-    rec = offset_commit_record(group, d["topic"], int(d["partition"]), int(d["offset"]),
-                               metadata=d.get("metadata") or "", commit_timestamp=ts)
+    rec = offset_commit_record(
+        group,
+        d["topic"],
+        int(d["partition"]),
+        int(d["offset"]),
+        metadata=d.get("metadata") or "",
+        commit_timestamp=ts,
+    )
     k, v = encode_record(rec)
     rows.append((k, v, partition_for(group, group_partitions), ts))
 
 
-def log_end_offsets(topics: Sequence[dict[str, Any]], start_ms: int, duration_ms: int, step_ms: int = 10_000) -> pa.Table:
+def log_end_offsets(
+    topics: Sequence[dict[str, Any]], start_ms: int, duration_ms: int, step_ms: int = 10_000
+) -> pa.Table:
     """Log-end offset per partition every `step_ms`, from each topic's produce rate spread evenly."""
     ts, tp, pp, leo = [], [], [], []
     for t in topics:
@@ -189,11 +243,19 @@ def log_end_offsets(topics: Sequence[dict[str, Any]], start_ms: int, duration_ms
                 tp.append(t["name"])
                 pp.append(p)
                 leo.append(int(rate * step / 1000.0))
-    return pa.table({"ts": pa.array(ts, pa.timestamp("ms", tz="UTC")), "topic": pa.array(tp, pa.string()),
-                     "partition": pa.array(pp, pa.int32()), "log_end_offset": pa.array(leo, pa.int64())})
+    return pa.table(
+        {
+            "ts": pa.array(ts, pa.timestamp("ms", tz="UTC")),
+            "topic": pa.array(tp, pa.string()),
+            "partition": pa.array(pp, pa.int32()),
+            "log_end_offset": pa.array(leo, pa.int64()),
+        }
+    )
 
 
-def ownership_intervals(events: Iterable[dict[str, Any]], duration_ms: int) -> tuple[list[dict], list[dict]]:
+def ownership_intervals(
+    events: Iterable[dict[str, Any]], duration_ms: int
+) -> tuple[list[dict], list[dict]]:
     """Who owned which partition when (from assigned/revoked/lost), and the members' protocol pauses."""
     open_: dict[tuple[str, str], int] = {}
     intervals: list[dict] = []
@@ -207,14 +269,23 @@ def ownership_intervals(events: Iterable[dict[str, Any]], duration_ms: int) -> t
             for p in ev["partitions"]:
                 start = open_.pop((member, p), None)
                 if start is not None:
-                    intervals.append({"partition": p, "member": member, "start_ms": start, "end_ms": ts})
+                    intervals.append(
+                        {"partition": p, "member": member, "start_ms": start, "end_ms": ts}
+                    )
         elif kind == "paused":
             d = json.loads(ev["detail"] or "{}")
             if d.get("ms", 0) > 0 and "since_ms" in d:
-                stops.append({"start_ms": int(d["since_ms"]), "end_ms": int(d["since_ms"]) + int(d["ms"]),
-                              "member": member})
+                stops.append(
+                    {
+                        "start_ms": int(d["since_ms"]),
+                        "end_ms": int(d["since_ms"]) + int(d["ms"]),
+                        "member": member,
+                    }
+                )
     for (member, p), start in open_.items():
-        intervals.append({"partition": p, "member": member, "start_ms": start, "end_ms": duration_ms})
+        intervals.append(
+            {"partition": p, "member": member, "start_ms": start, "end_ms": duration_ms}
+        )
     intervals.sort(key=lambda iv: (iv["partition"], iv["start_ms"]))
     return intervals, _merge(stops)
 

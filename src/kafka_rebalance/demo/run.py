@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..io_util import atomic_write_json
 from ..model import ClusterSnapshot
@@ -50,25 +51,46 @@ class DemoConfig:
 def rolling_restart_scenario(scale: int, seed: int) -> dict[str, Any]:
     members = 6 * scale
     return {
-        "name": "demo rolling restart", "seed": seed, "duration_ms": 600_000, "protocol": "classic",
-        "group": {"id": "orders-app", "assignors": ["range", "cooperative-sticky"],
-                  "session_timeout_ms": 45_000, "enable_auto_commit": True, "auto_commit_interval_ms": 5_000,
-                  "delivery": "at-least-once"},
+        "name": "demo rolling restart",
+        "seed": seed,
+        "duration_ms": 600_000,
+        "protocol": "classic",
+        "group": {
+            "id": "orders-app",
+            "assignors": ["range", "cooperative-sticky"],
+            "session_timeout_ms": 45_000,
+            "enable_auto_commit": True,
+            "auto_commit_interval_ms": 5_000,
+            "delivery": "at-least-once",
+        },
         "topics": [{"name": "orders", "partitions": 12 * scale, "produce_rate": 600 * scale}],
         "members": {"count": members, "processing_ms_per_record": 1.0},
-        "events": [{"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000},
-                   # then one member's processing gets stuck (heartbeats go on, max.poll.interval.ms is not
-                   # reached): its partitions stop committing, which is what Burrow's STOP rule is for
-                   {"at_ms": 480_000, "kind": "pause", "member": "m2", "for_ms": 200_000}],
+        "events": [
+            {"at_ms": 120_000, "kind": "rolling_restart", "down_ms": 10_000, "every_ms": 60_000},
+            # then one member's processing gets stuck (heartbeats go on, max.poll.interval.ms is not
+            # reached): its partitions stop committing, which is what Burrow's STOP rule is for
+            {"at_ms": 480_000, "kind": "pause", "member": "m2", "for_ms": 200_000},
+        ],
     }
 
 
 def sweep_grid(seed: int) -> dict[str, Any]:
     base = rolling_restart_scenario(1, seed)
-    base = {**base, "duration_ms": 480_000, "events": [e for e in base["events"] if e["kind"] != "pause"]}
-    return {"base": base,
-            "grid": {"protocol": ["classic", "consumer"], "assignor": ["range", "cooperative-sticky", "uniform"],
-                     "session_timeout_ms": [10_000, 45_000], "static_membership": [False, True], "seed": [seed]}}
+    base = {
+        **base,
+        "duration_ms": 480_000,
+        "events": [e for e in base["events"] if e["kind"] != "pause"],
+    }
+    return {
+        "base": base,
+        "grid": {
+            "protocol": ["classic", "consumer"],
+            "assignor": ["range", "cooperative-sticky", "uniform"],
+            "session_timeout_ms": [10_000, 45_000],
+            "static_membership": [False, True],
+            "seed": [seed],
+        },
+    }
 
 
 class Demo:
@@ -78,9 +100,11 @@ class Demo:
         self.cfg = cfg
         self.progress = progress
         self.out = cfg.out
-        self.report: dict[str, Any] = {"title": "kafka-rebalance demo",
-                                       "subtitle": f"embedded default, scale {cfg.scale}, seed {cfg.seed}",
-                                       "cards": {}}
+        self.report: dict[str, Any] = {
+            "title": "kafka-rebalance demo",
+            "subtitle": f"embedded default, scale {cfg.scale}, seed {cfg.seed}",
+            "cards": {},
+        }
         self.timings: dict[str, float] = {}
         self.files: dict[str, str] = {}
 
@@ -104,13 +128,22 @@ class Demo:
         from ..cluster.snapshot import snapshot_to_json
         from ..cluster.synthetic import add_empty_broker, rolling_restart, synthetic_cluster
 
-        base = synthetic_cluster(brokers=self.cfg.brokers, racks=3, partitions=self.cfg.partitions, rf=3,
-                                 seed=self.cfg.seed, total_bytes_in=2.0e8 * self.cfg.scale, size_median=2.0e8)
+        base = synthetic_cluster(
+            brokers=self.cfg.brokers,
+            racks=3,
+            partitions=self.cfg.partitions,
+            rf=3,
+            seed=self.cfg.seed,
+            total_bytes_in=2.0e8 * self.cfg.scale,
+            size_median=2.0e8,
+        )
         restarted = rolling_restart(base)
         grown, new_broker = add_empty_broker(restarted)
         self.cluster = grown
         self.new_broker = new_broker
-        atomic_write_json(self._path("cluster", "snapshot.json"), snapshot_to_json(grown), indent=None)
+        atomic_write_json(
+            self._path("cluster", "snapshot.json"), snapshot_to_json(grown), indent=None
+        )
         self.files["cluster snapshot"] = str(self.out / "cluster" / "snapshot.json")
 
     # -- 2. telemetry -----------------------------------------------------------------------
@@ -126,9 +159,18 @@ class Demo:
 
     def simulate(self) -> None:
         from ..commands.simulate_cmd import write_events
-        from ..sim.api import COMPARE_VARIANTS, parse_simulation_scenario, simulate_scenario, variant
-        from .consumer_offsets import (consumer_offsets_records, log_end_offsets, ownership_intervals,
-                                       simulate_recording_group_metadata)
+        from ..sim.api import (
+            COMPARE_VARIANTS,
+            parse_simulation_scenario,
+            simulate_scenario,
+            variant,
+        )
+        from .consumer_offsets import (
+            consumer_offsets_records,
+            log_end_offsets,
+            ownership_intervals,
+            simulate_recording_group_metadata,
+        )
         from .telemetry import write_parquet
 
         doc = rolling_restart_scenario(self.cfg.scale, self.cfg.seed)
@@ -138,21 +180,29 @@ class Demo:
         for name in COMPARE_VARIANTS:
             self.progress("simulate", name)
             writes = None
-            if name == "eager":  # the __consumer_offsets telemetry carries the coordinator's own GroupMetadata
+            if (
+                name == "eager"
+            ):  # the __consumer_offsets telemetry carries the coordinator's own GroupMetadata
                 res, writes = simulate_recording_group_metadata(variant(sc, name))
             else:
                 res = simulate_scenario(variant(sc, name))
             compare[name] = res.summary
             write_events(res.events, str(self._path("simulations", f"{name}.events.jsonl")))
             intervals, stops = ownership_intervals(res.events, doc["duration_ms"])
-            ownership[name] = {"duration_ms": doc["duration_ms"], "intervals": intervals, "stops": stops}
+            ownership[name] = {
+                "duration_ms": doc["duration_ms"],
+                "intervals": intervals,
+                "stops": stops,
+            }
             if name == "eager":
                 records = consumer_offsets_records(res.events, START_MS, group_metadata=writes)
                 write_parquet(records, self._path("telemetry", "consumer_offsets.parquet"))
                 self.report["cards"]["__consumer_offsets records"] = records.num_rows
         atomic_write_json(self._path("simulations", "compare.json"), compare)
-        write_parquet(log_end_offsets(doc["topics"], START_MS, doc["duration_ms"]),
-                      self._path("telemetry", "log_end_offsets.parquet"))
+        write_parquet(
+            log_end_offsets(doc["topics"], START_MS, doc["duration_ms"]),
+            self._path("telemetry", "log_end_offsets.parquet"),
+        )
         self.report["compare"] = compare
         self.report["ownership"] = ownership
 
@@ -182,16 +232,31 @@ class Demo:
         from ..pipeline.load_model import LoadModelConfig
 
         # Samples every 5 minutes: 12 per 1-hour window, Cruise Control's default of 5 windows.
-        lm = run_load_model(spark, str(self.out / "telemetry" / "metric_samples.parquet"),
-                            str(self.out / "load_model"), LoadModelConfig(),
-                            snapshot=str(self.out / "cluster" / "snapshot.json"))
+        lm = run_load_model(
+            spark,
+            str(self.out / "telemetry" / "metric_samples.parquet"),
+            str(self.out / "load_model"),
+            LoadModelConfig(),
+            snapshot=str(self.out / "cluster" / "snapshot.json"),
+        )
         self.load_model = _as_dict(lm)
         self.progress("spark", "offsets")
-        self.offsets = _as_dict(run_offsets(spark, str(self.out / "telemetry" / "consumer_offsets.parquet"),
-                                            str(self.out / "offsets")))
+        self.offsets = _as_dict(
+            run_offsets(
+                spark,
+                str(self.out / "telemetry" / "consumer_offsets.parquet"),
+                str(self.out / "offsets"),
+            )
+        )
         self.progress("spark", "lag")
-        lag = _as_dict(run_lag(spark, str(self.out / "offsets"), str(self.out / "telemetry" / "log_end_offsets.parquet"),
-                               str(self.out / "lag")))
+        lag = _as_dict(
+            run_lag(
+                spark,
+                str(self.out / "offsets"),
+                str(self.out / "telemetry" / "log_end_offsets.parquet"),
+                str(self.out / "lag"),
+            )
+        )
         self.lag = lag
         self.report["lag"] = _lag_section(self.out / "lag", lag)
         self.progress("spark", "sweep")
@@ -205,32 +270,53 @@ class Demo:
     # -- 5. cluster analysis ----------------------------------------------------------------
 
     def analyse_cluster(self) -> None:
+        from ..cluster import kafka_json
+        from ..cluster.election import apply_preferred_election, preferred_election
+        from ..cluster.planner import Mode
         from ..cluster.snapshot import parse_snapshot_text
         from ..commands.cluster_cmd import plan_command, skew
-        from ..cluster.election import preferred_election, apply_preferred_election
-        from ..cluster import kafka_json
-        from ..cluster.planner import Mode
 
         snap_path = self.out / "load_model" / "snapshot.json"
-        snap = parse_snapshot_text(snap_path.read_text(encoding="utf-8")) if snap_path.exists() else self.cluster
+        snap = (
+            parse_snapshot_text(snap_path.read_text(encoding="utf-8"))
+            if snap_path.exists()
+            else self.cluster
+        )
         # The load model knows loads, the synthetic cluster knows the new empty broker and leaders.
         snap = _with_brokers_of(snap, self.cluster)
         self.snapshot = snap
         before = skew(snap, 1.10, 10.0)
         atomic_write_json(self._path("cluster", "skew_before.json"), before)
         election = preferred_election(snap)
-        atomic_write_json(self._path("plans", "preferred_election.json"), kafka_json.election_json(list(election.elect)))
+        atomic_write_json(
+            self._path("plans", "preferred_election.json"),
+            kafka_json.election_json(list(election.elect)),
+        )
         elected = apply_preferred_election(snap, election.elect)
         leaders_res, leaders = plan_command(elected, Mode.LEADERS.value, [])
-        atomic_write_json(self._path("plans", "leaders_reassignment.json"),
-                          kafka_json.reassignment_json(leaders_res.reassignments), indent=None)
-        plan_res, plan = plan_command(snap, Mode.ADD_BROKERS.value, [self.new_broker], compare_generate=True,
-                                      seed=self.cfg.seed)
-        atomic_write_json(self._path("plans", "add_broker_reassignment.json"),
-                          kafka_json.reassignment_json(plan_res.reassignments), indent=None)
+        atomic_write_json(
+            self._path("plans", "leaders_reassignment.json"),
+            kafka_json.reassignment_json(leaders_res.reassignments),
+            indent=None,
+        )
+        plan_res, plan = plan_command(
+            snap,
+            Mode.ADD_BROKERS.value,
+            [self.new_broker],
+            compare_generate=True,
+            seed=self.cfg.seed,
+        )
+        atomic_write_json(
+            self._path("plans", "add_broker_reassignment.json"),
+            kafka_json.reassignment_json(plan_res.reassignments),
+            indent=None,
+        )
         full_res, full = plan_command(snap, Mode.FULL.value, [])
-        atomic_write_json(self._path("plans", "full_reassignment.json"),
-                          kafka_json.reassignment_json(full_res.reassignments), indent=None)
+        atomic_write_json(
+            self._path("plans", "full_reassignment.json"),
+            kafka_json.reassignment_json(full_res.reassignments),
+            indent=None,
+        )
         after = skew(full_res.after_snapshot, 1.10, 10.0)
         atomic_write_json(self._path("cluster", "skew_after.json"), after)
         self.plan_file = self.out / "plans" / "add_broker_reassignment.json"
@@ -242,36 +328,63 @@ class Demo:
             "after": {r: {str(b["broker"]): b[r] for b in after["brokers"]} for r in resources},
             "max_over_mean": {"before": before["max_over_mean"], "after": after["max_over_mean"]},
         }
-        count = lambda s: {str(b.id): sum(1 for p in s.partitions if p.leader == b.id) for b in s.brokers}  # noqa: E731
-        self.report["leaders"] = {"after rolling restart": count(snap), "after preferred election": count(elected),
-                                  "after leader balance": count(leaders_res.after_snapshot)}
-        self.report["moves"] = {"plan (add broker)": plan["replica_moves"], "lower bound": plan["lower_bound_moves"],
-                                "kafka --generate": plan.get("generate", {}).get("replica_moves", 0)}
+        count = lambda s: {
+            str(b.id): sum(1 for p in s.partitions if p.leader == b.id) for b in s.brokers
+        }  # noqa: E731
+        self.report["leaders"] = {
+            "after rolling restart": count(snap),
+            "after preferred election": count(elected),
+            "after leader balance": count(leaders_res.after_snapshot),
+        }
+        self.report["moves"] = {
+            "plan (add broker)": plan["replica_moves"],
+            "lower bound": plan["lower_bound_moves"],
+            "kafka --generate": plan.get("generate", {}).get("replica_moves", 0),
+        }
         self.report["moves_intro"] = (
             f"Adding broker {self.new_broker}: our plan moves {plan['bytes_moved'] / 1e9:,.1f} GB; "
             "the lower bound is the replicas the new broker must take for balance; --generate lays every "
-            "topic out again from scratch.")
+            "topic out again from scratch."
+        )
         keep = ("mode", "replica_moves", "lower_bound_moves", "bytes_moved", "leader_changes")
         self.report["plans"] = [{k: p.get(k) for k in keep} for p in (plan, full, leaders)]
-        self.report["cards"].update({
-            "replica moves (add broker)": plan["replica_moves"], "lower bound": plan["lower_bound_moves"],
-            "kafka --generate moves": plan.get("generate", {}).get("replica_moves", 0),
-            "preferred elections": len(election.elect), "leader changes (balance)": leaders["leader_changes"],
-        })
+        self.report["cards"].update(
+            {
+                "replica moves (add broker)": plan["replica_moves"],
+                "lower bound": plan["lower_bound_moves"],
+                "kafka --generate moves": plan.get("generate", {}).get("replica_moves", 0),
+                "preferred elections": len(election.elect),
+                "leader changes (balance)": leaders["leader_changes"],
+            }
+        )
 
     # -- 6. execute -------------------------------------------------------------------------
 
     def execute(self) -> None:
-        from ..kafka.sim_cluster import SimCluster
         from ..cli import main as cli_main
+        from ..kafka.sim_cluster import SimCluster
 
         state = self.out / "plans" / "add_broker_execution.state.json"
         if state.exists():
             state.unlink()
         with SimCluster(self.snapshot, speedup=self.cfg.execute_speedup) as sim:
-            args = ["cluster", "execute", "--reassignment-json-file", str(self.plan_file),
-                    "--bootstrap-server", sim.bootstrap, "--throttle", "50000000", "--max-moves-per-broker", "50",
-                    "--state-file", str(state), "--execute", "--format", "json"]
+            args = [
+                "cluster",
+                "execute",
+                "--reassignment-json-file",
+                str(self.plan_file),
+                "--bootstrap-server",
+                sim.bootstrap,
+                "--throttle",
+                "50000000",
+                "--max-moves-per-broker",
+                "50",
+                "--state-file",
+                str(state),
+                "--execute",
+                "--format",
+                "json",
+            ]
             import contextlib
             import io
 
@@ -287,9 +400,14 @@ class Demo:
         got = {(p.topic, p.partition): p.replicas for p in final.partitions}
         mismatched = [k for k, v in wanted.items() if got.get(k) != v]
         if mismatched:
-            raise RuntimeError(f"after execute, {len(mismatched)} partitions differ from the plan, e.g. {mismatched[:3]}")
-        self.execute_result = {"phase": result.get("phase"), "batches": len(result.get("status", {})),
-                               "partitions": len(wanted)}
+            raise RuntimeError(
+                f"after execute, {len(mismatched)} partitions differ from the plan, e.g. {mismatched[:3]}"
+            )
+        self.execute_result = {
+            "phase": result.get("phase"),
+            "batches": len(result.get("status", {})),
+            "partitions": len(wanted),
+        }
         self.report["cards"]["executed batches"] = self.execute_result["batches"]
 
     # -- 7. report --------------------------------------------------------------------------
@@ -311,13 +429,27 @@ class Demo:
         self._timed("execute", self.execute)
         report: list[Path] = []
         self._timed("report", lambda: report.append(self.write_report()))
-        return {"report": str(report[0]), "out": str(self.out),
-                "plans": sorted(str(p) for p in (self.out / "plans").glob("*.json")),
-                "timings_s": self.timings, "plan": {k: self.plan_summary.get(k) for k in
-                                                     ("replica_moves", "lower_bound_moves", "bytes_moved", "complete",
-                                                      "goals_satisfied")},
-                "execute": self.execute_result,
-                "load_model": self.load_model, "offsets": self.offsets, "lag": self.lag, "sweep": self.sweep}
+        return {
+            "report": str(report[0]),
+            "out": str(self.out),
+            "plans": sorted(str(p) for p in (self.out / "plans").glob("*.json")),
+            "timings_s": self.timings,
+            "plan": {
+                k: self.plan_summary.get(k)
+                for k in (
+                    "replica_moves",
+                    "lower_bound_moves",
+                    "bytes_moved",
+                    "complete",
+                    "goals_satisfied",
+                )
+            },
+            "execute": self.execute_result,
+            "load_model": self.load_model,
+            "offsets": self.offsets,
+            "lag": self.lag,
+            "sweep": self.sweep,
+        }
 
 
 def _as_dict(res: Any) -> dict:
@@ -345,8 +477,11 @@ def _lag_section(lag_dir: Path, summary: dict) -> dict:
     """Total lag per group every log-end sample (lag.parquet) and Burrow's final evaluation per group."""
     import pyarrow.parquet as pq
 
-    section: dict[str, Any] = {"series": {}, "statuses": {},
-                               "title": "Consumer lag of the eager rolling restart, then m2 stuck from 8 min (sum over partitions)"}
+    section: dict[str, Any] = {
+        "series": {},
+        "statuses": {},
+        "title": "Consumer lag of the eager rolling restart, then m2 stuck from 8 min (sum over partitions)",
+    }
     lag_file = lag_dir / "lag.parquet"
     if lag_file.exists():
         t = pq.read_table(lag_file, columns=["ts", "group", "lag"]).to_pandas()
@@ -354,15 +489,36 @@ def _lag_section(lag_dir: Path, summary: dict) -> dict:
         total = t.groupby(["group", "ms"], as_index=False)["lag"].sum().sort_values(["group", "ms"])
         for group, g in total.groupby("group"):
             t0 = int(g["ms"].iloc[0])
-            section["series"][str(group)] = [[(int(x) - t0) / 1000.0, float(y)] for x, y in zip(g["ms"], g["lag"])]
+            section["series"][str(group)] = [
+                [(int(x) - t0) / 1000.0, float(y)] for x, y in zip(g["ms"], g["lag"])
+            ]
     groups = summary.get("groups") or {}
     if isinstance(groups, dict) and groups:
-        cols = ["group", "status", "complete", "total_lag", "partitions", "worst partition", "worst lag", "worst status"]
+        cols = [
+            "group",
+            "status",
+            "complete",
+            "total_lag",
+            "partitions",
+            "worst partition",
+            "worst lag",
+            "worst status",
+        ]
         rows = []
         for g, v in sorted(groups.items()):
             ml = v.get("maxlag") or {}
-            rows.append([g, v.get("status"), v.get("complete"), v.get("total_lag"), v.get("partitions"),
-                         f"{ml.get('topic')}-{ml.get('partition')}", ml.get("current_lag"), ml.get("status")])
+            rows.append(
+                [
+                    g,
+                    v.get("status"),
+                    v.get("complete"),
+                    v.get("total_lag"),
+                    v.get("partitions"),
+                    f"{ml.get('topic')}-{ml.get('partition')}",
+                    ml.get("current_lag"),
+                    ml.get("status"),
+                ]
+            )
         section["statuses"] = {"columns": cols, "rows": rows}
     return section
 
@@ -374,9 +530,24 @@ def _sweep_section(sweep_dir: Path) -> dict:
     if not path.exists():
         return {}
     df = pq.read_table(path).to_pandas()
-    hidden = {"timeline", "params", "scenario", "error", "wall_ms", "generation", "records_produced"}
+    hidden = {
+        "timeline",
+        "params",
+        "scenario",
+        "error",
+        "wall_ms",
+        "generation",
+        "records_produced",
+    }
     cols = [c for c in df.columns if df[c].dtype.kind in "biufO" and c not in hidden]
     df = df[cols]
-    return {"columns": cols, "rows": df.astype(object).where(df.notna(), "").values.tolist(),
-            "label_columns": [c for c in ("protocol", "assignor", "session_timeout_ms", "static_membership") if c in cols],
-            "metrics": ["unavailable_partition_ms", "member_paused_ms"]}
+    return {
+        "columns": cols,
+        "rows": df.astype(object).where(df.notna(), "").values.tolist(),
+        "label_columns": [
+            c
+            for c in ("protocol", "assignor", "session_timeout_ms", "static_membership")
+            if c in cols
+        ],
+        "metrics": ["unavailable_partition_ms", "member_paused_ms"],
+    }

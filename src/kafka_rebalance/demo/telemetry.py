@@ -2,7 +2,7 @@
 
 Generated column-wise with numpy (seeded) so a day of samples for thousands
 of partitions takes a fraction of a second; written as Parquet in the
-SCHEMAS.md section 4 layout.
+docs/formats.md section 4 layout.
 """
 
 from __future__ import annotations
@@ -18,8 +18,13 @@ from ..model import ClusterSnapshot
 DAY_MS = 24 * 3600 * 1000
 
 
-def metric_samples(snapshot: ClusterSnapshot, start_ms: int, duration_ms: int = DAY_MS,
-                   step_ms: int = 60_000, seed: int = 7) -> pa.Table:
+def metric_samples(
+    snapshot: ClusterSnapshot,
+    start_ms: int,
+    duration_ms: int = DAY_MS,
+    step_ms: int = 60_000,
+    seed: int = 7,
+) -> pa.Table:
     """One sample per replica per step; rates follow a diurnal curve around the partition's load.
 
     Leaders report producer bytes in, consumer bytes out and messages; followers
@@ -30,9 +35,21 @@ def metric_samples(snapshot: ClusterSnapshot, start_ms: int, duration_ms: int = 
     steps = np.arange(start_ms, start_ms + duration_ms, step_ms, dtype=np.int64)
     phase = 2 * np.pi * (steps % DAY_MS) / DAY_MS
     diurnal = 1.0 + 0.35 * np.sin(phase - np.pi / 2)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in
-                                         ("ts", "broker", "topic", "partition", "is_leader", "bytes_in",
-                                          "bytes_out", "messages_in", "size_bytes", "cpu")}
+    cols: dict[str, list[np.ndarray]] = {
+        k: []
+        for k in (
+            "ts",
+            "broker",
+            "topic",
+            "partition",
+            "is_leader",
+            "bytes_in",
+            "bytes_out",
+            "messages_in",
+            "size_bytes",
+            "cpu",
+        )
+    }
     n = len(steps)
     for part in snapshot.partitions:
         load = part.load
@@ -60,18 +77,22 @@ def metric_samples(snapshot: ClusterSnapshot, start_ms: int, duration_ms: int = 
             cols["size_bytes"].append(size)
             cols["cpu"].append((bin_ + bout) / 5e7 * (1.0 if is_leader else 0.4))
     arrays = {k: np.concatenate(v) if v else np.array([]) for k, v in cols.items()}
-    return pa.table({
-        "ts": pa.array(arrays["ts"].astype("datetime64[ms]"), type=pa.timestamp("ms", tz="UTC")),
-        "broker": pa.array(arrays["broker"], type=pa.int32()),
-        "topic": pa.array(arrays["topic"], type=pa.string()),
-        "partition": pa.array(arrays["partition"], type=pa.int32()),
-        "is_leader": pa.array(arrays["is_leader"], type=pa.bool_()),
-        "bytes_in": pa.array(arrays["bytes_in"], type=pa.float64()),
-        "bytes_out": pa.array(arrays["bytes_out"], type=pa.float64()),
-        "messages_in": pa.array(arrays["messages_in"], type=pa.float64()),
-        "size_bytes": pa.array(arrays["size_bytes"], type=pa.float64()),
-        "cpu": pa.array(arrays["cpu"], type=pa.float64()),
-    })
+    return pa.table(
+        {
+            "ts": pa.array(
+                arrays["ts"].astype("datetime64[ms]"), type=pa.timestamp("ms", tz="UTC")
+            ),
+            "broker": pa.array(arrays["broker"], type=pa.int32()),
+            "topic": pa.array(arrays["topic"], type=pa.string()),
+            "partition": pa.array(arrays["partition"], type=pa.int32()),
+            "is_leader": pa.array(arrays["is_leader"], type=pa.bool_()),
+            "bytes_in": pa.array(arrays["bytes_in"], type=pa.float64()),
+            "bytes_out": pa.array(arrays["bytes_out"], type=pa.float64()),
+            "messages_in": pa.array(arrays["messages_in"], type=pa.float64()),
+            "size_bytes": pa.array(arrays["size_bytes"], type=pa.float64()),
+            "cpu": pa.array(arrays["cpu"], type=pa.float64()),
+        }
+    )
 
 
 def write_parquet(table: pa.Table, path: Path) -> Path:

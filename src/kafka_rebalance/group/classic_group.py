@@ -18,9 +18,17 @@ exactly (`assign.javacompat`).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..assign.javacompat import insertion_order
+from .classic_member import (
+    ClassicGroupConfig,
+    ClassicGroupMember,
+    ClassicGroupSnapshot,
+    MemberSnapshot,
+    selected_metadata,
+)
 from .classic_messages import (
     JOIN_KEY,
     SYNC_KEY,
@@ -41,18 +49,17 @@ from .classic_messages import (
     SyncGroupResponse,
     heartbeat_key,
 )
-from .classic_member import (
-    ClassicGroupConfig,
-    ClassicGroupMember,
-    ClassicGroupSnapshot,
-    MemberSnapshot,
-    selected_metadata,
-)
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
 from .offsets import CONSUMER_PROTOCOL_TYPE, topics_of_subscriptions
 
-__all__ = ["ClassicGroup", "ClassicGroupConfig", "ClassicGroupMember", "ClassicGroupSnapshot", "MemberSnapshot"]
+__all__ = [
+    "ClassicGroup",
+    "ClassicGroupConfig",
+    "ClassicGroupMember",
+    "ClassicGroupSnapshot",
+    "MemberSnapshot",
+]
 
 S = ClassicGroupState
 
@@ -60,8 +67,14 @@ S = ClassicGroupState
 class ClassicGroup:
     """A classic consumer group on its coordinator."""
 
-    def __init__(self, group_id: str, config: ClassicGroupConfig | None = None, *, member_id_salt: str = "",
-                 now_ms: int = 0) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        config: ClassicGroupConfig | None = None,
+        *,
+        member_id_salt: str = "",
+        now_ms: int = 0,
+    ) -> None:
         self.group_id = group_id
         self.config = config or ClassicGroupConfig()
         self.state = S.EMPTY
@@ -121,7 +134,9 @@ class ClassicGroup:
         names = list(protocols)
         if self.state is S.EMPTY:
             return bool(protocol_type) and bool(names)
-        return protocol_type == self.protocol_type and any(self._supported.get(p, 0) == len(self.members) for p in names)
+        return protocol_type == self.protocol_type and any(
+            self._supported.get(p, 0) == len(self.members) for p in names
+        )
 
     def select_protocol(self) -> str:
         """ClassicGroup.selectProtocol: every member votes; the most votes wins.
@@ -178,7 +193,9 @@ class ClassicGroup:
             return Errors.UNKNOWN_MEMBER_ID
         return Errors.NONE
 
-    def validate_offset_commit(self, member_id: str, group_instance_id: str | None, generation_id: int) -> Errors:
+    def validate_offset_commit(
+        self, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> Errors:
         """The error an OffsetCommit gets in the current state (ClassicGroup.validateOffsetCommit)."""
         if self.state is S.DEAD:
             return Errors.COORDINATOR_NOT_AVAILABLE
@@ -198,14 +215,31 @@ class ClassicGroup:
 
     def snapshot(self) -> ClassicGroupSnapshot:
         return ClassicGroupSnapshot(
-            self.group_id, self.protocol_type, self.generation_id, self.protocol_name, self.leader_id,
+            self.group_id,
+            self.protocol_type,
+            self.generation_id,
+            self.protocol_name,
+            self.leader_id,
             self.state_timestamp_ms,
-            tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id, m.rebalance_timeout_ms,
-                                 m.session_timeout_ms, m.protocols, m.assignment) for m in self.members.values()))
+            tuple(
+                MemberSnapshot(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.protocols,
+                    m.assignment,
+                )
+                for m in self.members.values()
+            ),
+        )
 
     # ----------------------------------------------------------- internals
 
-    def _transition(self, target: ClassicGroupState, now_ms: int, fx: list, reason: str = "") -> None:
+    def _transition(
+        self, target: ClassicGroupState, now_ms: int, fx: list, reason: str = ""
+    ) -> None:
         check_transition(self.state, target)
         old = self.state
         self.previous_state, self.state = old, target
@@ -237,7 +271,10 @@ class ClassicGroup:
                 self._supported[p] -= 1
             if m.awaiting_join is not None:
                 self.num_awaiting_join -= 1
-            if m.group_instance_id is not None and self.static_members.get(m.group_instance_id) == member_id:
+            if (
+                m.group_instance_id is not None
+                and self.static_members.get(m.group_instance_id) == member_id
+            ):
                 del self.static_members[m.group_instance_id]
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
@@ -256,29 +293,55 @@ class ClassicGroup:
             self.num_awaiting_join += 1
         m.awaiting_join = req.client
 
-    def _complete_join_future(self, m: ClassicGroupMember, resp: JoinGroupResponse, fx: list) -> None:
+    def _complete_join_future(
+        self, m: ClassicGroupMember, resp: JoinGroupResponse, fx: list
+    ) -> None:
         if m.awaiting_join is not None:
-            fx.append(resp if resp.client == m.awaiting_join else _with_client(resp, m.awaiting_join))
+            fx.append(
+                resp if resp.client == m.awaiting_join else _with_client(resp, m.awaiting_join)
+            )
             m.awaiting_join = None
             self.num_awaiting_join -= 1
 
-    def _complete_sync_future(self, m: ClassicGroupMember, resp: SyncGroupResponse, fx: list) -> bool:
+    def _complete_sync_future(
+        self, m: ClassicGroupMember, resp: SyncGroupResponse, fx: list
+    ) -> bool:
         if m.awaiting_sync is not None:
-            fx.append(SyncGroupResponse(m.awaiting_sync, resp.error, resp.assignment, resp.protocol_name))
+            fx.append(
+                SyncGroupResponse(m.awaiting_sync, resp.error, resp.assignment, resp.protocol_name)
+            )
             m.awaiting_sync = None
             return True
         return False
 
-    def _reschedule_heartbeat(self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int | None = None) -> None:
-        fx.append(ScheduleTimer(heartbeat_key(m.member_id), now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms)))
+    def _reschedule_heartbeat(
+        self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int | None = None
+    ) -> None:
+        fx.append(
+            ScheduleTimer(
+                heartbeat_key(m.member_id),
+                now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms),
+            )
+        )
 
-    def _join_response(self, m: ClassicGroupMember, client: str, *, with_members: bool) -> JoinGroupResponse:
+    def _join_response(
+        self, m: ClassicGroupMember, client: str, *, with_members: bool
+    ) -> JoinGroupResponse:
         members: tuple[JoinGroupMember, ...] = ()
         if with_members and self.protocol_name is not None:
-            members = tuple(JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(self.protocol_name))
-                            for x in self.members.values())
-        return JoinGroupResponse(client, Errors.NONE, m.member_id, self.generation_id, self.protocol_name,
-                                 self.leader_id or "", members)
+            members = tuple(
+                JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(self.protocol_name))
+                for x in self.members.values()
+            )
+        return JoinGroupResponse(
+            client,
+            Errors.NONE,
+            m.member_id,
+            self.generation_id,
+            self.protocol_name,
+            self.leader_id or "",
+            members,
+        )
 
     # ------------------------------------------------------------ entry point
 
@@ -305,13 +368,19 @@ class ClassicGroup:
 
     def join(self, req: JoinGroupRequest, now_ms: int) -> list:
         fx: list = []
-        if not (self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms):
+        if not (
+            self.config.min_session_timeout_ms
+            <= req.session_timeout_ms
+            <= self.config.max_session_timeout_ms
+        ):
             fx.append(JoinGroupResponse(req.client, Errors.INVALID_SESSION_TIMEOUT, req.member_id))
             return fx
         is_unknown = req.member_id == UNKNOWN_MEMBER_ID
         if not self._accept_joining_member(req.member_id):
             self._remove(req.member_id)
-            fx.append(JoinGroupResponse(req.client, Errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID))
+            fx.append(
+                JoinGroupResponse(req.client, Errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID)
+            )
             return fx
         if is_unknown:
             self._join_new_member(req, now_ms, fx)
@@ -324,15 +393,21 @@ class ClassicGroup:
             return True
         if self.state is S.PREPARING_REBALANCE:
             m = self.members.get(member_id)
-            return (m is not None and m.awaiting_join is not None) or self.num_awaiting_join < self.config.max_size
+            return (
+                m is not None and m.awaiting_join is not None
+            ) or self.num_awaiting_join < self.config.max_size
         return member_id in self.members or len(self.members) < self.config.max_size
 
     def _join_new_member(self, req: JoinGroupRequest, now_ms: int, fx: list) -> None:
         if self.state is S.DEAD:
-            fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
+            fx.append(
+                JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID)
+            )
             return
         if not self.supports_protocols(req.protocol_type, [p for p, _ in req.protocols]):
-            fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
+            fx.append(
+                JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
+            )
             return
         new_id = self._new_member_id(req.group_instance_id or req.client)
         if req.group_instance_id is not None:
@@ -373,20 +448,35 @@ class ClassicGroup:
                 fx.append(self._join_response(m, req.client, with_members=self.is_leader(mid)))
             else:
                 self._update_member(m, req)
-                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"updating metadata for member {mid}")
+                self._maybe_prepare_rebalance_or_complete_join(
+                    now_ms, fx, f"updating metadata for member {mid}"
+                )
         elif self.state is S.STABLE:
             if self.is_leader(mid) or not m.matches(req.protocols):
                 self._update_member(m, req)
-                why = f"leader {mid} re-joining" if self.is_leader(mid) else f"updating metadata for member {mid}"
+                why = (
+                    f"leader {mid} re-joining"
+                    if self.is_leader(mid)
+                    else f"updating metadata for member {mid}"
+                )
                 self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, why)
             else:
                 fx.append(self._join_response(m, req.client, with_members=False))
         else:  # Empty: the member must reset its generation and rejoin
             fx.append(JoinGroupResponse(req.client, Errors.UNKNOWN_MEMBER_ID, mid))
 
-    def _add_member_then_rebalance(self, req: JoinGroupRequest, member_id: str, now_ms: int, fx: list) -> None:
-        m = ClassicGroupMember(member_id, req.group_instance_id, req.client, req.rebalance_timeout_ms,
-                               req.session_timeout_ms, req.protocol_type, req.protocols)
+    def _add_member_then_rebalance(
+        self, req: JoinGroupRequest, member_id: str, now_ms: int, fx: list
+    ) -> None:
+        m = ClassicGroupMember(
+            member_id,
+            req.group_instance_id,
+            req.client,
+            req.rebalance_timeout_ms,
+            req.session_timeout_ms,
+            req.protocol_type,
+            req.protocols,
+        )
         m.is_new = True
         if self.state is S.PREPARING_REBALANCE and self.previous_state is S.EMPTY:
             self.new_member_added = True
@@ -394,7 +484,9 @@ class ClassicGroup:
         self._reschedule_heartbeat(m, now_ms, fx, self.config.new_member_join_timeout_ms)
         self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"adding new member {member_id}")
 
-    def _update_static_member(self, req: JoinGroupRequest, old_id: str, new_id: str, now_ms: int, fx: list) -> None:
+    def _update_static_member(
+        self, req: JoinGroupRequest, old_id: str, new_id: str, now_ms: int, fx: list
+    ) -> None:
         """KIP-345: a returning instance id takes over its old member id, keeping its assignment."""
         old = self.members.pop(old_id)
         fx.append(CancelTimer(heartbeat_key(old_id)))
@@ -406,28 +498,56 @@ class ClassicGroup:
             fx.append(SyncGroupResponse(old.awaiting_sync, Errors.FENCED_INSTANCE_ID))
             old.awaiting_sync = None
         self.pending_sync.discard(old_id)
-        new = ClassicGroupMember(new_id, old.group_instance_id, req.client, old.rebalance_timeout_ms,
-                                 old.session_timeout_ms, old.protocol_type, old.protocols, old.assignment)
+        new = ClassicGroupMember(
+            new_id,
+            old.group_instance_id,
+            req.client,
+            old.rebalance_timeout_ms,
+            old.session_timeout_ms,
+            old.protocol_type,
+            old.protocols,
+            old.assignment,
+        )
         self.members[new_id] = new
         if self.leader_id == old_id:
             self.leader_id = new_id
         self.static_members[req.group_instance_id] = new_id  # type: ignore[index]
-        fx.append(MemberRemoved(old_id, old.group_instance_id, "replaced by a rejoining static member"))
+        fx.append(
+            MemberRemoved(old_id, old.group_instance_id, "replaced by a rejoining static member")
+        )
         self._reschedule_heartbeat(new, now_ms, fx)
         self._update_member(new, req)
         if self.state is S.STABLE:
             if (self.protocol_name or "") == self.select_protocol():
                 # No rebalance: answer with the current generation; the member syncs its old assignment.
                 fx.append(GroupMetadataChanged(self.snapshot()))
-                resp = JoinGroupResponse(req.client, Errors.NONE, new_id, self.generation_id, self.protocol_name,
-                                         self.leader_id or "", (), False)
+                resp = JoinGroupResponse(
+                    req.client,
+                    Errors.NONE,
+                    new_id,
+                    self.generation_id,
+                    self.protocol_name,
+                    self.leader_id or "",
+                    (),
+                    False,
+                )
                 if self.is_leader(new_id):
                     resp = self._join_response(new, req.client, with_members=True)
-                    resp = JoinGroupResponse(resp.client, resp.error, resp.member_id, resp.generation_id,
-                                             resp.protocol_name, resp.leader, resp.members, True)
+                    resp = JoinGroupResponse(
+                        resp.client,
+                        resp.error,
+                        resp.member_id,
+                        resp.generation_id,
+                        resp.protocol_name,
+                        resp.leader,
+                        resp.members,
+                        True,
+                    )
                 self._complete_join_future(new, resp, fx)
             else:
-                self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"static member {new_id} changed protocol")
+                self._maybe_prepare_rebalance_or_complete_join(
+                    now_ms, fx, f"static member {new_id} changed protocol"
+                )
         elif self.state is S.COMPLETING_REBALANCE:
             self._prepare_rebalance(now_ms, fx, f"updating metadata for static member {new_id}")
         else:
@@ -440,7 +560,11 @@ class ClassicGroup:
             self._maybe_complete_join_phase(now_ms, fx)
 
     def _maybe_complete_join_phase(self, now_ms: int, fx: list) -> None:
-        if self.state is S.PREPARING_REBALANCE and self.previous_state is not S.EMPTY and self.has_all_members_joined():
+        if (
+            self.state is S.PREPARING_REBALANCE
+            and self.previous_state is not S.EMPTY
+            and self.has_all_members_joined()
+        ):
             self._complete_join(now_ms, fx)
 
     def _prepare_rebalance(self, now_ms: int, fx: list, reason: str) -> None:
@@ -463,7 +587,9 @@ class ClassicGroup:
 
     def _complete_join(self, now_ms: int, fx: list) -> None:
         fx.append(CancelTimer(JOIN_KEY))
-        for mid in [mid for mid, m in self.members.items() if m.awaiting_join is None and not m.is_static]:
+        for mid in [
+            mid for mid, m in self.members.items() if m.awaiting_join is None and not m.is_static
+        ]:
             gi = self.members[mid].group_instance_id
             self._remove(mid)
             fx.append(CancelTimer(heartbeat_key(mid)))
@@ -486,12 +612,18 @@ class ClassicGroup:
         self.pending_sync.clear()
         if self.state is S.COMPLETING_REBALANCE:
             for m in list(self.members.values()):
-                resp = self._join_response(m, m.awaiting_join or m.client_id, with_members=self.is_leader(m.member_id))
+                resp = self._join_response(
+                    m, m.awaiting_join or m.client_id, with_members=self.is_leader(m.member_id)
+                )
                 self._complete_join_future(m, resp, fx)
                 self._reschedule_heartbeat(m, now_ms, fx)
                 m.is_new = False
                 self.pending_sync.add(m.member_id)
-            fx.append(ScheduleTimer(SYNC_KEY, now_ms + self.rebalance_timeout_ms(), ("sync", self.generation_id)))
+            fx.append(
+                ScheduleTimer(
+                    SYNC_KEY, now_ms + self.rebalance_timeout_ms(), ("sync", self.generation_id)
+                )
+            )
 
     def _maybe_elect_new_joined_leader(self) -> bool:
         if self.leader_id is None:
@@ -527,8 +659,14 @@ class ClassicGroup:
                 fx.append(GroupMetadataChanged(self.snapshot()))
         elif self.state is S.STABLE:
             self._remove_pending_sync(req.member_id, fx)
-            fx.append(SyncGroupResponse(req.client, Errors.NONE, self.members[req.member_id].assignment,
-                                        self.protocol_name))
+            fx.append(
+                SyncGroupResponse(
+                    req.client,
+                    Errors.NONE,
+                    self.members[req.member_id].assignment,
+                    self.protocol_name,
+                )
+            )
         return fx
 
     def _validate_sync(self, req: SyncGroupRequest) -> Errors:
@@ -539,8 +677,15 @@ class ClassicGroup:
             return err
         if req.generation_id != self.generation_id:
             return Errors.ILLEGAL_GENERATION
-        if (req.protocol_type is not None and self.protocol_type is not None and req.protocol_type != self.protocol_type) or \
-                (req.protocol_name is not None and self.protocol_name is not None and req.protocol_name != self.protocol_name):
+        if (
+            req.protocol_type is not None
+            and self.protocol_type is not None
+            and req.protocol_type != self.protocol_type
+        ) or (
+            req.protocol_name is not None
+            and self.protocol_name is not None
+            and req.protocol_name != self.protocol_name
+        ):
             return Errors.INCONSISTENT_GROUP_PROTOCOL
         return Errors.NONE
 
@@ -560,8 +705,11 @@ class ClassicGroup:
     def _propagate_assignment(self, error: Errors, now_ms: int, fx: list) -> None:
         proto = self.protocol_name if error is Errors.NONE else None
         for m in self.members.values():
-            if self._complete_sync_future(m, SyncGroupResponse("", error, m.assignment if error is Errors.NONE else None,
-                                                               proto), fx):
+            if self._complete_sync_future(
+                m,
+                SyncGroupResponse("", error, m.assignment if error is Errors.NONE else None, proto),
+                fx,
+            ):
                 self._reschedule_heartbeat(m, now_ms, fx)
 
     # --------------------------------------------------------------- Heartbeat
@@ -595,7 +743,9 @@ class ClassicGroup:
         for mid, inst in req.members:
             if mid == UNKNOWN_MEMBER_ID:
                 if inst is not None and inst in self.static_members:
-                    self._remove_current_member(self.static_members[inst], fx, "LeaveGroup by instance id")
+                    self._remove_current_member(
+                        self.static_members[inst], fx, "LeaveGroup by instance id"
+                    )
                     results.append((mid, Errors.NONE))
                 else:
                     results.append((mid, Errors.UNKNOWN_MEMBER_ID))
@@ -610,7 +760,10 @@ class ClassicGroup:
                 results.append((mid, err))
         if any(e is Errors.NONE for _, e in results):
             reason = "explicit LeaveGroup from " + ", ".join(
-                mid or str(inst) for (mid, inst), (_, e) in zip(req.members, results) if e is Errors.NONE)
+                mid or str(inst)
+                for (mid, inst), (_, e) in zip(req.members, results)
+                if e is Errors.NONE
+            )
             if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
                 self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, reason)
             elif self.state is S.PREPARING_REBALANCE:
@@ -621,7 +774,9 @@ class ClassicGroup:
     def _remove_current_member(self, member_id: str, fx: list, reason: str) -> None:
         m = self.members[member_id]
         fx.append(CancelTimer(heartbeat_key(member_id)))
-        self._complete_join_future(m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx)
+        self._complete_join_future(
+            m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
+        )
         self._remove(member_id)
         fx.append(MemberRemoved(member_id, m.group_instance_id, reason))
 
@@ -639,7 +794,11 @@ class ClassicGroup:
                     self.new_member_added = False
                     new_delay = min(self.config.initial_rebalance_delay_ms, remaining)
                     new_remaining = max(remaining - delay, 0)
-                    fx.append(ScheduleTimer(JOIN_KEY, now_ms + new_delay, ("initial", new_delay, new_remaining)))
+                    fx.append(
+                        ScheduleTimer(
+                            JOIN_KEY, now_ms + new_delay, ("initial", new_delay, new_remaining)
+                        )
+                    )
                 else:
                     self._complete_join(now_ms, fx)
             else:
@@ -659,16 +818,23 @@ class ClassicGroup:
         m = self.members.get(member_id)
         if m is None or m.has_satisfied_heartbeat():
             return
-        self._complete_join_future(m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx)
+        self._complete_join_future(
+            m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
+        )
         self._remove(member_id)
         fx.append(MemberRemoved(member_id, m.group_instance_id, "session timeout"))
         if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
-            self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"member {member_id} session expired")
+            self._maybe_prepare_rebalance_or_complete_join(
+                now_ms, fx, f"member {member_id} session expired"
+            )
         elif self.state is S.PREPARING_REBALANCE and self.has_all_members_joined():
             self._complete_join(now_ms, fx)
 
     def _expire_pending_sync(self, generation_id: int, now_ms: int, fx: list) -> None:
-        if generation_id != self.generation_id or self.state not in (S.COMPLETING_REBALANCE, S.STABLE):
+        if generation_id != self.generation_id or self.state not in (
+            S.COMPLETING_REBALANCE,
+            S.STABLE,
+        ):
             return
         if self.pending_sync:
             for mid in sorted(self.pending_sync):
@@ -687,20 +853,35 @@ class ClassicGroup:
         return fx
 
     @classmethod
-    def load(cls, snap: ClassicGroupSnapshot, config: ClassicGroupConfig | None, now_ms: int,
-             member_id_salt: str = "") -> tuple["ClassicGroup", list]:
+    def load(
+        cls,
+        snap: ClassicGroupSnapshot,
+        config: ClassicGroupConfig | None,
+        now_ms: int,
+        member_id_salt: str = "",
+    ) -> tuple[ClassicGroup, list]:
         """Rebuild a group from its last GroupMetadataValue: Stable (or Empty), fresh session timers."""
         g = cls(snap.group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
         # GroupMetadataManager.replay: "" or null is no type, but adding the first loaded member
         # sets the group's type to the members' (value.protocolType()) as ClassicGroup.add does
-        g.protocol_type = (snap.protocol_type or "") if snap.members else (snap.protocol_type or None)
+        g.protocol_type = (
+            (snap.protocol_type or "") if snap.members else (snap.protocol_type or None)
+        )
         g.generation_id = snap.generation_id
         g.protocol_name = snap.protocol_name
         g.state_timestamp_ms = snap.state_timestamp_ms
         fx: list = []
         for ms in snap.members:
-            m = ClassicGroupMember(ms.member_id, ms.group_instance_id, ms.client_id, ms.rebalance_timeout_ms,
-                                   ms.session_timeout_ms, snap.protocol_type or "", ms.protocols, ms.assignment)
+            m = ClassicGroupMember(
+                ms.member_id,
+                ms.group_instance_id,
+                ms.client_id,
+                ms.rebalance_timeout_ms,
+                ms.session_timeout_ms,
+                snap.protocol_type or "",
+                ms.protocols,
+                ms.assignment,
+            )
             g.members[m.member_id] = m
             if m.group_instance_id is not None:
                 g.static_members[m.group_instance_id] = m.member_id
@@ -718,5 +899,13 @@ class ClassicGroup:
 
 
 def _with_client(resp: JoinGroupResponse, client: str) -> JoinGroupResponse:
-    return JoinGroupResponse(client, resp.error, resp.member_id, resp.generation_id, resp.protocol_name,
-                             resp.leader, resp.members, resp.skip_assignment)
+    return JoinGroupResponse(
+        client,
+        resp.error,
+        resp.member_id,
+        resp.generation_id,
+        resp.protocol_name,
+        resp.leader,
+        resp.members,
+        resp.skip_assignment,
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 INT_MAX = 2**31 - 1
 
@@ -47,12 +48,31 @@ class ClassicGroupSnapshot:
 class ClassicGroupMember:
     """One member as the coordinator knows it (Kafka's ClassicGroupMember)."""
 
-    __slots__ = ("member_id", "group_instance_id", "client_id", "rebalance_timeout_ms", "session_timeout_ms",
-                 "protocol_type", "protocols", "assignment", "awaiting_join", "awaiting_sync", "is_new")
+    __slots__ = (
+        "member_id",
+        "group_instance_id",
+        "client_id",
+        "rebalance_timeout_ms",
+        "session_timeout_ms",
+        "protocol_type",
+        "protocols",
+        "assignment",
+        "awaiting_join",
+        "awaiting_sync",
+        "is_new",
+    )
 
-    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str, rebalance_timeout_ms: int,
-                 session_timeout_ms: int, protocol_type: str, protocols: tuple[tuple[str, Any], ...],
-                 assignment: Any = None) -> None:
+    def __init__(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: tuple[tuple[str, Any], ...],
+        assignment: Any = None,
+    ) -> None:
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.client_id = client_id

@@ -11,7 +11,8 @@ three times cheaper to build, and a large simulation builds tens of millions.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from .errors import Errors
 

@@ -47,7 +47,7 @@ class ClassicGroupState(Enum):
         return self.value
 
     @property
-    def valid_previous_states(self) -> frozenset["ClassicGroupState"]:
+    def valid_previous_states(self) -> frozenset[ClassicGroupState]:
         """States a group must be in to move to this one (Kafka's `validPreviousStates`)."""
         return _VALID_PREVIOUS[self]
 

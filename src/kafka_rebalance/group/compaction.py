@@ -23,8 +23,8 @@ follows LogCleaner.doClean with an offset map that never fills up:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 DEFAULT_DELETE_RETENTION_MS = 86_400_000  # delete.retention.ms: 1 day
 
@@ -49,8 +49,13 @@ class CompactionStats:
     tombstones_dropped: int
 
 
-def compact(entries: Iterable[LogEntry], now_ms: int, delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
-            dirty_offset: int | None = None, first_dirty_offset: int = 0) -> tuple[list[LogEntry], CompactionStats]:
+def compact(
+    entries: Iterable[LogEntry],
+    now_ms: int,
+    delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
+    dirty_offset: int | None = None,
+    first_dirty_offset: int = 0,
+) -> tuple[list[LogEntry], CompactionStats]:
     """The compacted log (in offset order) and what was removed."""
     log = list(entries)
     # LogCleaner.buildOffsetMap(log, firstDirtyOffset, firstUncleanableOffset): key -> last offset.

@@ -12,9 +12,10 @@ and whether it is retried, and what happens when max.poll.interval.ms runs out
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Any, Callable, Collection, Generic, Iterable, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..model import TopicPartition
 from .errors import Errors
@@ -51,7 +52,9 @@ def choose_protocol(assignors: Sequence[str]) -> RebalanceProtocol:
         supported = set(ASSIGNOR_PROTOCOLS.get(name, (RebalanceProtocol.EAGER,)))
         common = supported if common is None else common & supported
     if not common:
-        raise ValueError(f"assignors {list(assignors)} have no commonly supported rebalance protocol")
+        raise ValueError(
+            f"assignors {list(assignors)} have no commonly supported rebalance protocol"
+        )
     return max(common)
 
 
@@ -75,8 +78,9 @@ class HeartbeatAction(Enum):
     FATAL = "fatal"  # FENCED_INSTANCE_ID: another instance with our group.instance.id
 
 
-def on_heartbeat_error(error: Errors, *, state: MemberState = MemberState.STABLE,
-                       generation_unchanged: bool = True) -> HeartbeatAction:
+def on_heartbeat_error(
+    error: Errors, *, state: MemberState = MemberState.STABLE, generation_unchanged: bool = True
+) -> HeartbeatAction:
     """AbstractCoordinator.HeartbeatResponseHandler.
 
     `state` is the member's state when the response arrives; `generation_unchanged`
@@ -220,7 +224,9 @@ _COORDINATOR_ERRORS: dict[Errors, type[Exception]] = {
 }
 
 
-def on_commit_error(error: Errors, *, generation_unchanged: bool, state: MemberState) -> CommitOutcome:
+def on_commit_error(
+    error: Errors, *, generation_unchanged: bool, state: MemberState
+) -> CommitOutcome:
     """ConsumerCoordinator.OffsetCommitResponseHandler for a partition's error code.
 
     (TOPIC_AUTHORIZATION_FAILED, which Kafka collects over all partitions into a
@@ -238,15 +244,23 @@ def on_commit_error(error: Errors, *, generation_unchanged: bool, state: MemberS
     if error is Errors.FENCED_INSTANCE_ID:
         if generation_unchanged:
             return CommitOutcome(FencedInstanceIdException)
-        exc = RebalanceInProgressException if state is MemberState.PREPARING_REBALANCE else CommitFailedException
+        exc = (
+            RebalanceInProgressException
+            if state is MemberState.PREPARING_REBALANCE
+            else CommitFailedException
+        )
         return CommitOutcome(exc)
     if error is Errors.REBALANCE_IN_PROGRESS:
         return CommitOutcome(RebalanceInProgressException, request_rejoin=True)
     if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
         if not generation_unchanged and state is MemberState.PREPARING_REBALANCE:
             return CommitOutcome(RebalanceInProgressException)
-        return CommitOutcome(CommitFailedException, reset_generation=True,
-                             reset_member_id=error is Errors.UNKNOWN_MEMBER_ID, request_rejoin=True)
+        return CommitOutcome(
+            CommitFailedException,
+            reset_generation=True,
+            reset_member_id=error is Errors.UNKNOWN_MEMBER_ID,
+            request_rejoin=True,
+        )
     return CommitOutcome(KafkaException)  # "Unexpected error in commit"
 
 
@@ -263,9 +277,15 @@ class JoinPrepare(Generic[P]):
     lost: tuple[P, ...]  # onPartitionsLost (membership was lost: no commit possible)
 
 
-def on_join_prepare(owned: Iterable[P], protocol: RebalanceProtocol, *, generation_valid: bool,
-                    auto_commit: bool, subscribed_topics: Collection[str] | None = None,
-                    topic_of: Callable[[P], str] | None = None) -> JoinPrepare[P]:
+def on_join_prepare(
+    owned: Iterable[P],
+    protocol: RebalanceProtocol,
+    *,
+    generation_valid: bool,
+    auto_commit: bool,
+    subscribed_topics: Collection[str] | None = None,
+    topic_of: Callable[[P], str] | None = None,
+) -> JoinPrepare[P]:
     """ConsumerCoordinator.onJoinPrepare.
 
     Eager revokes everything. Cooperative keeps its partitions through the
@@ -284,7 +304,11 @@ def on_join_prepare(owned: Iterable[P], protocol: RebalanceProtocol, *, generati
     if subscribed_topics is None:
         return JoinPrepare(auto_commit, (), ())
     topic: Callable[[P], str] = topic_of if topic_of is not None else _topic_attr
-    subscribed = subscribed_topics if isinstance(subscribed_topics, (set, frozenset)) else set(subscribed_topics)
+    subscribed = (
+        subscribed_topics
+        if isinstance(subscribed_topics, (set, frozenset))
+        else set(subscribed_topics)
+    )
     return JoinPrepare(auto_commit, tuple(tp for tp in owned_t if topic(tp) not in subscribed), ())
 
 
@@ -302,8 +326,9 @@ class JoinComplete:
     rejoin: bool  # cooperative: something was revoked, so a follow-up rebalance is needed
 
 
-def on_join_complete(owned: Iterable[TopicPartition], assigned: Iterable[TopicPartition],
-                     protocol: RebalanceProtocol) -> JoinComplete:
+def on_join_complete(
+    owned: Iterable[TopicPartition], assigned: Iterable[TopicPartition], protocol: RebalanceProtocol
+) -> JoinComplete:
     owned_s = list(owned)
     assigned_l = list(assigned)
     if protocol is RebalanceProtocol.EAGER:
@@ -316,8 +341,9 @@ def on_join_complete(owned: Iterable[TopicPartition], assigned: Iterable[TopicPa
     return JoinComplete(revoked, added, tuple(assigned_l), bool(revoked))
 
 
-def cooperative_adjust(assignment: dict[str, list[TopicPartition]],
-                       owned_by: dict[TopicPartition, str]) -> dict[str, list[TopicPartition]]:
+def cooperative_adjust(
+    assignment: dict[str, list[TopicPartition]], owned_by: dict[TopicPartition, str]
+) -> dict[str, list[TopicPartition]]:
     """KIP-429: a partition changing owner is withheld from its new owner until the old one revokes it.
 
     CooperativeStickyAssignor.adjustAssignment does this; applying it again is

@@ -36,7 +36,7 @@ raises `IllegalStateError` (Kafka's IllegalStateException).
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..model import TopicMetadata, TopicPartition
 from .consumer_group_model import (
@@ -61,11 +61,26 @@ from .consumer_group_model import (
     count_unreconciled,
 )
 from .consumer_group_reconcile import FencedMemberEpoch, reconcile
-from .consumer_group_target import compute_target_assignment, preferred_assignor, subscription_metadata
+from .consumer_group_target import (
+    compute_target_assignment,
+    preferred_assignor,
+    subscription_metadata,
+)
 from .errors import Errors
 
-__all__ = ["IllegalStateError", "heartbeat", "on_session_timeout", "on_rebalance_timeout", "expire_timers",
-           "next_deadline", "persisted", "on_loaded", "update_topics", "group_view", "new_group"]
+__all__ = [
+    "IllegalStateError",
+    "heartbeat",
+    "on_session_timeout",
+    "on_rebalance_timeout",
+    "expire_timers",
+    "next_deadline",
+    "persisted",
+    "on_loaded",
+    "update_topics",
+    "group_view",
+    "new_group",
+]
 
 
 class IllegalStateError(RuntimeError):
@@ -98,8 +113,11 @@ class _Tx:
         self.target_assignment = group.target_assignment
         self.changes: dict[str, object] = {}
         self._copied: set[str] = set()
-        self.unreconciled = (group.unreconciled if group.unreconciled is not None
-                             else count_unreconciled(group.members.values(), group.assignment_epoch))
+        self.unreconciled = (
+            group.unreconciled
+            if group.unreconciled is not None
+            else count_unreconciled(group.members.values(), group.assignment_epoch)
+        )
         self._recount = False
 
     def _unreconciled(self, m: ConsumerGroupMember | None) -> int:
@@ -127,8 +145,10 @@ class _Tx:
         for tp in m.owned:
             holder = owners.get(tp)
             if holder is not None and holder != m.member_id:
-                raise IllegalStateError(f"Cannot set the epoch of {tp} to {m.member_epoch} for {m.member_id} "
-                                        f"because the partition is still owned by {holder} at epoch {epochs[tp]}.")
+                raise IllegalStateError(
+                    f"Cannot set the epoch of {tp} to {m.member_epoch} for {m.member_id} "
+                    f"because the partition is still owned by {holder} at epoch {epochs[tp]}."
+                )
             epochs[tp] = m.member_epoch
             owners[tp] = m.member_id
 
@@ -163,12 +183,21 @@ class _Tx:
         return self.changes.get(name, getattr(self.g, name))
 
     def build(self, now_ms: int) -> ConsumerGroup:
-        unreconciled = (count_unreconciled(self.members.values(), self.get("assignment_epoch")) if self._recount
-                        else self.unreconciled)
-        new = dataclasses.replace(self.g, members=self.members, partition_epochs=self.partition_epochs,
-                                  partition_owners=self.partition_owners, static_members=self.static_members,
-                                  target_assignment=self.target_assignment, unreconciled=unreconciled,
-                                  **self.changes)
+        unreconciled = (
+            count_unreconciled(self.members.values(), self.get("assignment_epoch"))
+            if self._recount
+            else self.unreconciled
+        )
+        new = dataclasses.replace(
+            self.g,
+            members=self.members,
+            partition_epochs=self.partition_epochs,
+            partition_owners=self.partition_owners,
+            static_members=self.static_members,
+            target_assignment=self.target_assignment,
+            unreconciled=unreconciled,
+            **self.changes,
+        )
         if new.state is not self.g.state:
             new = dataclasses.replace(new, state_timestamp_ms=now_ms)
         return new
@@ -201,11 +230,17 @@ def _validate(req: ConsumerGroupHeartbeatRequest, config: ConsumerGroupConfig) -
             raise _Reject(Errors.INVALID_REQUEST, "MemberId can't be empty.")
     elif e == JOIN_GROUP_MEMBER_EPOCH:
         if req.rebalance_timeout_ms == -1:
-            raise _Reject(Errors.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+            raise _Reject(
+                Errors.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request."
+            )
         if req.owned_partitions is None or req.owned_partitions:
-            raise _Reject(Errors.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+            raise _Reject(
+                Errors.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining."
+            )
         if not req.subscribed_topic_names:
-            raise _Reject(Errors.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+            raise _Reject(
+                Errors.INVALID_REQUEST, "SubscribedTopicNames must be set in first request."
+            )
     elif e == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         if not req.member_id:
             raise _Reject(Errors.INVALID_REQUEST, "MemberId can't be empty.")
@@ -214,28 +249,41 @@ def _validate(req: ConsumerGroupHeartbeatRequest, config: ConsumerGroupConfig) -
     else:
         raise _Reject(Errors.INVALID_REQUEST, "MemberEpoch is invalid.")
     if req.server_assignor is not None and req.server_assignor not in config.assignors:
-        raise _Reject(Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not supported.")
+        raise _Reject(
+            Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not supported."
+        )
 
 
-def _check_epoch(member: ConsumerGroupMember, epoch: int, owned: tuple[TopicPartition, ...] | None) -> None:
+def _check_epoch(
+    member: ConsumerGroupMember, epoch: int, owned: tuple[TopicPartition, ...] | None
+) -> None:
     """throwIfConsumerGroupMemberEpochIsInvalid."""
     if epoch > member.member_epoch:
-        raise _Reject(Errors.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch ({epoch}) "
-                      f"than the one known by the group coordinator ({member.member_epoch}).")
+        raise _Reject(
+            Errors.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a greater member epoch ({epoch}) "
+            f"than the one known by the group coordinator ({member.member_epoch}).",
+        )
     if epoch < member.member_epoch:
         subset = owned is not None and all(tp in member.assigned for tp in owned)
         if epoch != member.previous_member_epoch or not subset:
-            raise _Reject(Errors.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member epoch "
-                          f"({epoch}) than the one known by the group coordinator ({member.member_epoch}).")
+            raise _Reject(
+                Errors.FENCED_MEMBER_EPOCH,
+                f"The consumer group member has a smaller member epoch "
+                f"({epoch}) than the one known by the group coordinator ({member.member_epoch}).",
+            )
 
 
 # ---------------------------------------------------------------------------
 # Heartbeat.
 
 
-def heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int,
-              config: ConsumerGroupConfig = ConsumerGroupConfig()
-              ) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+def heartbeat(
+    group: ConsumerGroup,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
+    config: ConsumerGroupConfig = ConsumerGroupConfig(),
+) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
     """Handle one ConsumerGroupHeartbeat. Errors leave the group unchanged."""
     try:
         _validate(req, config)
@@ -243,19 +291,27 @@ def heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: 
             return _leave(group, req, now_ms)
         return _heartbeat(group, req, now_ms, config)
     except _Reject as r:
-        return group, ConsumerGroupHeartbeatResponse(r.error, req.member_id or None, req.member_epoch,
-                                                     error_message=str(r)), []
+        return (
+            group,
+            ConsumerGroupHeartbeatResponse(
+                r.error, req.member_id or None, req.member_epoch, error_message=str(r)
+            ),
+            [],
+        )
 
 
-def _get_member(tx: _Tx, req: ConsumerGroupHeartbeatRequest, member_id: str,
-                effects: list[Effect]) -> tuple[ConsumerGroupMember, str | None]:
+def _get_member(
+    tx: _Tx, req: ConsumerGroupHeartbeatRequest, member_id: str, effects: list[Effect]
+) -> tuple[ConsumerGroupMember, str | None]:
     """The member before this heartbeat, and the id of a static predecessor it replaces."""
     joining = req.member_epoch == JOIN_GROUP_MEMBER_EPOCH
     if req.instance_id is None:
         member = tx.members.get(member_id)
         if member is None:
             if not joining:
-                raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group.")
+                raise _Reject(
+                    Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group."
+                )
             effects.append(MemberJoined(member_id, None))
             return ConsumerGroupMember(member_id), None
         _check_epoch(member, req.member_epoch, req.owned_partitions)
@@ -267,11 +323,16 @@ def _get_member(tx: _Tx, req: ConsumerGroupHeartbeatRequest, member_id: str,
             effects.append(MemberJoined(member_id, req.instance_id))
             return ConsumerGroupMember(member_id, instance_id=req.instance_id), None
         if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise _Reject(Errors.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                          f"{req.instance_id} cannot join the group because the instance id is owned by "
-                          f"{existing.member_id} member.")
+            raise _Reject(
+                Errors.UNRELEASED_INSTANCE_ID,
+                f"Static member {member_id} with instance id "
+                f"{req.instance_id} cannot join the group because the instance id is owned by "
+                f"{existing.member_id} member.",
+            )
         # Replace the predecessor: same assignment and target, new member id, epoch 0.
-        replacement = dataclasses.replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        replacement = dataclasses.replace(
+            existing, member_id=member_id, member_epoch=0, previous_member_epoch=0
+        )
         target = tx.target_assignment.get(existing.member_id)
         tx.remove_member(existing.member_id)
         if target is not None:
@@ -283,17 +344,28 @@ def _get_member(tx: _Tx, req: ConsumerGroupHeartbeatRequest, member_id: str,
     if existing is None:
         raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
     if existing.member_id != member_id:
-        raise _Reject(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {req.instance_id} "
-                      f"was fenced by member {existing.member_id}.")
+        raise _Reject(
+            Errors.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {req.instance_id} "
+            f"was fenced by member {existing.member_id}.",
+        )
     _check_epoch(existing, req.member_epoch, req.owned_partitions)
     return existing, None
 
 
-def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int,
-               config: ConsumerGroupConfig) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
-    if len(group.members) >= config.max_size and (not req.member_id or req.member_id not in group.members):
-        raise _Reject(Errors.GROUP_MAX_SIZE_REACHED,
-                      f"The consumer group has reached its maximum capacity of {config.max_size} members.")
+def _heartbeat(
+    group: ConsumerGroup,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
+    config: ConsumerGroupConfig,
+) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+    if len(group.members) >= config.max_size and (
+        not req.member_id or req.member_id not in group.members
+    ):
+        raise _Reject(
+            Errors.GROUP_MAX_SIZE_REACHED,
+            f"The consumer group has reached its maximum capacity of {config.max_size} members.",
+        )
     tx = _Tx(group)
     effects: list[Effect] = []
     member_id = req.member_id
@@ -305,21 +377,37 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
 
     # 1. Apply the request to the member; a changed subscription bumps the group epoch.
     updated = member
-    if (req.instance_id is not None or req.rack_id is not None or req.rebalance_timeout_ms != -1
-            or req.server_assignor is not None or req.subscribed_topic_names is not None):
+    if (
+        req.instance_id is not None
+        or req.rack_id is not None
+        or req.rebalance_timeout_ms != -1
+        or req.server_assignor is not None
+        or req.subscribed_topic_names is not None
+    ):
         updated = dataclasses.replace(
             member,
             instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
             rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-            rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
-                                  else member.rebalance_timeout_ms),
-            server_assignor=req.server_assignor if req.server_assignor is not None else member.server_assignor,
-            subscribed_topics=(tuple(sorted(set(req.subscribed_topic_names)))
-                               if req.subscribed_topic_names is not None else member.subscribed_topics),
+            rebalance_timeout_ms=(
+                req.rebalance_timeout_ms
+                if req.rebalance_timeout_ms != -1
+                else member.rebalance_timeout_ms
+            ),
+            server_assignor=req.server_assignor
+            if req.server_assignor is not None
+            else member.server_assignor,
+            subscribed_topics=(
+                tuple(sorted(set(req.subscribed_topic_names)))
+                if req.subscribed_topic_names is not None
+                else member.subscribed_topics
+            ),
         )
     bump = updated.subscribed_topics != member.subscribed_topics
-    cause = f"member {member_id} joined" if member.member_id not in group.members and not _replaced \
+    cause = (
+        f"member {member_id} joined"
+        if member.member_id not in group.members and not _replaced
         else f"member {member_id} changed its subscription"
+    )
     group_epoch = tx.get("group_epoch")
     if bump or tx.get("metadata_refresh_needed"):
         others = [m for mid, m in tx.members.items() if mid != member_id]
@@ -341,7 +429,9 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
         if member_id not in tx.members:
             members_now.append(updated)
         name = preferred_assignor(members_now, config)
-        target_map = compute_target_assignment(members_now, tx.target_assignment, group.topics, name)
+        target_map = compute_target_assignment(
+            members_now, tx.target_assignment, group.topics, name
+        )
         tx.target_assignment = target_map
         tx._copied.add("target_assignment")
         tx.set(assignment_epoch=group_epoch)
@@ -354,17 +444,27 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
     if not updated.is_reconciled_to(target_epoch):
         epochs = tx.partition_epochs
         try:
-            reconciled = reconcile(updated, target_epoch, target, lambda tp: epochs.get(tp, -1),
-                                   req.owned_partitions)
+            reconciled = reconcile(
+                updated, target_epoch, target, lambda tp: epochs.get(tp, -1), req.owned_partitions
+            )
         except FencedMemberEpoch as exc:
             raise _Reject(Errors.FENCED_MEMBER_EPOCH, str(exc)) from None
         if reconciled is not updated:
-            effects.append(MemberReconciled(member_id, reconciled.member_epoch, reconciled.state,
-                                            reconciled.assigned, reconciled.pending_revocation))
+            effects.append(
+                MemberReconciled(
+                    member_id,
+                    reconciled.member_epoch,
+                    reconciled.state,
+                    reconciled.assigned,
+                    reconciled.pending_revocation,
+                )
+            )
             if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = now_ms + reconciled.rebalance_timeout_ms
                 reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=deadline)
-                effects.append(ScheduleRebalanceTimeout(member_id, reconciled.member_epoch, deadline))
+                effects.append(
+                    ScheduleRebalanceTimeout(member_id, reconciled.member_epoch, deadline)
+                )
             elif reconciled.rebalance_deadline_ms is not None:
                 reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=None)
                 effects.append(CancelRebalanceTimeout(member_id))
@@ -374,40 +474,69 @@ def _heartbeat(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms:
     effects.append(ScheduleSessionTimeout(member_id, session_deadline))
     tx.put_member(reconciled)
 
-    full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
-                                     and req.owned_partitions is not None)
+    full = req.member_epoch == 0 or (
+        req.rebalance_timeout_ms != -1
+        and req.subscribed_topic_names is not None
+        and req.owned_partitions is not None
+    )
     changed = reconciled.assigned != member.assigned
     response = ConsumerGroupHeartbeatResponse(
-        Errors.NONE, member_id, reconciled.member_epoch, config.heartbeat_interval_ms,
-        reconciled.assigned if (full or changed) else None)
+        Errors.NONE,
+        member_id,
+        reconciled.member_epoch,
+        config.heartbeat_interval_ms,
+        reconciled.assigned if (full or changed) else None,
+    )
     return tx.build(now_ms), response, effects
 
 
-def _leave(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest,
-           now_ms: int) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
+def _leave(
+    group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int
+) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
     response = ConsumerGroupHeartbeatResponse(Errors.NONE, req.member_id, req.member_epoch)
     tx = _Tx(group)
     effects: list[Effect] = []
     if req.instance_id is None:
         if req.member_id not in group.members:
-            raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Member {req.member_id} is not a member of the group.")
+            raise _Reject(
+                Errors.UNKNOWN_MEMBER_ID, f"Member {req.member_id} is not a member of the group."
+            )
         _fence(tx, req.member_id, "leave", effects)
         return tx.build(now_ms), response, effects
     existing_id = group.static_members.get(req.instance_id)
     if existing_id is None:
         raise _Reject(Errors.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
     if existing_id != req.member_id:
-        raise _Reject(Errors.FENCED_INSTANCE_ID, f"Static member {req.member_id} with instance id "
-                      f"{req.instance_id} was fenced by member {existing_id}.")
+        raise _Reject(
+            Errors.FENCED_INSTANCE_ID,
+            f"Static member {req.member_id} with instance id "
+            f"{req.instance_id} was fenced by member {existing_id}.",
+        )
     if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         # Temporarily gone: keep its assignment (no rebalance) until it returns or its session expires.
         member = group.members[existing_id]
-        tx.put_member(dataclasses.replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                          previous_member_epoch=member.previous_member_epoch,
-                                          pending_revocation=frozenset()))
-        effects.append(MemberReconciled(existing_id, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member.state,
-                                        member.assigned, frozenset()))
-        return tx.build(now_ms), dataclasses.replace(response, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH), effects
+        tx.put_member(
+            dataclasses.replace(
+                member,
+                member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                previous_member_epoch=member.previous_member_epoch,
+                pending_revocation=frozenset(),
+            )
+        )
+        effects.append(
+            MemberReconciled(
+                existing_id,
+                LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                member.state,
+                member.assigned,
+                frozenset(),
+            )
+        )
+        return (
+            tx.build(now_ms),
+            dataclasses.replace(response, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH),
+            effects,
+        )
     _fence(tx, existing_id, "leave", effects)
     return tx.build(now_ms), response, effects
 
@@ -416,7 +545,9 @@ def _leave(group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest,
 # Timers and metadata.
 
 
-def on_session_timeout(group: ConsumerGroup, member_id: str, now_ms: int) -> tuple[ConsumerGroup, list[Effect]]:
+def on_session_timeout(
+    group: ConsumerGroup, member_id: str, now_ms: int
+) -> tuple[ConsumerGroup, list[Effect]]:
     """The member's session expired (ignored when the timer is stale)."""
     m = group.members.get(member_id)
     if m is None or m.session_deadline_ms is None or m.session_deadline_ms > now_ms:
@@ -426,12 +557,17 @@ def on_session_timeout(group: ConsumerGroup, member_id: str, now_ms: int) -> tup
     return tx.build(now_ms), effects
 
 
-def on_rebalance_timeout(group: ConsumerGroup, member_id: str, member_epoch: int,
-                         now_ms: int) -> tuple[ConsumerGroup, list[Effect]]:
+def on_rebalance_timeout(
+    group: ConsumerGroup, member_id: str, member_epoch: int, now_ms: int
+) -> tuple[ConsumerGroup, list[Effect]]:
     """The member failed to revoke within its rebalance timeout: fence it, unless it moved on."""
     m = group.members.get(member_id)
-    if (m is None or m.member_epoch != member_epoch or m.rebalance_deadline_ms is None
-            or m.rebalance_deadline_ms > now_ms):
+    if (
+        m is None
+        or m.member_epoch != member_epoch
+        or m.rebalance_deadline_ms is None
+        or m.rebalance_deadline_ms > now_ms
+    ):
         return group, []
     tx, effects = _Tx(group), []
     _fence(tx, member_id, "rebalance timeout", effects)
@@ -455,20 +591,27 @@ def expire_timers(group: ConsumerGroup, now_ms: int) -> tuple[ConsumerGroup, lis
 
 def next_deadline(group: ConsumerGroup) -> int | None:
     """The earliest pending timer, for drivers that sleep until something can happen."""
-    ds = [d for m in group.members.values() for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
-          if d is not None]
+    ds = [
+        d
+        for m in group.members.values()
+        for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
+        if d is not None
+    ]
     return min(ds) if ds else None
 
 
 def persisted(group: ConsumerGroup) -> ConsumerGroup:
     """The group as its records persist it: everything but the timers, which live only in memory."""
-    members = {mid: dataclasses.replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
-               for mid, m in group.members.items()}
+    members = {
+        mid: dataclasses.replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
+        for mid, m in group.members.items()
+    }
     return dataclasses.replace(group, members=members)
 
 
-def on_loaded(group: ConsumerGroup, now_ms: int,
-              config: ConsumerGroupConfig = ConsumerGroupConfig()) -> tuple[ConsumerGroup, list[Effect]]:
+def on_loaded(
+    group: ConsumerGroup, now_ms: int, config: ConsumerGroupConfig = ConsumerGroupConfig()
+) -> tuple[ConsumerGroup, list[Effect]]:
     """A new coordinator loaded the group (GroupMetadataManager.onLoaded): every member gets a fresh
     session timeout, members still revoking a fresh rebalance timeout. Members that come back within
     the session timeout carry on without a rebalance."""
@@ -481,7 +624,9 @@ def on_loaded(group: ConsumerGroup, now_ms: int,
         if m.state is MemberState.UNREVOKED_PARTITIONS:
             rebalance_deadline = now_ms + m.rebalance_timeout_ms
             effects.append(ScheduleRebalanceTimeout(mid, m.member_epoch, rebalance_deadline))
-        members[mid] = dataclasses.replace(m, session_deadline_ms=deadline, rebalance_deadline_ms=rebalance_deadline)
+        members[mid] = dataclasses.replace(
+            m, session_deadline_ms=deadline, rebalance_deadline_ms=rebalance_deadline
+        )
     return dataclasses.replace(group, members=members), effects
 
 
@@ -489,16 +634,23 @@ def update_topics(group: ConsumerGroup, topics: Mapping[str, TopicMetadata]) -> 
     """A new metadata image: the next heartbeat refreshes the subscription metadata (and bumps the epoch
     if a subscribed topic changed, e.g. gained partitions)."""
     changed = subscription_metadata(group.members.values(), topics) != group.subscription_metadata
-    return dataclasses.replace(group, topics=dict(topics),
-                               metadata_refresh_needed=group.metadata_refresh_needed or changed)
+    return dataclasses.replace(
+        group, topics=dict(topics), metadata_refresh_needed=group.metadata_refresh_needed or changed
+    )
 
 
 def group_view(group: ConsumerGroup):
     """The offsets.GroupView used to validate OffsetCommit/OffsetFetch against member epochs."""
     from .offsets import GroupType, GroupView
 
-    return GroupView(group.group_id, GroupType.CONSUMER, group.state.value, group.group_epoch,
-                     {mid: m.member_epoch for mid, m in group.members.items()},
-                     dict(group.static_members), protocol_type="consumer",
-                     state_timestamp_ms=group.state_timestamp_ms,
-                     subscribed_topics=group.subscribed_topic_names())
+    return GroupView(
+        group.group_id,
+        GroupType.CONSUMER,
+        group.state.value,
+        group.group_epoch,
+        {mid: m.member_epoch for mid, m in group.members.items()},
+        dict(group.static_members),
+        protocol_type="consumer",
+        state_timestamp_ms=group.state_timestamp_ms,
+        subscribed_topics=group.subscribed_topic_names(),
+    )

@@ -40,7 +40,6 @@ from .consumer_group_model import (
 )
 from .errors import Errors
 
-
 _tp_key = attrgetter("topic", "partition")
 
 
@@ -83,33 +82,67 @@ class ConsumerMember:
 def heartbeat_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
     if m.state is ClientState.JOINING:
         return ConsumerGroupHeartbeatRequest(
-            m.group_id, m.member_id, 0, m.instance_id, m.rack_id, m.rebalance_timeout_ms,
-            tuple(m.subscribed_topics), m.server_assignor, ())
-    return ConsumerGroupHeartbeatRequest(m.group_id, m.member_id, m.member_epoch, m.instance_id,
-                                         owned_partitions=tuple(sorted(m.owned, key=_tp_key)))
+            m.group_id,
+            m.member_id,
+            0,
+            m.instance_id,
+            m.rack_id,
+            m.rebalance_timeout_ms,
+            tuple(m.subscribed_topics),
+            m.server_assignor,
+            (),
+        )
+    return ConsumerGroupHeartbeatRequest(
+        m.group_id,
+        m.member_id,
+        m.member_epoch,
+        m.instance_id,
+        owned_partitions=tuple(sorted(m.owned, key=_tp_key)),
+    )
 
 
 def leave_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
-    epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if m.instance_id is not None else LEAVE_GROUP_MEMBER_EPOCH
+    epoch = (
+        LEAVE_GROUP_STATIC_MEMBER_EPOCH if m.instance_id is not None else LEAVE_GROUP_MEMBER_EPOCH
+    )
     return ConsumerGroupHeartbeatRequest(m.group_id, m.member_id, epoch, m.instance_id)
 
 
 def on_left(m: ConsumerMember) -> ConsumerMember:
     """After the leave heartbeat: nothing owned, next start joins afresh."""
-    return dataclasses.replace(m, state=ClientState.LEFT, owned=frozenset(), reconciling=None, member_epoch=0,
-                               queued_assignment=None)
+    return dataclasses.replace(
+        m,
+        state=ClientState.LEFT,
+        owned=frozenset(),
+        reconciling=None,
+        member_epoch=0,
+        queued_assignment=None,
+    )
 
 
-def on_heartbeat_response(m: ConsumerMember, resp: ConsumerGroupHeartbeatResponse
-                          ) -> tuple[ConsumerMember, Reconciliation | None, frozenset[TopicPartition]]:
+def on_heartbeat_response(
+    m: ConsumerMember, resp: ConsumerGroupHeartbeatResponse
+) -> tuple[ConsumerMember, Reconciliation | None, frozenset[TopicPartition]]:
     """Apply a response: (member, reconciliation to run or None, partitions lost)."""
     if resp.error in (Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
         lost = m.owned
-        return (dataclasses.replace(m, state=ClientState.JOINING, member_epoch=0, owned=frozenset(),
-                                    reconciling=None, queued_assignment=None), None, lost)
+        return (
+            dataclasses.replace(
+                m,
+                state=ClientState.JOINING,
+                member_epoch=0,
+                owned=frozenset(),
+                reconciling=None,
+                queued_assignment=None,
+            ),
+            None,
+            lost,
+        )
     if resp.error is not Errors.NONE:
         return m, None, frozenset()  # retriable or fatal: the driver decides; nothing changes here
-    m = dataclasses.replace(m, member_id=resp.member_id or m.member_id, member_epoch=resp.member_epoch)
+    m = dataclasses.replace(
+        m, member_id=resp.member_id or m.member_id, member_epoch=resp.member_epoch
+    )
     if m.state is ClientState.JOINING:
         m = dataclasses.replace(m, state=ClientState.STABLE)
     if m.state is ClientState.ACKNOWLEDGING:
@@ -122,7 +155,9 @@ def on_heartbeat_response(m: ConsumerMember, resp: ConsumerGroupHeartbeatRespons
     return m, rec, frozenset()
 
 
-def _start(m: ConsumerMember, target: frozenset[TopicPartition]) -> tuple[ConsumerMember, Reconciliation | None]:
+def _start(
+    m: ConsumerMember, target: frozenset[TopicPartition]
+) -> tuple[ConsumerMember, Reconciliation | None]:
     if target == m.owned:
         return m, None
     rec = Reconciliation(target, m.owned - target, target - m.owned, m.member_epoch)
@@ -145,7 +180,9 @@ def complete_reconciliation(m: ConsumerMember) -> tuple[ConsumerMember, Reconcil
     Returns the next reconciliation when another assignment arrived meanwhile."""
     if m.reconciling is None:
         return m, None
-    m = dataclasses.replace(m, owned=m.reconciling.target, reconciling=None, state=ClientState.ACKNOWLEDGING)
+    m = dataclasses.replace(
+        m, owned=m.reconciling.target, reconciling=None, state=ClientState.ACKNOWLEDGING
+    )
     if m.queued_assignment is not None:
         queued = m.queued_assignment
         m = dataclasses.replace(m, queued_assignment=None)

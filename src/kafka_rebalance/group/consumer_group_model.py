@@ -9,9 +9,9 @@ free (Kafka's `currentPartitionEpoch`). States are documented on the enums.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Mapping
 
 from ..model import TopicMetadata, TopicPartition
 from .errors import Errors
@@ -222,5 +222,13 @@ class CancelRebalanceTimeout:
     member_id: str
 
 
-Effect = (GroupEpochBumped | TargetAssignmentComputed | MemberJoined | MemberRemoved | MemberReconciled
-          | ScheduleSessionTimeout | ScheduleRebalanceTimeout | CancelRebalanceTimeout)
+Effect = (
+    GroupEpochBumped
+    | TargetAssignmentComputed
+    | MemberJoined
+    | MemberRemoved
+    | MemberReconciled
+    | ScheduleSessionTimeout
+    | ScheduleRebalanceTimeout
+    | CancelRebalanceTimeout
+)

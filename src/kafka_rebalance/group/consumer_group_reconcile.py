@@ -20,7 +20,7 @@ as still owning the revoked ones, as in Kafka).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..model import TopicPartition
 from .consumer_group_model import ConsumerGroupMember, MemberState
@@ -30,15 +30,22 @@ class FencedMemberEpoch(Exception):
     """The member must drop all partitions and rejoin (FENCED_MEMBER_EPOCH)."""
 
 
-def _owns_any(owned: Iterable[TopicPartition] | None, partitions: frozenset[TopicPartition]) -> bool:
+def _owns_any(
+    owned: Iterable[TopicPartition] | None, partitions: frozenset[TopicPartition]
+) -> bool:
     if owned is None:
         return True
     return any(tp in partitions for tp in owned)
 
 
-def _next(member: ConsumerGroupMember, member_epoch: int, target_epoch: int,
-          target: frozenset[TopicPartition], partition_epoch: Callable[[TopicPartition], int],
-          owned: Iterable[TopicPartition] | None) -> ConsumerGroupMember:
+def _next(
+    member: ConsumerGroupMember,
+    member_epoch: int,
+    target_epoch: int,
+    target: frozenset[TopicPartition],
+    partition_epoch: Callable[[TopicPartition], int],
+    owned: Iterable[TopicPartition] | None,
+) -> ConsumerGroupMember:
     current = member.assigned
     kept = current & target
     revoke = current - kept
@@ -56,17 +63,32 @@ def _next(member: ConsumerGroupMember, member_epoch: int, target_epoch: int,
     return _update(member, MemberState.STABLE, target_epoch, kept, frozenset())
 
 
-def _update(member: ConsumerGroupMember, state: MemberState, epoch: int,
-            assigned: frozenset[TopicPartition], pending: frozenset[TopicPartition]) -> ConsumerGroupMember:
+def _update(
+    member: ConsumerGroupMember,
+    state: MemberState,
+    epoch: int,
+    assigned: frozenset[TopicPartition],
+    pending: frozenset[TopicPartition],
+) -> ConsumerGroupMember:
     """Builder.updateMemberEpoch: previous epoch := the epoch the member had before this step."""
-    updated = dataclasses.replace(member, state=state, member_epoch=epoch, previous_member_epoch=member.member_epoch,
-                                  assigned=assigned, pending_revocation=pending)
+    updated = dataclasses.replace(
+        member,
+        state=state,
+        member_epoch=epoch,
+        previous_member_epoch=member.member_epoch,
+        assigned=assigned,
+        pending_revocation=pending,
+    )
     return member if updated == member else updated
 
 
-def reconcile(member: ConsumerGroupMember, target_epoch: int, target: frozenset[TopicPartition],
-              partition_epoch: Callable[[TopicPartition], int],
-              owned: Iterable[TopicPartition] | None) -> ConsumerGroupMember:
+def reconcile(
+    member: ConsumerGroupMember,
+    target_epoch: int,
+    target: frozenset[TopicPartition],
+    partition_epoch: Callable[[TopicPartition], int],
+    owned: Iterable[TopicPartition] | None,
+) -> ConsumerGroupMember:
     """One step of CurrentAssignmentBuilder.build(); returns `member` itself when nothing changes."""
     state = member.state
     if state is MemberState.STABLE:
@@ -81,6 +103,8 @@ def reconcile(member: ConsumerGroupMember, target_epoch: int, target: frozenset[
         return _next(member, member.member_epoch, target_epoch, target, partition_epoch, owned)
     # UNKNOWN
     if owned is None or any(True for _ in owned):
-        raise FencedMemberEpoch("The consumer group member is in a unknown state. "
-                                "The member must abandon all its partitions and rejoin.")
+        raise FencedMemberEpoch(
+            "The consumer group member is in a unknown state. "
+            "The member must abandon all its partitions and rejoin."
+        )
     return _next(member, target_epoch, target_epoch, target, partition_epoch, owned)

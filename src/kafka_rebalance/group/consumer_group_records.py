@@ -41,19 +41,19 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from ..model import TopicMetadata, TopicPartition
 from .consumer_group import _Tx
 from .consumer_group_model import ConsumerGroup, ConsumerGroupMember, MemberState
 from .records import (
+    _I16,
+    _I32,
     OffsetsRecord,
     RecordDecodeError,
     TaggedFields,
     UnknownRecordTypeError,
-    _I16,
-    _I32,
     _Reader,
     _uvarint,
     _w_string,
@@ -158,15 +158,30 @@ def _w_carray(items: list[bytes]) -> bytes:
 
 
 def _w_topic_partitions(tps: TopicPartitions) -> bytes:
-    return _w_carray([entry[0] + _w_carray([_I32.pack(p) for p in entry[1]])
-                      + _w_tagged(entry[2] if len(entry) > 2 else ()) for entry in tps])
+    return _w_carray(
+        [
+            entry[0]
+            + _w_carray([_I32.pack(p) for p in entry[1]])
+            + _w_tagged(entry[2] if len(entry) > 2 else ())
+            for entry in tps
+        ]
+    )
 
 
 def _w_partition_metadata_topic(t: PartitionMetadataTopic) -> bytes:
-    parts = [_I32.pack(pm.partition) + _w_carray([_w_string(r, "Racks", True) for r in pm.racks])
-             + _w_tagged(pm.tagged_fields) for pm in t.partition_metadata]
-    return (t.topic_id + _w_string(t.name, "TopicName", True) + _I32.pack(t.num_partitions) + _w_carray(parts)
-            + _w_tagged(t.tagged_fields))
+    parts = [
+        _I32.pack(pm.partition)
+        + _w_carray([_w_string(r, "Racks", True) for r in pm.racks])
+        + _w_tagged(pm.tagged_fields)
+        for pm in t.partition_metadata
+    ]
+    return (
+        t.topic_id
+        + _w_string(t.name, "TopicName", True)
+        + _I32.pack(t.num_partitions)
+        + _w_carray(parts)
+        + _w_tagged(t.tagged_fields)
+    )
 
 
 def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes | None]:
@@ -185,17 +200,28 @@ def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes
     elif t == 4:
         out += _w_carray([_w_partition_metadata_topic(topic) for topic in v.topics])
     elif t == 5:
-        out += (_w_string(v.instance_id, "InstanceId", True, True) + _w_string(v.rack_id, "RackId", True, True)
-                + _w_string(v.client_id, "ClientId", True) + _w_string(v.client_host, "ClientHost", True)
-                + _w_carray([_w_string(s, "SubscribedTopicNames", True) for s in v.subscribed_topic_names])
-                + _w_string(v.subscribed_topic_regex, "SubscribedTopicRegex", True, True)
-                + _I32.pack(v.rebalance_timeout_ms)
-                + _w_string(v.server_assignor, "ServerAssignor", True, True))
+        out += (
+            _w_string(v.instance_id, "InstanceId", True, True)
+            + _w_string(v.rack_id, "RackId", True, True)
+            + _w_string(v.client_id, "ClientId", True)
+            + _w_string(v.client_host, "ClientHost", True)
+            + _w_carray(
+                [_w_string(s, "SubscribedTopicNames", True) for s in v.subscribed_topic_names]
+            )
+            + _w_string(v.subscribed_topic_regex, "SubscribedTopicRegex", True, True)
+            + _I32.pack(v.rebalance_timeout_ms)
+            + _w_string(v.server_assignor, "ServerAssignor", True, True)
+        )
     elif t == 7:
         out += _w_topic_partitions(v.partitions)
     else:
-        out += (_I32.pack(v.member_epoch) + _I32.pack(v.previous_member_epoch) + struct.pack(">b", v.state)
-                + _w_topic_partitions(v.assigned) + _w_topic_partitions(v.pending_revocation))
+        out += (
+            _I32.pack(v.member_epoch)
+            + _I32.pack(v.previous_member_epoch)
+            + struct.pack(">b", v.state)
+            + _w_topic_partitions(v.assigned)
+            + _w_topic_partitions(v.pending_revocation)
+        )
     out += _w_tagged(v.tagged_fields)
     return key, bytes(out)
 
@@ -229,7 +255,9 @@ def _r_partition_metadata_topic(r: _Reader) -> PartitionMetadataTopic:
 def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGroupRecord:
     t = record_type(key)
     if t not in range(3, 9):
-        raise UnknownRecordTypeError(f"not a consumer group record type: {t}", part="key", version=t)
+        raise UnknownRecordTypeError(
+            f"not a consumer group record type: {t}", part="key", version=t
+        )
     k = _Reader(bytes(key), "key", t)
     k.pos = 2
     group = k.string("GroupId", False)
@@ -241,8 +269,11 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
     version = r.int16("version")
     r.version = version
     if version != 0:
-        raise RecordDecodeError(f"unknown value version {version} for record type {t} (valid: 0)",
-                                part="value", version=version)
+        raise RecordDecodeError(
+            f"unknown value version {version} for record type {t} (valid: 0)",
+            part="value",
+            version=version,
+        )
     v: object
     if t in (3, 6):
         epoch = r.int32("Epoch")
@@ -255,12 +286,24 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
         rack = r.string("RackId", True, True)
         client_id = r.string("ClientId", True)
         client_host = r.string("ClientHost", True)
-        names = tuple(r.string("SubscribedTopicNames", True) for _ in range(r.array_len("SubscribedTopicNames", True)))
+        names = tuple(
+            r.string("SubscribedTopicNames", True)
+            for _ in range(r.array_len("SubscribedTopicNames", True))
+        )
         regex = r.string("SubscribedTopicRegex", True, True)
         timeout = r.int32("RebalanceTimeoutMs")
         assignor = r.string("ServerAssignor", True, True)
-        v = MemberMetadataValue(instance, rack, client_id, client_host, names, regex,  # type: ignore[arg-type]
-                                timeout, assignor, r.tagged_fields())
+        v = MemberMetadataValue(
+            instance,
+            rack,
+            client_id,
+            client_host,
+            names,
+            regex,  # type: ignore[arg-type]
+            timeout,
+            assignor,
+            r.tagged_fields(),
+        )
     elif t == 7:
         parts = _r_topic_partitions(r, "TopicPartitions")
         v = TargetAssignmentValue(parts, r.tagged_fields())
@@ -293,13 +336,26 @@ def _by_topic(tps: Iterable[TopicPartition]) -> tuple[tuple[bytes, tuple[int, ..
 
 
 def _member_metadata(m: ConsumerGroupMember) -> MemberMetadataValue:
-    return MemberMetadataValue(m.instance_id, m.rack_id, m.client_id, "", tuple(sorted(m.subscribed_topics)),
-                               None, m.rebalance_timeout_ms, m.server_assignor)
+    return MemberMetadataValue(
+        m.instance_id,
+        m.rack_id,
+        m.client_id,
+        "",
+        tuple(sorted(m.subscribed_topics)),
+        None,
+        m.rebalance_timeout_ms,
+        m.server_assignor,
+    )
 
 
 def _current(m: ConsumerGroupMember) -> CurrentAssignmentValue:
-    return CurrentAssignmentValue(m.member_epoch, m.previous_member_epoch, m.state.value,
-                                  _by_topic(m.assigned), _by_topic(m.pending_revocation))
+    return CurrentAssignmentValue(
+        m.member_epoch,
+        m.previous_member_epoch,
+        m.state.value,
+        _by_topic(m.assigned),
+        _by_topic(m.pending_revocation),
+    )
 
 
 def diff_records(old: ConsumerGroup | None, new: ConsumerGroup) -> list[ConsumerGroupRecord]:
@@ -310,15 +366,29 @@ def diff_records(old: ConsumerGroup | None, new: ConsumerGroup) -> list[Consumer
     old_members = old.members if old is not None else {}
     for mid in old_members:
         if mid not in new.members:
-            out += [ConsumerGroupRecord(8, g, mid, None), ConsumerGroupRecord(7, g, mid, None),
-                    ConsumerGroupRecord(5, g, mid, None)]
+            out += [
+                ConsumerGroupRecord(8, g, mid, None),
+                ConsumerGroupRecord(7, g, mid, None),
+                ConsumerGroupRecord(5, g, mid, None),
+            ]
     for mid, m in new.members.items():
         o = old_members.get(mid)
         if o is None or _member_metadata(o) != _member_metadata(m):
             out.append(ConsumerGroupRecord(5, g, mid, _member_metadata(m)))
     if old is None or dict(old.subscription_metadata) != dict(new.subscription_metadata):
-        out.append(ConsumerGroupRecord(4, g, None, PartitionMetadataValue(tuple(
-            PartitionMetadataTopic(topic_uuid(t), t, n) for t, n in sorted(new.subscription_metadata.items())))))
+        out.append(
+            ConsumerGroupRecord(
+                4,
+                g,
+                None,
+                PartitionMetadataValue(
+                    tuple(
+                        PartitionMetadataTopic(topic_uuid(t), t, n)
+                        for t, n in sorted(new.subscription_metadata.items())
+                    )
+                ),
+            )
+        )
     if old is None or old.group_epoch != new.group_epoch:
         out.append(ConsumerGroupRecord(3, g, None, GroupEpochValue(new.group_epoch)))
     old_target = old.target_assignment if old is not None else {}
@@ -336,19 +406,31 @@ def diff_records(old: ConsumerGroup | None, new: ConsumerGroup) -> list[Consumer
     return out
 
 
-def replay_consumer_groups(records: Iterable[ConsumerGroupRecord],
-                           topics: Mapping[str, TopicMetadata]) -> dict[str, ConsumerGroup]:
+def replay_consumer_groups(
+    records: Iterable[ConsumerGroupRecord], topics: Mapping[str, TopicMetadata]
+) -> dict[str, ConsumerGroup]:
     """Rebuild every consumer group from its records, as a new coordinator loads them.
     Timers are not persisted: call consumer_group.on_loaded on each group afterwards."""
     names = {topic_uuid(t): t for t in topics}
     groups: dict[str, dict] = {}
 
     def tps(parts: TopicPartitions) -> frozenset[TopicPartition]:
-        return frozenset(TopicPartition(names[e[0]], p) for e in parts if e[0] in names for p in e[1])
+        return frozenset(
+            TopicPartition(names[e[0]], p) for e in parts if e[0] in names for p in e[1]
+        )
 
     for rec in records:
-        st = groups.setdefault(rec.group_id, {"epoch": 0, "assignment_epoch": 0, "meta": {}, "members": {},
-                                              "current": {}, "target": {}})
+        st = groups.setdefault(
+            rec.group_id,
+            {
+                "epoch": 0,
+                "assignment_epoch": 0,
+                "meta": {},
+                "members": {},
+                "current": {},
+                "target": {},
+            },
+        )
         v = rec.value
         if rec.record_type == 3:
             if v is None:
@@ -358,18 +440,30 @@ def replay_consumer_groups(records: Iterable[ConsumerGroupRecord],
         elif rec.record_type == 6:
             st["assignment_epoch"] = v.epoch if v is not None else 0
         elif rec.record_type == 4:
-            st["meta"] = {} if v is None else {topic.name: topic.num_partitions for topic in v.topics}
+            st["meta"] = (
+                {} if v is None else {topic.name: topic.num_partitions for topic in v.topics}
+            )
         elif rec.record_type == 5:
-            st["members"].pop(rec.member_id, None) if v is None else st["members"].__setitem__(rec.member_id, v)
+            st["members"].pop(rec.member_id, None) if v is None else st["members"].__setitem__(
+                rec.member_id, v
+            )
         elif rec.record_type == 7:
             st["target"].pop(rec.member_id, None) if v is None else st["target"].__setitem__(
-                rec.member_id, tps(v.partitions))
+                rec.member_id, tps(v.partitions)
+            )
         elif rec.record_type == 8:
-            st["current"].pop(rec.member_id, None) if v is None else st["current"].__setitem__(rec.member_id, v)
+            st["current"].pop(rec.member_id, None) if v is None else st["current"].__setitem__(
+                rec.member_id, v
+            )
     out: dict[str, ConsumerGroup] = {}
     for gid, st in groups.items():
-        group = ConsumerGroup(gid, group_epoch=st["epoch"], assignment_epoch=st["assignment_epoch"],
-                              topics=dict(topics), subscription_metadata=st["meta"])
+        group = ConsumerGroup(
+            gid,
+            group_epoch=st["epoch"],
+            assignment_epoch=st["assignment_epoch"],
+            topics=dict(topics),
+            subscription_metadata=st["meta"],
+        )
         tx = _Tx(group)  # the same indexing (and ownership checks) as live updates
         for mid, meta in st["members"].items():
             cur = st["current"].get(mid)
@@ -377,13 +471,22 @@ def replay_consumer_groups(records: Iterable[ConsumerGroupRecord],
                 state = MemberState(cur.state) if cur else MemberState.STABLE
             except ValueError:
                 state = MemberState.UNKNOWN
-            tx.put_member(ConsumerGroupMember(
-                mid, member_epoch=cur.member_epoch if cur else 0,
-                previous_member_epoch=cur.previous_member_epoch if cur else -1, state=state,
-                instance_id=meta.instance_id, rack_id=meta.rack_id, rebalance_timeout_ms=meta.rebalance_timeout_ms,
-                subscribed_topics=tuple(meta.subscribed_topic_names), server_assignor=meta.server_assignor,
-                client_id=meta.client_id, assigned=tps(cur.assigned) if cur else frozenset(),
-                pending_revocation=tps(cur.pending_revocation) if cur else frozenset()))
+            tx.put_member(
+                ConsumerGroupMember(
+                    mid,
+                    member_epoch=cur.member_epoch if cur else 0,
+                    previous_member_epoch=cur.previous_member_epoch if cur else -1,
+                    state=state,
+                    instance_id=meta.instance_id,
+                    rack_id=meta.rack_id,
+                    rebalance_timeout_ms=meta.rebalance_timeout_ms,
+                    subscribed_topics=tuple(meta.subscribed_topic_names),
+                    server_assignor=meta.server_assignor,
+                    client_id=meta.client_id,
+                    assigned=tps(cur.assigned) if cur else frozenset(),
+                    pending_revocation=tps(cur.pending_revocation) if cur else frozenset(),
+                )
+            )
         tx.target_assignment = dict(st["target"])
         tx._copied.add("target_assignment")
         out[gid] = dataclasses.replace(tx.build(0), state_timestamp_ms=0)

@@ -11,18 +11,18 @@ current *target* assignment as `owned`, so sticky assignors keep it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from operator import attrgetter
-from typing import Iterable, Mapping
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 from .consumer_group_model import SERVER_ASSIGNORS, ConsumerGroupConfig, ConsumerGroupMember
 
-
 _tp_key = attrgetter("topic", "partition")
 
 
-def subscription_metadata(members: Iterable[ConsumerGroupMember],
-                          topics: Mapping[str, TopicMetadata]) -> dict[str, int]:
+def subscription_metadata(
+    members: Iterable[ConsumerGroupMember], topics: Mapping[str, TopicMetadata]
+) -> dict[str, int]:
     """Subscribed topic -> partition count, for subscribed topics that exist (sorted by name)."""
     names = sorted({t for m in members for t in m.subscribed_topics if t in topics})
     return {t: topics[t].partitions for t in names}
@@ -37,10 +37,12 @@ def preferred_assignor(members: Iterable[ConsumerGroupMember], config: ConsumerG
     return min(name for name, c in counts.items() if c == best)
 
 
-def compute_target_assignment(members: Iterable[ConsumerGroupMember],
-                              current_target: Mapping[str, frozenset[TopicPartition]],
-                              topics: Mapping[str, TopicMetadata],
-                              assignor_name: str) -> dict[str, frozenset[TopicPartition]]:
+def compute_target_assignment(
+    members: Iterable[ConsumerGroupMember],
+    current_target: Mapping[str, frozenset[TopicPartition]],
+    topics: Mapping[str, TopicMetadata],
+    assignor_name: str,
+) -> dict[str, frozenset[TopicPartition]]:
     """Run the named server-side assignor (Kafka's name: "uniform" or "range")."""
     from ..assign.registry import get_assignor  # lazy: assign/ is built alongside
 
@@ -55,7 +57,8 @@ def compute_target_assignment(members: Iterable[ConsumerGroupMember],
             rack=m.rack_id,
             instance_id=m.instance_id,
         )
-        for m in members)
+        for m in members
+    )
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, subs))
     return {m.member_id: frozenset(result.get(m.member_id, ())) for m in members}

@@ -32,7 +32,9 @@ def kafka_utils_abs(n: int) -> int:
     return 0 if n == -(1 << 31) else abs(n)
 
 
-def partition_for(group_id: str, offsets_topic_num_partitions: int = OFFSETS_TOPIC_NUM_PARTITIONS) -> int:
+def partition_for(
+    group_id: str, offsets_topic_num_partitions: int = OFFSETS_TOPIC_NUM_PARTITIONS
+) -> int:
     """The `__consumer_offsets` partition whose leader is the group's coordinator."""
     if offsets_topic_num_partitions <= 0:
         raise ValueError("offsets.topic.num.partitions must be > 0")

@@ -52,7 +52,7 @@ class Errors(IntEnum):
         return int(self.value)
 
     @classmethod
-    def for_code(cls, code: int) -> "Errors":
+    def for_code(cls, code: int) -> Errors:
         """The error for a wire code; unknown codes map to UNKNOWN_SERVER_ERROR as Kafka's client does."""
         try:
             return cls(code)

@@ -45,7 +45,15 @@ from .records import (
 )
 
 _UNKNOWN = '"unknown"'
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+}
 
 
 def json_string(s: str) -> str:
@@ -86,8 +94,12 @@ def offset_commit_value_json(v: OffsetCommitValue) -> str:
 
 
 def group_metadata_value_json(v: GroupMetadataValue) -> str:
-    pairs = [("protocolType", json_string(v.protocol_type)), ("generation", str(v.generation)),
-             ("protocol", _opt_string(v.protocol)), ("leader", _opt_string(v.leader))]
+    pairs = [
+        ("protocolType", json_string(v.protocol_type)),
+        ("generation", str(v.generation)),
+        ("protocol", _opt_string(v.protocol)),
+        ("leader", _opt_string(v.leader)),
+    ]
     if v.version >= 2:
         pairs.append(("currentStateTimestamp", str(v.current_state_timestamp)))
     members = []
@@ -98,8 +110,11 @@ def group_metadata_value_json(v: GroupMetadataValue) -> str:
         mp += [("clientId", json_string(m.client_id)), ("clientHost", json_string(m.client_host))]
         if v.version >= 1:
             mp.append(("rebalanceTimeout", str(m.rebalance_timeout)))
-        mp += [("sessionTimeout", str(m.session_timeout)), ("subscription", _b64(m.subscription)),
-               ("assignment", _b64(m.assignment))]
+        mp += [
+            ("sessionTimeout", str(m.session_timeout)),
+            ("subscription", _b64(m.subscription)),
+            ("assignment", _b64(m.assignment)),
+        ]
         members.append(_obj(mp))
     pairs.append(("members", "[" + ",".join(members) + "]"))
     return _obj(pairs)
@@ -111,7 +126,9 @@ def _version(buf: bytes, part: str) -> int:
     return struct.unpack_from(">h", buf)[0]
 
 
-def _envelope(key_json: str | None, key_version: int | None, value_json: str | None, value_version: int | None) -> str:
+def _envelope(
+    key_json: str | None, key_version: int | None, value_json: str | None, value_version: int | None
+) -> str:
     k = "null" if key_json is None else f'{{"version":{key_version},"data":{key_json}}}'
     v = "null" if value_json is None else f'{{"version":{value_version},"data":{value_json}}}'
     return f'{{"key":{k},"value":{v}}}'
@@ -128,8 +145,13 @@ def format_offsets(key: bytes | None, value: bytes | None) -> str:
         if kv in OFFSET_COMMIT_KEY_VERSIONS:
             k = decode_key(key)
             assert isinstance(k, OffsetCommitKey)
-            key_json = _obj([("group", json_string(k.group)), ("topic", json_string(k.topic)),
-                             ("partition", str(k.partition))])
+            key_json = _obj(
+                [
+                    ("group", json_string(k.group)),
+                    ("topic", json_string(k.topic)),
+                    ("partition", str(k.partition)),
+                ]
+            )
         else:
             key_json = _UNKNOWN
     value_json = vv = None
@@ -184,5 +206,7 @@ def format_offsets_legacy(key: bytes | None, value: bytes | None) -> str:
     assert isinstance(v, OffsetCommitValue)
     epoch = "Optional.empty" if v.leader_epoch == -1 else f"Optional[{v.leader_epoch}]"
     expire = "None" if v.expire_timestamp == -1 else f"Some({v.expire_timestamp})"
-    return (head + f"OffsetAndMetadata(offset={v.offset}, leaderEpoch={epoch}, metadata={v.metadata}, "
-            f"commitTimestamp={v.commit_timestamp}, expireTimestamp={expire})\n")
+    return (
+        head + f"OffsetAndMetadata(offset={v.offset}, leaderEpoch={epoch}, metadata={v.metadata}, "
+        f"commitTimestamp={v.commit_timestamp}, expireTimestamp={expire})\n"
+    )

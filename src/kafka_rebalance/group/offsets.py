@@ -49,9 +49,10 @@ offset is gone and the group is empty, the group itself is deleted (tombstone).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..model import TopicPartition
 from .errors import Errors
@@ -68,7 +69,9 @@ from .records import (
 DEFAULT_OFFSET_METADATA_MAX_BYTES = 4096
 DEFAULT_OFFSETS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000
-DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: use the broker's retention
+DEFAULT_RETENTION_TIME = (
+    -1
+)  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: use the broker's retention
 INVALID_OFFSET = -1
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -80,7 +83,7 @@ class OffsetsConfig:
     offsets_retention_check_interval_ms: int = DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS
 
     @classmethod
-    def from_minutes(cls, offsets_retention_minutes: int, **kw: int) -> "OffsetsConfig":
+    def from_minutes(cls, offsets_retention_minutes: int, **kw: int) -> OffsetsConfig:
         return cls(offsets_retention_ms=offsets_retention_minutes * 60_000, **kw)
 
 
@@ -114,8 +117,12 @@ class GroupView:
     state: str = "Empty"
     generation: int = 0
     members: Mapping[str, int] = field(default_factory=dict)
-    static_members: Mapping[str, str] = field(default_factory=dict)  # group.instance.id -> member id
-    classic_protocol_members: frozenset[str] = frozenset()  # consumer-group members still on the classic protocol
+    static_members: Mapping[str, str] = field(
+        default_factory=dict
+    )  # group.instance.id -> member id
+    classic_protocol_members: frozenset[str] = (
+        frozenset()
+    )  # consumer-group members still on the classic protocol
     protocol_type: str | None = CONSUMER_PROTOCOL_TYPE
     state_timestamp_ms: int | None = None
     subscribed_topics: frozenset[str] | None = None
@@ -228,18 +235,26 @@ class GroupSnapshot:
             return None
         return self.value.current_state_timestamp
 
-
     def view(self) -> GroupView:
         """The GroupView a freshly loaded classic group presents to offset validation and expiry."""
         v = self.value
         if v is None:
             return GroupView(self.group_id, GroupType.CLASSIC, "Empty", 0, {}, protocol_type=None)
         return GroupView(
-            self.group_id, GroupType.CLASSIC, self.state, v.generation,
+            self.group_id,
+            GroupType.CLASSIC,
+            self.state,
+            v.generation,
             {m.member_id: v.generation for m in v.members},
-            {m.group_instance_id: m.member_id for m in v.members if m.group_instance_id is not None},
-            protocol_type=v.protocol_type or None, state_timestamp_ms=self.state_timestamp_ms,
-            subscribed_topics=subscribed_topics(v))
+            {
+                m.group_instance_id: m.member_id
+                for m in v.members
+                if m.group_instance_id is not None
+            },
+            protocol_type=v.protocol_type or None,
+            state_timestamp_ms=self.state_timestamp_ms,
+            subscribed_topics=subscribed_topics(v),
+        )
 
 
 def consumer_protocol_topics(buf: bytes) -> list[str]:
@@ -265,7 +280,7 @@ def consumer_protocol_topics(buf: bytes) -> list[str]:
         pos += 2
         if ln < 0 or pos + ln > size:
             raise ValueError("truncated subscription")
-        out.append(buf[pos:pos + ln].decode("utf-8", errors="replace"))
+        out.append(buf[pos : pos + ln].decode("utf-8", errors="replace"))
         pos += ln
     if pos + 4 > size:  # userData: nullable bytes
         raise ValueError("truncated subscription")
@@ -338,8 +353,12 @@ class OffsetStore:
             if k.group not in self.groups:
                 self.groups[k.group] = GroupSnapshot(k.group, None)  # a "simple consumer group"
             self.offsets.setdefault(k.group, {})[tp] = OffsetAndMetadata(
-                v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
-                None if v.expire_timestamp == -1 else v.expire_timestamp)
+                v.offset,
+                v.leader_epoch,
+                v.metadata,
+                v.commit_timestamp,
+                None if v.expire_timestamp == -1 else v.expire_timestamp,
+            )
         elif isinstance(record, GroupMetadataRecord):
             if record.value is None:
                 self.groups.pop(record.key.group, None)
@@ -348,7 +367,7 @@ class OffsetStore:
         else:
             raise TypeError(f"not an offsets record: {record!r}")
 
-    def replay_all(self, records: Iterable[OffsetsRecord]) -> "OffsetStore":
+    def replay_all(self, records: Iterable[OffsetsRecord]) -> OffsetStore:
         for r in records:
             self.replay(r)
         return self
@@ -424,9 +443,13 @@ def validate_offset_commit(group: GroupView | None, req: OffsetCommitRequest) ->
     return _validate_consumer_commit(group, req)
 
 
-def commit_offsets(group: GroupView | None, req: OffsetCommitRequest, now_ms: int,
-                   config: OffsetsConfig = OffsetsConfig(),
-                   partition_exists: Callable[[TopicPartition], bool] | None = None) -> CommitResult:
+def commit_offsets(
+    group: GroupView | None,
+    req: OffsetCommitRequest,
+    now_ms: int,
+    config: OffsetsConfig = OffsetsConfig(),
+    partition_exists: Callable[[TopicPartition], bool] | None = None,
+) -> CommitResult:
     """Handle an OffsetCommit: the response and the records to append (then replay).
 
     `partition_exists` is the broker's metadata check (KafkaApis): partitions it rejects answer
@@ -434,11 +457,16 @@ def commit_offsets(group: GroupView | None, req: OffsetCommitRequest, now_ms: in
     """
     unknown = set()
     if partition_exists is not None:
-        unknown = {i for i, p in enumerate(req.partitions)
-                   if not partition_exists(TopicPartition(p.topic, p.partition))}
+        unknown = {
+            i
+            for i, p in enumerate(req.partitions)
+            if not partition_exists(TopicPartition(p.topic, p.partition))
+        }
     valid = [p for i, p in enumerate(req.partitions) if i not in unknown]
     error = validate_offset_commit(group, req) if valid else Errors.NONE
-    expire = None if req.retention_time_ms == DEFAULT_RETENTION_TIME else now_ms + req.retention_time_ms
+    expire = (
+        None if req.retention_time_ms == DEFAULT_RETENTION_TIME else now_ms + req.retention_time_ms
+    )
     results = []
     records = []
     for i, p in enumerate(req.partitions):
@@ -447,18 +475,36 @@ def commit_offsets(group: GroupView | None, req: OffsetCommitRequest, now_ms: in
             results.append((tp, Errors.UNKNOWN_TOPIC_OR_PARTITION))
         elif error is not Errors.NONE:
             results.append((tp, error))
-        elif p.metadata is not None and java_string_length(p.metadata) > config.offset_metadata_max_bytes:
+        elif (
+            p.metadata is not None
+            and java_string_length(p.metadata) > config.offset_metadata_max_bytes
+        ):
             results.append((tp, Errors.OFFSET_METADATA_TOO_LARGE))
         else:
             results.append((tp, Errors.NONE))
-            records.append(offset_commit_record(req.group_id, p.topic, p.partition, p.offset,
-                                                metadata=p.metadata or "", commit_timestamp=now_ms,
-                                                leader_epoch=p.leader_epoch, expire_timestamp=expire))
+            records.append(
+                offset_commit_record(
+                    req.group_id,
+                    p.topic,
+                    p.partition,
+                    p.offset,
+                    metadata=p.metadata or "",
+                    commit_timestamp=now_ms,
+                    leader_epoch=p.leader_epoch,
+                    expire_timestamp=expire,
+                )
+            )
     if error is not Errors.NONE or not valid:
         return CommitResult(OffsetCommitResponse(tuple(results)), ())
-    reschedule = (group is not None and group.type is GroupType.CLASSIC
-                  and group.state in ("Stable", "PreparingRebalance") and req.member_id in group.members)
-    return CommitResult(OffsetCommitResponse(tuple(results)), tuple(records), group is None, reschedule)
+    reschedule = (
+        group is not None
+        and group.type is GroupType.CLASSIC
+        and group.state in ("Stable", "PreparingRebalance")
+        and req.member_id in group.members
+    )
+    return CommitResult(
+        OffsetCommitResponse(tuple(results)), tuple(records), group is None, reschedule
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -477,7 +523,9 @@ def validate_offset_fetch(group: GroupView | None, req: OffsetFetchRequest) -> E
     return Errors.NONE
 
 
-def fetch_offsets(store: OffsetStore, group: GroupView | None, req: OffsetFetchRequest) -> OffsetFetchResponse:
+def fetch_offsets(
+    store: OffsetStore, group: GroupView | None, req: OffsetFetchRequest
+) -> OffsetFetchResponse:
     """OffsetFetch: an unknown group answers -1 for every partition (not an error), as Kafka does."""
     error = validate_offset_fetch(group, req)
     if error not in (Errors.NONE, Errors.GROUP_ID_NOT_FOUND):
@@ -487,8 +535,11 @@ def fetch_offsets(store: OffsetStore, group: GroupView | None, req: OffsetFetchR
     out = []
     for tp in tps:
         o = committed.get(tp)
-        out.append(FetchedOffset(tp, INVALID_OFFSET) if o is None
-                   else FetchedOffset(tp, o.offset, o.leader_epoch, o.metadata))
+        out.append(
+            FetchedOffset(tp, INVALID_OFFSET)
+            if o is None
+            else FetchedOffset(tp, o.offset, o.leader_epoch, o.metadata)
+        )
     return OffsetFetchResponse(Errors.NONE, tuple(out))
 
 
@@ -502,9 +553,16 @@ def expiration_base(group: GroupView, o: OffsetAndMetadata) -> int | None:
         return o.commit_timestamp_ms
     if group.protocol_type:
         if group.state == "Empty":
-            return group.state_timestamp_ms if group.state_timestamp_ms is not None else o.commit_timestamp_ms
-        if (group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None
-                and group.state == "Stable"):
+            return (
+                group.state_timestamp_ms
+                if group.state_timestamp_ms is not None
+                else o.commit_timestamp_ms
+            )
+        if (
+            group.protocol_type == CONSUMER_PROTOCOL_TYPE
+            and group.subscribed_topics is not None
+            and group.state == "Stable"
+        ):
             return o.commit_timestamp_ms
         return None
     return o.commit_timestamp_ms  # simple group: no protocol type
@@ -513,8 +571,11 @@ def expiration_base(group: GroupView, o: OffsetAndMetadata) -> int | None:
 def _has_expiration_condition(group: GroupView) -> bool:
     if group.type is GroupType.CONSUMER or not group.protocol_type or group.state == "Empty":
         return True
-    return (group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None
-            and group.state == "Stable")
+    return (
+        group.protocol_type == CONSUMER_PROTOCOL_TYPE
+        and group.subscribed_topics is not None
+        and group.state == "Stable"
+    )
 
 
 def is_subscribed_to_topic(group: GroupView, topic: str) -> bool:
@@ -523,7 +584,9 @@ def is_subscribed_to_topic(group: GroupView, topic: str) -> bool:
     if group.subscribed_topics is not None:
         return topic in group.subscribed_topics
     if group.state == "Empty" and group.protocol_type == CONSUMER_PROTOCOL_TYPE:
-        return False  # computeSubscribedTopics() of an empty consumer-protocol group is the empty set
+        return (
+            False  # computeSubscribedTopics() of an empty consumer-protocol group is the empty set
+        )
     return group.protocol_type == CONSUMER_PROTOCOL_TYPE
 
 
@@ -533,8 +596,9 @@ def is_offset_expired(o: OffsetAndMetadata, base_ms: int, now_ms: int, retention
     return now_ms - base_ms >= retention_ms
 
 
-def expire_offsets(store: OffsetStore, group: GroupView, now_ms: int,
-                   config: OffsetsConfig = OffsetsConfig()) -> ExpireResult:
+def expire_offsets(
+    store: OffsetStore, group: GroupView, now_ms: int, config: OffsetsConfig = OffsetsConfig()
+) -> ExpireResult:
     """One pass of cleanupGroupMetadata for one group: offset tombstones, and the group's
     tombstone when every offset is gone and the group is empty."""
     committed = store.offsets.get(group.group_id)
@@ -565,20 +629,28 @@ def delete_group_records(store: OffsetStore, group_id: str) -> tuple[OffsetsReco
     """DeleteGroups: a tombstone for every committed offset, then the group's tombstone."""
     tps = sorted(store.offsets.get(group_id, {}))
     return tuple(offset_commit_tombstone(group_id, tp.topic, tp.partition) for tp in tps) + (
-        group_metadata_tombstone(group_id),)
+        group_metadata_tombstone(group_id),
+    )
 
 
-def delete_offsets_records(store: OffsetStore, group: GroupView | None,
-                           partitions: Iterable[TopicPartition]) -> tuple[Errors, tuple[OffsetsRecord, ...]]:
+def delete_offsets_records(
+    store: OffsetStore, group: GroupView | None, partitions: Iterable[TopicPartition]
+) -> tuple[Errors, tuple[OffsetsRecord, ...]]:
     """OffsetDelete: GROUP_ID_NOT_FOUND for unknown/dead groups, NON_EMPTY_GROUP for an active
     classic group not on the consumer protocol; partitions of topics the group is still subscribed
     to are skipped (Kafka answers GROUP_SUBSCRIBED_TO_TOPIC for those)."""
     if group is None or (group.type is GroupType.CLASSIC and group.state == "Dead"):
         return Errors.GROUP_ID_NOT_FOUND, ()
-    if (group.type is GroupType.CLASSIC and group.state in ("Stable", "PreparingRebalance", "CompletingRebalance")
-            and group.protocol_type != CONSUMER_PROTOCOL_TYPE):
+    if (
+        group.type is GroupType.CLASSIC
+        and group.state in ("Stable", "PreparingRebalance", "CompletingRebalance")
+        and group.protocol_type != CONSUMER_PROTOCOL_TYPE
+    ):
         return Errors.NON_EMPTY_GROUP, ()
     committed = store.offsets.get(group.group_id, {})
-    out = [offset_commit_tombstone(group.group_id, tp.topic, tp.partition) for tp in partitions
-           if tp in committed and not is_subscribed_to_topic(group, tp.topic)]
+    out = [
+        offset_commit_tombstone(group.group_id, tp.topic, tp.partition)
+        for tp in partitions
+        if tp in committed and not is_subscribed_to_topic(group, tp.topic)
+    ]
     return Errors.NONE, tuple(out)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Union
 
 OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
 OFFSET_COMMIT_VALUE_VERSIONS = (0, 1, 2, 3, 4)
@@ -142,22 +141,36 @@ class GroupMetadataRecord:
         return self.value is None
 
 
-OffsetsRecord = Union[OffsetCommitRecord, GroupMetadataRecord]
-RecordKey = Union[OffsetCommitKey, GroupMetadataKey]
-RecordValue = Union[OffsetCommitValue, GroupMetadataValue]
+OffsetsRecord = OffsetCommitRecord | GroupMetadataRecord
+RecordKey = OffsetCommitKey | GroupMetadataKey
+RecordValue = OffsetCommitValue | GroupMetadataValue
 
 
 # ---------------------------------------------------------------------------
 # Builders with the versions the coordinator writes.
 
 
-def offset_commit_record(group: str, topic: str, partition: int, offset: int, *, metadata: str = "",
-                         commit_timestamp: int, leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-                         expire_timestamp: int | None = None) -> OffsetCommitRecord:
+def offset_commit_record(
+    group: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    *,
+    metadata: str = "",
+    commit_timestamp: int,
+    leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    expire_timestamp: int | None = None,
+) -> OffsetCommitRecord:
     """newOffsetCommitRecord: key v1, value v3 (v1 when the commit carries an expire timestamp)."""
     version = 1 if expire_timestamp is not None else CURRENT_OFFSET_COMMIT_VALUE_VERSION
-    value = OffsetCommitValue(offset, metadata, commit_timestamp, leader_epoch,
-                              DEFAULT_TIMESTAMP if expire_timestamp is None else expire_timestamp, version)
+    value = OffsetCommitValue(
+        offset,
+        metadata,
+        commit_timestamp,
+        leader_epoch,
+        DEFAULT_TIMESTAMP if expire_timestamp is None else expire_timestamp,
+        version,
+    )
     return OffsetCommitRecord(OffsetCommitKey(group, topic, partition), value)
 
 
@@ -169,10 +182,13 @@ def group_metadata_record(group: str, value: GroupMetadataValue) -> GroupMetadat
     return GroupMetadataRecord(GroupMetadataKey(group), value)
 
 
-def empty_group_metadata_record(group: str, current_state_timestamp: int = -1) -> GroupMetadataRecord:
+def empty_group_metadata_record(
+    group: str, current_state_timestamp: int = -1
+) -> GroupMetadataRecord:
     """newEmptyGroupMetadataRecord: protocolType "", generation 0, no protocol/leader/members."""
-    return GroupMetadataRecord(GroupMetadataKey(group),
-                               GroupMetadataValue("", 0, None, None, (), current_state_timestamp))
+    return GroupMetadataRecord(
+        GroupMetadataKey(group), GroupMetadataValue("", 0, None, None, (), current_state_timestamp)
+    )
 
 
 def group_metadata_tombstone(group: str) -> GroupMetadataRecord:
@@ -204,9 +220,11 @@ class _Reader:
     def take(self, n: int, what: str) -> bytes:
         end = self.pos + n
         if n < 0 or end > len(self.buf):
-            raise self.fail(f"truncated: {what} needs {n} bytes at offset {self.pos}, "
-                            f"only {len(self.buf) - self.pos} remain")
-        out = self.buf[self.pos:end]
+            raise self.fail(
+                f"truncated: {what} needs {n} bytes at offset {self.pos}, "
+                f"only {len(self.buf) - self.pos} remain"
+            )
+        out = self.buf[self.pos : end]
         self.pos = end
         return out
 
@@ -256,7 +274,9 @@ class _Reader:
         if n < 0:
             raise self.fail(f"non-nullable field {what} was serialized as null")
         if n > len(self.buf) - self.pos:
-            raise self.fail(f"truncated: {what} claims {n} elements, only {len(self.buf) - self.pos} bytes remain")
+            raise self.fail(
+                f"truncated: {what} claims {n} elements, only {len(self.buf) - self.pos} bytes remain"
+            )
         return n
 
     def tagged_fields(self) -> TaggedFields:
@@ -300,7 +320,9 @@ def _w_tagged(fields: TaggedFields) -> bytes:
     prev = -1
     for tag, data in fields:
         if tag <= prev:
-            raise ValueError(f"tagged fields must have strictly increasing tags: {tag} after {prev}")
+            raise ValueError(
+                f"tagged fields must have strictly increasing tags: {tag} after {prev}"
+            )
         prev = tag
         out += _uvarint(tag) + _uvarint(len(data)) + data
     return bytes(out)
@@ -308,8 +330,11 @@ def _w_tagged(fields: TaggedFields) -> bytes:
 
 def _check_version(version: int, valid: tuple[int, ...], what: str, part: str) -> None:
     if version not in valid:
-        raise RecordDecodeError(f"unknown {what} version {version} (valid: {valid[0]}-{valid[-1]})",
-                                part=part, version=version)
+        raise RecordDecodeError(
+            f"unknown {what} version {version} (valid: {valid[0]}-{valid[-1]})",
+            part=part,
+            version=version,
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -321,8 +346,12 @@ def encode_key(key: RecordKey) -> bytes:
     if isinstance(key, OffsetCommitKey):
         if key.version not in OFFSET_COMMIT_KEY_VERSIONS:
             raise ValueError(f"OffsetCommitKey version {key.version} is not 0-1")
-        return (_I16.pack(key.version) + _w_string(key.group, "group", False)
-                + _w_string(key.topic, "topic", False) + _I32.pack(key.partition))
+        return (
+            _I16.pack(key.version)
+            + _w_string(key.group, "group", False)
+            + _w_string(key.topic, "topic", False)
+            + _I32.pack(key.partition)
+        )
     if isinstance(key, GroupMetadataKey):
         if key.version != GROUP_METADATA_KEY_VERSION:
             raise ValueError(f"GroupMetadataKey version {key.version} is not 2")
@@ -406,13 +435,17 @@ def decode_key(key: bytes) -> RecordKey:
         return OffsetCommitKey(group, topic, r.int32("partition"), rtype)  # type: ignore[arg-type]
     if rtype == GROUP_METADATA_KEY_VERSION:
         return GroupMetadataKey(r.string("group", False), rtype)  # type: ignore[arg-type]
-    raise UnknownRecordTypeError(f"unknown record type {rtype} (this decoder reads 0-2)", part="key", version=rtype)
+    raise UnknownRecordTypeError(
+        f"unknown record type {rtype} (this decoder reads 0-2)", part="key", version=rtype
+    )
 
 
 def decode_value(rtype: int, value: bytes) -> RecordValue:
     """Decode a value of record type `rtype` (0/1 offset commit, 2 group metadata)."""
     if len(value) < 2:
-        raise RecordDecodeError("could not read version from value's buffer (truncated)", part="value")
+        raise RecordDecodeError(
+            "could not read version from value's buffer (truncated)", part="value"
+        )
     v = _I16.unpack_from(value)[0]
     r = _Reader(value, "value", v)
     r.pos = 2
@@ -454,11 +487,30 @@ def _read_group_metadata_value(r: _Reader, v: int) -> GroupMetadataValue:
         subscription = r.bytes_("subscription", flex)
         assignment = r.bytes_("assignment", flex)
         tagged = r.tagged_fields() if flex else ()
-        members.append(MemberMetadata(member_id, client_id, client_host, session_timeout,  # type: ignore[arg-type]
-                                      subscription, assignment, rebalance_timeout, instance_id, tagged))
+        members.append(
+            MemberMetadata(
+                member_id,
+                client_id,
+                client_host,
+                session_timeout,  # type: ignore[arg-type]
+                subscription,
+                assignment,
+                rebalance_timeout,
+                instance_id,
+                tagged,
+            )
+        )
     tagged = r.tagged_fields() if flex else ()
-    return GroupMetadataValue(protocol_type, generation, protocol, leader, tuple(members),  # type: ignore[arg-type]
-                              current_ts, v, tagged)
+    return GroupMetadataValue(
+        protocol_type,
+        generation,
+        protocol,
+        leader,
+        tuple(members),  # type: ignore[arg-type]
+        current_ts,
+        v,
+        tagged,
+    )
 
 
 def decode_record(key: bytes, value: bytes | None) -> OffsetsRecord:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
@@ -96,13 +96,22 @@ def _number(key: str, value: str, source: str) -> int:
     """ConfigDef.parseType for INT/LONG, with Kafka's ConfigException wording."""
     kind, least, _ = _NUMERIC[key]
     text = value.strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", text) or not -(2 ** _BITS[kind]) <= int(text) < 2 ** _BITS[kind]:
-        raise InputError(f"Invalid value {value} for configuration {key}: Not a number of type {kind}",
-                         source=source, field=key)
+    if (
+        not re.fullmatch(r"[+-]?[0-9]+", text)
+        or not -(2 ** _BITS[kind]) <= int(text) < 2 ** _BITS[kind]
+    ):
+        raise InputError(
+            f"Invalid value {value} for configuration {key}: Not a number of type {kind}",
+            source=source,
+            field=key,
+        )
     n = int(text)
     if least is not None and n < least:
-        raise InputError(f"Invalid value {value} for configuration {key}: Value must be at least {least}",
-                         source=source, field=key)
+        raise InputError(
+            f"Invalid value {value} for configuration {key}: Value must be at least {least}",
+            source=source,
+            field=key,
+        )
     return n
 
 
@@ -115,10 +124,18 @@ def _check_sasl(kw: dict, props: Mapping[str, str], source: str) -> None:
     mechanism = kw.setdefault("sasl_mechanism", DEFAULT_SASL_MECHANISM)
     field = "sasl.mechanism"
     given = "sasl.mechanism" in props
-    said = f"sasl.mechanism={mechanism}" if given else f"no sasl.mechanism (Kafka's default is {mechanism})"
+    said = (
+        f"sasl.mechanism={mechanism}"
+        if given
+        else f"no sasl.mechanism (Kafka's default is {mechanism})"
+    )
     if mechanism not in SASL_MECHANISMS or mechanism == "AWS_MSK_IAM":
-        raise InputError(f"unknown SASL mechanism {mechanism!r} (kafka-python supports GSSAPI, PLAIN, "
-                         "SCRAM-SHA-256, SCRAM-SHA-512)", source=source, field=field)
+        raise InputError(
+            f"unknown SASL mechanism {mechanism!r} (kafka-python supports GSSAPI, PLAIN, "
+            "SCRAM-SHA-256, SCRAM-SHA-512)",
+            source=source,
+            field=field,
+        )
     if mechanism == "GSSAPI":
         import platform
 
@@ -126,16 +143,27 @@ def _check_sasl(kw: dict, props: Mapping[str, str], source: str) -> None:
             if platform.system() != "Windows":
                 import gssapi  # noqa: F401
         except ImportError:
-            raise InputError(f"{said} with security.protocol={kw['security_protocol']}: Kerberos needs the Python "
-                             "package 'gssapi', which is not installed; install it (pip install gssapi) or set "
-                             "sasl.mechanism to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", source=source,
-                             field=field) from None
+            raise InputError(
+                f"{said} with security.protocol={kw['security_protocol']}: Kerberos needs the Python "
+                "package 'gssapi', which is not installed; install it (pip install gssapi) or set "
+                "sasl.mechanism to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+                source=source,
+                field=field,
+            ) from None
     elif mechanism == "OAUTHBEARER":
-        raise InputError("OAUTHBEARER needs a token provider object, which a properties file cannot give to "
-                         "kafka-python: use PLAIN or SCRAM", source=source, field=field)
+        raise InputError(
+            "OAUTHBEARER needs a token provider object, which a properties file cannot give to "
+            "kafka-python: use PLAIN or SCRAM",
+            source=source,
+            field=field,
+        )
     elif "sasl_plain_username" not in kw or "sasl_plain_password" not in kw:
-        raise InputError(f"{said} needs a username and a password: sasl.jaas.config=... "
-                         'required username="..." password="...";', source=source, field="sasl.jaas.config")
+        raise InputError(
+            f"{said} needs a username and a password: sasl.jaas.config=... "
+            'required username="..." password="...";',
+            source=source,
+            field="sasl.jaas.config",
+        )
 
 
 def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> dict:
@@ -145,10 +173,14 @@ def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> 
         if key in _NUMERIC:
             n = _number(key, value, source)
             target = _NUMERIC[key][2]
-            if target and not (key.endswith("buffer.bytes") and n == -1):  # -1: the OS default, kafka-python's None
+            if target and not (
+                key.endswith("buffer.bytes") and n == -1
+            ):  # -1: the OS default, kafka-python's None
                 kw[target] = n
         elif key in _DIRECT:
-            kw[_DIRECT[key]] = value.strip().upper() if key == "security.protocol" else value.strip()
+            kw[_DIRECT[key]] = (
+                value.strip().upper() if key == "security.protocol" else value.strip()
+            )
         elif key == "sasl.jaas.config":
             user = re.search(r'username\s*=\s*"([^"]*)"', value)
             pwd = re.search(r'password\s*=\s*"([^"]*)"', value)
@@ -158,20 +190,34 @@ def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> 
                 kw["sasl_plain_password"] = pwd.group(1)
         elif key == "ssl.truststore.location":
             if props.get("ssl.truststore.type", "JKS").upper() != "PEM":
-                raise InputError("kafka-python reads PEM files only: set ssl.truststore.type=PEM "
-                                 "(convert the JKS truststore with keytool/openssl)", source=source, field=key)
+                raise InputError(
+                    "kafka-python reads PEM files only: set ssl.truststore.type=PEM "
+                    "(convert the JKS truststore with keytool/openssl)",
+                    source=source,
+                    field=key,
+                )
             kw["ssl_cafile"] = value
         elif key == "ssl.keystore.location":
             if props.get("ssl.keystore.type", "JKS").upper() != "PEM":
-                raise InputError("kafka-python reads PEM files only: set ssl.keystore.type=PEM",
-                                 source=source, field=key)
+                raise InputError(
+                    "kafka-python reads PEM files only: set ssl.keystore.type=PEM",
+                    source=source,
+                    field=key,
+                )
             kw["ssl_certfile"] = value
             kw.setdefault("ssl_keyfile", value)
         elif key == "ssl.endpoint.identification.algorithm":
             kw["ssl_check_hostname"] = value.strip().lower() == "https"
-    if "security_protocol" in kw and kw["security_protocol"] not in ("PLAINTEXT", "SSL", *_SASL_PROTOCOLS):
-        raise InputError(f"unknown security.protocol {kw['security_protocol']!r}", source=source,
-                         field="security.protocol")
+    if "security_protocol" in kw and kw["security_protocol"] not in (
+        "PLAINTEXT",
+        "SSL",
+        *_SASL_PROTOCOLS,
+    ):
+        raise InputError(
+            f"unknown security.protocol {kw['security_protocol']!r}",
+            source=source,
+            field="security.protocol",
+        )
     _check_sasl(kw, props, source)
     return kw
 
@@ -199,18 +245,39 @@ def _incremental_alter_configs_classes():
         API_VERSION = 0
         SCHEMA = Schema(
             ("throttle_time_ms", Int32),
-            ("responses", Array(("error_code", Int16), ("error_message", String("utf-8")),
-                                ("resource_type", Int8), ("resource_name", String("utf-8")))))
+            (
+                "responses",
+                Array(
+                    ("error_code", Int16),
+                    ("error_message", String("utf-8")),
+                    ("resource_type", Int8),
+                    ("resource_name", String("utf-8")),
+                ),
+            ),
+        )
 
     class IncrementalAlterConfigsRequest_v0(Request):
         API_KEY = 44
         API_VERSION = 0
         RESPONSE_TYPE = IncrementalAlterConfigsResponse_v0
         SCHEMA = Schema(
-            ("resources", Array(("resource_type", Int8), ("resource_name", String("utf-8")),
-                                ("configs", Array(("name", String("utf-8")), ("config_operation", Int8),
-                                                  ("value", String("utf-8")))))),
-            ("validate_only", Boolean))
+            (
+                "resources",
+                Array(
+                    ("resource_type", Int8),
+                    ("resource_name", String("utf-8")),
+                    (
+                        "configs",
+                        Array(
+                            ("name", String("utf-8")),
+                            ("config_operation", Int8),
+                            ("value", String("utf-8")),
+                        ),
+                    ),
+                ),
+            ),
+            ("validate_only", Boolean),
+        )
 
     return [IncrementalAlterConfigsRequest_v0]
 
@@ -239,19 +306,24 @@ class KafkaAdmin:
         from kafka import KafkaAdminClient
         from kafka.errors import KafkaError
 
-        kwargs = {"bootstrap_servers": bootstrap.split(","), "client_id": "kafka-rebalance",
-                  "request_timeout_ms": 30000}
+        kwargs = {
+            "bootstrap_servers": bootstrap.split(","),
+            "client_id": "kafka-rebalance",
+            "request_timeout_ms": 30000,
+        }
         kwargs.update(load_command_config(command_config))
         kwargs.update(overrides)
         try:
             self.client = KafkaAdminClient(**kwargs)
         except KafkaError as exc:
-            raise InputError(f"cannot connect to {bootstrap}: {exc}", field="--bootstrap-server") from None
+            raise InputError(
+                f"cannot connect to {bootstrap}: {exc}", field="--bootstrap-server"
+            ) from None
 
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> "KafkaAdmin":
+    def __enter__(self) -> KafkaAdmin:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -267,8 +339,10 @@ class KafkaAdmin:
             future = self.client._send_request_to_node(node_id, request)
             self.client._wait_for_futures([future])
         except KafkaError as exc:
-            raise AdminError(f"{type(request).__name__.split('_v')[0]} to broker {node_id} failed: "
-                             f"{type(exc).__name__}") from exc
+            raise AdminError(
+                f"{type(request).__name__.split('_v')[0]} to broker {node_id} failed: "
+                f"{type(exc).__name__}"
+            ) from exc
         return future.value
 
     def _controller(self) -> int:
@@ -297,7 +371,11 @@ class KafkaAdmin:
             try:
                 resp = self._send(node, DescribeLogDirsRequest[0]())
             except AdminError as exc:
-                _log.warning("DescribeLogDirs on broker %s failed (%s): its replica sizes are unknown", node, exc)
+                _log.warning(
+                    "DescribeLogDirs on broker %s failed (%s): its replica sizes are unknown",
+                    node,
+                    exc,
+                )
                 continue
             for err, _dir, dir_topics in resp.log_dirs:
                 if err:
@@ -318,16 +396,24 @@ class KafkaAdmin:
                 by_broker = sizes.get(key)
                 load = None
                 if by_broker:
-                    size = by_broker.get(leader, max(by_broker.values())) if leader is not None else max(
-                        by_broker.values())
+                    size = (
+                        by_broker.get(leader, max(by_broker.values()))
+                        if leader is not None
+                        else max(by_broker.values())
+                    )
                     load = PartitionLoad(size_bytes=float(size))
-                partitions.append(PartitionReplicas(key[0], key[1], tuple(p["replicas"]), leader,
-                                                    tuple(p["isr"]), load))
+                partitions.append(
+                    PartitionReplicas(
+                        key[0], key[1], tuple(p["replicas"]), leader, tuple(p["isr"]), load
+                    )
+                )
         brokers = [Broker(i, live[i], True) for i in sorted(live)]
         brokers += [Broker(i, None, False) for i in sorted(referenced - set(live))]
         return ClusterSnapshot(tuple(sorted(brokers, key=lambda b: b.id)), tuple(partitions))
 
-    def replica_assignment(self, topics: Iterable[str] | None = None) -> dict[tuple[str, int], tuple[int, ...]]:
+    def replica_assignment(
+        self, topics: Iterable[str] | None = None
+    ) -> dict[tuple[str, int], tuple[int, ...]]:
         """Replica lists from Metadata only (cheap: no DescribeLogDirs)."""
         names = None if topics is None else sorted(set(topics))
         out = {}
@@ -342,13 +428,17 @@ class KafkaAdmin:
         """name -> (value, is_default) of one resource."""
         from kafka.admin import ConfigResource, ConfigResourceType
 
-        responses = self.client.describe_configs([ConfigResource(ConfigResourceType(resource_type), name)])
+        responses = self.client.describe_configs(
+            [ConfigResource(ConfigResourceType(resource_type), name)]
+        )
         out: dict[str, tuple[str | None, bool]] = {}
         for resp in responses:
             for res in resp.resources:
                 err, msg, _rtype, _rname, entries = res[:5]
                 if err:
-                    raise AdminError(f"DescribeConfigs {name}: {_error_name(err)} {msg or ''}".strip())
+                    raise AdminError(
+                        f"DescribeConfigs {name}: {_error_name(err)} {msg or ''}".strip()
+                    )
                 for e in entries:
                     default = e[3] if resp.API_VERSION == 0 else e[3] == 5
                     out[e[0]] = (e[1], bool(default))
@@ -360,18 +450,25 @@ class KafkaAdmin:
         req = ListPartitionReassignmentsRequest[0](timeout_ms=30000, topics=None, tags={})
         resp = self._send(self._controller(), req)
         if resp.error_code:
-            raise AdminError(f"ListPartitionReassignments: {_error_name(resp.error_code)} {resp.error_message or ''}")
+            raise AdminError(
+                f"ListPartitionReassignments: {_error_name(resp.error_code)} {resp.error_message or ''}"
+            )
         out = {}
         for name, parts, _tags in resp.topics:
             for index, replicas, adding, removing, _t in parts:
-                if adding or removing:  # some brokers (tansu) list every partition; Kafka lists only moving ones
-                    out[(name, index)] = OngoingReassignment(tuple(replicas), tuple(adding), tuple(removing))
+                if (
+                    adding or removing
+                ):  # some brokers (tansu) list every partition; Kafka lists only moving ones
+                    out[(name, index)] = OngoingReassignment(
+                        tuple(replicas), tuple(adding), tuple(removing)
+                    )
         return out
 
     # -- writing ------------------------------------------------------------------------------
 
-    def alter_partition_reassignments(self, targets: Mapping[tuple[str, int], Iterable[int] | None]
-                                      ) -> dict[tuple[str, int], tuple[int, str | None]]:
+    def alter_partition_reassignments(
+        self, targets: Mapping[tuple[str, int], Iterable[int] | None]
+    ) -> dict[tuple[str, int], tuple[int, str | None]]:
         """Start (or cancel, with None) reassignments; (error code, message) per partition."""
         from kafka.protocol.admin import AlterPartitionReassignmentsRequest
 
@@ -379,17 +476,22 @@ class KafkaAdmin:
         for (topic, part), reps in sorted(targets.items()):
             by_topic.setdefault(topic, []).append((part, None if reps is None else list(reps), {}))
         req = AlterPartitionReassignmentsRequest[0](
-            timeout_ms=30000, topics=[(t, ps, {}) for t, ps in by_topic.items()], tags={})
+            timeout_ms=30000, topics=[(t, ps, {}) for t, ps in by_topic.items()], tags={}
+        )
         resp = self._send(self._controller(), req)
         if resp.error_code:
-            raise AdminError(f"AlterPartitionReassignments: {_error_name(resp.error_code)} {resp.error_message or ''}")
+            raise AdminError(
+                f"AlterPartitionReassignments: {_error_name(resp.error_code)} {resp.error_message or ''}"
+            )
         out = {}
         for name, parts, _tags in resp.responses:
             for index, code, msg, _t in parts:
                 out[(name, index)] = (code, msg)
         return out
 
-    def elect_preferred(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, str | None]]:
+    def elect_preferred(
+        self, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], tuple[int, str | None]]:
         """Preferred leader election; (error code, message) per partition (84 = not needed)."""
         from kafka.protocol.admin import ElectLeadersRequest
 
@@ -398,7 +500,9 @@ class KafkaAdmin:
             by_topic.setdefault(topic, []).append(part)
         if not by_topic:
             return {}
-        req = ElectLeadersRequest[1](election_type=0, topic_partitions=list(by_topic.items()), timeout=30000)
+        req = ElectLeadersRequest[1](
+            election_type=0, topic_partitions=list(by_topic.items()), timeout=30000
+        )
         resp = self._send(self._controller(), req)
         if getattr(resp, "error_code", 0):
             raise AdminError(f"ElectLeaders: {_error_name(resp.error_code)}")
@@ -408,8 +512,9 @@ class KafkaAdmin:
                 out[(topic, pid)] = (code, msg)
         return out
 
-    def incremental_alter_configs(self, resource_type: int, name: str,
-                                  ops: Iterable[tuple[str, int, str | None]]) -> None:
+    def incremental_alter_configs(
+        self, resource_type: int, name: str, ops: Iterable[tuple[str, int, str | None]]
+    ) -> None:
         """SET/DELETE/APPEND/SUBTRACT config entries of one broker or topic."""
         ops = list(ops)
         if not ops:
@@ -418,18 +523,27 @@ class KafkaAdmin:
             self._alter_configs_fallback(resource_type, name, ops)
             return
         (request_cls,) = _incremental_alter_configs_classes()
-        req = request_cls(resources=[(resource_type, name, [(n, op, v) for n, op, v in ops])], validate_only=False)
+        req = request_cls(
+            resources=[(resource_type, name, [(n, op, v) for n, op, v in ops])], validate_only=False
+        )
         node = int(name) if resource_type == BROKER else self._controller()
         resp = self._send(node, req)
         for err, msg, _rtype, rname in resp.responses:
             if err:
-                raise AdminError(f"IncrementalAlterConfigs {rname}: {_error_name(err)} {msg or ''}".strip())
+                raise AdminError(
+                    f"IncrementalAlterConfigs {rname}: {_error_name(err)} {msg or ''}".strip()
+                )
 
-    def _alter_configs_fallback(self, resource_type: int, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+    def _alter_configs_fallback(
+        self, resource_type: int, name: str, ops: list[tuple[str, int, str | None]]
+    ) -> None:
         from kafka.protocol.admin import AlterConfigsRequest
 
-        current = {k: v for k, (v, default) in self.describe_configs(resource_type, name).items()
-                   if not default and v is not None}
+        current = {
+            k: v
+            for k, (v, default) in self.describe_configs(resource_type, name).items()
+            if not default and v is not None
+        }
         for cname, op, value in ops:
             if op == SET:
                 current[cname] = value or ""
@@ -443,7 +557,9 @@ class KafkaAdmin:
                 else:
                     items = [x for x in items if x not in new]
                 current[cname] = ",".join(items)
-        req = AlterConfigsRequest[0](resources=[(resource_type, name, sorted(current.items()))], validate_only=False)
+        req = AlterConfigsRequest[0](
+            resources=[(resource_type, name, sorted(current.items()))], validate_only=False
+        )
         node = int(name) if resource_type == BROKER else self._controller()
         resp = self._send(node, req)
         for err, msg, _rtype, rname in resp.resources:

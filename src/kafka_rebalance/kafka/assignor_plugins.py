@@ -35,10 +35,18 @@ import logging
 import threading
 import weakref
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from ..model import DEFAULT_GENERATION, Assignment, GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+from ..model import (
+    DEFAULT_GENERATION,
+    Assignment,
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +89,9 @@ def _partition_count(cluster: Any, topic: str) -> int | None:
     return max(parts) + 1
 
 
-def group_spec_from_kafka_python(cluster: Any, members: Mapping[str, Any], *, sticky_user_data: bool) -> GroupSpec:
+def group_spec_from_kafka_python(
+    cluster: Any, members: Mapping[str, Any], *, sticky_user_data: bool
+) -> GroupSpec:
     """Build our assignor input from kafka-python's `assign(cluster, members)` arguments.
 
     `members` maps member id -> decoded ConsumerProtocolMemberMetadata, in
@@ -115,21 +125,28 @@ def group_spec_from_kafka_python(cluster: Any, members: Mapping[str, Any], *, st
 
 def assignment_bytes(partitions: Sequence[TopicPartition], user_data: bytes | None = None) -> bytes:
     """A consumer-protocol Assignment (version 0) as the SyncGroup request carries it."""
-    from ..assign.protocol import Assignment as WireAssignment, encode_assignment
+    from ..assign.protocol import Assignment as WireAssignment
+    from ..assign.protocol import encode_assignment
 
-    return encode_assignment(WireAssignment(tuple(partitions), user_data), version=ASSIGNMENT_VERSION)
+    return encode_assignment(
+        WireAssignment(tuple(partitions), user_data), version=ASSIGNMENT_VERSION
+    )
 
 
 def subscription_bytes(topics: Iterable[str], user_data: bytes | None) -> bytes:
     """A consumer-protocol Subscription (version 0) as the JoinGroup request carries it."""
     from ..assign.protocol import Subscription, encode_subscription
 
-    return encode_subscription(Subscription(tuple(sorted(topics)), user_data), version=SUBSCRIPTION_VERSION)
+    return encode_subscription(
+        Subscription(tuple(sorted(topics)), user_data), version=SUBSCRIPTION_VERSION
+    )
 
 
 def partitions_of(assignment: Any) -> list[TopicPartition]:
     """Our TopicPartitions from kafka-python's decoded ConsumerProtocolMemberAssignment."""
-    return [TopicPartition(topic, p) for topic, parts in (assignment.assignment or ()) for p in parts]
+    return [
+        TopicPartition(topic, p) for topic, parts in (assignment.assignment or ()) for p in parts
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +186,7 @@ class KafkaPythonAssignor:
         self.rejoins_requested = 0
 
     # -- wiring -----------------------------------------------------------
-    def bind(self, consumer: Any) -> "KafkaPythonAssignor":
+    def bind(self, consumer: Any) -> KafkaPythonAssignor:
         """Attach to the consumer using this instance (gives the generation and the rejoin).
 
         A kafka-python `KafkaConsumer`, or its coordinator. The coordinator is
@@ -188,9 +205,17 @@ class KafkaPythonAssignor:
 
     @staticmethod
     def _generation_of(coordinator: Any) -> int | None:
-        gen = getattr(coordinator, "_generation", None)  # kafka-python: Generation(generation_id, ...)
-        gen = getattr(gen, "generation_id", None) if gen is not None else getattr(coordinator, "generation", None)
-        return gen if isinstance(gen, int) and gen >= 0 else None  # aiokafka: coordinator.generation
+        gen = getattr(
+            coordinator, "_generation", None
+        )  # kafka-python: Generation(generation_id, ...)
+        gen = (
+            getattr(gen, "generation_id", None)
+            if gen is not None
+            else getattr(coordinator, "generation", None)
+        )
+        return (
+            gen if isinstance(gen, int) and gen >= 0 else None
+        )  # aiokafka: coordinator.generation
 
     @property
     def owned(self) -> tuple[TopicPartition, ...]:
@@ -202,17 +227,28 @@ class KafkaPythonAssignor:
 
     # -- kafka-python interface ------------------------------------------
     def metadata(self, topics: Iterable[str]) -> bytes:
-        user_data = encode_sticky_user_data(self._owned, self._generation) if self.sticky_user_data else None
+        user_data = (
+            encode_sticky_user_data(self._owned, self._generation)
+            if self.sticky_user_data
+            else None
+        )
         return subscription_bytes(topics, user_data)
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, bytes]:
         from ..assign.registry import get_assignor
 
-        spec = group_spec_from_kafka_python(cluster, members, sticky_user_data=self.sticky_user_data)
+        spec = group_spec_from_kafka_python(
+            cluster, members, sticky_user_data=self.sticky_user_data
+        )
         result = get_assignor(self.strategy).assign(spec)
         with self._lock:
             self.calls.append(AssignCall(spec, {m: list(ps) for m, ps in result.items()}))
-        log.info("%s assignment for %d members over %d topics", self.name, len(spec.members), len(spec.topics))
+        log.info(
+            "%s assignment for %d members over %d topics",
+            self.name,
+            len(spec.members),
+            len(spec.topics),
+        )
         return {m.member_id: assignment_bytes(result.get(m.member_id, ())) for m in spec.members}
 
     def on_assignment(self, assignment: Any) -> None:
@@ -231,8 +267,11 @@ class KafkaPythonAssignor:
                 self.rejoins_requested += 1
                 coordinator.request_rejoin()
             else:
-                log.warning("%s: partitions revoked but the plug-in is not bound to its consumer; "
-                            "held-back partitions wait for the next rebalance (call bind(consumer))", self.name)
+                log.warning(
+                    "%s: partitions revoked but the plug-in is not bound to its consumer; "
+                    "held-back partitions wait for the next rebalance (call bind(consumer))",
+                    self.name,
+                )
 
     def on_generation_assignment(self, generation: int) -> None:
         """kafka-python calls this (for a strategy named 'sticky') after on_assignment."""
@@ -280,7 +319,8 @@ class CooperativeStickyAssignor(KafkaPythonAssignor):
 
 
 PLUGINS: dict[str, type[KafkaPythonAssignor]] = {
-    cls.strategy: cls for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
+    cls.strategy: cls
+    for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
 }
 
 
@@ -289,4 +329,6 @@ def plugin(name: str) -> KafkaPythonAssignor:
     try:
         return PLUGINS[name]()
     except KeyError:
-        raise ValueError(f"no kafka-python plug-in named {name!r} (known: {', '.join(PLUGINS)})") from None
+        raise ValueError(
+            f"no kafka-python plug-in named {name!r} (known: {', '.join(PLUGINS)})"
+        ) from None

@@ -29,13 +29,23 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
-from ..cluster.batches import (FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE,
-                               LEADER_THROTTLED_REPLICAS, Batch, PartitionMove, moves_from_plan, plan_batches,
-                               reassignment_json, throttle_for)
+from ..cluster.batches import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    Batch,
+    PartitionMove,
+    moves_from_plan,
+    plan_batches,
+    reassignment_json,
+    throttle_for,
+)
 from ..errors import InputError
 from ..io_util import atomic_write_json
 from ..model import ClusterSnapshot
@@ -44,7 +54,13 @@ STATE_VERSION = 1
 BROKER, TOPIC = 4, 2
 SET, DELETE = 0, 1
 ELECTION_NOT_NEEDED = 84
-PENDING, THROTTLED, SUBMITTED, COMPLETED, DONE = "pending", "throttled", "submitted", "completed", "done"
+PENDING, THROTTLED, SUBMITTED, COMPLETED, DONE = (
+    "pending",
+    "throttled",
+    "submitted",
+    "completed",
+    "done",
+)
 
 
 class Admin(Protocol):  # what the executor needs from kafka/admin.py's KafkaAdmin
@@ -67,7 +83,9 @@ class ExecutionPlan:
     throttle: int | None
     plan_digest: str
     offline: frozenset[int] = frozenset()  # brokers down when planned: no throttle is set on them
-    max_moves_per_broker: int | None = None  # the caps the batches were split with (recorded for --resume)
+    max_moves_per_broker: int | None = (
+        None  # the caps the batches were split with (recorded for --resume)
+    )
     max_moves: int | None = None
 
     def to_json(self) -> dict:
@@ -82,16 +100,27 @@ class ExecutionPlan:
 
 
 def batch_json(b: Batch, throttle: int | None) -> dict:
-    return {"index": b.index, "partitions": len(b.moves), "replica_moves": sum(len(m.adding) for m in b.moves),
-            "bytes_moved": b.bytes_moved, "broker_slots": {str(k): v for k, v in b.broker_load().items()},
-            "min_seconds": min_seconds(b, throttle), "throttle": b.throttle.to_json(),
-            "reassignment": b.reassignment_json(),
-            "moves": [move_json(m) for m in b.moves]}
+    return {
+        "index": b.index,
+        "partitions": len(b.moves),
+        "replica_moves": sum(len(m.adding) for m in b.moves),
+        "bytes_moved": b.bytes_moved,
+        "broker_slots": {str(k): v for k, v in b.broker_load().items()},
+        "min_seconds": min_seconds(b, throttle),
+        "throttle": b.throttle.to_json(),
+        "reassignment": b.reassignment_json(),
+        "moves": [move_json(m) for m in b.moves],
+    }
 
 
 def move_json(m: PartitionMove) -> dict:
-    d = {"topic": m.topic, "partition": m.partition, "from": list(m.old_replicas), "to": list(m.new_replicas),
-         "size_bytes": m.size_bytes}
+    d = {
+        "topic": m.topic,
+        "partition": m.partition,
+        "from": list(m.old_replicas),
+        "to": list(m.new_replicas),
+        "size_bytes": m.size_bytes,
+    }
     if m.log_dirs is not None:
         d["log_dirs"] = list(m.log_dirs)
     return d
@@ -117,37 +146,57 @@ def plan_digest(doc: object) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: ClusterSnapshot, *,
-                   throttle: int | None, max_moves_per_broker: int | None, max_moves: int | None,
-                   digest: str = "", log_dirs: dict[tuple[str, int], tuple[str, ...]] | None = None,
-                   source: str | None = None) -> ExecutionPlan:
+def plan_execution(
+    target: dict[tuple[str, int], tuple[int, ...]],
+    snapshot: ClusterSnapshot,
+    *,
+    throttle: int | None,
+    max_moves_per_broker: int | None,
+    max_moves: int | None,
+    digest: str = "",
+    log_dirs: dict[tuple[str, int], tuple[str, ...]] | None = None,
+    source: str | None = None,
+) -> ExecutionPlan:
     """Pair the plan with the cluster's placement and split it into batches (pure).
 
     `target` is in the plan file's order, so errors name the entry (`partitions[3].replicas`) of `source`.
     """
     current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
-    sizes = {(p.topic, p.partition): (p.load.size_bytes if p.load else 0.0) for p in snapshot.partitions}
+    sizes = {
+        (p.topic, p.partition): (p.load.size_bytes if p.load else 0.0) for p in snapshot.partitions
+    }
     alive = {b.id: b.alive for b in snapshot.brokers}
     for i, ((topic, part), reps) in enumerate(target.items()):
         for r in reps:
             if r not in alive:
                 # ReassignPartitionsCommand.verifyBrokerIds: "Unknown broker id 99".
-                raise InputError(f"Unknown broker id {r}: partition {topic}-{part} names a broker the cluster "
-                                 f"does not have (replicas {list(reps)})", source=source,
-                                 field=f"partitions[{i}].replicas")
+                raise InputError(
+                    f"Unknown broker id {r}: partition {topic}-{part} names a broker the cluster "
+                    f"does not have (replicas {list(reps)})",
+                    source=source,
+                    field=f"partitions[{i}].replicas",
+                )
             if not alive[r]:
                 # As the reassign tool's verifyBrokerIds (describeCluster lists live brokers only): a copy
                 # to a dead broker would never finish.
-                raise InputError(f"Unknown broker id {r}: broker {r} is not alive, so partition {topic}-{part} "
-                                 f"cannot be copied there (replicas {list(reps)})", source=source,
-                                 field=f"partitions[{i}].replicas")
+                raise InputError(
+                    f"Unknown broker id {r}: broker {r} is not alive, so partition {topic}-{part} "
+                    f"cannot be copied there (replicas {list(reps)})",
+                    source=source,
+                    field=f"partitions[{i}].replicas",
+                )
     try:
         moves = moves_from_plan(target, current, sizes, log_dirs)
     except InputError as exc:
         raise exc.in_file(source) if source else exc from None
     offline = frozenset(b for b, up in alive.items() if not up)
-    batches = plan_batches(moves, max_moves_per_broker=max_moves_per_broker, max_moves=max_moves,
-                           throttle=throttle, offline=offline)
+    batches = plan_batches(
+        moves,
+        max_moves_per_broker=max_moves_per_broker,
+        max_moves=max_moves,
+        throttle=throttle,
+        offline=offline,
+    )
     return ExecutionPlan(tuple(batches), throttle, digest, offline, max_moves_per_broker, max_moves)
 
 
@@ -156,30 +205,51 @@ def plan_execution(target: dict[tuple[str, int], tuple[int, ...]], snapshot: Clu
 
 
 def state_from_plan(plan: ExecutionPlan, bootstrap: str) -> dict:
-    return {"version": STATE_VERSION, "plan_digest": plan.plan_digest, "bootstrap": bootstrap,
-            "throttle": plan.throttle, "offline_brokers": sorted(plan.offline), "phase": "batches",
-            "max_moves_per_broker": plan.max_moves_per_broker, "max_moves": plan.max_moves,
-            "batches": [{"index": b.index, "status": PENDING, "moves": [move_json(m) for m in b.moves]}
-                        for b in plan.batches],
-            "election": None}
+    return {
+        "version": STATE_VERSION,
+        "plan_digest": plan.plan_digest,
+        "bootstrap": bootstrap,
+        "throttle": plan.throttle,
+        "offline_brokers": sorted(plan.offline),
+        "phase": "batches",
+        "max_moves_per_broker": plan.max_moves_per_broker,
+        "max_moves": plan.max_moves,
+        "batches": [
+            {"index": b.index, "status": PENDING, "moves": [move_json(m) for m in b.moves]}
+            for b in plan.batches
+        ],
+        "election": None,
+    }
 
 
 def batches_from_state(state: dict) -> list[Batch]:
     offline = frozenset(state.get("offline_brokers", ()))
     out = []
     for b in state["batches"]:
-        moves = tuple(PartitionMove(m["topic"], m["partition"], tuple(m["from"]), tuple(m["to"]),
-                                    float(m.get("size_bytes", 0.0)),
-                                    tuple(m["log_dirs"]) if m.get("log_dirs") is not None else None)
-                      for m in b["moves"])
+        moves = tuple(
+            PartitionMove(
+                m["topic"],
+                m["partition"],
+                tuple(m["from"]),
+                tuple(m["to"]),
+                float(m.get("size_bytes", 0.0)),
+                tuple(m["log_dirs"]) if m.get("log_dirs") is not None else None,
+            )
+            for m in b["moves"]
+        )
         out.append(Batch(b["index"], moves, throttle_for(moves, state.get("throttle"), offline)))
     return out
 
 
 def plan_from_state(state: dict, digest: str) -> ExecutionPlan:
-    return ExecutionPlan(tuple(batches_from_state(state)), state.get("throttle"), digest,
-                         frozenset(state.get("offline_brokers", ())), state.get("max_moves_per_broker"),
-                         state.get("max_moves"))
+    return ExecutionPlan(
+        tuple(batches_from_state(state)),
+        state.get("throttle"),
+        digest,
+        frozenset(state.get("offline_brokers", ())),
+        state.get("max_moves_per_broker"),
+        state.get("max_moves"),
+    )
 
 
 def load_state(path: Path) -> dict:
@@ -189,7 +259,11 @@ def load_state(path: Path) -> dict:
         raise InputError("no state file to resume from", source=str(path)) from None
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read the state file: {exc}", source=str(path)) from None
-    if not isinstance(state, dict) or state.get("version") != STATE_VERSION or "batches" not in state:
+    if (
+        not isinstance(state, dict)
+        or state.get("version") != STATE_VERSION
+        or "batches" not in state
+    ):
         raise InputError(f"not an execution state file (version {STATE_VERSION})", source=str(path))
     return state
 
@@ -207,7 +281,9 @@ class Executor:
     batch_timeout_s: float | None = None
     max_batches: int | None = None
     progress: Callable[[str, int, int], None] | None = None  # (label, done, total)
-    on_step: Callable[[int, str], None] | None = None  # called after each state write (tests interrupt here)
+    on_step: Callable[[int, str], None] | None = (
+        None  # called after each state write (tests interrupt here)
+    )
     log: Callable[[str], None] = field(default=lambda _msg: None)
 
     def save(self) -> None:
@@ -243,8 +319,10 @@ class Executor:
         pinned = [(m, d) for b in batches for m in b.moves for d in m.log_dir_moves]
         if pinned:
             m, (broker, d) = pinned[0]
-            raise ExecutionError(f"{len(pinned)} replica(s) pinned to a log dir (first: {m.topic}-{m.partition} on "
-                                 f"broker {broker} -> {d}): this client cannot send AlterReplicaLogDirs")
+            raise ExecutionError(
+                f"{len(pinned)} replica(s) pinned to a log dir (first: {m.topic}-{m.partition} on "
+                f"broker {broker} -> {d}): this client cannot send AlterReplicaLogDirs"
+            )
         ran = 0
         for entry, batch in zip(self.state["batches"], batches):
             if entry["status"] == DONE:
@@ -286,42 +364,65 @@ class Executor:
         live = self.admin.live_brokers()
         down = sorted(set(brokers) - live)
         if down:
-            self.log(f"broker(s) {', '.join(map(str, down))} not alive: no throttle config set or cleared there")
+            self.log(
+                f"broker(s) {', '.join(map(str, down))} not alive: no throttle config set or cleared there"
+            )
         return sorted(set(brokers) & live)
 
     def _set_throttles(self, batch: Batch) -> None:
         configs = batch.throttle.broker_configs()
         for broker in self._live(configs):
-            self.admin.incremental_alter_configs(BROKER, str(broker),
-                                                 [(k, SET, v) for k, v in configs[broker].items()])
+            self.admin.incremental_alter_configs(
+                BROKER, str(broker), [(k, SET, v) for k, v in configs[broker].items()]
+            )
         for topic, topic_configs in sorted(batch.throttle.topic_configs().items()):
-            self.admin.incremental_alter_configs(TOPIC, topic, [(k, SET, v) for k, v in topic_configs.items()])
+            self.admin.incremental_alter_configs(
+                TOPIC, topic, [(k, SET, v) for k, v in topic_configs.items()]
+            )
 
     def _clear_throttles(self, batch: Batch) -> None:
         if batch.throttle.rate is None:
             return
         for broker in self._live(batch.throttle.brokers):
-            self.admin.incremental_alter_configs(BROKER, str(broker), [(LEADER_THROTTLED_RATE, DELETE, None),
-                                                                     (FOLLOWER_THROTTLED_RATE, DELETE, None)])
+            self.admin.incremental_alter_configs(
+                BROKER,
+                str(broker),
+                [(LEADER_THROTTLED_RATE, DELETE, None), (FOLLOWER_THROTTLED_RATE, DELETE, None)],
+            )
         for topic in sorted({m.topic for m in batch.moves}):
-            self.admin.incremental_alter_configs(TOPIC, topic, [(LEADER_THROTTLED_REPLICAS, DELETE, None),
-                                                              (FOLLOWER_THROTTLED_REPLICAS, DELETE, None)])
+            self.admin.incremental_alter_configs(
+                TOPIC,
+                topic,
+                [
+                    (LEADER_THROTTLED_REPLICAS, DELETE, None),
+                    (FOLLOWER_THROTTLED_REPLICAS, DELETE, None),
+                ],
+            )
 
     def _submit(self, batch: Batch, moves) -> None:
         if not moves:
             return
-        results = self.admin.alter_partition_reassignments({(m.topic, m.partition): m.new_replicas for m in moves})
+        results = self.admin.alter_partition_reassignments(
+            {(m.topic, m.partition): m.new_replicas for m in moves}
+        )
         errors = {k: v for k, v in results.items() if v[0] != 0}
         if errors:
-            detail = "; ".join(f"{t}-{p}: error {c} {msg or ''}".strip() for (t, p), (c, msg) in sorted(errors.items()))
+            detail = "; ".join(
+                f"{t}-{p}: error {c} {msg or ''}".strip()
+                for (t, p), (c, msg) in sorted(errors.items())
+            )
             raise ExecutionError(f"the cluster refused reassignments: {detail}")
 
     def _resubmit_lost(self, batch: Batch) -> None:
         """After a crash between submit and the state write, start what the cluster does not know about."""
         ongoing = self.admin.list_partition_reassignments()
         current = self.admin.replica_assignment({m.topic for m in batch.moves})
-        lost = [m for m in batch.moves
-                if (m.topic, m.partition) not in ongoing and current.get((m.topic, m.partition)) != m.new_replicas]
+        lost = [
+            m
+            for m in batch.moves
+            if (m.topic, m.partition) not in ongoing
+            and current.get((m.topic, m.partition)) != m.new_replicas
+        ]
         if lost:
             self.log(f"re-submitting {len(lost)} reassignment(s) the cluster does not show")
             self._submit(batch, lost)
@@ -338,17 +439,25 @@ class Executor:
                 return
             if self.batch_timeout_s is not None and time.monotonic() - start > self.batch_timeout_s:
                 left = ", ".join(f"{t}-{p}" for t, p in sorted(ongoing))
-                raise ExecutionError(f"{label} still running after {self.batch_timeout_s:.0f} s: {left}; "
-                                     "the state file allows --resume")
+                raise ExecutionError(
+                    f"{label} still running after {self.batch_timeout_s:.0f} s: {left}; "
+                    "the state file allows --resume"
+                )
             time.sleep(self.poll_interval_s)
 
     def _verify(self, batch: Batch) -> None:
         current = self.admin.replica_assignment({m.topic for m in batch.moves})
-        wrong = [(m, current.get((m.topic, m.partition))) for m in batch.moves
-                 if current.get((m.topic, m.partition)) != m.new_replicas]
+        wrong = [
+            (m, current.get((m.topic, m.partition)))
+            for m in batch.moves
+            if current.get((m.topic, m.partition)) != m.new_replicas
+        ]
         if wrong:
-            detail = "; ".join(f"{m.topic}-{m.partition}: expected {list(m.new_replicas)}, found "
-                               f"{list(found) if found is not None else None}" for m, found in wrong)
+            detail = "; ".join(
+                f"{m.topic}-{m.partition}: expected {list(m.new_replicas)}, found "
+                f"{list(found) if found is not None else None}"
+                for m, found in wrong
+            )
             raise ExecutionError(f"replica sets do not match the plan: {detail}")
 
     def _elect(self, batches: list[Batch]) -> dict:
@@ -356,11 +465,21 @@ class Executor:
         results = self.admin.elect_preferred(keys) if keys else {}
         elected = [k for k, (c, _) in results.items() if c == 0]
         not_needed = [k for k, (c, _) in results.items() if c == ELECTION_NOT_NEEDED]
-        failed = {f"{t}-{p}": msg or f"error {c}" for (t, p), (c, msg) in sorted(results.items())
-                  if c not in (0, ELECTION_NOT_NEEDED)}
-        self.log(f"preferred leader election: {len(elected)} elected, {len(not_needed)} already led by the "
-                 f"preferred replica, {len(failed)} failed")
-        return {"partitions": len(keys), "elected": len(elected), "not_needed": len(not_needed), "failed": failed}
+        failed = {
+            f"{t}-{p}": msg or f"error {c}"
+            for (t, p), (c, msg) in sorted(results.items())
+            if c not in (0, ELECTION_NOT_NEEDED)
+        }
+        self.log(
+            f"preferred leader election: {len(elected)} elected, {len(not_needed)} already led by the "
+            f"preferred replica, {len(failed)} failed"
+        )
+        return {
+            "partitions": len(keys),
+            "elected": len(elected),
+            "not_needed": len(not_needed),
+            "failed": failed,
+        }
 
 
 def _rate(rate: int | None) -> str:

@@ -35,10 +35,11 @@ import logging
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ..parallel.budget import OFFSET_METADATA_MAX_BYTES, BudgetVerdict
 from ..parallel.offset_map import OffsetMapError, decode_offset_map
@@ -55,7 +56,7 @@ class OffsetMapDroppedWarning(RuntimeWarning):
 
 
 class InFlightOnRevoke(str, Enum):
-    WAIT = "wait"      # let running records of revoked partitions finish, then commit
+    WAIT = "wait"  # let running records of revoked partitions finish, then commit
     CANCEL = "cancel"  # cancel them (asyncio tasks) or stop waiting for them (threads), then commit
 
 
@@ -65,8 +66,8 @@ class ParallelConsumerOptions:
     max_concurrency: int = 16
     max_buffered_records: int = 10_000
     commit_interval_s: float = 1.0
-    retry_delay: RetryDelay = 1.0           # seconds, or f(attempt, error) -> seconds
-    max_attempts: int | None = None         # None: retry forever
+    retry_delay: RetryDelay = 1.0  # seconds, or f(attempt, error) -> seconds
+    max_attempts: int | None = None  # None: retry forever
     dead_letter: Callable[[Any, BaseException], None] | None = None
     in_flight_on_revoke: InFlightOnRevoke | str = InFlightOnRevoke.WAIT
     revoke_timeout_s: float = 30.0
@@ -88,17 +89,17 @@ class ParallelConsumerOptions:
 
 @dataclass
 class ParallelStats:
-    processed: int = 0          # records whose user function succeeded
+    processed: int = 0  # records whose user function succeeded
     skipped_completed: int = 0  # records skipped because the commit metadata said they were done
-    failures: int = 0           # user function raised
+    failures: int = 0  # user function raised
     retries: int = 0
     dead_lettered: int = 0
-    given_up: int = 0           # out of attempts without a dead-letter callback
+    given_up: int = 0  # out of attempts without a dead-letter callback
     commits: int = 0
     maps_dropped: int = 0
-    abandoned: int = 0          # running records of revoked/lost partitions not waited for
+    abandoned: int = 0  # running records of revoked/lost partitions not waited for
     paused_for_backpressure: int = 0
-    rewinds: int = 0            # a partition's records came again from an earlier offset (seek, offset reset)
+    rewinds: int = 0  # a partition's records came again from an earlier offset (seek, offset reset)
     max_buffered_seen: int = 0
     revocations: list[list[TP]] = field(default_factory=list)
     assignments: list[list[TP]] = field(default_factory=list)
@@ -110,7 +111,9 @@ class _TP:
     cls: Any = None
 
     @classmethod
-    def make(cls, topic: str, partition: int, offset: int = -1001, metadata: str | None = None) -> Any:
+    def make(
+        cls, topic: str, partition: int, offset: int = -1001, metadata: str | None = None
+    ) -> Any:
         if cls.cls is None:
             from confluent_kafka import TopicPartition
 
@@ -141,8 +144,14 @@ class ParallelConsumer:
     record. Shared state is guarded by one lock (`_cond`).
     """
 
-    def __init__(self, consumer: Any, topics: Sequence[str], fn: Callable[[Any], Any],
-                 options: ParallelConsumerOptions | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        consumer: Any,
+        topics: Sequence[str],
+        fn: Callable[[Any], Any],
+        options: ParallelConsumerOptions | None = None,
+        **overrides: Any,
+    ) -> None:
         if options is None:
             options = ParallelConsumerOptions(**overrides)
         elif overrides:
@@ -155,13 +164,15 @@ class ParallelConsumer:
         self.stats = ParallelStats()
         self._cond = threading.Condition(threading.RLock())
         self._scheduler = Scheduler(options.ordering)
-        self._states: dict[TP, PartitionState | None] = {}   # None: assigned, no commit yet (starts at first record)
+        self._states: dict[
+            TP, PartitionState | None
+        ] = {}  # None: assigned, no commit yet (starts at first record)
         self._running: dict[tuple[TP, int], _Run] = {}
         self._attempts: dict[tuple[TP, int], int] = {}
-        self._finishing: set[TP] = set()   # revoked, waiting for their running records
+        self._finishing: set[TP] = set()  # revoked, waiting for their running records
         self._paused: set[TP] = set()
         self._dropped_warned: set[TP] = set()
-        self._watchers = 0                  # threads waiting on outcomes (revocation, close)
+        self._watchers = 0  # threads waiting on outcomes (revocation, close)
         self._stop = threading.Event()
         self._closing = False
         self._last_commit = time.monotonic()
@@ -176,17 +187,23 @@ class ParallelConsumer:
         if self.is_async:
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
-                self._loop_thread = threading.Thread(target=self._loop.run_forever, name="parallel-consumer-asyncio",
-                                                     daemon=True)
+                self._loop_thread = threading.Thread(
+                    target=self._loop.run_forever, name="parallel-consumer-asyncio", daemon=True
+                )
                 self._loop_thread.start()
         elif self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.options.max_concurrency,
-                                                thread_name_prefix="parallel-consumer")
+            self._executor = ThreadPoolExecutor(
+                max_workers=self.options.max_concurrency, thread_name_prefix="parallel-consumer"
+            )
 
     def subscribe(self) -> None:
         if not self._subscribed:
-            self.consumer.subscribe(self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                    on_lost=self._on_lost)
+            self.consumer.subscribe(
+                self.topics,
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
+            )
             self._subscribed = True
 
     def stop(self) -> None:
@@ -207,8 +224,13 @@ class ParallelConsumer:
                 return
             self.run_once()
 
-    def close(self, commit: bool = True, drain: bool = False, timeout_s: float = 30.0,
-              close_consumer: bool = False) -> None:
+    def close(
+        self,
+        commit: bool = True,
+        drain: bool = False,
+        timeout_s: float = 30.0,
+        close_consumer: bool = False,
+    ) -> None:
         """Stop processing: wait for running records (and with `drain`, every buffered one), commit, shut down.
 
         `commit=False` leaves the last periodic commit in place (what a crash leaves).
@@ -247,7 +269,7 @@ class ParallelConsumer:
                 loop.close()
             self._loop = None
 
-    def __enter__(self) -> "ParallelConsumer":
+    def __enter__(self) -> ParallelConsumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -267,13 +289,17 @@ class ParallelConsumer:
                 room = opts.max_buffered_records - self._scheduler.buffered
                 idle = not self._running and not dispatched
             self._backpressure()
-            msgs = self.consumer.consume(num_messages=max(1, min(opts.fetch_batch, room)),
-                                         timeout=opts.poll_timeout_s if idle else 0)
+            msgs = self.consumer.consume(
+                num_messages=max(1, min(opts.fetch_batch, room)),
+                timeout=opts.poll_timeout_s if idle else 0,
+            )
             if msgs:
                 with self._cond:
                     for msg in msgs:
                         got += self._receive(msg)
-                    self.stats.max_buffered_seen = max(self.stats.max_buffered_seen, self._scheduler.buffered)
+                    self.stats.max_buffered_seen = max(
+                        self.stats.max_buffered_seen, self._scheduler.buffered
+                    )
                     if got:
                         dispatched += self._dispatch()
         if not got and not dispatched:
@@ -304,8 +330,11 @@ class ParallelConsumer:
                 want = set(assigned)
             else:
                 share = max(1, self.options.max_buffered_records // max(1, len(assigned)))
-                want = {tp for tp in assigned
-                        if self._scheduler.buffered_in(tp) >= share or self._bound(tp) is not None}
+                want = {
+                    tp
+                    for tp in assigned
+                    if self._scheduler.buffered_in(tp) >= share or self._bound(tp) is not None
+                }
             pause = [tp for tp in assigned if tp in want and tp not in self._paused]
             resume = [tp for tp in self._paused if tp not in want and tp in self._states]
         if pause:
@@ -319,7 +348,9 @@ class ParallelConsumer:
     def _receive(self, msg: Any) -> int:
         err = msg.error()
         if err is not None:
-            if getattr(err, "code", lambda: None)() == getattr(_kafka_error(), "_PARTITION_EOF", object()):
+            if getattr(err, "code", lambda: None)() == getattr(
+                _kafka_error(), "_PARTITION_EOF", object()
+            ):
                 return 0
             if getattr(err, "fatal", lambda: False)():
                 raise RuntimeError(f"fatal consumer error: {err}")
@@ -331,7 +362,9 @@ class ParallelConsumer:
         offset = msg.offset()
         state = self._states[tp]
         if state is None:
-            state = self._states[tp] = PartitionState(offset, max_metadata_bytes=self.options.max_metadata_bytes)
+            state = self._states[tp] = PartitionState(
+                offset, max_metadata_bytes=self.options.max_metadata_bytes
+            )
         elif state.rewinds(offset):
             state = self._rewind(tp, state, offset)
         if not state.receive(offset):
@@ -370,9 +403,14 @@ class ParallelConsumer:
         key never runs twice at once), and a fresh state starts at `offset`:
         records from there on run again (at least once, nothing lost).
         """
-        log.warning("%s-%d: records restart at offset %d, which is not known done (commit point was %d): "
-                    "a seek or an offset reset; processing again from there", tp[0], tp[1], offset,
-                    old.lowest_incomplete())
+        log.warning(
+            "%s-%d: records restart at offset %d, which is not known done (commit point was %d): "
+            "a seek or an offset reset; processing again from there",
+            tp[0],
+            tp[1],
+            offset,
+            old.lowest_incomplete(),
+        )
         self.stats.rewinds += 1
         self._finishing.add(tp)
         try:
@@ -382,7 +420,9 @@ class ParallelConsumer:
             self._finishing.discard(tp)
         self._attempts = {k: v for k, v in self._attempts.items() if k[0] != tp}
         self._dropped_warned.discard(tp)
-        state = self._states[tp] = PartitionState(offset, max_metadata_bytes=self.options.max_metadata_bytes)
+        state = self._states[tp] = PartitionState(
+            offset, max_metadata_bytes=self.options.max_metadata_bytes
+        )
         return state
 
     # ------------------------------------------------------------------ running records (lock held)
@@ -414,7 +454,9 @@ class ParallelConsumer:
                 run.future = self._executor.submit(self._work, run)
         return len(runs)
 
-    def _finished(self, run: _Run, exc: BaseException | None, take_next: bool = True) -> _Run | None:
+    def _finished(
+        self, run: _Run, exc: BaseException | None, take_next: bool = True
+    ) -> _Run | None:
         """Report one outcome; return the next record for this worker to run, if any."""
         with self._cond:
             to_dead_letter = self._outcome(run, exc)
@@ -441,7 +483,11 @@ class ParallelConsumer:
         while run is not None:
             try:
                 result = fn(run.item.payload)
-                exc = None if result is None or not inspect.isawaitable(result) else _not_awaited(result)
+                exc = (
+                    None
+                    if result is None or not inspect.isawaitable(result)
+                    else _not_awaited(result)
+                )
             except BaseException as e:  # the user's error is an outcome
                 exc = e
             run = self._finished(run, exc)
@@ -477,7 +523,11 @@ class ParallelConsumer:
             self._done(item, state, finishing)
             return False
         self.stats.failures += 1
-        if isinstance(exc, (CancelledError, asyncio.CancelledError)) or finishing or item.tp not in self._states:
+        if (
+            isinstance(exc, (CancelledError, asyncio.CancelledError))
+            or finishing
+            or item.tp not in self._states
+        ):
             del self._running[key]
             return False  # partition going away: the record stays incomplete for its next owner
         attempts = self._attempts.get(key, 0) + 1
@@ -485,8 +535,14 @@ class ParallelConsumer:
         if self.options.max_attempts is not None and attempts >= self.options.max_attempts:
             if self.options.dead_letter is not None:
                 return True
-            log.error("giving up on %s-%d@%d after %d attempts: %r", item.topic, item.partition, item.offset,
-                      attempts, exc)
+            log.error(
+                "giving up on %s-%d@%d after %d attempts: %r",
+                item.topic,
+                item.partition,
+                item.offset,
+                attempts,
+                exc,
+            )
             del self._running[key]
             self.stats.given_up += 1
             self._done(item, state, finishing)
@@ -511,7 +567,13 @@ class ParallelConsumer:
             self.stats.dead_lettered += 1
             self._done(item, self._states.get(item.tp), finishing)
             return
-        log.error("dead-letter callback failed for %s-%d@%d: %r", item.topic, item.partition, item.offset, dlq_error)
+        log.error(
+            "dead-letter callback failed for %s-%d@%d: %r",
+            item.topic,
+            item.partition,
+            item.offset,
+            dlq_error,
+        )
         if not finishing and item.tp in self._states:
             self._retry(item, self._attempts.get((item.tp, item.offset), 0), exc)
 
@@ -531,14 +593,19 @@ class ParallelConsumer:
                 continue
             point = state.commit_point()
             if point.verdict is BudgetVerdict.DROP:
-                if tp not in self._dropped_warned:  # once per episode, even when the offset has not moved
+                if (
+                    tp not in self._dropped_warned
+                ):  # once per episode, even when the offset has not moved
                     self._dropped_warned.add(tp)
                     self.stats.maps_dropped += 1
-                    warnings.warn(OffsetMapDroppedWarning(
-                        f"{tp[0]}-{tp[1]}: the map of {point.completed_above} completed offsets above "
-                        f"{point.offset} exceeds offset.metadata.max.bytes={state.max_metadata_bytes}; "
-                        f"committing the offset alone, so those records run again after a restart"),
-                        stacklevel=2)
+                    warnings.warn(
+                        OffsetMapDroppedWarning(
+                            f"{tp[0]}-{tp[1]}: the map of {point.completed_above} completed offsets above "
+                            f"{point.offset} exceeds offset.metadata.max.bytes={state.max_metadata_bytes}; "
+                            f"committing the offset alone, so those records run again after a restart"
+                        ),
+                        stacklevel=2,
+                    )
             else:
                 self._dropped_warned.discard(tp)
             if state.needs_commit():
@@ -567,8 +634,13 @@ class ParallelConsumer:
     # ------------------------------------------------------------------ rebalances
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         tps = [(p.topic, p.partition) for p in partitions]
-        committed = consumer.committed([_TP.make(t, p) for t, p in tps], timeout=self.options.committed_timeout_s) \
-            if tps else []
+        committed = (
+            consumer.committed(
+                [_TP.make(t, p) for t, p in tps], timeout=self.options.committed_timeout_s
+            )
+            if tps
+            else []
+        )
         with self._cond:
             self.stats.assignments.append(tps)
             for c in committed:
@@ -581,7 +653,12 @@ class ParallelConsumer:
                 try:
                     restored = decode_offset_map(c.offset, getattr(c, "metadata", None))
                 except OffsetMapError as exc:
-                    log.warning("%s-%d: ignoring commit metadata that is not an offset map (%s)", tp[0], tp[1], exc)
+                    log.warning(
+                        "%s-%d: ignoring commit metadata that is not an offset map (%s)",
+                        tp[0],
+                        tp[1],
+                        exc,
+                    )
                     restored = frozenset()
                 state = PartitionState(c.offset, restored, self.options.max_metadata_bytes)
                 state.committed_now(state.commit_point())
@@ -604,7 +681,9 @@ class ParallelConsumer:
             self._finishing.update(gone)
             for tp in tps:
                 self._scheduler.remove_partition(tp)
-            self._settle_running(gone, wait=commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT)
+            self._settle_running(
+                gone, wait=commit and self.options.in_flight_on_revoke is InFlightOnRevoke.WAIT
+            )
         if commit:
             self.commit(tps)
         with self._cond:
@@ -634,7 +713,9 @@ class ParallelConsumer:
 
 def _is_async_callable(fn: Any) -> bool:
     """`async def` functions, and objects whose `__call__` is one (iscoroutinefunction misses those)."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        fn.__call__ if callable(fn) else None
+    )
 
 
 def _not_awaited(result: Any) -> TypeError:
@@ -647,9 +728,11 @@ def _not_awaited(result: Any) -> TypeError:
         result.close()
     elif asyncio.isfuture(result):
         result.cancel()
-    return TypeError(f"the user function returned an awaitable ({type(result).__name__}) but is not an "
-                     f"`async def` function, so it was not awaited; pass an `async def` function or an object "
-                     f"whose `__call__` is `async def`")
+    return TypeError(
+        f"the user function returned an awaitable ({type(result).__name__}) but is not an "
+        f"`async def` function, so it was not awaited; pass an `async def` function or an object "
+        f"whose `__call__` is `async def`"
+    )
 
 
 def _kafka_error() -> Any:

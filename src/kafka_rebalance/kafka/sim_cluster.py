@@ -26,11 +26,18 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..model import ClusterSnapshot
-from .sim_state import (INVALID_REQUEST, LEADER_NOT_AVAILABLE, NONE, UNKNOWN_TOPIC_OR_PARTITION, ClusterState,
-                        ConfigError, ELECTION_NOT_NEEDED)
+from .sim_state import (
+    ELECTION_NOT_NEEDED,
+    INVALID_REQUEST,
+    LEADER_NOT_AVAILABLE,
+    NONE,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    ClusterState,
+    ConfigError,
+)
 from .wire import messages as M
 from .wire.codec import DecodeError
 from .wire.protocol import RequestHeader, decode_request, encode_response, frame_size
@@ -44,9 +51,16 @@ TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 5
 class SimCluster:
     """Start with `start()` (or `with SimCluster(...) as sim:`), stop with `stop()`."""
 
-    def __init__(self, snapshot: ClusterSnapshot, *, host: str = "127.0.0.1", base_port: int = 0,
-                 speedup: float = 1.0, broker_bandwidth: float = 100e6,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        *,
+        host: str = "127.0.0.1",
+        base_port: int = 0,
+        speedup: float = 1.0,
+        broker_bandwidth: float = 100e6,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if host not in LOOPBACK:
             raise ValueError(f"the simulated cluster listens on loopback only, not {host}")
         self.host = "127.0.0.1" if host == "localhost" else host
@@ -66,7 +80,7 @@ class SimCluster:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> "SimCluster":
+    def start(self) -> SimCluster:
         self._thread = threading.Thread(target=self._run, name="sim-kafka", daemon=True)
         self._thread.start()
         self._ready.wait(10)
@@ -93,8 +107,9 @@ class SimCluster:
         finally:
             for s in self._servers:
                 s.close()
-            loop.run_until_complete(asyncio.gather(*(s.wait_closed() for s in self._servers),
-                                                   return_exceptions=True))
+            loop.run_until_complete(
+                asyncio.gather(*(s.wait_closed() for s in self._servers), return_exceptions=True)
+            )
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for t in pending:
                 t.cancel()
@@ -104,7 +119,9 @@ class SimCluster:
     async def _listen(self) -> None:
         for i, b in enumerate(self.state.live_brokers()):
             port = self.base_port + i if self.base_port else 0
-            server = await asyncio.start_server(lambda r, w, bid=b.id: self._serve(bid, r, w), self.host, port)
+            server = await asyncio.start_server(
+                lambda r, w, bid=b.id: self._serve(bid, r, w), self.host, port
+            )
             self._servers.append(server)
             self.ports[b.id] = server.sockets[0].getsockname()[1]
 
@@ -114,7 +131,7 @@ class SimCluster:
             loop.call_soon_threadsafe(loop.stop)
             self._thread.join(10)
 
-    def __enter__(self) -> "SimCluster":
+    def __enter__(self) -> SimCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -135,7 +152,9 @@ class SimCluster:
 
     # -- connections --------------------------------------------------------------------------
 
-    async def _serve(self, broker_id: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(
+        self, broker_id: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         try:
             while True:
                 try:
@@ -162,12 +181,16 @@ class SimCluster:
         if body is None:
             if header.api_key == M.API_VERSIONS:
                 # Unknown ApiVersions version: answer v0 with UNSUPPORTED_VERSION so the client retries lower.
-                return encode_response(header, self._api_versions(UNSUPPORTED_VERSION), api_version=0)
+                return encode_response(
+                    header, self._api_versions(UNSUPPORTED_VERSION), api_version=0
+                )
             return None
         lo_hi = M.SUPPORTED.get(header.api_key)
         if lo_hi is None or not lo_hi[0] <= header.api_version <= lo_hi[1]:
             if header.api_key == M.API_VERSIONS:
-                return encode_response(header, self._api_versions(UNSUPPORTED_VERSION), api_version=0)
+                return encode_response(
+                    header, self._api_versions(UNSUPPORTED_VERSION), api_version=0
+                )
             return None
         with self.lock:
             self.requests.append((broker_id, header.api_key, header.api_version))
@@ -179,9 +202,14 @@ class SimCluster:
     # -- handlers (request dict -> response dict) ----------------------------------------------
 
     def _api_versions(self, error: int = NONE) -> dict:
-        return {"error_code": error, "throttle_time_ms": 0,
-                "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
-                             for k, (lo, hi) in sorted(M.SUPPORTED.items())]}
+        return {
+            "error_code": error,
+            "throttle_time_ms": 0,
+            "api_keys": [
+                {"api_key": k, "min_version": lo, "max_version": hi}
+                for k, (lo, hi) in sorted(M.SUPPORTED.items())
+            ],
+        }
 
     def _h_api_versions(self, broker_id: int, version: int, body: dict) -> dict:
         return self._api_versions()
@@ -197,30 +225,59 @@ class SimCluster:
         for name in names:
             keys = st.by_topic.get(name, [])
             if not keys:
-                topics.append({"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
+                topics.append(
+                    {"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []}
+                )
                 continue
             parts = []
             for key in keys:
                 p = st.partitions[key]
                 replicas = st.replicas_of(key)
                 leader = p.leader if p.leader is not None and st.alive(p.leader) else -1
-                parts.append({"error_code": LEADER_NOT_AVAILABLE if leader == -1 else NONE,
-                              "partition_index": key[1], "leader_id": leader, "leader_epoch": p.leader_epoch,
-                              "replica_nodes": replicas, "isr_nodes": list(p.isr),
-                              "offline_replicas": [b for b in replicas if not st.alive(b)]})
-            topics.append({"error_code": NONE, "name": name, "is_internal": name.startswith("__"),
-                           "partitions": parts})
-        return {"throttle_time_ms": 0, "brokers": self._broker_list("node_id"), "cluster_id": st.cluster_id,
-                "controller_id": st.controller_id(), "topics": topics}
+                parts.append(
+                    {
+                        "error_code": LEADER_NOT_AVAILABLE if leader == -1 else NONE,
+                        "partition_index": key[1],
+                        "leader_id": leader,
+                        "leader_epoch": p.leader_epoch,
+                        "replica_nodes": replicas,
+                        "isr_nodes": list(p.isr),
+                        "offline_replicas": [b for b in replicas if not st.alive(b)],
+                    }
+                )
+            topics.append(
+                {
+                    "error_code": NONE,
+                    "name": name,
+                    "is_internal": name.startswith("__"),
+                    "partitions": parts,
+                }
+            )
+        return {
+            "throttle_time_ms": 0,
+            "brokers": self._broker_list("node_id"),
+            "cluster_id": st.cluster_id,
+            "controller_id": st.controller_id(),
+            "topics": topics,
+        }
 
     def _broker_list(self, id_field: str) -> list[dict]:
-        return [{id_field: b.id, "host": self.host, "port": self.ports[b.id], "rack": b.rack}
-                for b in self.state.live_brokers() if b.id in self.ports]
+        return [
+            {id_field: b.id, "host": self.host, "port": self.ports[b.id], "rack": b.rack}
+            for b in self.state.live_brokers()
+            if b.id in self.ports
+        ]
 
     def _h_describe_cluster(self, broker_id: int, version: int, body: dict) -> dict:
-        return {"throttle_time_ms": 0, "error_code": NONE, "error_message": None, "endpoint_type": 1,
-                "cluster_id": self.state.cluster_id, "controller_id": self.state.controller_id(),
-                "brokers": self._broker_list("broker_id")}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "error_message": None,
+            "endpoint_type": 1,
+            "cluster_id": self.state.cluster_id,
+            "controller_id": self.state.controller_id(),
+            "brokers": self._broker_list("broker_id"),
+        }
 
     def _h_describe_configs(self, broker_id: int, version: int, body: dict) -> dict:
         results = []
@@ -229,19 +286,44 @@ class SimCluster:
             try:
                 entries = self.state.describe_configs(rtype, name, res.get("configuration_keys"))
             except ConfigError as exc:
-                results.append({"error_code": exc.code, "error_message": str(exc), "resource_type": rtype,
-                                "resource_name": name, "configs": []})
+                results.append(
+                    {
+                        "error_code": exc.code,
+                        "error_message": str(exc),
+                        "resource_type": rtype,
+                        "resource_name": name,
+                        "configs": [],
+                    }
+                )
                 continue
             dynamic = TOPIC_CONFIG if rtype == 2 else DYNAMIC_BROKER_CONFIG
             configs = []
             for cname, value, is_default in entries:
                 source = DEFAULT_CONFIG if is_default else dynamic
-                configs.append({"name": cname, "value": value, "read_only": False, "is_default": is_default,
-                                "config_source": source, "is_sensitive": False,
-                                "synonyms": ([{"name": cname, "value": value, "source": source}]
-                                             if body.get("include_synonyms") else [])})
-            results.append({"error_code": NONE, "error_message": None, "resource_type": rtype,
-                            "resource_name": name, "configs": configs})
+                configs.append(
+                    {
+                        "name": cname,
+                        "value": value,
+                        "read_only": False,
+                        "is_default": is_default,
+                        "config_source": source,
+                        "is_sensitive": False,
+                        "synonyms": (
+                            [{"name": cname, "value": value, "source": source}]
+                            if body.get("include_synonyms")
+                            else []
+                        ),
+                    }
+                )
+            results.append(
+                {
+                    "error_code": NONE,
+                    "error_message": None,
+                    "resource_type": rtype,
+                    "resource_name": name,
+                    "configs": configs,
+                }
+            )
         return {"throttle_time_ms": 0, "results": results}
 
     def _alter_each(self, resources: list[dict], apply) -> dict:
@@ -253,82 +335,160 @@ class SimCluster:
                 code, msg = NONE, None
             except ConfigError as exc:
                 code, msg = exc.code, str(exc)
-            responses.append({"error_code": code, "error_message": msg, "resource_type": rtype,
-                              "resource_name": name})
+            responses.append(
+                {
+                    "error_code": code,
+                    "error_message": msg,
+                    "resource_type": rtype,
+                    "resource_name": name,
+                }
+            )
         return {"throttle_time_ms": 0, "responses": responses}
 
     def _h_alter_configs(self, broker_id: int, version: int, body: dict) -> dict:
         validate = bool(body.get("validate_only"))
-        return self._alter_each(body.get("resources"), lambda res: self.state.alter(
-            res["resource_type"], res["resource_name"],
-            [(c["name"], c["value"]) for c in res.get("configs") or []], validate))
+        return self._alter_each(
+            body.get("resources"),
+            lambda res: self.state.alter(
+                res["resource_type"],
+                res["resource_name"],
+                [(c["name"], c["value"]) for c in res.get("configs") or []],
+                validate,
+            ),
+        )
 
     def _h_incremental_alter_configs(self, broker_id: int, version: int, body: dict) -> dict:
         validate = bool(body.get("validate_only"))
-        return self._alter_each(body.get("resources"), lambda res: self.state.incremental_alter(
-            res["resource_type"], res["resource_name"],
-            [(c["name"], c["config_operation"], c["value"]) for c in res.get("configs") or []], validate))
+        return self._alter_each(
+            body.get("resources"),
+            lambda res: self.state.incremental_alter(
+                res["resource_type"],
+                res["resource_name"],
+                [(c["name"], c["config_operation"], c["value"]) for c in res.get("configs") or []],
+                validate,
+            ),
+        )
 
     def _h_describe_log_dirs(self, broker_id: int, version: int, body: dict) -> dict:
         st = self.state
         wanted = body.get("topics")
-        filt = None if wanted is None else {(t["topic"], p) for t in wanted for p in t.get("partitions") or []}
+        filt = (
+            None
+            if wanted is None
+            else {(t["topic"], p) for t in wanted for p in t.get("partitions") or []}
+        )
         by_topic: dict[str, list[dict]] = {}
         for key in sorted(st.partitions):
             if filt is not None and key not in filt:
                 continue
             if broker_id not in st.replicas_of(key):
                 continue
-            by_topic.setdefault(key[0], []).append({
-                "partition_index": key[1], "partition_size": int(st.replica_size(key, broker_id)),
-                "offset_lag": 0, "is_future_key": False})
+            by_topic.setdefault(key[0], []).append(
+                {
+                    "partition_index": key[1],
+                    "partition_size": int(st.replica_size(key, broker_id)),
+                    "offset_lag": 0,
+                    "is_future_key": False,
+                }
+            )
         topics = [{"name": t, "partitions": ps} for t, ps in sorted(by_topic.items())]
-        return {"throttle_time_ms": 0, "error_code": NONE,
-                "results": [{"error_code": NONE, "log_dir": f"/var/lib/kafka/data-{broker_id}", "topics": topics}]}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "results": [
+                {
+                    "error_code": NONE,
+                    "log_dir": f"/var/lib/kafka/data-{broker_id}",
+                    "topics": topics,
+                }
+            ],
+        }
 
     def _h_elect_leaders(self, broker_id: int, version: int, body: dict) -> dict:
         st = self.state
         etype = body.get("election_type", 0) if version >= 1 else 0
         requested = body.get("topic_partitions")
         elect_all = requested is None
-        keys = (sorted(st.partitions) if elect_all
-                else [(t["topic"], p) for t in requested for p in t.get("partitions") or []])
+        keys = (
+            sorted(st.partitions)
+            if elect_all
+            else [(t["topic"], p) for t in requested for p in t.get("partitions") or []]
+        )
         if etype not in (0, 1):
-            return {"throttle_time_ms": 0, "error_code": INVALID_REQUEST, "replica_election_results": []}
+            return {
+                "throttle_time_ms": 0,
+                "error_code": INVALID_REQUEST,
+                "replica_election_results": [],
+            }
         by_topic: dict[str, list[dict]] = {}
         for key in keys:
             code, msg = st.elect(key, etype)
             if elect_all and code == ELECTION_NOT_NEEDED:
                 continue  # Kafka leaves out partitions that need nothing when asked for all
-            by_topic.setdefault(key[0], []).append({"partition_id": key[1], "error_code": code,
-                                                    "error_message": msg})
-        return {"throttle_time_ms": 0, "error_code": NONE,
-                "replica_election_results": [{"topic": t, "partition_result": r} for t, r in by_topic.items()]}
+            by_topic.setdefault(key[0], []).append(
+                {"partition_id": key[1], "error_code": code, "error_message": msg}
+            )
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "replica_election_results": [
+                {"topic": t, "partition_result": r} for t, r in by_topic.items()
+            ],
+        }
 
     def _h_alter_partition_reassignments(self, broker_id: int, version: int, body: dict) -> dict:
         responses = []
         for t in body.get("topics") or []:
             parts = []
             for p in t.get("partitions") or []:
-                code, msg = self.state.alter_reassignment((t["name"], p["partition_index"]), p.get("replicas"))
-                parts.append({"partition_index": p["partition_index"], "error_code": code, "error_message": msg})
+                code, msg = self.state.alter_reassignment(
+                    (t["name"], p["partition_index"]), p.get("replicas")
+                )
+                parts.append(
+                    {
+                        "partition_index": p["partition_index"],
+                        "error_code": code,
+                        "error_message": msg,
+                    }
+                )
             responses.append({"name": t["name"], "partitions": parts})
-        return {"throttle_time_ms": 0, "error_code": NONE, "error_message": None, "responses": responses}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "error_message": None,
+            "responses": responses,
+        }
 
     def _h_list_partition_reassignments(self, broker_id: int, version: int, body: dict) -> dict:
         st = self.state
         wanted = body.get("topics")
-        keys = sorted(st.reassignments) if wanted is None else sorted(
-            (t["name"], p) for t in wanted for p in t.get("partition_indexes") or []
-            if (t["name"], p) in st.reassignments)
+        keys = (
+            sorted(st.reassignments)
+            if wanted is None
+            else sorted(
+                (t["name"], p)
+                for t in wanted
+                for p in t.get("partition_indexes") or []
+                if (t["name"], p) in st.reassignments
+            )
+        )
         by_topic: dict[str, list[dict]] = {}
         for key in keys:
             r = st.reassignments[key]
-            by_topic.setdefault(key[0], []).append({
-                "partition_index": key[1], "replicas": r.replicas, "adding_replicas": r.adding,
-                "removing_replicas": r.removing})
-        return {"throttle_time_ms": 0, "error_code": NONE, "error_message": None,
-                "topics": [{"name": t, "partitions": ps} for t, ps in sorted(by_topic.items())]}
+            by_topic.setdefault(key[0], []).append(
+                {
+                    "partition_index": key[1],
+                    "replicas": r.replicas,
+                    "adding_replicas": r.adding,
+                    "removing_replicas": r.removing,
+                }
+            )
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "error_message": None,
+            "topics": [{"name": t, "partitions": ps} for t, ps in sorted(by_topic.items())],
+        }
 
     _HANDLERS = {
         M.API_VERSIONS: _h_api_versions,
@@ -345,13 +505,25 @@ class SimCluster:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafka_rebalance.kafka.sim_cluster",
-                                     description="Serve a cluster snapshot as a simulated Kafka cluster on 127.0.0.1.")
-    parser.add_argument("--snapshot", required=True, help="cluster snapshot JSON (or kafka-topics --describe text)")
-    parser.add_argument("--port", type=int, default=0,
-                        help="port of the first broker; broker k on PORT+k (0: free ports)")
-    parser.add_argument("--speedup", type=float, default=1.0, help="virtual seconds per wall second")
-    parser.add_argument("--bandwidth", type=float, default=100e6, help="unthrottled replication bytes/s per broker")
+    parser = argparse.ArgumentParser(
+        prog="python -m kafka_rebalance.kafka.sim_cluster",
+        description="Serve a cluster snapshot as a simulated Kafka cluster on 127.0.0.1.",
+    )
+    parser.add_argument(
+        "--snapshot", required=True, help="cluster snapshot JSON (or kafka-topics --describe text)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="port of the first broker; broker k on PORT+k (0: free ports)",
+    )
+    parser.add_argument(
+        "--speedup", type=float, default=1.0, help="virtual seconds per wall second"
+    )
+    parser.add_argument(
+        "--bandwidth", type=float, default=100e6, help="unthrottled replication bytes/s per broker"
+    )
     args = parser.parse_args(argv)
     from ..cluster.snapshot import parse_snapshot_text
     from ..errors import InputError
@@ -362,12 +534,21 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, InputError) as exc:
         print(f"sim_cluster: error: {args.snapshot}: {exc}", file=sys.stderr)
         return 2
-    sim = SimCluster(snapshot, base_port=args.port, speedup=args.speedup, broker_bandwidth=args.bandwidth).start()
+    sim = SimCluster(
+        snapshot, base_port=args.port, speedup=args.speedup, broker_bandwidth=args.bandwidth
+    ).start()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
-    print(json.dumps({"bootstrap": sim.bootstrap, "brokers": {str(k): v for k, v in sorted(sim.ports.items())}}),
-          flush=True)
+    print(
+        json.dumps(
+            {
+                "bootstrap": sim.bootstrap,
+                "brokers": {str(k): v for k, v in sorted(sim.ports.items())},
+            }
+        ),
+        flush=True,
+    )
     while not done.wait(0.5):
         pass
     sim.stop()

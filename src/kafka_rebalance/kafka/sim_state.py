@@ -48,8 +48,11 @@ TOPIC_CONFIG_DEFAULTS = {
     "min.insync.replicas": "1",
     "segment.bytes": "1073741824",
 }
-LIST_CONFIGS = {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
-                "cleanup.policy"}
+LIST_CONFIGS = {
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+    "cleanup.policy",
+}
 
 
 class ConfigError(ValueError):
@@ -93,32 +96,45 @@ class Reassignment:
 def validate_config(name: str, value: str, is_topic: bool) -> None:
     known = TOPIC_CONFIG_DEFAULTS if is_topic else BROKER_CONFIG_DEFAULTS
     if name not in known:
-        raise ConfigError(INVALID_CONFIG, f"Unknown {'topic' if is_topic else 'broker'} config name: {name}")
+        raise ConfigError(
+            INVALID_CONFIG, f"Unknown {'topic' if is_topic else 'broker'} config name: {name}"
+        )
     if name.endswith("throttled.rate") or name.endswith("bytes.per.second"):
         try:
             if int(value) < 0:
                 raise ValueError
         except ValueError:
-            raise ConfigError(INVALID_CONFIG, f"Invalid value {value} for configuration {name}") from None
+            raise ConfigError(
+                INVALID_CONFIG, f"Invalid value {value} for configuration {name}"
+            ) from None
     if name.endswith("throttled.replicas") and value.strip() not in ("", "*"):
         for item in value.split(","):
             parts = item.strip().split(":")
             if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-                raise ConfigError(INVALID_CONFIG, f"Invalid value {value} for configuration {name}: "
-                                  "must be the wildcard (*) or a list of partition:broker")
+                raise ConfigError(
+                    INVALID_CONFIG,
+                    f"Invalid value {value} for configuration {name}: "
+                    "must be the wildcard (*) or a list of partition:broker",
+                )
 
 
 class ClusterState:
     """Mutable cluster, advanced in virtual time by `advance(now)`."""
 
-    def __init__(self, snapshot: ClusterSnapshot, *, broker_bandwidth: float = 100e6,
-                 cluster_id: str = "sim-kafka-rebalance") -> None:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        *,
+        broker_bandwidth: float = 100e6,
+        cluster_id: str = "sim-kafka-rebalance",
+    ) -> None:
         self.brokers: dict[int, Broker] = {b.id: b for b in snapshot.brokers}
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         for p in snapshot.partitions:
             size = p.load.size_bytes if p.load is not None else 0.0
             self.partitions[(p.topic, p.partition)] = PartitionState(
-                p.topic, p.partition, list(p.replicas), p.leader, list(p.isr), float(size), p.load)
+                p.topic, p.partition, list(p.replicas), p.leader, list(p.isr), float(size), p.load
+            )
         self.by_topic: dict[str, list[tuple[str, int]]] = {}
         for key in sorted(self.partitions):
             self.by_topic.setdefault(key[0], []).append(key)
@@ -128,7 +144,9 @@ class ClusterState:
         self.broker_bandwidth = float(broker_bandwidth)
         self.cluster_id = cluster_id
         self.now = 0.0
-        self.completed: list[tuple[float, str, int]] = []  # (time, topic, partition) of finished reassignments
+        self.completed: list[
+            tuple[float, str, int]
+        ] = []  # (time, topic, partition) of finished reassignments
 
     # -- views --------------------------------------------------------------------------------
 
@@ -160,8 +178,16 @@ class ClusterState:
         parts = []
         for key in sorted(self.partitions):
             p = self.partitions[key]
-            parts.append(PartitionReplicas(p.topic, p.partition, tuple(self.replicas_of(key)), p.leader,
-                                           tuple(p.isr), p.load))
+            parts.append(
+                PartitionReplicas(
+                    p.topic,
+                    p.partition,
+                    tuple(self.replicas_of(key)),
+                    p.leader,
+                    tuple(p.isr),
+                    p.load,
+                )
+            )
         return ClusterSnapshot(tuple(self.brokers[i] for i in sorted(self.brokers)), tuple(parts))
 
     # -- time ---------------------------------------------------------------------------------
@@ -196,10 +222,16 @@ class ClusterState:
         rates = {}
         for key, d, leader in flows:
             topic, part = key
-            lead = self._budget(leader, "leader.replication.throttled.rate",
-                                self._throttled(topic, "leader.replication.throttled.replicas", part, leader))
-            follow = self._budget(d, "follower.replication.throttled.rate",
-                                  self._throttled(topic, "follower.replication.throttled.replicas", part, d))
+            lead = self._budget(
+                leader,
+                "leader.replication.throttled.rate",
+                self._throttled(topic, "leader.replication.throttled.replicas", part, leader),
+            )
+            follow = self._budget(
+                d,
+                "follower.replication.throttled.rate",
+                self._throttled(topic, "follower.replication.throttled.replicas", part, d),
+            )
             rates[(key, d)] = min(lead / out_count[leader], follow / in_count[d])
         return rates
 
@@ -224,7 +256,11 @@ class ClusterState:
                 size = self.partitions[key].size_bytes
                 left = size - r.copied.get(d, 0.0)
                 # A copy whose finish time bounded the step lands exactly on its size (no float creep).
-                r.copied[d] = size if left <= rate * step * (1 + 1e-12) else r.copied.get(d, 0.0) + rate * step
+                r.copied[d] = (
+                    size
+                    if left <= rate * step * (1 + 1e-12)
+                    else r.copied.get(d, 0.0) + rate * step
+                )
             self.now += step
             guard += 1
             if guard > 100000:  # pragma: no cover - each step finishes at least one copy
@@ -253,24 +289,37 @@ class ClusterState:
 
     # -- reassignments ------------------------------------------------------------------------
 
-    def alter_reassignment(self, key: tuple[str, int], target: list[int] | None) -> tuple[int, str | None]:
+    def alter_reassignment(
+        self, key: tuple[str, int], target: list[int] | None
+    ) -> tuple[int, str | None]:
         if key not in self.partitions:
             return UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition"
         p = self.partitions[key]
         ongoing = self.reassignments.get(key)
         if target is None:
             if ongoing is None:
-                return NO_REASSIGNMENT_IN_PROGRESS, f"No ongoing reassignment for partition {key[0]}-{key[1]}."
+                return (
+                    NO_REASSIGNMENT_IN_PROGRESS,
+                    f"No ongoing reassignment for partition {key[0]}-{key[1]}.",
+                )
             self._revert(key, ongoing)
             return NONE, None
         if not target:
-            return INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
+            return (
+                INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
+            )
         if len(set(target)) != len(target):
-            return INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes duplicate replicas."
+            return (
+                INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes duplicate replicas.",
+            )
         for b in target:
             if b not in self.brokers:
-                return INVALID_REPLICA_ASSIGNMENT, (f"The manual partition assignment includes broker {b}, "
-                                                    "but no such broker is registered.")
+                return INVALID_REPLICA_ASSIGNMENT, (
+                    f"The manual partition assignment includes broker {b}, "
+                    "but no such broker is registered."
+                )
         original = ongoing.original if ongoing is not None else list(p.replicas)
         copied = {b: c for b, c in (ongoing.copied.items() if ongoing else ()) if b in target}
         if ongoing is not None:
@@ -310,7 +359,8 @@ class ClusterState:
             if not self.alive(preferred) or preferred not in p.isr:
                 return PREFERRED_LEADER_NOT_AVAILABLE, (
                     f"Failed to elect leader for partition {key[0]}-{key[1]} under strategy "
-                    "PreferredReplicaPartitionLeaderElectionStrategy")
+                    "PreferredReplicaPartitionLeaderElectionStrategy"
+                )
             p.leader = preferred
             p.leader_epoch += 1
             return NONE, None
@@ -320,7 +370,10 @@ class ClusterState:
         if candidate is None:
             candidate = next((b for b in replicas if self.alive(b)), None)
         if candidate is None:
-            return ELIGIBLE_LEADERS_NOT_AVAILABLE, "Eligible topic partition leaders are not available."
+            return (
+                ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                "Eligible topic partition leaders are not available.",
+            )
         p.leader = candidate
         if candidate not in p.isr:
             p.isr = [candidate]
@@ -337,18 +390,27 @@ class ClusterState:
             return self.topic_configs[name], True
         if resource_type == 4:
             if name == "":
-                raise ConfigError(INVALID_REQUEST, "cluster-default broker configs are not simulated")
+                raise ConfigError(
+                    INVALID_REQUEST, "cluster-default broker configs are not simulated"
+                )
             try:
                 bid = int(name)
             except ValueError:
                 raise ConfigError(INVALID_REQUEST, f"Invalid broker id {name}") from None
             if bid not in self.broker_configs:
-                raise ConfigError(INVALID_REQUEST, f"Unexpected broker id, expected one of {sorted(self.brokers)}")
+                raise ConfigError(
+                    INVALID_REQUEST, f"Unexpected broker id, expected one of {sorted(self.brokers)}"
+                )
             return self.broker_configs[bid], False
         raise ConfigError(INVALID_REQUEST, f"Unsupported resource type {resource_type}")
 
-    def incremental_alter(self, resource_type: int, name: str, ops: list[tuple[str, int, str | None]],
-                          validate_only: bool) -> None:
+    def incremental_alter(
+        self,
+        resource_type: int,
+        name: str,
+        ops: list[tuple[str, int, str | None]],
+        validate_only: bool,
+    ) -> None:
         configs, is_topic = self.config_target(resource_type, name)
         new = dict(configs)
         for cname, op, value in ops:
@@ -364,10 +426,18 @@ class ClusterState:
                 new[cname] = value
             elif op in (2, 3):  # APPEND, SUBTRACT
                 if cname not in LIST_CONFIGS:
-                    raise ConfigError(INVALID_CONFIG, f"Config {cname} is not a list; cannot APPEND/SUBTRACT")
-                cur = [v for v in new.get(cname, TOPIC_CONFIG_DEFAULTS.get(cname, "")).split(",") if v]
+                    raise ConfigError(
+                        INVALID_CONFIG, f"Config {cname} is not a list; cannot APPEND/SUBTRACT"
+                    )
+                cur = [
+                    v for v in new.get(cname, TOPIC_CONFIG_DEFAULTS.get(cname, "")).split(",") if v
+                ]
                 items = [v for v in value.split(",") if v]
-                merged = cur + [v for v in items if v not in cur] if op == 2 else [v for v in cur if v not in items]
+                merged = (
+                    cur + [v for v in items if v not in cur]
+                    if op == 2
+                    else [v for v in cur if v not in items]
+                )
                 joined = ",".join(merged)
                 validate_config(cname, joined, is_topic)
                 new[cname] = joined
@@ -377,7 +447,13 @@ class ClusterState:
             configs.clear()
             configs.update(new)
 
-    def alter(self, resource_type: int, name: str, entries: list[tuple[str, str | None]], validate_only: bool) -> None:
+    def alter(
+        self,
+        resource_type: int,
+        name: str,
+        entries: list[tuple[str, str | None]],
+        validate_only: bool,
+    ) -> None:
         """Legacy AlterConfigs: the given entries replace every dynamic config of the resource."""
         configs, is_topic = self.config_target(resource_type, name)
         new = {}
@@ -390,11 +466,17 @@ class ClusterState:
             configs.clear()
             configs.update(new)
 
-    def describe_configs(self, resource_type: int, name: str, keys: list[str] | None) -> list[tuple[str, str, bool]]:
+    def describe_configs(
+        self, resource_type: int, name: str, keys: list[str] | None
+    ) -> list[tuple[str, str, bool]]:
         """(name, value, is_default) for the requested keys (all known when None)."""
         configs, is_topic = self.config_target(resource_type, name)
         defaults = TOPIC_CONFIG_DEFAULTS if is_topic else BROKER_CONFIG_DEFAULTS
-        names = sorted(set(defaults) | set(configs)) if keys is None else [k for k in keys if k in defaults]
+        names = (
+            sorted(set(defaults) | set(configs))
+            if keys is None
+            else [k for k in keys if k in defaults]
+        )
         return [(k, configs[k], False) if k in configs else (k, defaults[k], True) for k in names]
 
 

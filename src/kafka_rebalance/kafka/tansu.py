@@ -63,15 +63,27 @@ def start_tansu(log_dir: Path, timeout_s: float = 20.0) -> TansuBroker:
     log_path = log_dir / f"tansu-{port}.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-         "--storage-engine", "memory://tansu/"],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        [
+            str(binary),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
     )
     log.close()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"tansu exited with {proc.returncode}: {log_path.read_text(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"tansu exited with {proc.returncode}: {log_path.read_text(errors='replace')[-2000:]}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return TansuBroker(port, proc, log_path)

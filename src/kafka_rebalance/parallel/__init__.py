@@ -10,8 +10,15 @@ from .ordering import Ordering, Scheduler, WorkItem, shard_key
 from .state import CommitPoint, PartitionState
 
 __all__ = [
-    "OFFSET_METADATA_MAX_BYTES", "BudgetVerdict", "judge",
-    "encode_offset_map", "decode_offset_map",
-    "Ordering", "Scheduler", "WorkItem", "shard_key",
-    "CommitPoint", "PartitionState",
+    "OFFSET_METADATA_MAX_BYTES",
+    "BudgetVerdict",
+    "judge",
+    "encode_offset_map",
+    "decode_offset_map",
+    "Ordering",
+    "Scheduler",
+    "WorkItem",
+    "shard_key",
+    "CommitPoint",
+    "PartitionState",
 ]

@@ -16,9 +16,9 @@ OFFSET_METADATA_MAX_BYTES = 4096
 
 
 class BudgetVerdict(Enum):
-    OK = "ok"            # commit the map, keep taking records
-    PAUSE = "pause"      # over 3/4: commit the map, take no new records of this partition
-    DROP = "drop"        # over the budget: commit without the map
+    OK = "ok"  # commit the map, keep taking records
+    PAUSE = "pause"  # over 3/4: commit the map, take no new records of this partition
+    DROP = "drop"  # over the budget: commit without the map
 
 
 def pause_threshold(max_bytes: int = OFFSET_METADATA_MAX_BYTES) -> int:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from enum import IntEnum
-from typing import Iterable
 
 MAGIC = b"KR"
 VERSION = 1
@@ -67,7 +67,9 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
 def _relative(base: int, completed: Iterable[int]) -> list[int]:
     rel = sorted({o - base - 1 for o in completed})
     if rel and rel[0] < 0:
-        raise ValueError(f"completed offset {rel[0] + base + 1} is not above the committed offset {base}")
+        raise ValueError(
+            f"completed offset {rel[0] + base + 1} is not above the committed offset {base}"
+        )
     return rel
 
 
@@ -113,7 +115,9 @@ def encode_offset_map(base: int, completed: Iterable[int]) -> str:
         return ""
     bitset = _bitset_payload(rel)
     rle = _run_length_payload(rel)
-    encoding, payload = (Encoding.RUN_LENGTH, rle) if len(rle) < len(bitset) else (Encoding.BITSET, bitset)
+    encoding, payload = (
+        (Encoding.RUN_LENGTH, rle) if len(rle) < len(bitset) else (Encoding.BITSET, bitset)
+    )
     return base64.b64encode(MAGIC + bytes((VERSION, int(encoding))) + payload).decode("ascii")
 
 

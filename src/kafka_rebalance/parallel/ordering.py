@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Hashable, Iterable
 
 TP = tuple[str, int]
 
@@ -59,8 +59,8 @@ class _Shard:
     def __init__(self, tp: TP) -> None:
         self.tp = tp
         self.queue: deque[WorkItem] = deque()
-        self.busy = False          # its head is running
-        self.not_before = 0.0      # its head waits for a retry until then
+        self.busy = False  # its head is running
+        self.not_before = 0.0  # its head waits for a retry until then
 
 
 class Scheduler:
@@ -69,13 +69,17 @@ class Scheduler:
     def __init__(self, ordering: Ordering | str = Ordering.KEY) -> None:
         self.ordering = Ordering(ordering)
         self._shards: dict[Hashable, _Shard] = {}
-        self._ready: dict[TP, dict[Hashable, None]] = {}   # per partition, shards whose head may start (FIFO)
+        self._ready: dict[
+            TP, dict[Hashable, None]
+        ] = {}  # per partition, shards whose head may start (FIFO)
         self._tp_shards: dict[TP, set[Hashable]] = {}
         self._delayed: list[tuple[float, int, Hashable]] = []
         self._seq = 0
         self._rotation = 0
-        self.buffered = 0      # records held (waiting, delayed or running)
-        self._tp_buffered: dict[TP, int] = {}   # the same, per partition (backpressure reads it every turn)
+        self.buffered = 0  # records held (waiting, delayed or running)
+        self._tp_buffered: dict[
+            TP, int
+        ] = {}  # the same, per partition (backpressure reads it every turn)
         self.running = 0
 
     # -- intake -------------------------------------------------------------
@@ -105,7 +109,9 @@ class Scheduler:
         """When the earliest delayed record becomes runnable (None: nothing delayed)."""
         return self._delayed[0][0] if self._delayed else None
 
-    def take(self, limit: int, now: float, bound: Callable[[TP], int | None] | None = None) -> list[WorkItem]:
+    def take(
+        self, limit: int, now: float, bound: Callable[[TP], int | None] | None = None
+    ) -> list[WorkItem]:
         """Up to `limit` records that may start now, partitions taken in rotation.
 
         `bound(tp)` limits a partition to records below an offset (None: no
@@ -121,7 +127,7 @@ class Scheduler:
         if not tps:
             return out
         self._rotation = (self._rotation + 1) % len(tps)
-        tps = tps[self._rotation:] + tps[:self._rotation]
+        tps = tps[self._rotation :] + tps[: self._rotation]
         limits = {tp: bound(tp) for tp in tps} if bound is not None else {}
         while len(out) < limit and tps:
             still = []

@@ -20,8 +20,8 @@ incrementally; the map is encoded only when those bounds cannot decide.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .budget import OFFSET_METADATA_MAX_BYTES, BudgetVerdict, judge, pause_threshold
 from .offset_map import HEADER_LEN, b64_len, encode_offset_map, varint_len
@@ -57,26 +57,48 @@ class PartitionState:
       restored offset from there on is still in `_done`.
     """
 
-    __slots__ = ("committed", "_pending", "_done", "_restored", "_unfetched", "_in_map", "_floor", "_next",
-                 "_max_done", "_runs", "_version", "_cached", "max_metadata_bytes", "last_committed")
+    __slots__ = (
+        "committed",
+        "_pending",
+        "_done",
+        "_restored",
+        "_unfetched",
+        "_in_map",
+        "_floor",
+        "_next",
+        "_max_done",
+        "_runs",
+        "_version",
+        "_cached",
+        "max_metadata_bytes",
+        "last_committed",
+    )
 
-    def __init__(self, committed: int, restored_completed: Iterable[int] = (),
-                 max_metadata_bytes: int = OFFSET_METADATA_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        committed: int,
+        restored_completed: Iterable[int] = (),
+        max_metadata_bytes: int = OFFSET_METADATA_MAX_BYTES,
+    ) -> None:
         if committed < 0:
             raise ValueError(f"committed offset must be >= 0, got {committed}")
-        self.committed = committed              # offset the group had committed at assignment
-        self._pending: deque[int] = deque()     # received offsets, oldest first, not yet popped as done
+        self.committed = committed  # offset the group had committed at assignment
+        self._pending: deque[int] = (
+            deque()
+        )  # received offsets, oldest first, not yet popped as done
         self._done: set[int] = set()
         self._runs = 0
         self._max_done = -1
         restored = sorted({o for o in restored_completed if o > committed})
         for o in restored:
             self._add_done(o)
-        self._restored: list[int] = restored    # refused until fetched past; pruned from the map once passed
-        self._unfetched = 0                     # index of the first restored offset >= _next
-        self._in_map = 0                        # index of the first restored offset not pruned from the map
-        self._next = committed                  # one past the highest offset received (or the start)
-        self._floor = committed                 # [_next, _floor) are restored completions (see the invariants)
+        self._restored: list[int] = (
+            restored  # refused until fetched past; pruned from the map once passed
+        )
+        self._unfetched = 0  # index of the first restored offset >= _next
+        self._in_map = 0  # index of the first restored offset not pruned from the map
+        self._next = committed  # one past the highest offset received (or the start)
+        self._floor = committed  # [_next, _floor) are restored completions (see the invariants)
         self._version = 0
         self._cached: tuple[int, CommitPoint] | None = None
         self.max_metadata_bytes = max_metadata_bytes
@@ -121,7 +143,9 @@ class PartitionState:
         # not passed is in restored[_unfetched:] (complete() ignores offsets not received yet)
         known_done = False
         restored, i = self._restored, self._unfetched
-        while i < len(restored) and restored[i] <= offset:  # the fetch passed these (skipped, or holes)
+        while (
+            i < len(restored) and restored[i] <= offset
+        ):  # the fetch passed these (skipped, or holes)
             known_done = known_done or restored[i] == offset
             i += 1
         self._unfetched = i
@@ -200,7 +224,9 @@ class PartitionState:
         done_above = self.completed_above()
         metadata = encode_offset_map(low, done_above)
         verdict = judge(len(metadata), self.max_metadata_bytes)
-        point = CommitPoint(low, "" if verdict is BudgetVerdict.DROP else metadata, verdict, len(done_above))
+        point = CommitPoint(
+            low, "" if verdict is BudgetVerdict.DROP else metadata, verdict, len(done_above)
+        )
         self._cached = (self._version, point)
         return point
 

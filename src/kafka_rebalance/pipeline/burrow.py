@@ -25,9 +25,9 @@ is evaluated, however old its own last commit (see `group_purges`).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Iterable, Sequence
 
 from ..errors import InputError
 
@@ -56,25 +56,33 @@ class ConsumerOffset:
 
 @dataclass(frozen=True)
 class BurrowConfig:
-    intervals: int = 10          # storage.intervals
-    min_distance_s: int = 0      # storage.min-distance
+    intervals: int = 10  # storage.intervals
+    min_distance_s: int = 0  # storage.min-distance
     expire_group_s: int = 604_800  # storage.expire-group
     minimum_complete: float = 0.0  # evaluator.minimum-complete
-    allowed_lag: int = 0         # evaluator.allowed-lag
+    allowed_lag: int = 0  # evaluator.allowed-lag
 
     def check(self) -> None:
         """Burrow's own bounds: a ring needs a slot, minimum-complete is a fraction, lags are counts."""
         if self.intervals < 1:
             raise InputError(f"must be >= 1, got {self.intervals}", field="--intervals")
         if self.min_distance_s < 0:
-            raise InputError(f"must be >= 0 (seconds), got {self.min_distance_s}", field="--min-distance")
+            raise InputError(
+                f"must be >= 0 (seconds), got {self.min_distance_s}", field="--min-distance"
+            )
         if self.expire_group_s < 1:
-            raise InputError(f"must be >= 1 (seconds), got {self.expire_group_s}", field="--expire-group")
+            raise InputError(
+                f"must be >= 1 (seconds), got {self.expire_group_s}", field="--expire-group"
+            )
         if not 0.0 <= self.minimum_complete <= 1.0:  # NaN fails the comparison too
-            raise InputError(f"must be a fraction between 0 and 1, got {self.minimum_complete}",
-                             field="--minimum-complete")
+            raise InputError(
+                f"must be a fraction between 0 and 1, got {self.minimum_complete}",
+                field="--minimum-complete",
+            )
         if self.allowed_lag < 0:
-            raise InputError(f"must be >= 0 (messages), got {self.allowed_lag}", field="--allowed-lag")
+            raise InputError(
+                f"must be >= 0 (messages), got {self.allowed_lag}", field="--allowed-lag"
+            )
 
 
 @dataclass(frozen=True)
@@ -130,16 +138,25 @@ def check_if_lag_not_decreasing(offsets: Sequence[ConsumerOffset]) -> bool:
     return True
 
 
-def check_if_recent_lag_zero(offsets: Sequence[ConsumerOffset], broker_offsets: Sequence[int]) -> bool:
+def check_if_recent_lag_zero(
+    offsets: Sequence[ConsumerOffset], broker_offsets: Sequence[int]
+) -> bool:
     """Some stored broker offset is at or below the last commit: recently caught up."""
     last = offsets[-1].offset
     return any(b <= last for b in broker_offsets)
 
 
-def calculate_partition_status(offsets: Sequence[ConsumerOffset], broker_offsets: Sequence[int],
-                               current_lag: int, now_s: int, allowed_lag: int = 0) -> Status:
+def calculate_partition_status(
+    offsets: Sequence[ConsumerOffset],
+    broker_offsets: Sequence[int],
+    current_lag: int,
+    now_s: int,
+    allowed_lag: int = 0,
+) -> Status:
     if current_lag > allowed_lag:
-        if check_if_offsets_stopped(offsets, now_s) and not check_if_recent_lag_zero(offsets, broker_offsets):
+        if check_if_offsets_stopped(offsets, now_s) and not check_if_recent_lag_zero(
+            offsets, broker_offsets
+        ):
             return Status.STOP
         rewind = check_if_offsets_rewind(offsets)
         if rewind > 0 and not check_if_rewind_recovered(offsets, rewind):
@@ -152,8 +169,14 @@ def calculate_partition_status(offsets: Sequence[ConsumerOffset], broker_offsets
     return Status.OK
 
 
-def evaluate_partition(ring: Sequence[ConsumerOffset | None], broker_offsets: Sequence[int], current_lag: int,
-                       now_s: int, minimum_complete: float = 0.0, allowed_lag: int = 0) -> PartitionStatus:
+def evaluate_partition(
+    ring: Sequence[ConsumerOffset | None],
+    broker_offsets: Sequence[int],
+    current_lag: int,
+    now_s: int,
+    minimum_complete: float = 0.0,
+    allowed_lag: int = 0,
+) -> PartitionStatus:
     """evaluatePartitionStatus: `ring` is the commit ring oldest first, None for empty slots."""
     if len(ring) == 0:
         return PartitionStatus(Status.OK, current_lag, 0.0)
@@ -168,7 +191,9 @@ def evaluate_partition(ring: Sequence[ConsumerOffset | None], broker_offsets: Se
         return PartitionStatus(Status.OK, current_lag, complete)
     status = Status.OK
     if complete >= minimum_complete:
-        status = calculate_partition_status(offsets, broker_offsets, current_lag, now_s, allowed_lag)
+        status = calculate_partition_status(
+            offsets, broker_offsets, current_lag, now_s, allowed_lag
+        )
     return PartitionStatus(status, current_lag, complete, offsets[0], offsets[-1])
 
 
@@ -202,9 +227,14 @@ class PartitionStore:
         while len(self.broker) > self.config.intervals:
             self.broker.popleft()
 
-    def add_commit(self, offset: int, timestamp_ms: int, order: int, now_ms: int | None = None) -> bool:
+    def add_commit(
+        self, offset: int, timestamp_ms: int, order: int, now_ms: int | None = None
+    ) -> bool:
         """addConsumerOffset for commits arriving in order; False when Burrow drops it."""
-        if now_ms is not None and timestamp_ms < (now_ms // 1000 - self.config.expire_group_s) * 1000:
+        if (
+            now_ms is not None
+            and timestamp_ms < (now_ms // 1000 - self.config.expire_group_s) * 1000
+        ):
             return False  # old offset
         if not self.broker:
             return False  # no broker offset known yet for this partition
@@ -236,9 +266,14 @@ class PartitionStore:
         return 0 if leo < last else leo - last
 
     def evaluate(self, now_ms: int) -> PartitionStatus:
-        return evaluate_partition(self.ring(), list(self.broker), self.current_lag(), now_ms // 1000,
-                                  self.config.minimum_complete, self.config.allowed_lag)
-
+        return evaluate_partition(
+            self.ring(),
+            list(self.broker),
+            self.current_lag(),
+            now_ms // 1000,
+            self.config.minimum_complete,
+            self.config.allowed_lag,
+        )
 
 
 def purge_moment_ms(last_commit_ms: int, expire_group_s: int) -> int:

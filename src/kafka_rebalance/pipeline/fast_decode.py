@@ -33,7 +33,9 @@ def _buffers(arr) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         return None
     bufs = arr.buffers()
     n = len(arr)
-    offsets = np.frombuffer(bufs[1], dtype=otype, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    offsets = np.frombuffer(bufs[1], dtype=otype, count=arr.offset + n + 1)[arr.offset :].astype(
+        np.int64
+    )
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
     return offsets[:-1], np.diff(offsets), data
 
@@ -46,7 +48,9 @@ def _be(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return np.ascontiguousarray(raw).view(f">i{width}").ravel().astype(np.int64)
 
 
-def _strings(data: np.ndarray, start: np.ndarray, length: np.ndarray, null: np.ndarray | None = None):
+def _strings(
+    data: np.ndarray, start: np.ndarray, length: np.ndarray, null: np.ndarray | None = None
+):
     """(Arrow string array of the byte ranges, null where `null`; mask of rows that are valid UTF-8)."""
     import pyarrow as pa
 
@@ -61,20 +65,25 @@ def _strings(data: np.ndarray, start: np.ndarray, length: np.ndarray, null: np.n
         chars = np.zeros(0, np.uint8)
     ok = np.ones(n, bool)
     nonascii = chars >= 0x80
-    if nonascii.any():  # rows with non-ASCII bytes: check exactly, as Python's strict UTF-8 decoder does
+    if (
+        nonascii.any()
+    ):  # rows with non-ASCII bytes: check exactly, as Python's strict UTF-8 decoder does
         high = np.zeros(total + 1, np.int64)
         np.cumsum(nonascii, out=high[1:])
         for i in np.flatnonzero(high[out_off[1:]] - high[out_off[:-1]]):
             try:
-                chars[out_off[i]:out_off[i + 1]].tobytes().decode("utf-8")
+                chars[out_off[i] : out_off[i + 1]].tobytes().decode("utf-8")
             except UnicodeDecodeError:
                 ok[i] = False
     otype, atype = (np.int32, pa.string()) if total < 2**31 else (np.int64, pa.large_string())
     validity = None
     if null is not None and null.any():
         validity = pa.py_buffer(np.packbits(~null, bitorder="little").tobytes())
-    arr = pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(out_off.astype(otype).tobytes()),
-                                           pa.py_buffer(chars.tobytes())])
+    arr = pa.Array.from_buffers(
+        atype,
+        n,
+        [validity, pa.py_buffer(out_off.astype(otype).tobytes()), pa.py_buffer(chars.tobytes())],
+    )
     if atype != pa.string():
         arr = arr.cast(pa.string())
     return arr, ok
@@ -87,7 +96,9 @@ def constant_strings(text: str, n: int):
     raw = text.encode("utf-8")
     offsets = np.arange(0, len(raw) * (n + 1), len(raw), dtype=np.int64)
     otype, atype = (np.int32, pa.string()) if offsets[-1] < 2**31 else (np.int64, pa.large_string())
-    arr = pa.Array.from_buffers(atype, n, [None, pa.py_buffer(offsets.astype(otype).tobytes()), pa.py_buffer(raw * n)])
+    arr = pa.Array.from_buffers(
+        atype, n, [None, pa.py_buffer(offsets.astype(otype).tobytes()), pa.py_buffer(raw * n)]
+    )
     return arr if atype == pa.string() else arr.cast(pa.string())
 
 
@@ -115,7 +126,9 @@ def split_fast(batch) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
         return np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
 
     ts = batch.column("timestamp")
-    cand = valid(keys) & valid(ts) & valid(batch.column("partition")) & valid(batch.column("offset"))
+    cand = (
+        valid(keys) & valid(ts) & valid(batch.column("partition")) & valid(batch.column("offset"))
+    )
     # Key: int16 version (0/1), int16 group length, group, int16 topic length, topic, int32 partition.
     cand &= klen >= 4
     rows = np.flatnonzero(cand)
@@ -152,9 +165,14 @@ def split_fast(batch) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
     utf8 = gok & tok & mok
     if not utf8.all():
         rows = rows[utf8]
-        group, topic, meta = group.filter(pa.array(utf8)), topic.filter(pa.array(utf8)), meta.filter(pa.array(utf8))
+        group, topic, meta = (
+            group.filter(pa.array(utf8)),
+            topic.filter(pa.array(utf8)),
+            meta.filter(pa.array(utf8)),
+        )
         kver, glen, tlen, vnull, vs, vver, mlen, mstart, ks, live = (
-            a[utf8] for a in (kver, glen, tlen, vnull, vs, vver, mlen, mstart, ks, live))
+            a[utf8] for a in (kver, glen, tlen, vnull, vs, vver, mlen, mstart, ks, live)
+        )
     m = len(rows)
 
     partition = _be(kdata, ks + 6 + glen + tlen, 4)

@@ -13,8 +13,8 @@ import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..errors import InputError
 
@@ -33,17 +33,24 @@ def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: 
             spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         df = spark.read.parquet(str(p))
     except Exception as exc:  # AnalysisException and friends: unreadable input
-        raise InputError(f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=str(p)) from None
+        raise InputError(
+            f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=str(p)
+        ) from None
     if nanos:
         from pyspark.sql import functions as F
 
         for c in nanos:
             if c in df.columns and dict(df.dtypes)[c] in ("bigint", "long"):
-                df = df.withColumn(c, F.timestamp_micros(F.expr(f"`{c}` div 1000 - IF(`{c}` % 1000 < 0, 1, 0)")))
+                df = df.withColumn(
+                    c, F.timestamp_micros(F.expr(f"`{c}` div 1000 - IF(`{c}` % 1000 < 0, 1, 0)"))
+                )
     missing = [c for c in required if c not in df.columns]
     if missing:
-        raise InputError(f"{what} lacks column(s) {', '.join(missing)}; has {', '.join(df.columns)}",
-                         source=str(p), field=missing[0])
+        raise InputError(
+            f"{what} lacks column(s) {', '.join(missing)}; has {', '.join(df.columns)}",
+            source=str(p),
+            field=missing[0],
+        )
     return df
 
 
@@ -116,8 +123,10 @@ TYPE_KINDS = {
     "numeric": ({"tinyint", "smallint", "int", "bigint", "float", "double"}, "a numeric type"),
     "string": ({"string"}, "a string"),
     "boolean": ({"boolean"}, "a boolean"),
-    "time": ({"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
-             "a timestamp (or an integer of epoch ms)"),
+    "time": (
+        {"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
+        "a timestamp (or an integer of epoch ms)",
+    ),
 }
 
 
@@ -152,12 +161,19 @@ def check_column_types(df, spec: dict[str, str], source: str) -> None:
         try:
             from pyspark.sql import functions as F
 
-            first = df.where(F.col(col).isNotNull()).select(F.col(col).cast("string")).limit(1).collect()
+            first = (
+                df.where(F.col(col).isNotNull())
+                .select(F.col(col).cast("string"))
+                .limit(1)
+                .collect()
+            )
             if first:
                 example = f", e.g. {first[0][0]!r}"
         except Exception:  # the type alone is enough to report
             pass
-        raise InputError(f"expected {expected}, got column type {dtype}{example}", source=source, field=col)
+        raise InputError(
+            f"expected {expected}, got column type {dtype}{example}", source=source, field=col
+        )
 
 
 @contextlib.contextmanager

@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 NAME = "kafka-rebalance-kafka"
-SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-          "timestampType int")
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int"
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class OffsetRange(InputPartition):
@@ -44,14 +47,23 @@ class OffsetRange(InputPartition):
 
 
 def _conf(options: dict[str, str]) -> dict[str, Any]:
-    servers = options.get("kafka.bootstrap.servers") or options.get("bootstrap.servers") or options.get("bootstrap_servers")
+    servers = (
+        options.get("kafka.bootstrap.servers")
+        or options.get("bootstrap.servers")
+        or options.get("bootstrap_servers")
+    )
     if not servers:
         raise ValueError(f"{NAME}: option 'kafka.bootstrap.servers' is required")
-    conf: dict[str, Any] = {"bootstrap.servers": servers, "group.id": f"kafka-rebalance-reader-{uuid.uuid4().hex[:8]}",
-                            "enable.auto.commit": False, "enable.partition.eof": True, "auto.offset.reset": "earliest"}
+    conf: dict[str, Any] = {
+        "bootstrap.servers": servers,
+        "group.id": f"kafka-rebalance-reader-{uuid.uuid4().hex[:8]}",
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+    }
     for k, v in options.items():  # pass other kafka.* options to the client, as Spark's source does
         if k.startswith("kafka.") and k != "kafka.bootstrap.servers":
-            conf[k[len("kafka."):]] = v
+            conf[k[len("kafka.") :]] = v
     return conf
 
 
@@ -63,7 +75,9 @@ def _spec(value: str | None, topic: str, partition: int, default: str) -> int | 
     try:
         doc = json.loads(value)
     except json.JSONDecodeError:
-        raise ValueError(f"{NAME}: offsets must be earliest, latest or JSON, got {value!r}") from None
+        raise ValueError(
+            f"{NAME}: offsets must be earliest, latest or JSON, got {value!r}"
+        ) from None
     v = doc.get(topic, {}).get(str(partition))
     if v is None:
         return default
@@ -84,10 +98,14 @@ def plan_ranges(options: dict[str, str]) -> list[OffsetRange]:
         md = consumer.list_topics(topic, timeout=timeout)
         t = md.topics.get(topic)
         if t is None or t.error is not None:
-            raise ValueError(f"{NAME}: topic {topic!r} not found ({t.error if t is not None else 'no metadata'})")
+            raise ValueError(
+                f"{NAME}: topic {topic!r} not found ({t.error if t is not None else 'no metadata'})"
+            )
         ranges = []
         for p in sorted(t.partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout, cached=False)
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, p), timeout=timeout, cached=False
+            )
             resolve = {"earliest": low, "latest": high}
             s = _spec(options.get("startingoffsets"), topic, p, "earliest")
             e = _spec(options.get("endingoffsets"), topic, p, "latest")
@@ -118,7 +136,9 @@ def read_range(options: dict[str, str], r: OffsetRange) -> Iterator[tuple]:
             if msg is None:
                 idle += 0.5
                 if idle >= idle_limit:
-                    raise TimeoutError(f"{NAME}: {r.topic}-{r.partition} stopped at offset {next_offset}, expected up to {r.end}")
+                    raise TimeoutError(
+                        f"{NAME}: {r.topic}-{r.partition} stopped at offset {next_offset}, expected up to {r.end}"
+                    )
                 continue
             err = msg.error()
             if err is not None:
@@ -134,7 +154,11 @@ def read_range(options: dict[str, str], r: OffsetRange) -> Iterator[tuple]:
             if off < next_offset:
                 continue
             ts_type, ts_ms = msg.timestamp()
-            ts = datetime.fromtimestamp(ts_ms / 1000.0, tz=timezone.utc) if ts_ms is not None and ts_ms >= 0 else None
+            ts = (
+                datetime.fromtimestamp(ts_ms / 1000.0, tz=UTC)
+                if ts_ms is not None and ts_ms >= 0
+                else None
+            )
             yield (msg.key(), msg.value(), r.topic, r.partition, off, ts, _timestamp_type(ts_type))
             next_offset = off + 1  # compacted topics skip offsets: follow what the broker gives
     finally:
@@ -148,7 +172,9 @@ def _timestamp_type(t: int) -> int:
 
 class KafkaReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
-        self.options = {str(k).lower(): v for k, v in dict(options).items()}  # Spark options ignore case
+        self.options = {
+            str(k).lower(): v for k, v in dict(options).items()
+        }  # Spark options ignore case
 
     def partitions(self) -> list[InputPartition]:
         ranges = plan_ranges(self.options)
@@ -178,12 +204,23 @@ def register(spark) -> None:
     spark.dataSource.register(KafkaRebalanceKafkaSource)
 
 
-def read_topic(spark, bootstrap: str, topic: str, starting: str = "earliest", ending: str = "latest",
-               max_records_per_task: int = 0):
+def read_topic(
+    spark,
+    bootstrap: str,
+    topic: str,
+    starting: str = "earliest",
+    ending: str = "latest",
+    max_records_per_task: int = 0,
+):
     """The DataFrame of a topic's records (registers the source first)."""
     register(spark)
-    reader = (spark.read.format(NAME).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-              .option("startingOffsets", starting).option("endingOffsets", ending))
+    reader = (
+        spark.read.format(NAME)
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", starting)
+        .option("endingOffsets", ending)
+    )
     if max_records_per_task:
         reader = reader.option("maxRecordsPerTask", str(max_records_per_task))
     return reader.load()

@@ -23,9 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .burrow import BurrowConfig, PartitionStore, PartitionStatus, Status, group_status
-from .io import (check_column_types, empty_quarantine, epoch_ms, quarantine_rows, read_parquet, staged_output,
-                 write_parquet)
+from .burrow import BurrowConfig, PartitionStatus, PartitionStore, Status, group_status
+from .io import (
+    check_column_types,
+    empty_quarantine,
+    epoch_ms,
+    quarantine_rows,
+    read_parquet,
+    staged_output,
+    write_parquet,
+)
 from .timelag import LookupTable
 
 COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")
@@ -46,13 +53,22 @@ class LagConfig:
     def check(self) -> None:
         self.burrow.check()
         if self.lookup_table_size < 2:
-            raise InputError(f"must be >= 2, got {self.lookup_table_size}", field="lookup-table-size")
+            raise InputError(
+                f"must be >= 2, got {self.lookup_table_size}", field="lookup-table-size"
+            )
         if self.group_interval_ms < 1:
-            raise InputError(f"must be >= 1 (ms), got {self.group_interval_ms}", field="--group-interval-ms")
+            raise InputError(
+                f"must be >= 1 (ms), got {self.group_interval_ms}", field="--group-interval-ms"
+            )
 
 
-def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, int, int]], end_ms: int,
-                     config: LagConfig = LagConfig(), purges: dict[str, list[int]] | None = None) -> list[dict[str, Any]]:
+def replay_partition(
+    leo: list[tuple[int, int]],
+    commits: list[tuple[str, int, int, int]],
+    end_ms: int,
+    config: LagConfig = LagConfig(),
+    purges: dict[str, list[int]] | None = None,
+) -> list[dict[str, Any]]:
     """One partition's lag rows.
 
     `leo` is [(ts_ms, log_end_offset)], `commits` [(group, ts_ms, order, offset)].
@@ -61,7 +77,9 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
     over all its partitions): a purge deletes the group's state here too, so
     it has no rows until it commits on this partition again.
     """
-    events = [(ts, 0, 0, None, off) for ts, off in leo] + [(ts, 1, order, g, off) for g, ts, order, off in commits]
+    events = [(ts, 0, 0, None, off) for ts, off in leo] + [
+        (ts, 1, order, g, off) for g, ts, order, off in commits
+    ]
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     purges = purges or {}
     table = LookupTable(config.lookup_table_size)
@@ -78,7 +96,7 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
         return i < len(ps) and ps[i] <= now
 
     def drop_purged(now: int, only: str | None = None) -> None:
-        for g in ([only] if only is not None else list(stores)):
+        for g in [only] if only is not None else list(stores):
             store = stores.get(g)
             if store is not None and purged(g, store, now):
                 del stores[g]
@@ -91,7 +109,7 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
             for store in stores.values():
                 store.add_broker_offset(offset)
             broker_ring.append(offset)
-            del broker_ring[:-config.burrow.intervals]
+            del broker_ring[: -config.burrow.intervals]
             for g, store in stores.items():
                 if store.commits:
                     rows.append(_row(ts, g, store, latest_leo, table, False))
@@ -111,20 +129,39 @@ def replay_partition(leo: list[tuple[int, int]], commits: list[tuple[str, int, i
     return rows
 
 
-def _row(ts: int, group: str, store: PartitionStore, leo: int, table: LookupTable, final: bool) -> dict[str, Any]:
+def _row(
+    ts: int, group: str, store: PartitionStore, leo: int, table: LookupTable, final: bool
+) -> dict[str, Any]:
     committed = store.commits[-1].offset
     st: PartitionStatus = store.evaluate(ts)
-    return {"ts_ms": ts, "group": group, "log_end_offset": leo, "committed_offset": committed,
-            "lag": max(0, leo - committed), "time_lag_ms": table.time_lag_ms(committed, ts),
-            "status": st.status.name, "current_lag": st.current_lag, "complete": st.complete, "final": final}
+    return {
+        "ts_ms": ts,
+        "group": group,
+        "log_end_offset": leo,
+        "committed_offset": committed,
+        "lag": max(0, leo - committed),
+        "time_lag_ms": table.time_lag_ms(committed, ts),
+        "status": st.status.name,
+        "current_lag": st.current_lag,
+        "complete": st.complete,
+        "final": final,
+    }
 
 
-COMMIT_TYPES = {"group": "string", "topic": "string", "partition": "integral", "offset": "integral",
-                "commit_ts": "time", "record_offset": "integral"}
+COMMIT_TYPES = {
+    "group": "string",
+    "topic": "string",
+    "partition": "integral",
+    "offset": "integral",
+    "commit_ts": "time",
+    "record_offset": "integral",
+}
 LEO_TYPES = {"ts": "time", "topic": "string", "partition": "integral", "log_end_offset": "integral"}
 
 
-def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()) -> dict[str, Any]:
+def run_lag(
+    spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()
+) -> dict[str, Any]:
     """Options and inputs are checked before anything is written; the outputs appear together."""
     import pandas as pd
     from pyspark.sql import functions as F
@@ -136,28 +173,62 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
     check_column_types(commits, COMMIT_TYPES, commits_src)
     leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")
     check_column_types(leo_raw, LEO_TYPES, str(log_end))
-    order_col = F.col("record_offset").cast("long") if "record_offset" in commits.columns else F.lit(0).cast("long")
-    c = commits.select(F.col("group").cast("string").alias("group"), F.col("topic").cast("string").alias("topic"),
-                       F.col("partition").try_cast("int").alias("partition"), F.col("offset").cast("long").alias("offset"),
-                       epoch_ms(commits, "commit_ts").alias("ts_ms"), order_col.alias("order"))
+    order_col = (
+        F.col("record_offset").cast("long")
+        if "record_offset" in commits.columns
+        else F.lit(0).cast("long")
+    )
+    c = commits.select(
+        F.col("group").cast("string").alias("group"),
+        F.col("topic").cast("string").alias("topic"),
+        F.col("partition").try_cast("int").alias("partition"),
+        F.col("offset").cast("long").alias("offset"),
+        epoch_ms(commits, "commit_ts").alias("ts_ms"),
+        order_col.alias("order"),
+    )
     part = F.col("partition").try_cast("int")
-    bad_leo = F.col("ts").isNull() | F.col("topic").isNull() | part.isNull() | F.col("log_end_offset").isNull()
-    reason = (F.when(F.col("ts").isNull(), F.lit("null ts")).when(F.col("topic").isNull(), F.lit("null topic"))
-              .when(F.col("partition").isNull(), F.lit("null partition"))
-              .when(part.isNull(), F.lit("partition out of range")).otherwise(F.lit("null log_end_offset")))
+    bad_leo = (
+        F.col("ts").isNull()
+        | F.col("topic").isNull()
+        | part.isNull()
+        | F.col("log_end_offset").isNull()
+    )
+    reason = (
+        F.when(F.col("ts").isNull(), F.lit("null ts"))
+        .when(F.col("topic").isNull(), F.lit("null topic"))
+        .when(F.col("partition").isNull(), F.lit("null partition"))
+        .when(part.isNull(), F.lit("partition out of range"))
+        .otherwise(F.lit("null log_end_offset"))
+    )
     quarantine = quarantine_rows(leo_raw, bad_leo, "log_end", reason)
-    bad_commit = F.col("ts_ms").isNull() | F.col("offset").isNull() | F.col("group").isNull() | F.col("topic").isNull() | F.col("partition").isNull()
-    quarantine = quarantine.unionByName(quarantine_rows(c, bad_commit, "commits", F.lit("null field in commit")))
-    leo = leo_raw.where(~bad_leo).select(epoch_ms(leo_raw, "ts").alias("ts_ms"), F.col("topic").cast("string").alias("topic"),
-                                         part.alias("partition"),
-                                         F.col("log_end_offset").cast("long").alias("log_end_offset"))
+    bad_commit = (
+        F.col("ts_ms").isNull()
+        | F.col("offset").isNull()
+        | F.col("group").isNull()
+        | F.col("topic").isNull()
+        | F.col("partition").isNull()
+    )
+    quarantine = quarantine.unionByName(
+        quarantine_rows(c, bad_commit, "commits", F.lit("null field in commit"))
+    )
+    leo = leo_raw.where(~bad_leo).select(
+        epoch_ms(leo_raw, "ts").alias("ts_ms"),
+        F.col("topic").cast("string").alias("topic"),
+        part.alias("partition"),
+        F.col("log_end_offset").cast("long").alias("log_end_offset"),
+    )
     c = c.where(~bad_commit)
     leo_end = leo.agg(F.max("ts_ms")).first()[0]
     if leo_end is None:
-        raise InputError("no usable log-end samples (no rows, or every row has a null field)", source=str(log_end))
+        raise InputError(
+            "no usable log-end samples (no rows, or every row has a null field)",
+            source=str(log_end),
+        )
     commit_end = c.agg(F.max("ts_ms")).first()[0]
     if commit_end is None:
-        raise InputError("no usable commits (no rows, or every row has a null field)", source=commits_src)
+        raise InputError(
+            "no usable commits (no rows, or every row has a null field)", source=commits_src
+        )
     end_ms = max(leo_end, commit_end, 0)
     purges = _purges(c, leo, config.burrow.expire_group_s, end_ms)
     cfg = config
@@ -166,33 +237,83 @@ def run_lag(spark, offsets_dir: str, log_end: str, out: str, config: LagConfig =
         topic, partition = key
         rows = replay_partition(
             list(zip(leo_pdf["ts_ms"].tolist(), leo_pdf["log_end_offset"].tolist())),
-            list(zip(commits_pdf["group"].tolist(), commits_pdf["ts_ms"].tolist(), commits_pdf["order"].tolist(),
-                     commits_pdf["offset"].tolist())), end_ms, cfg, purges)
-        out = pd.DataFrame(rows, columns=["ts_ms", "group", "log_end_offset", "committed_offset", "lag", "time_lag_ms",
-                                          "status", "current_lag", "complete", "final"])
+            list(
+                zip(
+                    commits_pdf["group"].tolist(),
+                    commits_pdf["ts_ms"].tolist(),
+                    commits_pdf["order"].tolist(),
+                    commits_pdf["offset"].tolist(),
+                )
+            ),
+            end_ms,
+            cfg,
+            purges,
+        )
+        out = pd.DataFrame(
+            rows,
+            columns=[
+                "ts_ms",
+                "group",
+                "log_end_offset",
+                "committed_offset",
+                "lag",
+                "time_lag_ms",
+                "status",
+                "current_lag",
+                "complete",
+                "final",
+            ],
+        )
         out.insert(0, "ts", pd.to_datetime(out.pop("ts_ms"), unit="ms"))
         out.insert(2, "topic", topic)
         out.insert(3, "partition", partition)
-        return out.astype({"partition": "int32", "log_end_offset": "int64", "committed_offset": "int64", "lag": "int64",
-                           "time_lag_ms": "float64", "current_lag": "int64", "complete": "float64", "final": "bool"})
+        return out.astype(
+            {
+                "partition": "int32",
+                "log_end_offset": "int64",
+                "committed_offset": "int64",
+                "lag": "int64",
+                "time_lag_ms": "float64",
+                "current_lag": "int64",
+                "complete": "float64",
+                "final": "bool",
+            }
+        )
 
-    lag = (leo.groupBy("topic", "partition").cogroup(c.groupBy("topic", "partition"))
-           .applyInPandas(per_partition, LAG_SCHEMA)).persist()
+    lag = (
+        leo.groupBy("topic", "partition")
+        .cogroup(c.groupBy("topic", "partition"))
+        .applyInPandas(per_partition, LAG_SCHEMA)
+    ).persist()
     try:
         with staged_output(out) as stage:
-            write_parquet(lag.where(~F.col("final")).drop("final").orderBy("group", "topic", "partition", "ts"),
-                          stage / "lag.parquet")
+            write_parquet(
+                lag.where(~F.col("final"))
+                .drop("final")
+                .orderBy("group", "topic", "partition", "ts"),
+                stage / "lag.parquet",
+            )
             final = lag.where(F.col("final")).collect()
             n_rows = lag.where(~F.col("final")).count()
             groups = _group_statuses(final, config)
             timeline = _group_timeline(lag.where(~F.col("final")), config.group_interval_ms)
             write_parquet(timeline, stage / "group_status.parquet", files=1)
             n_q = quarantine.count()
-            write_parquet(quarantine if n_q else empty_quarantine(spark), stage / "quarantine.parquet", files=1)
+            write_parquet(
+                quarantine if n_q else empty_quarantine(spark),
+                stage / "quarantine.parquet",
+                files=1,
+            )
     finally:
         lag.unpersist()
-    return {"lag_rows": n_rows, "groups": groups, "partitions_evaluated": len(final), "quarantined": n_q,
-            "evaluated_at_ms": end_ms, "out": str(out)}
+    return {
+        "lag_rows": n_rows,
+        "groups": groups,
+        "partitions_evaluated": len(final),
+        "quarantined": n_q,
+        "evaluated_at_ms": end_ms,
+        "out": str(out),
+    }
 
 
 def _purges(c, leo, expire_group_s: int, end_ms: int) -> dict[str, list[int]]:
@@ -208,16 +329,29 @@ def _purges(c, leo, expire_group_s: int, end_ms: int) -> dict[str, list[int]]:
 
     first_leo = leo.groupBy("topic", "partition").agg(F.min("ts_ms").alias("first_leo_ms"))
     eligible = F.col("first_leo_ms").isNotNull() & (F.col("ts_ms") >= F.col("first_leo_ms"))
-    before = Window.partitionBy("group", "topic", "partition").orderBy("ts_ms", "order").rowsBetween(Window.unboundedPreceding, -1)
-    stored = (c.join(first_leo, ["topic", "partition"], "left")
-              .withColumn("prev_order", F.max(F.when(eligible, F.col("order"))).over(before))
-              .where(eligible & (F.col("prev_order").isNull() | (F.col("order") > F.col("prev_order"))))
-              .select("group", "ts_ms"))
+    before = (
+        Window.partitionBy("group", "topic", "partition")
+        .orderBy("ts_ms", "order")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    stored = (
+        c.join(first_leo, ["topic", "partition"], "left")
+        .withColumn("prev_order", F.max(F.when(eligible, F.col("order"))).over(before))
+        .where(eligible & (F.col("prev_order").isNull() | (F.col("order") > F.col("prev_order"))))
+        .select("group", "ts_ms")
+    )
     nxt = F.lead("ts_ms").over(Window.partitionBy("group").orderBy("ts_ms"))
     purge = ((F.floor(F.col("ts_ms") / 1000) + F.lit(expire_group_s) + 1) * 1000).cast("long")
-    rows = (stored.withColumn("next_ms", nxt).withColumn("purge_ms", purge)
-            .where((F.col("purge_ms") <= F.lit(end_ms)) & (F.col("next_ms").isNull() | (F.col("purge_ms") <= F.col("next_ms"))))
-            .select("group", "purge_ms").collect())
+    rows = (
+        stored.withColumn("next_ms", nxt)
+        .withColumn("purge_ms", purge)
+        .where(
+            (F.col("purge_ms") <= F.lit(end_ms))
+            & (F.col("next_ms").isNull() | (F.col("purge_ms") <= F.col("next_ms")))
+        )
+        .select("group", "purge_ms")
+        .collect()
+    )
     out: dict[str, list[int]] = {}
     for r in rows:
         out.setdefault(r["group"], []).append(int(r["purge_ms"]))
@@ -230,16 +364,28 @@ def _group_statuses(final_rows, config: LagConfig) -> dict[str, Any]:
         by_group.setdefault(r["group"], []).append(r)
     result = {}
     for g, rows in sorted(by_group.items()):
-        parts = [PartitionStatus(Status[r["status"]], int(r["current_lag"]), float(r["complete"])) for r in rows]
+        parts = [
+            PartitionStatus(Status[r["status"]], int(r["current_lag"]), float(r["complete"]))
+            for r in rows
+        ]
         status, complete, total = group_status(parts)
         worst = max(rows, key=lambda r: (int(r["current_lag"]), r["topic"], -int(r["partition"])))
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
-        result[g] = {"status": status.name, "complete": complete, "total_lag": total, "partitions": len(rows),
-                     "partition_statuses": counts,
-                     "maxlag": {"topic": worst["topic"], "partition": int(worst["partition"]),
-                                "current_lag": int(worst["current_lag"]), "status": worst["status"]}}
+        result[g] = {
+            "status": status.name,
+            "complete": complete,
+            "total_lag": total,
+            "partitions": len(rows),
+            "partition_statuses": counts,
+            "maxlag": {
+                "topic": worst["topic"],
+                "partition": int(worst["partition"]),
+                "current_lag": int(worst["current_lag"]),
+                "status": worst["status"],
+            },
+        }
     return result
 
 
@@ -249,14 +395,28 @@ def _group_timeline(lag, interval_ms: int):
 
     sev = F.create_map(*[x for s in Status for x in (F.lit(s.name), F.lit(int(s)))])
     bucket = (F.floor(F.unix_micros("ts") / 1000 / interval_ms) * interval_ms).cast("long")
-    last = (lag.withColumn("bucket_ms", bucket)
-            .groupBy("group", "bucket_ms", "topic", "partition")
-            .agg(F.max_by(F.struct("status", "current_lag", "time_lag_ms"), "ts").alias("s")))
+    last = (
+        lag.withColumn("bucket_ms", bucket)
+        .groupBy("group", "bucket_ms", "topic", "partition")
+        .agg(F.max_by(F.struct("status", "current_lag", "time_lag_ms"), "ts").alias("s"))
+    )
     worst = F.max(sev[F.col("s.status")])
     names = F.create_map(*[x for s in Status for x in (F.lit(int(s)), F.lit(s.name))])
-    return (last.groupBy("group", "bucket_ms")
-            .agg(F.least(worst, F.lit(int(Status.ERR))).alias("sev"), F.sum("s.current_lag").alias("total_lag"),
-                 F.max("s.time_lag_ms").alias("max_time_lag_ms"), F.count(F.lit(1)).alias("partitions"))
-            .select("group", F.timestamp_millis("bucket_ms").alias("ts"), names[F.col("sev")].alias("status"),
-                    "total_lag", "max_time_lag_ms", "partitions")
-            .orderBy("group", "ts"))
+    return (
+        last.groupBy("group", "bucket_ms")
+        .agg(
+            F.least(worst, F.lit(int(Status.ERR))).alias("sev"),
+            F.sum("s.current_lag").alias("total_lag"),
+            F.max("s.time_lag_ms").alias("max_time_lag_ms"),
+            F.count(F.lit(1)).alias("partitions"),
+        )
+        .select(
+            "group",
+            F.timestamp_millis("bucket_ms").alias("ts"),
+            names[F.col("sev")].alias("status"),
+            "total_lag",
+            "max_time_lag_ms",
+            "partitions",
+        )
+        .orderBy("group", "ts")
+    )

@@ -32,11 +32,28 @@ from typing import Any
 from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
 from ..io_util import atomic_write_json, read_structured
-from .io import (check_column_types, empty_quarantine, epoch_ms, quarantine_rows, read_parquet, staged_output,
-                 write_parquet)
+from .io import (
+    check_column_types,
+    empty_quarantine,
+    epoch_ms,
+    quarantine_rows,
+    read_parquet,
+    staged_output,
+    write_parquet,
+)
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
-REQUIRED = ("ts", "broker", "topic", "partition", "is_leader", "bytes_in", "bytes_out", "messages_in", "size_bytes")
+REQUIRED = (
+    "ts",
+    "broker",
+    "topic",
+    "partition",
+    "is_leader",
+    "bytes_in",
+    "bytes_out",
+    "messages_in",
+    "size_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,9 @@ class LoadModelResult:
     not_ready: list[tuple[str, int]] = field(default_factory=list)
 
 
-def admit_windows(mask_counts: dict[int, int], windows: int, total: int, min_valid_ratio: float) -> list[int]:
+def admit_windows(
+    mask_counts: dict[int, int], windows: int, total: int, min_valid_ratio: float
+) -> list[int]:
     """Cruise Control's greedy window admission, newest window first.
 
     `mask_counts` maps a bit mask of valid windows (bit k = k-th window, oldest
@@ -84,9 +103,18 @@ def admit_windows(mask_counts: dict[int, int], windows: int, total: int, min_val
     return admitted
 
 
-SAMPLE_TYPES = {"ts": "time", "broker": "integral", "topic": "string", "partition": "integral", "is_leader": "boolean",
-                "bytes_in": "numeric", "bytes_out": "numeric", "messages_in": "numeric", "size_bytes": "numeric",
-                "cpu": "numeric"}
+SAMPLE_TYPES = {
+    "ts": "time",
+    "broker": "integral",
+    "topic": "string",
+    "partition": "integral",
+    "is_leader": "boolean",
+    "bytes_in": "numeric",
+    "bytes_out": "numeric",
+    "messages_in": "numeric",
+    "size_bytes": "numeric",
+    "cpu": "numeric",
+}
 METRICS = ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")
 
 
@@ -105,11 +133,21 @@ def _typed(raw):
     from pyspark.sql import functions as F
 
     inf = F.lit(float("inf"))
-    cols = {"ts_ms": epoch_ms(raw, "ts"), "broker": F.col("broker").try_cast("int"), "topic": F.col("topic").cast("string"),
-            "partition": F.col("partition").try_cast("int"), "is_leader": F.col("is_leader").cast("boolean"),
-            **{c: F.col(c).cast("double") for c in METRICS}}
-    ok = (F.col("ts").isNotNull() & cols["broker"].isNotNull() & F.col("topic").isNotNull()
-          & (cols["partition"] >= 0) & F.col("is_leader").isNotNull())
+    cols = {
+        "ts_ms": epoch_ms(raw, "ts"),
+        "broker": F.col("broker").try_cast("int"),
+        "topic": F.col("topic").cast("string"),
+        "partition": F.col("partition").try_cast("int"),
+        "is_leader": F.col("is_leader").cast("boolean"),
+        **{c: F.col(c).cast("double") for c in METRICS},
+    }
+    ok = (
+        F.col("ts").isNotNull()
+        & cols["broker"].isNotNull()
+        & F.col("topic").isNotNull()
+        & (cols["partition"] >= 0)
+        & F.col("is_leader").isNotNull()
+    )
     for c in METRICS:
         finite = (cols[c] >= 0) & (cols[c] < inf)
         ok = ok & (F.coalesce(finite, F.lit(True)) if c == "cpu" else finite)
@@ -127,15 +165,28 @@ def _typed(raw):
         v = cols[c]
         if c != "cpu":
             checks.append((v.isNull(), f"null {c}"))
-        checks += [(F.isnan(v), f"{c} is NaN"), (F.abs(v) == inf, f"{c} is infinite"), (v < 0, f"negative {c}")]
+        checks += [
+            (F.isnan(v), f"{c} is NaN"),
+            (F.abs(v) == inf, f"{c} is infinite"),
+            (v < 0, f"negative {c}"),
+        ]
     reason = None
     for cond, label in reversed(checks):
-        reason = F.when(cond, F.lit(label)) if reason is None else F.when(cond, F.lit(label)).otherwise(reason)
+        reason = (
+            F.when(cond, F.lit(label))
+            if reason is None
+            else F.when(cond, F.lit(label)).otherwise(reason)
+        )
     return cols, ok, reason
 
 
-def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = LoadModelConfig(),
-                   snapshot: str | None = None) -> LoadModelResult:
+def run_load_model(
+    spark,
+    samples: str,
+    out: str,
+    config: LoadModelConfig = LoadModelConfig(),
+    snapshot: str | None = None,
+) -> LoadModelResult:
     """Options, the given snapshot and the samples' schema are checked first; outputs appear together or not at all."""
     from pyspark.sql import functions as F
 
@@ -155,41 +206,69 @@ def run_load_model(spark, samples: str, out: str, config: LoadModelConfig = Load
     lead = F.col("is_leader")
     agg = (
         df.groupBy("bad", "window", "broker", "topic", "partition")
-        .agg(F.count(F.lit(1)).alias("n_rows"),
-             F.sum(lead.cast("int")).alias("n_lead"),
-             *[F.sum(F.when(lead, F.col(c))).alias(f"s_{c}") for c in RATES],
-             F.count(F.when(lead, F.col("cpu"))).alias("n_cpu"),
-             F.sum((~lead).cast("int")).alias("n_follow"),
-             F.sum(F.when(~lead, F.col("bytes_in"))).alias("s_follow_bytes_in"),
-             F.max(F.when(lead, F.col("ts_ms"))).alias("last_lead_ts"),
-             F.max_by(F.col("size_bytes"), F.when(lead, F.col("ts_ms"))).alias("last_lead_size"),
-             F.max_by(F.col("size_bytes"), F.col("ts_ms")).alias("last_size"))
+        .agg(
+            F.count(F.lit(1)).alias("n_rows"),
+            F.sum(lead.cast("int")).alias("n_lead"),
+            *[F.sum(F.when(lead, F.col(c))).alias(f"s_{c}") for c in RATES],
+            F.count(F.when(lead, F.col("cpu"))).alias("n_cpu"),
+            F.sum((~lead).cast("int")).alias("n_follow"),
+            F.sum(F.when(~lead, F.col("bytes_in"))).alias("s_follow_bytes_in"),
+            F.max(F.when(lead, F.col("ts_ms"))).alias("last_lead_ts"),
+            F.max_by(F.col("size_bytes"), F.when(lead, F.col("ts_ms"))).alias("last_lead_size"),
+            F.max_by(F.col("size_bytes"), F.col("ts_ms")).alias("last_size"),
+        )
         .persist()
     )
     try:
         # One small job over the cached aggregate: how many rows are unusable, the newest usable window.
-        counts = {bool(r["bad"]): r for r in agg.groupBy("bad").agg(F.sum("n_rows").alias("n"),
-                                                                     F.max("window").alias("last")).collect()}
+        counts = {
+            bool(r["bad"]): r
+            for r in agg.groupBy("bad")
+            .agg(F.sum("n_rows").alias("n"), F.max("window").alias("last"))
+            .collect()
+        }
         n_bad = int(counts[True]["n"]) if True in counts else 0
-        quarantine = quarantine_rows(raw, ~ok, "samples", reason) if n_bad else empty_quarantine(spark)
+        quarantine = (
+            quarantine_rows(raw, ~ok, "samples", reason) if n_bad else empty_quarantine(spark)
+        )
         fine = agg.where(~bad).drop("bad", "n_rows")
         if False not in counts:
             if n_bad:
-                reasons = quarantine.groupBy("reason").count().orderBy(F.desc("count"), "reason").limit(5).collect()
+                reasons = (
+                    quarantine.groupBy("reason")
+                    .count()
+                    .orderBy(F.desc("count"), "reason")
+                    .limit(5)
+                    .collect()
+                )
                 why = ", ".join(f"{r['reason']}: {r['count']}" for r in reasons)
-                raise InputError(f"no usable metric samples: all {n_bad} row(s) are unusable ({why})", source=str(samples))
+                raise InputError(
+                    f"no usable metric samples: all {n_bad} row(s) are unusable ({why})",
+                    source=str(samples),
+                )
             raise InputError("no metric samples: the input has no rows", source=str(samples))
         last = int(counts[False]["last"])
         with staged_output(out) as stage:
-            result = _model(spark, fine, last, quarantine, n_bad, stage, config, snap_doc, str(samples))
+            result = _model(
+                spark, fine, last, quarantine, n_bad, stage, config, snap_doc, str(samples)
+            )
         result.summary["out"] = str(out)
         return result
     finally:
         agg.unpersist()
 
 
-def _model(spark, fine, last: int, quarantine, n_quarantined: int, outdir: Path, config: LoadModelConfig,
-           snap_doc: dict | None, samples: str) -> LoadModelResult:
+def _model(
+    spark,
+    fine,
+    last: int,
+    quarantine,
+    n_quarantined: int,
+    outdir: Path,
+    config: LoadModelConfig,
+    snap_doc: dict | None,
+    samples: str,
+) -> LoadModelResult:
     from pyspark.sql import functions as F
 
     write_parquet(quarantine, outdir / "quarantine.parquet", files=1)
@@ -200,56 +279,86 @@ def _model(spark, fine, last: int, quarantine, n_quarantined: int, outdir: Path,
     per_window = (
         recent.where(F.col("n_lead") > 0)
         .groupBy("topic", "partition", "window")
-        .agg(F.sum("n_lead").alias("samples"),
-             *[(F.sum(f"s_{c}") / F.sum("n_lead")).alias(c) for c in RATES if c != "cpu"],
-             (F.sum("s_cpu") / F.sum("n_cpu")).alias("cpu"),
-             F.max_by("last_lead_size", "last_lead_ts").alias("size_bytes"))
+        .agg(
+            F.sum("n_lead").alias("samples"),
+            *[(F.sum(f"s_{c}") / F.sum("n_lead")).alias(c) for c in RATES if c != "cpu"],
+            (F.sum("s_cpu") / F.sum("n_cpu")).alias("cpu"),
+            F.max_by("last_lead_size", "last_lead_ts").alias("size_bytes"),
+        )
         .withColumn("bit", F.expr(f"shiftleft(CAST(1 AS BIGINT), CAST(window - {first} AS INT))"))
         .persist()
     )
     universe = recent.select("topic", "partition").distinct()
     if snap_doc is not None:
         snap_parts = spark.createDataFrame(
-            [(p["topic"], int(p["partition"])) for p in snap_doc["partitions"]], "topic string, partition int")
+            [(p["topic"], int(p["partition"])) for p in snap_doc["partitions"]],
+            "topic string, partition int",
+        )
         universe = universe.unionByName(snap_parts).distinct()
     masks = (
         universe.join(
             per_window.where(F.col("samples") >= config.min_samples)
-            .groupBy("topic", "partition").agg(F.sum("bit").alias("mask")),
-            ["topic", "partition"], "left")
-        .fillna(0, ["mask"]).persist()
+            .groupBy("topic", "partition")
+            .agg(F.sum("bit").alias("mask")),
+            ["topic", "partition"],
+            "left",
+        )
+        .fillna(0, ["mask"])
+        .persist()
     )
     try:
-        mask_counts = {int(r["mask"]): int(r["n"]) for r in masks.groupBy("mask").agg(F.count(F.lit(1)).alias("n")).collect()}
+        mask_counts = {
+            int(r["mask"]): int(r["n"])
+            for r in masks.groupBy("mask").agg(F.count(F.lit(1)).alias("n")).collect()
+        }
         total = sum(mask_counts.values())
         admitted = admit_windows(mask_counts, config.windows, total, config.min_valid_ratio)
         required = sum(1 << k for k in admitted)
-        valid_partitions = sum(n for m, n in mask_counts.items() if admitted and m & required == required)
+        valid_partitions = sum(
+            n for m, n in mask_counts.items() if admitted and m & required == required
+        )
         ratio = valid_partitions / total if total else 0.0
         ready = len(admitted) >= config.min_valid_windows and ratio >= config.min_valid_ratio
 
         # Valid partitions use the admitted windows; the others whatever valid windows they have.
         used = masks.select(
-            "topic", "partition", "mask",
-            F.when((F.lit(required) > 0) & ((F.col("mask").bitwiseAND(F.lit(required))) == F.lit(required)), True)
-            .otherwise(False).alias("valid"))
-        used = used.withColumn("used", F.when(F.col("valid"), F.lit(required)).otherwise(F.col("mask")))
+            "topic",
+            "partition",
+            "mask",
+            F.when(
+                (F.lit(required) > 0)
+                & ((F.col("mask").bitwiseAND(F.lit(required))) == F.lit(required)),
+                True,
+            )
+            .otherwise(False)
+            .alias("valid"),
+        )
+        used = used.withColumn(
+            "used", F.when(F.col("valid"), F.lit(required)).otherwise(F.col("mask"))
+        )
         load = (
             per_window.join(used, ["topic", "partition"])
             .where(F.col("bit").bitwiseAND(F.col("used")) != 0)
             .groupBy("topic", "partition")
-            .agg(*[F.avg(c).alias(c) for c in RATES],
-                 F.max_by("size_bytes", "window").alias("size_bytes"),
-                 F.count(F.lit(1)).alias("windows_used"))
+            .agg(
+                *[F.avg(c).alias(c) for c in RATES],
+                F.max_by("size_bytes", "window").alias("size_bytes"),
+                F.count(F.lit(1)).alias("windows_used"),
+            )
         )
         bits = F.lit(0)
         for k in range(config.windows):
             bits = bits + F.when(F.col("mask").bitwiseAND(F.lit(1 << k)) != 0, 1).otherwise(0)
         table = (
             used.join(load, ["topic", "partition"], "left")
-            .select("topic", "partition", *[F.col(c) for c in ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")],
-                    bits.cast("int").alias("valid_windows"), F.coalesce("windows_used", F.lit(0)).cast("int").alias("windows_used"),
-                    "valid")
+            .select(
+                "topic",
+                "partition",
+                *[F.col(c) for c in ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu")],
+                bits.cast("int").alias("valid_windows"),
+                F.coalesce("windows_used", F.lit(0)).cast("int").alias("windows_used"),
+                "valid",
+            )
             .orderBy("topic", "partition")
         )
         write_parquet(table, outdir / "partition_load.parquet", files=1)
@@ -261,7 +370,9 @@ def _model(spark, fine, last: int, quarantine, n_quarantined: int, outdir: Path,
         try:
             parse_snapshot(snap)  # what `cluster ...` will read: never publish one it refuses
         except InputError as exc:
-            raise InputError(f"the samples give an invalid cluster snapshot: {exc}", source=samples) from None
+            raise InputError(
+                f"the samples give an invalid cluster snapshot: {exc}", source=samples
+            ) from None
         atomic_write_json(outdir / "snapshot.json", snap)
         write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
     finally:
@@ -288,7 +399,11 @@ def _model(spark, fine, last: int, quarantine, n_quarantined: int, outdir: Path,
 def _read_snapshot(path: str) -> dict:
     """The --snapshot file, validated as the cluster commands validate it (before any Spark work)."""
     doc = read_structured(path)
-    if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list) or not isinstance(doc.get("brokers"), list):
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("partitions"), list)
+        or not isinstance(doc.get("brokers"), list)
+    ):
         raise InputError("expected an object with 'brokers' and 'partitions' lists", source=path)
     try:
         parse_snapshot(doc)
@@ -298,14 +413,17 @@ def _read_snapshot(path: str) -> dict:
 
 
 def _load_of(row) -> dict[str, float]:
-    load = {k: float(row[k]) if row[k] is not None else 0.0 for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")}
+    load = {
+        k: float(row[k]) if row[k] is not None else 0.0
+        for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")
+    }
     if row["cpu"] is not None:
         load["cpu"] = float(row["cpu"])
     return load
 
 
 def _snapshot(fine, loads: dict, snap_doc: dict | None, first_window: int) -> dict:
-    """The cluster snapshot (SCHEMAS.md section 3) with `load` filled in."""
+    """The cluster snapshot (docs/formats.md section 3) with `load` filled in."""
     if snap_doc is not None:
         parts = []
         for p in snap_doc["partitions"]:
@@ -332,7 +450,11 @@ def _inferred_snapshot(fine, loads: dict, first_window: int) -> dict:
     recent = fine.where(F.col("window") >= first_window)
     per = (
         recent.groupBy("topic", "partition", "broker")
-        .agg(F.sum("n_lead").alias("led"), F.max("last_lead_ts").alias("last_led"), F.max("window").alias("last_window"))
+        .agg(
+            F.sum("n_lead").alias("led"),
+            F.max("last_lead_ts").alias("last_led"),
+            F.max("window").alias("last_window"),
+        )
         .collect()
     )
     brokers = sorted({int(r["broker"]) for r in fine.select("broker").distinct().collect()})
@@ -344,11 +466,18 @@ def _inferred_snapshot(fine, loads: dict, first_window: int) -> dict:
         rows.sort(key=lambda r: (-int(r["led"]), int(r["broker"])))
         replicas = [int(r["broker"]) for r in rows]
         led = [r for r in rows if r["last_led"] is not None]
-        leader = max(led, key=lambda r: (r["last_led"], -int(r["broker"])))["broker"] if led else None
+        leader = (
+            max(led, key=lambda r: (r["last_led"], -int(r["broker"])))["broker"] if led else None
+        )
         newest = max(int(r["last_window"]) for r in rows)
         isr = [int(r["broker"]) for r in rows if int(r["last_window"]) == newest]
-        entry: dict[str, Any] = {"topic": topic, "partition": partition, "replicas": replicas,
-                                 "leader": int(leader) if leader is not None else None, "isr": isr}
+        entry: dict[str, Any] = {
+            "topic": topic,
+            "partition": partition,
+            "replicas": replicas,
+            "leader": int(leader) if leader is not None else None,
+            "isr": isr,
+        }
         row = loads.get((topic, partition))
         if row is not None:
             entry["load"] = _load_of(row)
@@ -369,16 +498,33 @@ def _broker_load(fine, window_ms: int):
     mean = lambda c: F.when(led, F.col(f"s_{c}") / F.col("n_lead"))  # noqa: E731
     return (
         fine.groupBy("window", "broker")
-        .agg(*[F.sum(mean(c)).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")],
-             F.sum(F.when(F.col("n_cpu") > 0, F.col("s_cpu") / F.col("n_cpu"))).alias("cpu"),
-             F.sum(F.when(F.col("n_follow") > 0, F.col("s_follow_bytes_in") / F.col("n_follow"))).alias("replication_bytes_in"),
-             F.sum("last_size").alias("size_bytes"),
-             F.sum(led.cast("int")).alias("leaders"),
-             F.count(F.lit(1)).alias("replicas"))
-        .select((F.col("window") * F.lit(window_ms)).alias("window_start_ms"),
-                F.timestamp_millis(F.col("window") * F.lit(window_ms)).alias("window_start"),
-                "broker", "leaders", "replicas",
-                *[F.coalesce(F.col(c), F.lit(0.0)).alias(c) for c in ("bytes_in", "bytes_out", "messages_in", "replication_bytes_in", "size_bytes")],
-                "cpu")
+        .agg(
+            *[F.sum(mean(c)).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")],
+            F.sum(F.when(F.col("n_cpu") > 0, F.col("s_cpu") / F.col("n_cpu"))).alias("cpu"),
+            F.sum(
+                F.when(F.col("n_follow") > 0, F.col("s_follow_bytes_in") / F.col("n_follow"))
+            ).alias("replication_bytes_in"),
+            F.sum("last_size").alias("size_bytes"),
+            F.sum(led.cast("int")).alias("leaders"),
+            F.count(F.lit(1)).alias("replicas"),
+        )
+        .select(
+            (F.col("window") * F.lit(window_ms)).alias("window_start_ms"),
+            F.timestamp_millis(F.col("window") * F.lit(window_ms)).alias("window_start"),
+            "broker",
+            "leaders",
+            "replicas",
+            *[
+                F.coalesce(F.col(c), F.lit(0.0)).alias(c)
+                for c in (
+                    "bytes_in",
+                    "bytes_out",
+                    "messages_in",
+                    "replication_bytes_in",
+                    "size_bytes",
+                )
+            ],
+            "cpu",
+        )
         .orderBy("window_start_ms", "broker")
     )

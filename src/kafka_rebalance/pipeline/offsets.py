@@ -15,7 +15,7 @@ the side. `decode` (one wide DECODED_SCHEMA row per record) and the `*_of`
 derivations below are the plain multi-pass definition of the same outputs;
 the tests hold the pass to them.
 
-Outputs (SCHEMAS.md section 5):
+Outputs (docs/formats.md section 5):
 - commits.parquet: every offset commit (not tombstones), in record order;
 - latest_offsets.parquet: per group/topic/partition the last commit, unless
   its last record is a tombstone (offset deleted or expired);
@@ -28,8 +28,9 @@ Outputs (SCHEMAS.md section 5):
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .io import publish_folder, read_parquet, staging_folder, write_parquet
 
@@ -49,7 +50,10 @@ DECODED_SCHEMA = (
     "protocol_type string, generation int, protocol string, leader string, current_state_timestamp long, "
     f"members array<{MEMBER_TYPE}>, detail string"
 )
-_FIELDS = [f.strip().split(" ", 1)[0] for f in DECODED_SCHEMA.replace(f"array<{MEMBER_TYPE}>", "M").split(",")]
+_FIELDS = [
+    f.strip().split(" ", 1)[0]
+    for f in DECODED_SCHEMA.replace(f"array<{MEMBER_TYPE}>", "M").split(",")
+]
 
 
 def _member(m) -> dict[str, Any]:
@@ -62,12 +66,23 @@ def _member(m) -> dict[str, Any]:
         if m.subscription:
             topics = list(decode_subscription(m.subscription).topics)
         if m.assignment:
-            assigned = [{"topic": tp.topic, "partition": tp.partition} for tp in decode_assignment(m.assignment).partitions]
+            assigned = [
+                {"topic": tp.topic, "partition": tp.partition}
+                for tp in decode_assignment(m.assignment).partitions
+            ]
     except (SchemaException, ValueError, UnicodeDecodeError) as exc:
         error = f"consumer protocol: {exc}"
-    return {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-            "client_host": m.client_host, "rebalance_timeout": m.rebalance_timeout,
-            "session_timeout": m.session_timeout, "topics": topics, "assigned": assigned, "error": error}
+    return {
+        "member_id": m.member_id,
+        "group_instance_id": m.group_instance_id,
+        "client_id": m.client_id,
+        "client_host": m.client_host,
+        "rebalance_timeout": m.rebalance_timeout,
+        "session_timeout": m.session_timeout,
+        "topics": topics,
+        "assigned": assigned,
+        "error": error,
+    }
 
 
 def decode_batches(batches: Iterator) -> Iterator:
@@ -143,9 +158,20 @@ def _decode_slow(batch, schema, key_cache: dict[bytes, Any]):
     ts_valid = ts.is_valid().to_pylist() if ts.null_count else None
     cols["record_partition"] = parts
     cols["record_offset"] = offs
-    kind, reason, kv, vv, tomb = cols["kind"], cols["reason"], cols["key_version"], cols["value_version"], cols["tombstone"]
+    kind, reason, kv, vv, tomb = (
+        cols["kind"],
+        cols["reason"],
+        cols["key_version"],
+        cols["value_version"],
+        cols["tombstone"],
+    )
     group, topic, part, offset = cols["group"], cols["topic"], cols["partition"], cols["offset"]
-    epoch, meta, cts, ets = cols["leader_epoch"], cols["metadata"], cols["commit_timestamp"], cols["expire_timestamp"]
+    epoch, meta, cts, ets = (
+        cols["leader_epoch"],
+        cols["metadata"],
+        cols["commit_timestamp"],
+        cols["expire_timestamp"],
+    )
     for i in range(n):
         key, value = keys[i], values[i]
         bad = None
@@ -168,7 +194,9 @@ def _decode_slow(batch, schema, key_cache: dict[bytes, Any]):
         if bad is not None:
             kind[i] = "quarantine"
             reason[i] = bad
-            cols["detail"][i] = f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
+            cols["detail"][i] = (
+                f"key={key.hex() if key is not None else None} value={value.hex() if value is not None else None}"
+            )
             continue
         kv[i] = k.version
         tomb[i] = v is None
@@ -194,25 +222,54 @@ def _decode_slow(batch, schema, key_cache: dict[bytes, Any]):
                 meta[i] = v.metadata
                 cts[i] = v.commit_timestamp
                 ets[i] = v.expire_timestamp
-    arrays = [ts if f == "record_ts" else pa.array(cols[f], type=schema.field(f).type) for f in schema.names]
+    arrays = [
+        ts if f == "record_ts" else pa.array(cols[f], type=schema.field(f).type)
+        for f in schema.names
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _arrow_schema(ts_type):
     import pyarrow as pa
 
-    member = pa.struct([("member_id", pa.string()), ("group_instance_id", pa.string()), ("client_id", pa.string()),
-                        ("client_host", pa.string()), ("rebalance_timeout", pa.int32()), ("session_timeout", pa.int32()),
-                        ("topics", pa.list_(pa.string())),
-                        ("assigned", pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))),
-                        ("error", pa.string())])
-    types = {"kind": pa.string(), "reason": pa.string(), "record_partition": pa.int32(), "record_offset": pa.int64(),
-             "record_ts": ts_type, "key_version": pa.int32(), "value_version": pa.int32(), "tombstone": pa.bool_(),
-             "group": pa.string(), "topic": pa.string(), "partition": pa.int32(), "offset": pa.int64(),
-             "leader_epoch": pa.int32(), "metadata": pa.string(), "commit_timestamp": pa.int64(),
-             "expire_timestamp": pa.int64(), "protocol_type": pa.string(), "generation": pa.int32(),
-             "protocol": pa.string(), "leader": pa.string(), "current_state_timestamp": pa.int64(),
-             "members": pa.list_(member), "detail": pa.string()}
+    member = pa.struct(
+        [
+            ("member_id", pa.string()),
+            ("group_instance_id", pa.string()),
+            ("client_id", pa.string()),
+            ("client_host", pa.string()),
+            ("rebalance_timeout", pa.int32()),
+            ("session_timeout", pa.int32()),
+            ("topics", pa.list_(pa.string())),
+            ("assigned", pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))),
+            ("error", pa.string()),
+        ]
+    )
+    types = {
+        "kind": pa.string(),
+        "reason": pa.string(),
+        "record_partition": pa.int32(),
+        "record_offset": pa.int64(),
+        "record_ts": ts_type,
+        "key_version": pa.int32(),
+        "value_version": pa.int32(),
+        "tombstone": pa.bool_(),
+        "group": pa.string(),
+        "topic": pa.string(),
+        "partition": pa.int32(),
+        "offset": pa.int64(),
+        "leader_epoch": pa.int32(),
+        "metadata": pa.string(),
+        "commit_timestamp": pa.int64(),
+        "expire_timestamp": pa.int64(),
+        "protocol_type": pa.string(),
+        "generation": pa.int32(),
+        "protocol": pa.string(),
+        "leader": pa.string(),
+        "current_state_timestamp": pa.int64(),
+        "members": pa.list_(member),
+        "detail": pa.string(),
+    }
     return pa.schema([(f, types[f]) for f in _FIELDS])
 
 
@@ -224,9 +281,14 @@ def source_frame(df):
     ts = F.col("timestamp")
     if not kinds["timestamp"].startswith("timestamp"):
         ts = F.timestamp_millis(F.col("timestamp").cast("long"))
-    return df.select(F.col("key").cast("binary").alias("key"), F.col("value").cast("binary").alias("value"),
-                     F.col("topic").cast("string").alias("topic"), F.col("partition").cast("int").alias("partition"),
-                     F.col("offset").cast("long").alias("offset"), ts.alias("timestamp"))
+    return df.select(
+        F.col("key").cast("binary").alias("key"),
+        F.col("value").cast("binary").alias("value"),
+        F.col("topic").cast("string").alias("topic"),
+        F.col("partition").cast("int").alias("partition"),
+        F.col("offset").cast("long").alias("offset"),
+        ts.alias("timestamp"),
+    )
 
 
 def decode(df):
@@ -245,10 +307,22 @@ def commits_select(commits):
     from pyspark.sql import functions as F
 
     return commits.select(
-        "group", "topic", "partition", "offset", "leader_epoch", "metadata",
+        "group",
+        "topic",
+        "partition",
+        "offset",
+        "leader_epoch",
+        "metadata",
         F.timestamp_millis("commit_timestamp").alias("commit_ts"),
-        F.when(F.col("expire_timestamp") >= 0, F.timestamp_millis("expire_timestamp")).alias("expire_ts"),
-        "record_partition", "record_offset", "record_ts", "key_version", "value_version")
+        F.when(F.col("expire_timestamp") >= 0, F.timestamp_millis("expire_timestamp")).alias(
+            "expire_ts"
+        ),
+        "record_partition",
+        "record_offset",
+        "record_ts",
+        "key_version",
+        "value_version",
+    )
 
 
 def latest_offsets_of(decoded):
@@ -261,42 +335,89 @@ def latest_offsets_of(decoded):
     """
     from pyspark.sql import functions as F
 
-    pos = (F.col("record_partition").cast("long") * F.lit(1 << 40) + F.col("record_offset")).alias("pos")
+    pos = (F.col("record_partition").cast("long") * F.lit(1 << 40) + F.col("record_offset")).alias(
+        "pos"
+    )
     commits = decoded.where(F.col("kind") == "offset_commit").select(
-        "group", "topic", "partition", "tombstone", "offset", "leader_epoch", "metadata", "commit_timestamp",
-        "record_offset", pos)
+        "group",
+        "topic",
+        "partition",
+        "tombstone",
+        "offset",
+        "leader_epoch",
+        "metadata",
+        "commit_timestamp",
+        "record_offset",
+        pos,
+    )
     key = ["group", "topic", "partition"]
     last = commits.groupBy(*key).agg(
         F.max("pos").alias("pos"),
-        *[F.max_by(c, "pos").alias(c) for c in ("tombstone", "offset", "leader_epoch", "commit_timestamp", "record_offset")])
-    meta = (commits.where(F.col("metadata").isNotNull() & (F.col("metadata") != ""))
-            .groupBy(*key).agg(F.max("pos").alias("meta_pos"), F.max_by("metadata", "pos").alias("meta")))
-    return (last.where(~F.col("tombstone")).join(meta, key, "left")
-            .select(*key, "offset", "leader_epoch",
-                    F.when(F.col("meta_pos") == F.col("pos"), F.col("meta")).otherwise(F.lit("")).alias("metadata"),
-                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset")
-            .orderBy(*key))
+        *[
+            F.max_by(c, "pos").alias(c)
+            for c in ("tombstone", "offset", "leader_epoch", "commit_timestamp", "record_offset")
+        ],
+    )
+    meta = (
+        commits.where(F.col("metadata").isNotNull() & (F.col("metadata") != ""))
+        .groupBy(*key)
+        .agg(F.max("pos").alias("meta_pos"), F.max_by("metadata", "pos").alias("meta"))
+    )
+    return (
+        last.where(~F.col("tombstone"))
+        .join(meta, key, "left")
+        .select(
+            *key,
+            "offset",
+            "leader_epoch",
+            F.when(F.col("meta_pos") == F.col("pos"), F.col("meta"))
+            .otherwise(F.lit(""))
+            .alias("metadata"),
+            F.timestamp_millis("commit_timestamp").alias("commit_ts"),
+            "record_offset",
+        )
+        .orderBy(*key)
+    )
 
 
 def group_metadata_of(decoded):
     from pyspark.sql import functions as F
 
-    return (decoded.where(F.col("kind") == "group_metadata")
-            .select("group", "tombstone", "generation", "protocol_type", "protocol", "leader",
-                    F.when(F.col("current_state_timestamp") >= 0, F.timestamp_millis("current_state_timestamp"))
-                    .alias("current_state_ts"),
-                    F.coalesce(F.size("members"), F.lit(0)).alias("member_count"), "members",
-                    "record_partition", "record_offset", "record_ts", "key_version", "value_version"))
+    return decoded.where(F.col("kind") == "group_metadata").select(
+        "group",
+        "tombstone",
+        "generation",
+        "protocol_type",
+        "protocol",
+        "leader",
+        F.when(
+            F.col("current_state_timestamp") >= 0, F.timestamp_millis("current_state_timestamp")
+        ).alias("current_state_ts"),
+        F.coalesce(F.size("members"), F.lit(0)).alias("member_count"),
+        "members",
+        "record_partition",
+        "record_offset",
+        "record_ts",
+        "key_version",
+        "value_version",
+    )
 
 
 def quarantine_of(decoded):
     from pyspark.sql import functions as F
 
-    return (decoded.where(F.col("kind") == "quarantine")
-            .select(F.lit("records").alias("source"), "reason",
-                    F.concat(F.lit("partition="), F.coalesce(F.col("record_partition").cast("string"), F.lit("null")),
-                             F.lit(" offset="), F.coalesce(F.col("record_offset").cast("string"), F.lit("null")),
-                             F.lit(" "), F.col("detail")).alias("detail")))
+    return decoded.where(F.col("kind") == "quarantine").select(
+        F.lit("records").alias("source"),
+        "reason",
+        F.concat(
+            F.lit("partition="),
+            F.coalesce(F.col("record_partition").cast("string"), F.lit("null")),
+            F.lit(" offset="),
+            F.coalesce(F.col("record_offset").cast("string"), F.lit("null")),
+            F.lit(" "),
+            F.col("detail"),
+        ).alias("detail"),
+    )
 
 
 def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[str, Any]:
@@ -336,7 +457,9 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     staging = staging_folder(target)
     writer = None
     if tasks is not None:
-        writer = SparkFiles.for_frame(spark, str(staging), commits_select(spark.createDataFrame([], op.COMMIT_DDL)))
+        writer = SparkFiles.for_frame(
+            spark, str(staging), commits_select(spark.createDataFrame([], op.COMMIT_DDL))
+        )
     phase("plan")
     try:
         if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
@@ -345,11 +468,15 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
             writer.finish()
             publish_folder(staging, target)
         elif tasks is not None:
-            write_parquet(commits_select(op.file_pass(spark, tasks, acc, spill_dir=str(spill))), target)
+            write_parquet(
+                commits_select(op.file_pass(spark, tasks, acc, spill_dir=str(spill))), target
+            )
         else:
             if records is not None:
                 restore = _split_finely(spark, records)
-            write_parquet(commits_select(op.frame_pass(source_frame(source_df), acc, str(spill))), target)
+            write_parquet(
+                commits_select(op.frame_pass(source_frame(source_df), acc, str(spill))), target
+            )
         state = acc.value.load_spilled()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -361,22 +488,40 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     latest = _latest_table(state)
     side = _side_table(state)
     empty = spark.createDataFrame([], DECODED_SCHEMA)  # for the output schemas; never run
-    _write_small(spark, outdir / "latest_offsets.parquet", latest_select(spark.createDataFrame([], op.LATEST_DDL)),
-                 lambda f: _latest_arrow(latest, f.schema),
-                 lambda: latest_select(_from_arrow(spark, latest, op.LATEST_DDL)))
-    _write_small(spark, outdir / "group_metadata.parquet", group_metadata_of(empty),
-                 lambda f: _group_metadata_arrow(spark, side, f.schema),
-                 lambda: group_metadata_of(_from_arrow(spark, side, DECODED_SCHEMA)))
-    _write_small(spark, outdir / "quarantine.parquet", quarantine_of(empty),
-                 lambda f: _quarantine_arrow(side, f.schema),
-                 lambda: quarantine_of(_from_arrow(spark, side, DECODED_SCHEMA)))
+    _write_small(
+        spark,
+        outdir / "latest_offsets.parquet",
+        latest_select(spark.createDataFrame([], op.LATEST_DDL)),
+        lambda f: _latest_arrow(latest, f.schema),
+        lambda: latest_select(_from_arrow(spark, latest, op.LATEST_DDL)),
+    )
+    _write_small(
+        spark,
+        outdir / "group_metadata.parquet",
+        group_metadata_of(empty),
+        lambda f: _group_metadata_arrow(spark, side, f.schema),
+        lambda: group_metadata_of(_from_arrow(spark, side, DECODED_SCHEMA)),
+    )
+    _write_small(
+        spark,
+        outdir / "quarantine.parquet",
+        quarantine_of(empty),
+        lambda f: _quarantine_arrow(side, f.schema),
+        lambda: quarantine_of(_from_arrow(spark, side, DECODED_SCHEMA)),
+    )
     phase("latest_group_metadata_quarantine")
 
     n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
     segments = pa.concat_tables(state.segments) if state.segments else None
     episodes = None
-    if n_gm <= LOCAL_REBALANCES:  # a small history: episodes built on the driver from the pass's tables
-        gm_rows = side.filter(pc.equal(side.column("kind"), "group_metadata")) if side is not None else _empty_side()
+    if (
+        n_gm <= LOCAL_REBALANCES
+    ):  # a small history: episodes built on the driver from the pass's tables
+        gm_rows = (
+            side.filter(pc.equal(side.column("kind"), "group_metadata"))
+            if side is not None
+            else _empty_side()
+        )
         episodes = rebalances_from_records(spark, gm_rows, segments)
     if episodes is None:
         gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
@@ -388,8 +533,13 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
-    return _summary(state.counts.items(), 0 if latest is None else latest.num_rows,
-                    _rows(outdir / "rebalances.parquet"), phases, outdir)
+    return _summary(
+        state.counts.items(),
+        0 if latest is None else latest.num_rows,
+        _rows(outdir / "rebalances.parquet"),
+        phases,
+        outdir,
+    )
 
 
 def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> dict[str, Any]:
@@ -430,8 +580,13 @@ def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> d
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
     stats = [((r["kind"], r["tombstone"], r["reason"]), int(r["count"])) for r in stats]
-    return _summary(stats, _rows(outdir / "latest_offsets.parquet"), _rows(outdir / "rebalances.parquet"),
-                    phases, outdir)
+    return _summary(
+        stats,
+        _rows(outdir / "latest_offsets.parquet"),
+        _rows(outdir / "rebalances.parquet"),
+        phases,
+        outdir,
+    )
 
 
 def _phase_clock(phases: dict[str, float]):
@@ -448,7 +603,9 @@ def _phase_clock(phases: dict[str, float]):
     return phase
 
 
-def _summary(counted, latest_offsets: int, rebalances: int, phases: dict[str, float], outdir: Path) -> dict[str, Any]:
+def _summary(
+    counted, latest_offsets: int, rebalances: int, phases: dict[str, float], outdir: Path
+) -> dict[str, Any]:
     """The job's summary from ((kind, tombstone, reason), rows) counts, either path's."""
     counts: dict[str, int] = {}
     tombstones: dict[str, int] = {}
@@ -484,11 +641,16 @@ def latest_select(candidates):
     from pyspark.sql import functions as F
 
     key = ["group", "topic", "partition"]
-    return (candidates.where(~F.col("tombstone"))
-            .select(*key, "offset", "leader_epoch",
-                    F.when(F.col("metadata").isNotNull() & (F.col("metadata") != ""), F.col("metadata"))
-                    .otherwise(F.lit("")).alias("metadata"),
-                    F.timestamp_millis("commit_timestamp").alias("commit_ts"), "record_offset"))
+    return candidates.where(~F.col("tombstone")).select(
+        *key,
+        "offset",
+        "leader_epoch",
+        F.when(F.col("metadata").isNotNull() & (F.col("metadata") != ""), F.col("metadata"))
+        .otherwise(F.lit(""))
+        .alias("metadata"),
+        F.timestamp_millis("commit_timestamp").alias("commit_ts"),
+        "record_offset",
+    )
 
 
 def _from_arrow(spark, table, ddl: str):
@@ -508,7 +670,8 @@ def _latest_table(state):
     if table is None:
         return None
     return table.filter(pc.invert(table.column("tombstone"))).sort_by(
-        [("group", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
+        [("group", "ascending"), ("topic", "ascending"), ("partition", "ascending")]
+    )
 
 
 def _write_small(spark, target: Path, frame, arrow, spark_df) -> None:
@@ -548,10 +711,17 @@ def _latest_arrow(latest, schema):
         return None
     meta = latest.column("metadata")
     meta = pc.if_else(pc.fill_null(pc.not_equal(meta, ""), False), meta, "")
-    return pa.table([latest.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch")]
-                    + [meta, millis_to_ts(latest.column("commit_timestamp").combine_chunks(),
-                                          schema.field("commit_ts").type), latest.column("record_offset")],
-                    schema=schema.remove_metadata())
+    return pa.table(
+        [latest.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch")]
+        + [
+            meta,
+            millis_to_ts(
+                latest.column("commit_timestamp").combine_chunks(), schema.field("commit_ts").type
+            ),
+            latest.column("record_offset"),
+        ],
+        schema=schema.remove_metadata(),
+    )
 
 
 def _group_metadata_arrow(spark, side, schema):
@@ -571,13 +741,26 @@ def _group_metadata_arrow(spark, side, schema):
     sizes = pc.list_value_length(members)
     legacy = (spark.conf.get("spark.sql.legacy.sizeOfNull", "true") or "true").lower() == "true"
     ansi = (spark.conf.get("spark.sql.ansi.enabled", "true") or "true").lower() == "true"
-    sizes = pc.fill_null(sizes, -1 if legacy and not ansi else 0)  # Spark's size(null), then coalesce(.., 0)
+    sizes = pc.fill_null(
+        sizes, -1 if legacy and not ansi else 0
+    )  # Spark's size(null), then coalesce(.., 0)
     ts = schema.field("current_state_ts").type
-    cols = [gm.column(c) for c in ("group", "tombstone", "generation", "protocol_type", "protocol", "leader")]
-    cols += [millis_to_ts(cst, ts, keep), sizes.cast(pa.int32()), members.cast(schema.field("members").type)]
-    cols += [gm.column("record_partition"), gm.column("record_offset"),
-             as_ts(gm.column("record_ts"), schema.field("record_ts").type), gm.column("key_version"),
-             gm.column("value_version")]
+    cols = [
+        gm.column(c)
+        for c in ("group", "tombstone", "generation", "protocol_type", "protocol", "leader")
+    ]
+    cols += [
+        millis_to_ts(cst, ts, keep),
+        sizes.cast(pa.int32()),
+        members.cast(schema.field("members").type),
+    ]
+    cols += [
+        gm.column("record_partition"),
+        gm.column("record_offset"),
+        as_ts(gm.column("record_ts"), schema.field("record_ts").type),
+        gm.column("key_version"),
+        gm.column("value_version"),
+    ]
     return pa.table(cols, schema=schema.remove_metadata())
 
 
@@ -589,11 +772,24 @@ def _quarantine_arrow(side, schema):
     if side is None:
         return None
     q = side.filter(pc.equal(side.column("kind"), "quarantine"))
-    detail = [None if d is None else f"partition={'null' if p is None else p} offset={'null' if o is None else o} {d}"
-              for p, o, d in zip(q.column("record_partition").to_pylist(), q.column("record_offset").to_pylist(),
-                                 q.column("detail").to_pylist())]
-    return pa.table([pa.array(["records"] * q.num_rows, pa.string()), q.column("reason"), pa.array(detail, pa.string())],
-                    schema=schema.remove_metadata())
+    detail = [
+        None
+        if d is None
+        else f"partition={'null' if p is None else p} offset={'null' if o is None else o} {d}"
+        for p, o, d in zip(
+            q.column("record_partition").to_pylist(),
+            q.column("record_offset").to_pylist(),
+            q.column("detail").to_pylist(),
+        )
+    ]
+    return pa.table(
+        [
+            pa.array(["records"] * q.num_rows, pa.string()),
+            q.column("reason"),
+            pa.array(detail, pa.string()),
+        ],
+        schema=schema.remove_metadata(),
+    )
 
 
 def _side_table(state):
@@ -602,10 +798,20 @@ def _side_table(state):
 
     if not state.side:
         return None
-    table = pa.concat_tables([t.cast(t.schema.set(t.schema.get_field_index("record_ts"),
-                                                  pa.field("record_ts", pa.timestamp("us", tz="UTC"))))
-                              for t in state.side])
-    return table.sort_by([("_task", "ascending"), ("_seq", "ascending")]).drop_columns(["_task", "_seq"])
+    table = pa.concat_tables(
+        [
+            t.cast(
+                t.schema.set(
+                    t.schema.get_field_index("record_ts"),
+                    pa.field("record_ts", pa.timestamp("us", tz="UTC")),
+                )
+            )
+            for t in state.side
+        ]
+    )
+    return table.sort_by([("_task", "ascending"), ("_seq", "ascending")]).drop_columns(
+        ["_task", "_seq"]
+    )
 
 
 def _empty_side():
@@ -628,7 +834,11 @@ def _split_finely(spark, path: str) -> str:
     """
     previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
     p = Path(path)
-    total = p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*.parquet") if f.is_file())
+    total = (
+        p.stat().st_size
+        if p.is_file()
+        else sum(f.stat().st_size for f in p.rglob("*.parquet") if f.is_file())
+    )
     cores = max(1, spark.sparkContext.defaultParallelism)
     split = max(1 << 20, min(128 << 20, total // (4 * cores) + 1))
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(split))

@@ -28,8 +28,9 @@ layouts `plan_files` does not take) goes through `frame_pass`, a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -39,14 +40,28 @@ COMMIT_DDL = (
     "key_version int, value_version int"
 )
 COMMIT_COLUMNS = tuple(f.strip().split(" ", 1)[0] for f in COMMIT_DDL.split(","))
-LATEST_COLUMNS = ("group", "topic", "partition", "pos", "tombstone", "offset", "leader_epoch", "metadata",
-                  "commit_timestamp", "record_offset")
-LATEST_DDL = ("group string, topic string, partition int, pos long, tombstone boolean, offset long, leader_epoch int, "
-              "metadata string, commit_timestamp long, record_offset long")
+LATEST_COLUMNS = (
+    "group",
+    "topic",
+    "partition",
+    "pos",
+    "tombstone",
+    "offset",
+    "leader_epoch",
+    "metadata",
+    "commit_timestamp",
+    "record_offset",
+)
+LATEST_DDL = (
+    "group string, topic string, partition int, pos long, tombstone boolean, offset long, leader_epoch int, "
+    "metadata string, commit_timestamp long, record_offset long"
+)
 SEGMENT_DDL = "group string, topic string, partition int, c_lo long, c_hi long, ts_ms long"
 READ_COLUMNS = ("key", "value", "partition", "offset", "timestamp")
 TASK_ROWS = 1 << 19  # a task takes row groups until it has this many rows (~0.6 s of one core)
-BATCH_ROWS = 65_536  # numpy gathers stay in cache; measured 5x faster per record than 1 M-row batches
+BATCH_ROWS = (
+    65_536  # numpy gathers stay in cache; measured 5x faster per record than 1 M-row batches
+)
 
 
 # ---- what leaves a task besides its commits ----------------------------------------------
@@ -111,7 +126,7 @@ class PassState:
         if n:
             self.counts[key] = self.counts.get(key, 0) + n
 
-    def merge(self, other: "PassState") -> "PassState":
+    def merge(self, other: PassState) -> PassState:
         if other.tasks & self.tasks:
             return self
         self.tasks |= other.tasks
@@ -126,11 +141,11 @@ class PassState:
             self.count(k, v)
         return self
 
-    def finish(self) -> "PassState":
+    def finish(self) -> PassState:
         self._reduce()
         return self
 
-    def spill(self, folder: str | None, task: int) -> "PassState":
+    def spill(self, folder: str | None, task: int) -> PassState:
         """Write this task's side tables to `folder` (a local master's shared disk) and keep only their names.
 
         What an accumulator ships counts against spark.driver.maxResultSize and grows with the input (one
@@ -141,8 +156,11 @@ class PassState:
         import pyarrow.parquet as pq
 
         self._reduce()
-        kinds = (("latest", [self.latest] if self.latest is not None else []), ("side", self.side),
-                 ("segments", self.segments))
+        kinds = (
+            ("latest", [self.latest] if self.latest is not None else []),
+            ("side", self.side),
+            ("segments", self.segments),
+        )
         for kind, tables in kinds:
             for i, t in enumerate(tables):
                 path = os.path.join(folder, f"task-{task:06d}-{kind}-{i:04d}.parquet")
@@ -151,7 +169,7 @@ class PassState:
         self.latest, self.side, self.segments = None, [], []
         return self
 
-    def load_spilled(self) -> "PassState":
+    def load_spilled(self) -> PassState:
         """On the driver: read the spilled side tables back (reducing latest offsets as they come)."""
         import pyarrow.parquet as pq
 
@@ -197,7 +215,9 @@ class PassDecoder:
         self.state.tasks.add(task)
         self.key_cache: dict[bytes, Any] = {}
         self.schemas: dict[Any, Any] = {}
-        self._batch_gm: list[tuple[str, int]] = []  # this batch's GroupMetadata records (group, record offset)
+        self._batch_gm: list[
+            tuple[str, int]
+        ] = []  # this batch's GroupMetadata records (group, record offset)
         self._batch_commits: list = []  # this batch's commit batches, for _segment_batch
 
     def decode(self, batch):
@@ -242,16 +262,40 @@ class PassDecoder:
             values, nulls = cols[name]
             return pa.array(values.astype(dtype, copy=False), mask=nulls if mask else None)
 
-        self.state.add_latest(reduce_latest(pa.table({
-            "group": cols["group"], "topic": cols["topic"], "partition": pa.array(part), "pos": pa.array(pos),
-            "tombstone": pa.array(tomb), "offset": num("offset", np.int64), "leader_epoch": num("leader_epoch", np.int32),
-            "metadata": cols["metadata"], "commit_timestamp": num("commit_timestamp", np.int64),
-            "record_offset": roff})))
+        self.state.add_latest(
+            reduce_latest(
+                pa.table(
+                    {
+                        "group": cols["group"],
+                        "topic": cols["topic"],
+                        "partition": pa.array(part),
+                        "pos": pa.array(pos),
+                        "tombstone": pa.array(tomb),
+                        "offset": num("offset", np.int64),
+                        "leader_epoch": num("leader_epoch", np.int32),
+                        "metadata": cols["metadata"],
+                        "commit_timestamp": num("commit_timestamp", np.int64),
+                        "record_offset": roff,
+                    }
+                )
+            )
+        )
         live = ~tomb
-        arrays = [cols["group"], cols["topic"], pa.array(part), num("offset", np.int64),
-                  num("leader_epoch", np.int32), cols["metadata"], num("commit_timestamp", np.int64),
-                  num("expire_timestamp", np.int64), rpart, roff, cols["record_ts"],
-                  num("key_version", np.int32, False), num("value_version", np.int32)]
+        arrays = [
+            cols["group"],
+            cols["topic"],
+            pa.array(part),
+            num("offset", np.int64),
+            num("leader_epoch", np.int32),
+            cols["metadata"],
+            num("commit_timestamp", np.int64),
+            num("expire_timestamp", np.int64),
+            rpart,
+            roff,
+            cols["record_ts"],
+            num("key_version", np.int32, False),
+            num("value_version", np.int32),
+        ]
         out = pa.RecordBatch.from_arrays(arrays, schema=_commit_schema(ts_type))
         if n_tomb:
             out = out.filter(pa.array(live))
@@ -269,26 +313,49 @@ class PassDecoder:
         dec = _decode_slow(sub, wide, self.key_cache)
         kind = dec.column("kind")
         tomb = dec.column("tombstone").fill_null(False)
-        for r in pa.table({"k": kind, "t": tomb, "r": dec.column("reason")}).group_by(["k", "t", "r"]).aggregate(
-                [("k", "count")]).to_pylist():
+        for r in (
+            pa.table({"k": kind, "t": tomb, "r": dec.column("reason")})
+            .group_by(["k", "t", "r"])
+            .aggregate([("k", "count")])
+            .to_pylist()
+        ):
             self.state.count((r["k"], bool(r["t"]), r["r"]), r["k_count"])
         is_oc = pc.equal(kind, "offset_commit")
         other = pc.invert(is_oc)
         if pc.any(other).as_py():
             side = dec.filter(other)
             seq = pa.array(self.seq + rows[np.asarray(other.to_numpy(zero_copy_only=False), bool)])
-            self.state.side.append(pa.Table.from_batches([side]).append_column("_task", pa.array(
-                np.full(side.num_rows, self.task, np.int64))).append_column("_seq", seq))
+            self.state.side.append(
+                pa.Table.from_batches([side])
+                .append_column("_task", pa.array(np.full(side.num_rows, self.task, np.int64)))
+                .append_column("_seq", seq)
+            )
             gm = side.filter(pc.equal(side.column("kind"), "group_metadata"))
-            self._batch_gm.extend(zip(gm.column("group").to_pylist(), gm.column("record_offset").to_pylist()))
+            self._batch_gm.extend(
+                zip(gm.column("group").to_pylist(), gm.column("record_offset").to_pylist())
+            )
         oc = dec.filter(is_oc)
         if oc.num_rows:
-            self.state.add_latest(reduce_latest(pa.table({
-                "group": oc.column("group"), "topic": oc.column("topic"), "partition": oc.column("partition"),
-                "pos": pa.array(_pos(oc.column("record_partition"), oc.column("record_offset"))),
-                "tombstone": oc.column("tombstone"), "offset": oc.column("offset"),
-                "leader_epoch": oc.column("leader_epoch"), "metadata": oc.column("metadata"),
-                "commit_timestamp": oc.column("commit_timestamp"), "record_offset": oc.column("record_offset")})))
+            self.state.add_latest(
+                reduce_latest(
+                    pa.table(
+                        {
+                            "group": oc.column("group"),
+                            "topic": oc.column("topic"),
+                            "partition": oc.column("partition"),
+                            "pos": pa.array(
+                                _pos(oc.column("record_partition"), oc.column("record_offset"))
+                            ),
+                            "tombstone": oc.column("tombstone"),
+                            "offset": oc.column("offset"),
+                            "leader_epoch": oc.column("leader_epoch"),
+                            "metadata": oc.column("metadata"),
+                            "commit_timestamp": oc.column("commit_timestamp"),
+                            "record_offset": oc.column("record_offset"),
+                        }
+                    )
+                )
+            )
         live = pc.and_(is_oc, pc.invert(tomb))
         commits = dec.filter(live).select(list(COMMIT_COLUMNS))
         if commits.num_rows:
@@ -309,7 +376,11 @@ class PassDecoder:
         gms, self._batch_gm = self._batch_gm, []
         if not commits:
             return
-        t = pa.Table.from_batches(commits).combine_chunks() if len(commits) > 1 else pa.Table.from_batches(commits)
+        t = (
+            pa.Table.from_batches(commits).combine_chunks()
+            if len(commits) > 1
+            else pa.Table.from_batches(commits)
+        )
         enc = pc.dictionary_encode(t.column("group")).combine_chunks()
         code = enc.indices.to_numpy()
         order = t.column("record_offset").to_numpy()
@@ -322,15 +393,36 @@ class PassDecoder:
                     by_group.setdefault(names[g], []).append(o)
             for c, orders in by_group.items():
                 sel = code == c
-                seg[sel] = np.searchsorted(np.sort(np.asarray(orders, np.int64)), order[sel], side="left")
+                seg[sel] = np.searchsorted(
+                    np.sort(np.asarray(orders, np.int64)), order[sel], side="left"
+                )
         topics = pc.dictionary_encode(t.column("topic")).combine_chunks()
-        agg = pa.table({"code": code, "tcode": topics.indices, "partition": t.column("partition"), "seg": seg,
-                        "order": order, "ts": t.column("commit_timestamp")}).group_by(
-            ["code", "tcode", "partition", "seg"]).aggregate([("order", "min"), ("order", "max"), ("ts", "max")])
-        self.state.segments.append(pa.table({
-            "group": enc.dictionary.take(agg.column("code")), "topic": topics.dictionary.take(agg.column("tcode")),
-            "partition": agg.column("partition"), "c_lo": agg.column("order_min"),
-            "c_hi": agg.column("order_max"), "ts_ms": agg.column("ts_max")}))
+        agg = (
+            pa.table(
+                {
+                    "code": code,
+                    "tcode": topics.indices,
+                    "partition": t.column("partition"),
+                    "seg": seg,
+                    "order": order,
+                    "ts": t.column("commit_timestamp"),
+                }
+            )
+            .group_by(["code", "tcode", "partition", "seg"])
+            .aggregate([("order", "min"), ("order", "max"), ("ts", "max")])
+        )
+        self.state.segments.append(
+            pa.table(
+                {
+                    "group": enc.dictionary.take(agg.column("code")),
+                    "topic": topics.dictionary.take(agg.column("tcode")),
+                    "partition": agg.column("partition"),
+                    "c_lo": agg.column("order_min"),
+                    "c_hi": agg.column("order_max"),
+                    "ts_ms": agg.column("ts_max"),
+                }
+            )
+        )
 
     def batches(self, batches: Iterator) -> Iterator:
         for batch in batches:
@@ -342,8 +434,9 @@ class PassDecoder:
 
 def _pos(rpart, roff) -> np.ndarray:
     """Log position as latest_offsets_of orders records: partition * 2^40 + offset."""
-    return (np.asarray(rpart.to_numpy(zero_copy_only=False), np.int64) * (1 << 40)
-            + np.asarray(roff.to_numpy(zero_copy_only=False), np.int64))
+    return np.asarray(rpart.to_numpy(zero_copy_only=False), np.int64) * (1 << 40) + np.asarray(
+        roff.to_numpy(zero_copy_only=False), np.int64
+    )
 
 
 def _wide_schema(ts_type):
@@ -355,10 +448,21 @@ def _wide_schema(ts_type):
 def _commit_schema(ts_type):
     import pyarrow as pa
 
-    types = {"group": pa.string(), "topic": pa.string(), "partition": pa.int32(), "offset": pa.int64(),
-             "leader_epoch": pa.int32(), "metadata": pa.string(), "commit_timestamp": pa.int64(),
-             "expire_timestamp": pa.int64(), "record_partition": pa.int32(), "record_offset": pa.int64(),
-             "record_ts": ts_type, "key_version": pa.int32(), "value_version": pa.int32()}
+    types = {
+        "group": pa.string(),
+        "topic": pa.string(),
+        "partition": pa.int32(),
+        "offset": pa.int64(),
+        "leader_epoch": pa.int32(),
+        "metadata": pa.string(),
+        "commit_timestamp": pa.int64(),
+        "expire_timestamp": pa.int64(),
+        "record_partition": pa.int32(),
+        "record_offset": pa.int64(),
+        "record_ts": ts_type,
+        "key_version": pa.int32(),
+        "value_version": pa.int32(),
+    }
     return pa.schema([(c, types[c]) for c in COMMIT_COLUMNS])
 
 
@@ -395,9 +499,14 @@ def plan_files(path: str) -> list[list[tuple[str, int]]] | None:
         files = [p]
     elif p.is_dir():
         # Spark's rule for hidden files: a leading "." always, a leading "_" unless the name has a "="
-        entries = sorted(e for e in p.iterdir()
-                         if not (e.name.startswith(".") or (e.name.startswith("_") and "=" not in e.name)))
-        if any(not e.is_file() for e in entries) or any(e.name.endswith("._COPYING_") for e in entries):
+        entries = sorted(
+            e
+            for e in p.iterdir()
+            if not (e.name.startswith(".") or (e.name.startswith("_") and "=" not in e.name))
+        )
+        if any(not e.is_file() for e in entries) or any(
+            e.name.endswith("._COPYING_") for e in entries
+        ):
             return None
         files = entries
     else:
@@ -419,26 +528,41 @@ def plan_files(path: str) -> list[list[tuple[str, int]]] | None:
             if i < 0:
                 return None
             t = schema.field(i).type
-            if c in ("key", "value") and not (pa.types.is_binary(t) or pa.types.is_large_binary(t)
-                                              or pa.types.is_string(t) or pa.types.is_large_string(t)):
+            if c in ("key", "value") and not (
+                pa.types.is_binary(t)
+                or pa.types.is_large_binary(t)
+                or pa.types.is_string(t)
+                or pa.types.is_large_string(t)
+            ):
                 return None
             if c == "partition" and t not in (pa.int8(), pa.int16(), pa.int32()):
                 return None
             if c == "offset" and t not in (pa.int8(), pa.int16(), pa.int32(), pa.int64()):
                 return None
             if c == "timestamp":
-                leaf = meta.schema.column(meta.schema.names.index("timestamp")) if "timestamp" in meta.schema.names else None
+                leaf = (
+                    meta.schema.column(meta.schema.names.index("timestamp"))
+                    if "timestamp" in meta.schema.names
+                    else None
+                )
                 if not pa.types.is_timestamp(t) or leaf is None or leaf.physical_type != "INT64":
                     return None
             types.append(t)
         if seen is not None and types != seen:
             return None
         seen = types
-        groups += [(str(f), rg, meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups)
-                   if meta.row_group(rg).num_rows]
+        groups += [
+            (str(f), rg, meta.row_group(rg).num_rows)
+            for rg in range(meta.num_row_groups)
+            if meta.row_group(rg).num_rows
+        ]
     tasks: list[list[tuple[str, int]]] = []
     rows = TASK_ROWS
-    for f, rg, n in groups:  # row groups stay whole; small ones share a task, so tiny files cost no task each
+    for (
+        f,
+        rg,
+        n,
+    ) in groups:  # row groups stay whole; small ones share a task, so tiny files cost no task each
         if rows >= TASK_ROWS:
             tasks.append([])
             rows = 0
@@ -452,7 +576,9 @@ def read_row_group(path: str, row_group: int) -> Iterator:
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
-    for b in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[row_group], columns=list(READ_COLUMNS)):
+    for b in pf.iter_batches(
+        batch_size=BATCH_ROWS, row_groups=[row_group], columns=list(READ_COLUMNS)
+    ):
         yield _normalise(b)
 
 
@@ -479,8 +605,15 @@ def _normalise(b):
     mask = np.asarray(ts.is_null().to_numpy(zero_copy_only=False), bool) if ts.null_count else None
     micros = pa.array(vals, pa.timestamp("us", tz="UTC"), mask=mask)
     return pa.RecordBatch.from_arrays(
-        [binary(b.column("key")), binary(b.column("value")), b.column("partition").cast(pa.int32()),
-         b.column("offset").cast(pa.int64()), micros], names=list(READ_COLUMNS))
+        [
+            binary(b.column("key")),
+            binary(b.column("value")),
+            b.column("partition").cast(pa.int32()),
+            b.column("offset").cast(pa.int64()),
+            micros,
+        ],
+        names=list(READ_COLUMNS),
+    )
 
 
 def commit_output(batch, schema):
@@ -493,15 +626,24 @@ def commit_output(batch, schema):
     ts = schema.field("commit_ts").type
     expire = batch.column("expire_timestamp")
     keep = np.asarray(expire.fill_null(-1).to_numpy(), np.int64) >= 0
-    cols = [batch.column(c) for c in ("group", "topic", "partition", "offset", "leader_epoch", "metadata")]
+    cols = [
+        batch.column(c)
+        for c in ("group", "topic", "partition", "offset", "leader_epoch", "metadata")
+    ]
     cols += [millis_to_ts(batch.column("commit_timestamp"), ts), millis_to_ts(expire, ts, keep)]
-    cols += [batch.column("record_partition"), batch.column("record_offset"),
-             as_ts(batch.column("record_ts"), schema.field("record_ts").type),
-             batch.column("key_version"), batch.column("value_version")]
+    cols += [
+        batch.column("record_partition"),
+        batch.column("record_offset"),
+        as_ts(batch.column("record_ts"), schema.field("record_ts").type),
+        batch.column("key_version"),
+        batch.column("value_version"),
+    ]
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def file_pass(spark, tasks: list[list[tuple[str, int]]], acc, writer=None, spill_dir: str | None = None):
+def file_pass(
+    spark, tasks: list[list[tuple[str, int]]], acc, writer=None, spill_dir: str | None = None
+):
     """One Spark task per plan_files task, its row groups read and decoded in Python; state in `acc`.
 
     Without `writer` the frame is the commits (COMMIT_DDL) for Spark to write;
@@ -519,9 +661,15 @@ def file_pass(spark, tasks: list[list[tuple[str, int]]], acc, writer=None, spill
                 if writer is None:
                     yield from dec.batches(source)
                 else:
-                    rows = writer.write(i, (commit_output(c, writer.schema) for c in dec.batches(source)))
-                    yield pa.record_batch({"task": pa.array([i], pa.int64()), "rows": pa.array([rows], pa.int64())})
+                    rows = writer.write(
+                        i, (commit_output(c, writer.schema) for c in dec.batches(source))
+                    )
+                    yield pa.record_batch(
+                        {"task": pa.array([i], pa.int64()), "rows": pa.array([rows], pa.int64())}
+                    )
                 acc.add(dec.state.finish().spill(spill_dir, i))
 
     n = max(1, len(tasks))
-    return spark.range(0, len(tasks), 1, n).mapInArrow(run, COMMIT_DDL if writer is None else "task long, rows long")
+    return spark.range(0, len(tasks), 1, n).mapInArrow(
+        run, COMMIT_DDL if writer is None else "task long, rows long"
+    )

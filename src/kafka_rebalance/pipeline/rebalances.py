@@ -50,10 +50,28 @@ EPISODE_SCHEMA = (
     "joined array<string>, left array<string>, partitions_moved int, partitions_assigned int, "
     "partitions_unassigned int"
 )
-EPISODE_COLUMNS = ("group", "generation_from", "generation_to", "start_ms", "end_ms", "duration_ms", "start_source",
-                   "protocol", "leader", "members_before", "members_after", "joined", "left", "partitions_moved",
-                   "partitions_assigned", "partitions_unassigned")
-SEGMENT_KEY = ("topic", "partition")  # what segments need, besides (group, c_lo, c_hi, ts_ms), to stand in for commits
+EPISODE_COLUMNS = (
+    "group",
+    "generation_from",
+    "generation_to",
+    "start_ms",
+    "end_ms",
+    "duration_ms",
+    "start_source",
+    "protocol",
+    "leader",
+    "members_before",
+    "members_after",
+    "joined",
+    "left",
+    "partitions_moved",
+    "partitions_assigned",
+    "partitions_unassigned",
+)
+SEGMENT_KEY = (
+    "topic",
+    "partition",
+)  # what segments need, besides (group, c_lo, c_hi, ts_ms), to stand in for commits
 
 _SEP = "\u0001"
 
@@ -82,17 +100,29 @@ def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
         after_ids = set(m["identities"])
         before_owner = _owners(prev["owners"]) if prev is not None else {}
         after_owner = _owners(m["owners"])
-        moved = sum(1 for tp, o in after_owner.items() if tp in before_owner and before_owner[tp] != o)
-        out.append({
-            "group": group, "generation_from": prev["generation"] if prev is not None else None,
-            "generation_to": m["generation"], "start_ms": start, "end_ms": end,
-            "duration_ms": None if start is None else end - start,
-            "start_source": None if start is None else "commit", "protocol": m["protocol"], "leader": m["leader"],
-            "members_before": len(before_ids), "members_after": len(after_ids),
-            "joined": sorted(after_ids - before_ids), "left": sorted(before_ids - after_ids),
-            "partitions_moved": moved, "partitions_assigned": len(after_owner),
-            "partitions_unassigned": sum(1 for tp in before_owner if tp not in after_owner),
-        })
+        moved = sum(
+            1 for tp, o in after_owner.items() if tp in before_owner and before_owner[tp] != o
+        )
+        out.append(
+            {
+                "group": group,
+                "generation_from": prev["generation"] if prev is not None else None,
+                "generation_to": m["generation"],
+                "start_ms": start,
+                "end_ms": end,
+                "duration_ms": None if start is None else end - start,
+                "start_source": None if start is None else "commit",
+                "protocol": m["protocol"],
+                "leader": m["leader"],
+                "members_before": len(before_ids),
+                "members_after": len(after_ids),
+                "joined": sorted(after_ids - before_ids),
+                "left": sorted(before_ids - after_ids),
+                "partitions_moved": moved,
+                "partitions_assigned": len(after_owner),
+                "partitions_unassigned": sum(1 for tp in before_owner if tp not in after_owner),
+            }
+        )
         prev = m
     return out
 
@@ -121,7 +151,8 @@ def segments_are_exact(group_metadata, segments) -> bool:
         return False
     gm = group_metadata.select("group", F.col("record_offset").alias("order"))
     inside = segments.join(F.broadcast(gm), "group").where(
-        (F.col("order") >= F.col("c_lo")) & (F.col("order") <= F.col("c_hi")))
+        (F.col("order") >= F.col("c_lo")) & (F.col("order") <= F.col("c_hi"))
+    )
     return not inside.limit(1).collect()
 
 
@@ -145,39 +176,69 @@ def _meta(group_metadata, commits, segments):
 
     ident = "coalesce(m.group_instance_id, m.member_id)"
     meta = group_metadata.select(
-        "group", "tombstone", "generation", "protocol", "leader",
+        "group",
+        "tombstone",
+        "generation",
+        "protocol",
+        "leader",
         F.floor(F.unix_micros("record_ts") / 1000).cast("long").alias("ts_ms"),
         F.col("record_offset").alias("order"),
         F.expr(f"transform(coalesce(members, array()), m -> {ident})").alias("identities"),
-        F.expr(f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
-               f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))").alias("owners"),
+        F.expr(
+            f"flatten(transform(coalesce(members, array()), m -> transform(coalesce(m.assigned, array()), "
+            f"a -> concat_ws('{_SEP}', a.topic, cast(a.partition as string), {ident}))))"
+        ).alias("owners"),
     )
     # Each partition's last commit between consecutive GroupMetadata records. Segments (few): the intervals
     # are broadcast and range-joined with them in the JVM. Commits (many): each task finds its commits'
     # intervals by binary search over the records' offsets and reduces them per partition before the shuffle.
     if segments is not None:
         w = Window.partitionBy("group").orderBy("order")
-        intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo")).where(F.col("lo").isNotNull())
+        intervals = meta.select("group", "order", F.lag("order").over(w).alias("lo")).where(
+            F.col("lo").isNotNull()
+        )
         spans = segments.select("group", "topic", "partition", "c_lo", "c_hi", "ts_ms")
-        spans = (spans.join(F.broadcast(intervals), "group")
-                 .where((F.col("c_hi") < F.col("order")) & (F.col("c_lo") > F.col("lo"))))
+        spans = spans.join(F.broadcast(intervals), "group").where(
+            (F.col("c_hi") < F.col("order")) & (F.col("c_lo") > F.col("lo"))
+        )
     else:
         orders: dict = {}
         for r in group_metadata.select("group", "record_offset").collect():
             if r["group"] is not None and r["record_offset"] is not None:
                 orders.setdefault(r["group"], []).append(int(r["record_offset"]))
-        spans = commits.select("group", "topic", "partition", "record_offset",
-                               F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms")).mapInArrow(
-            _interval_tagger({g: sorted(o) for g, o in orders.items()}), _TAGGED_DDL)
-    per_partition = spans.groupBy("group", "order", "lo", "topic", "partition").agg(F.max("ts_ms").alias("ts_ms"))
+        spans = commits.select(
+            "group",
+            "topic",
+            "partition",
+            "record_offset",
+            F.floor(F.unix_micros("commit_ts") / 1000).cast("long").alias("ts_ms"),
+        ).mapInArrow(_interval_tagger({g: sorted(o) for g, o in orders.items()}), _TAGGED_DDL)
+    per_partition = spans.groupBy("group", "order", "lo", "topic", "partition").agg(
+        F.max("ts_ms").alias("ts_ms")
+    )
     # who owned each partition in the previous record (the one at `lo`)
-    owned = (group_metadata.select("group", F.col("record_offset").alias("lo"), F.explode("members").alias("m"))
-             .select("group", "lo", F.expr(ident).alias("who"), F.explode("m.assigned").alias("a"))
-             .select("group", "lo", "who", F.col("a.topic").alias("topic"), F.col("a.partition").alias("partition"))
-             .where(F.col("topic").isNotNull() & F.col("partition").isNotNull()).distinct())
-    reacted = (per_partition.join(owned, ["group", "lo", "topic", "partition"])
-               .groupBy("group", "order", "who").agg(F.max("ts_ms").alias("ts_ms"))
-               .groupBy("group", "order").agg(F.collect_list("ts_ms").alias("member_last_commits")))
+    owned = (
+        group_metadata.select(
+            "group", F.col("record_offset").alias("lo"), F.explode("members").alias("m")
+        )
+        .select("group", "lo", F.expr(ident).alias("who"), F.explode("m.assigned").alias("a"))
+        .select(
+            "group",
+            "lo",
+            "who",
+            F.col("a.topic").alias("topic"),
+            F.col("a.partition").alias("partition"),
+        )
+        .where(F.col("topic").isNotNull() & F.col("partition").isNotNull())
+        .distinct()
+    )
+    reacted = (
+        per_partition.join(owned, ["group", "lo", "topic", "partition"])
+        .groupBy("group", "order", "who")
+        .agg(F.max("ts_ms").alias("ts_ms"))
+        .groupBy("group", "order")
+        .agg(F.collect_list("ts_ms").alias("member_last_commits"))
+    )
     return meta.join(reacted, ["group", "order"], "left")
 
 
@@ -198,9 +259,15 @@ def _interval_tagger(orders: dict[str, list[int]]):
 
         sorted_orders = {g: np.asarray(o, np.int64) for g, o in orders.items()}
         for b in batches:
-            b = b.filter(pc.and_(pc.and_(pc.is_valid(b.column("group")), pc.is_valid(b.column("record_offset"))),
-                                 pc.and_(pc.is_valid(b.column("ts_ms")), pc.and_(
-                                     pc.is_valid(b.column("topic")), pc.is_valid(b.column("partition"))))))
+            b = b.filter(
+                pc.and_(
+                    pc.and_(pc.is_valid(b.column("group")), pc.is_valid(b.column("record_offset"))),
+                    pc.and_(
+                        pc.is_valid(b.column("ts_ms")),
+                        pc.and_(pc.is_valid(b.column("topic")), pc.is_valid(b.column("partition"))),
+                    ),
+                )
+            )
             if b.num_rows == 0:
                 continue
             enc = pc.dictionary_encode(b.column("group"))
@@ -222,12 +289,24 @@ def _interval_tagger(orders: dict[str, list[int]]):
             if not keep.any():
                 continue
             mask = pa.array(keep)
-            t = pa.table({"group": b.column("group").filter(mask), "order": pa.array(hi[keep]),
-                          "lo": pa.array(lo[keep]), "topic": b.column("topic").filter(mask),
-                          "partition": b.column("partition").filter(mask), "ts_ms": b.column("ts_ms").filter(mask)})
-            agg = t.group_by(["group", "order", "lo", "topic", "partition"]).aggregate([("ts_ms", "max")])
-            yield from agg.select(["group", "order", "lo", "topic", "partition", "ts_ms_max"]).rename_columns(
-                ["group", "order", "lo", "topic", "partition", "ts_ms"]).to_batches()
+            t = pa.table(
+                {
+                    "group": b.column("group").filter(mask),
+                    "order": pa.array(hi[keep]),
+                    "lo": pa.array(lo[keep]),
+                    "topic": b.column("topic").filter(mask),
+                    "partition": b.column("partition").filter(mask),
+                    "ts_ms": b.column("ts_ms").filter(mask),
+                }
+            )
+            agg = t.group_by(["group", "order", "lo", "topic", "partition"]).aggregate(
+                [("ts_ms", "max")]
+            )
+            yield from (
+                agg.select(["group", "order", "lo", "topic", "partition", "ts_ms_max"])
+                .rename_columns(["group", "order", "lo", "topic", "partition", "ts_ms"])
+                .to_batches()
+            )
 
     return run
 
@@ -242,8 +321,11 @@ def _per_group(key, m):
     for r in rows:
         r["generation"] = None if pd.isna(r["generation"]) else int(r["generation"])
         lasts = r["member_last_commits"]
-        r["member_last_commits"] = [] if lasts is None or (not hasattr(lasts, "__len__") and pd.isna(lasts)) \
+        r["member_last_commits"] = (
+            []
+            if lasts is None or (not hasattr(lasts, "__len__") and pd.isna(lasts))
             else [int(t) for t in lasts]
+        )
     return _frame(episodes_for_group(group, rows))
 
 
@@ -251,8 +333,15 @@ def _frame(eps: list[dict]):
     import pandas as pd
 
     df = pd.DataFrame(eps, columns=list(EPISODE_COLUMNS))
-    for i, c in ((3, "start"), (4, "end")):  # integers all the way (a float would round the nanoseconds)
-        df.insert(i, c, pd.to_datetime(df.pop(f"{c}_ms").astype("Int64"), unit="ms").astype("datetime64[ns]"))
+    for i, c in (
+        (3, "start"),
+        (4, "end"),
+    ):  # integers all the way (a float would round the nanoseconds)
+        df.insert(
+            i,
+            c,
+            pd.to_datetime(df.pop(f"{c}_ms").astype("Int64"), unit="ms").astype("datetime64[ns]"),
+        )
     return df.astype({"generation_from": "Int32", "generation_to": "Int32", "duration_ms": "Int64"})
 
 
@@ -280,36 +369,76 @@ def episodes_from_records(group_metadata, segments):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if segments is not None and segments.num_rows and any(c not in segments.column_names for c in SEGMENT_KEY):
+    if (
+        segments is not None
+        and segments.num_rows
+        and any(c not in segments.column_names for c in SEGMENT_KEY)
+    ):
         return None
-    rows = group_metadata.select(["group", "tombstone", "generation", "protocol", "leader", "record_ts",
-                                  "record_offset", "members"]).to_pylist()
+    rows = group_metadata.select(
+        [
+            "group",
+            "tombstone",
+            "generation",
+            "protocol",
+            "leader",
+            "record_ts",
+            "record_offset",
+            "members",
+        ]
+    ).to_pylist()
     ts_us = []
-    if rows:  # microseconds whatever the unit (the pass hands microseconds; floored, as Spark reads them)
+    if (
+        rows
+    ):  # microseconds whatever the unit (the pass hands microseconds; floored, as Spark reads them)
         rts = group_metadata.column("record_ts")
-        ts_us = pc.cast(rts, pa.timestamp("us", rts.type.tz), safe=False).cast(pa.int64()).to_numpy(
-            zero_copy_only=False)
+        ts_us = (
+            pc.cast(rts, pa.timestamp("us", rts.type.tz), safe=False)
+            .cast(pa.int64())
+            .to_numpy(zero_copy_only=False)
+        )
     by_group: dict = {}
     for r, us in zip(rows, ts_us):
         members = r["members"] or []
-        ident = [m["group_instance_id"] if m["group_instance_id"] is not None else m["member_id"] for m in members]
-        owners = [_SEP.join(s for s in (a["topic"], None if a["partition"] is None else str(a["partition"]), who)
-                            if s is not None)
-                  for m, who in zip(members, ident) for a in (m["assigned"] or [])]
+        ident = [
+            m["group_instance_id"] if m["group_instance_id"] is not None else m["member_id"]
+            for m in members
+        ]
+        owners = [
+            _SEP.join(
+                s
+                for s in (a["topic"], None if a["partition"] is None else str(a["partition"]), who)
+                if s is not None
+            )
+            for m, who in zip(members, ident)
+            for a in (m["assigned"] or [])
+        ]
         owned: dict = {}
         for m, who in zip(members, ident):
             for a in m["assigned"] or []:
                 if a["topic"] is not None and a["partition"] is not None:
                     owned.setdefault((a["topic"], a["partition"]), set()).add(who)
-        by_group.setdefault(r["group"], []).append({
-            "tombstone": r["tombstone"], "generation": r["generation"], "protocol": r["protocol"],
-            "leader": r["leader"], "ts_ms": int(us) // 1000, "order": r["record_offset"], "identities": ident,
-            "owners": owners, "owned": owned, "member_last_commits": []})
+        by_group.setdefault(r["group"], []).append(
+            {
+                "tombstone": r["tombstone"],
+                "generation": r["generation"],
+                "protocol": r["protocol"],
+                "leader": r["leader"],
+                "ts_ms": int(us) // 1000,
+                "order": r["record_offset"],
+                "identities": ident,
+                "owners": owners,
+                "owned": owned,
+                "member_last_commits": [],
+            }
+        )
     for meta in by_group.values():
         meta.sort(key=lambda x: x["order"])
     if segments is not None and segments.num_rows:
         seg = segments.select(["group", "topic", "partition", "c_lo", "c_hi", "ts_ms"])
-        seg = seg.filter(pc.and_(pc.is_valid(seg.column("topic")), pc.is_valid(seg.column("partition"))))
+        seg = seg.filter(
+            pc.and_(pc.is_valid(seg.column("topic")), pc.is_valid(seg.column("partition")))
+        )
         groups = seg.column("group").to_pylist()
         c_lo, c_hi = (seg.column(c).to_numpy() for c in ("c_lo", "c_hi"))
         k_all = np.full(len(groups), -1, np.int64)
@@ -328,12 +457,24 @@ def episodes_from_records(group_metadata, segments):
             # the interval (orders[k-1], orders[k]): commits before the first record or after the last end none
             k_all[idx] = np.where((k >= 1) & (k < len(orders)), k, -1)
         keep = k_all >= 0
-        last = (pa.table({"group": seg.column("group"), "k": k_all, "topic": seg.column("topic"),
-                          "partition": seg.column("partition"), "ts": seg.column("ts_ms")})
-                .filter(pa.array(keep)).group_by(["group", "k", "topic", "partition"]).aggregate([("ts", "max")]))
+        last = (
+            pa.table(
+                {
+                    "group": seg.column("group"),
+                    "k": k_all,
+                    "topic": seg.column("topic"),
+                    "partition": seg.column("partition"),
+                    "ts": seg.column("ts_ms"),
+                }
+            )
+            .filter(pa.array(keep))
+            .group_by(["group", "k", "topic", "partition"])
+            .aggregate([("ts", "max")])
+        )
         reacted: dict = {}  # (group, k) -> {member: last commit}
-        for g, k, topic, part, ts in zip(*(last.column(c).to_pylist()
-                                          for c in ("group", "k", "topic", "partition", "ts_max"))):
+        for g, k, topic, part, ts in zip(
+            *(last.column(c).to_pylist() for c in ("group", "k", "topic", "partition", "ts_max"))
+        ):
             whos = by_group[g][k - 1]["owned"].get((topic, part), ())
             mine = reacted.setdefault((g, k), {})
             for who in whos:
@@ -347,4 +488,6 @@ def episodes_from_records(group_metadata, segments):
             frames.append(f)
     if not frames:
         return _frame([])
-    return pd.concat(frames, ignore_index=True).sort_values(["group", "end"], kind="stable", na_position="first")
+    return pd.concat(frames, ignore_index=True).sort_values(
+        ["group", "end"], kind="stable", na_position="first"
+    )

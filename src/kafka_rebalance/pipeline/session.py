@@ -6,7 +6,9 @@ import os
 import sys
 
 
-def get_spark(master: str | None = None, shuffle_partitions: int = 8, app_name: str = "kafka-rebalance"):
+def get_spark(
+    master: str | None = None, shuffle_partitions: int = 8, app_name: str = "kafka-rebalance"
+):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"
@@ -25,7 +27,9 @@ def get_spark(master: str | None = None, shuffle_partitions: int = 8, app_name: 
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
     )
     if master.startswith("local"):
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config(
+            "spark.driver.bindAddress", "127.0.0.1"
+        )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -32,15 +32,21 @@ _CODECS = ("snappy", "gzip", "zstd", "none", "uncompressed")
 class SparkFiles:
     """One Parquet folder in Spark's layout: part files from tasks or the driver, then finish()."""
 
-    def __init__(self, folder: str, schema_json: str, arrow_schema, spark_version: str, codec: str) -> None:
+    def __init__(
+        self, folder: str, schema_json: str, arrow_schema, spark_version: str, codec: str
+    ) -> None:
         self.folder, self.codec = folder, codec
-        self.schema = arrow_schema.with_metadata({"org.apache.spark.sql.parquet.row.metadata": schema_json,
-                                                  "org.apache.spark.version": spark_version})
+        self.schema = arrow_schema.with_metadata(
+            {
+                "org.apache.spark.sql.parquet.row.metadata": schema_json,
+                "org.apache.spark.version": spark_version,
+            }
+        )
         self.int96 = any(_is_naive_ts(f.type) for f in arrow_schema)
         self.job = uuid.uuid4().hex
 
     @classmethod
-    def for_frame(cls, spark, folder: str, frame) -> "SparkFiles | None":
+    def for_frame(cls, spark, folder: str, frame) -> SparkFiles | None:
         """A writer for `frame`'s schema (only analysed, not run) under the session's Parquet settings."""
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -48,7 +54,9 @@ class SparkFiles:
         conf = spark.conf
         codec = (conf.get("spark.sql.parquet.compression.codec", "snappy") or "snappy").lower()
         ts_type = (conf.get("spark.sql.parquet.outputTimestampType", "INT96") or "INT96").upper()
-        legacy = (conf.get("spark.sql.parquet.writeLegacyFormat", "false") or "false").lower() == "true"
+        legacy = (
+            conf.get("spark.sql.parquet.writeLegacyFormat", "false") or "false"
+        ).lower() == "true"
         if codec not in _CODECS or ts_type not in ("INT96", "TIMESTAMP_MICROS") or legacy:
             return None
         try:
@@ -88,12 +96,16 @@ class SparkFiles:
                 pending_rows += b.num_rows
                 if pending_rows >= ROW_GROUP_ROWS:
                     writer = writer or self._open(tmp)
-                    writer.write_table(pa.Table.from_batches(pending, self.schema), row_group_size=pending_rows)
+                    writer.write_table(
+                        pa.Table.from_batches(pending, self.schema), row_group_size=pending_rows
+                    )
                     rows += pending_rows
                     pending, pending_rows = [], 0
             if pending_rows:
                 writer = writer or self._open(tmp)
-                writer.write_table(pa.Table.from_batches(pending, self.schema), row_group_size=pending_rows)
+                writer.write_table(
+                    pa.Table.from_batches(pending, self.schema), row_group_size=pending_rows
+                )
                 rows += pending_rows
             if writer is not None:
                 self._close(writer)
@@ -108,15 +120,24 @@ class SparkFiles:
 
     def write_table(self, table) -> int:
         """The driver's whole (small) table as one part, in its row order."""
-        table = table.cast(self.schema.remove_metadata()).replace_schema_metadata(self.schema.metadata)
+        table = table.cast(self.schema.remove_metadata()).replace_schema_metadata(
+            self.schema.metadata
+        )
         return self.write(0, table.to_batches())
 
     def _open(self, path: Path):
         import pyarrow.parquet as pq
 
         codec = "none" if self.codec == "uncompressed" else self.codec
-        return pq.ParquetWriter(str(path), self.schema, compression=codec, version="1.0", store_schema=False,
-                                use_deprecated_int96_timestamps=self.int96, write_statistics=True)
+        return pq.ParquetWriter(
+            str(path),
+            self.schema,
+            compression=codec,
+            version="1.0",
+            store_schema=False,
+            use_deprecated_int96_timestamps=self.int96,
+            write_statistics=True,
+        )
 
     def _close(self, writer) -> None:
         writer.add_key_value_metadata(self.schema.metadata)  # store_schema=False drops it otherwise
@@ -140,13 +161,17 @@ def millis_to_ts(col, ts_type, keep: np.ndarray | None = None):
     """Spark's timestamp_millis in Arrow: null where `col` is null or `keep` is False; fails on overflow as Spark does."""
     import pyarrow as pa
 
-    nulls = np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool) if col.null_count else None
+    nulls = (
+        np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool) if col.null_count else None
+    )
     v = np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), np.int64)
     if keep is not None:
         nulls = ~keep if nulls is None else (nulls | ~keep)
     live = v if nulls is None else v[~nulls]
     if len(live) and (live.max() > MAX_MILLIS or live.min() < -MAX_MILLIS):
-        raise ArithmeticError("long overflow: a timestamp in milliseconds does not fit in microseconds")
+        raise ArithmeticError(
+            "long overflow: a timestamp in milliseconds does not fit in microseconds"
+        )
     return pa.array(v * 1000, ts_type, mask=nulls)
 
 
@@ -156,8 +181,11 @@ def as_ts(col, ts_type):
 
     if col.type == ts_type:
         return col
-    return col.view(pa.int64()).view(ts_type) if isinstance(col, pa.Array) else pa.chunked_array(
-        [c.view(pa.int64()).view(ts_type) for c in col.chunks], ts_type)
+    return (
+        col.view(pa.int64()).view(ts_type)
+        if isinstance(col, pa.Array)
+        else pa.chunked_array([c.view(pa.int64()).view(ts_type) for c in col.chunks], ts_type)
+    )
 
 
 def _is_naive_ts(t) -> bool:

@@ -3,7 +3,7 @@
 Grid file (YAML or JSON):
 
 ```yaml
-base: {...}                # a simulation scenario (SCHEMAS.md section 2), or
+base: {...}                # a simulation scenario (docs/formats.md section 2), or
 base_file: scenario.yaml   # a path to one, relative to the grid file
 grid:
   protocol: [classic, consumer]
@@ -56,8 +56,11 @@ def _set_path(doc: dict, path: str, value: Any, where: str, axis: str) -> None:
     for p in parts[:-1]:
         cur = cur.setdefault(p, {})
         if not isinstance(cur, dict):
-            raise InputError(f"cannot set {path}: {p} is not an object in the base scenario", source=where,
-                             field=f"grid.{axis}")
+            raise InputError(
+                f"cannot set {path}: {p} is not an object in the base scenario",
+                source=where,
+                field=f"grid.{axis}",
+            )
     cur[parts[-1]] = value
 
 
@@ -84,21 +87,40 @@ def _validate(sc: dict, params: dict[str, Any], protocol: Any, where: str) -> No
         field = exc.field or ""
         for name, value in params.items():
             if field and _under(field, _axis_path(name, protocol)):
-                raise InputError(f"{exc.message} (value {value!r}; combination {params})", source=where,
-                                 field=f"grid.{name}") from None
+                raise InputError(
+                    f"{exc.message} (value {value!r}; combination {params})",
+                    source=where,
+                    field=f"grid.{name}",
+                ) from None
         others = f" (combination {params})" if params else ""
-        raise InputError(f"{exc.message}{others}", source=where, field=f"base.{field}" if field else "base") from None
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape the parser did not foresee
-        raise InputError(f"invalid scenario: {type(exc).__name__}: {exc} (combination {params})", source=where,
-                         field="grid" if params else "base") from None
+        raise InputError(
+            f"{exc.message}{others}", source=where, field=f"base.{field}" if field else "base"
+        ) from None
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        AttributeError,
+    ) as exc:  # a shape the parser did not foresee
+        raise InputError(
+            f"invalid scenario: {type(exc).__name__}: {exc} (combination {params})",
+            source=where,
+            field="grid" if params else "base",
+        ) from None
     # the sweep table's columns are Spark int/long
     if parsed.group.session_timeout_ms > INT32_MAX:
         name = "session_timeout_ms" if "session_timeout_ms" in params else None
-        raise InputError(f"must be <= {INT32_MAX}, got {parsed.group.session_timeout_ms}", source=where,
-                         field=f"grid.{name}" if name else "base.group.session_timeout_ms")
+        raise InputError(
+            f"must be <= {INT32_MAX}, got {parsed.group.session_timeout_ms}",
+            source=where,
+            field=f"grid.{name}" if name else "base.group.session_timeout_ms",
+        )
     if not -INT64_MAX - 1 <= parsed.seed <= INT64_MAX:
-        raise InputError(f"must fit in 64 bits, got {parsed.seed}", source=where,
-                         field="grid.seed" if "seed" in params else "base.seed")
+        raise InputError(
+            f"must fit in 64 bits, got {parsed.seed}",
+            source=where,
+            field="grid.seed" if "seed" in params else "base.seed",
+        )
 
 
 def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], int]:
@@ -128,14 +150,21 @@ def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], in
     scenarios, skipped = [], 0
     for i, v in enumerate(axes.get("assignor", [])):
         if not isinstance(v, str):
-            raise InputError(f"expected an assignor name, got {v!r}", source=where, field=f"grid.assignor[{i}]")
+            raise InputError(
+                f"expected an assignor name, got {v!r}", source=where, field=f"grid.assignor[{i}]"
+            )
     for combo in itertools.product(*(axes[n] for n in names)):
         params = dict(zip(names, combo))
         sc = copy.deepcopy(base)
         protocol = params.get("protocol", sc.get("protocol", "classic"))
         assignor = params.get("assignor")
         if assignor is not None:
-            if protocol == "consumer" and assignor in CLIENT_ONLY or protocol != "consumer" and assignor in SERVER_ONLY:
+            if (
+                protocol == "consumer"
+                and assignor in CLIENT_ONLY
+                or protocol != "consumer"
+                and assignor in SERVER_ONLY
+            ):
                 skipped += 1
                 continue
         for name, value in params.items():
@@ -157,11 +186,16 @@ def run_one(item: dict[str, Any]) -> dict[str, Any]:
     group = doc.get("group", {}) or {}
     protocol = doc.get("protocol", "classic")
     row: dict[str, Any] = {
-        "scenario": item["scenario"], "protocol": protocol,
-        "assignor": group.get("server_assignor", "uniform") if protocol == "consumer" else ",".join(group.get("assignors", []) or ["range", "cooperative-sticky"]),
+        "scenario": item["scenario"],
+        "protocol": protocol,
+        "assignor": group.get("server_assignor", "uniform")
+        if protocol == "consumer"
+        else ",".join(group.get("assignors", []) or ["range", "cooperative-sticky"]),
         "session_timeout_ms": group.get("session_timeout_ms", 45000),
         "static_membership": bool(group.get("static_membership", False)),
-        "seed": doc.get("seed", 0), "params": json.dumps(item["params"], sort_keys=True), "error": None,
+        "seed": doc.get("seed", 0),
+        "params": json.dumps(item["params"], sort_keys=True),
+        "error": None,
     }
     t0 = time.perf_counter()
     try:
@@ -169,12 +203,20 @@ def run_one(item: dict[str, Any]) -> dict[str, Any]:
 
         s = simulate(doc, collect_events=False).summary
         rec = s.get("records", {})
-        row.update(rebalances=s["rebalances"], generation=s["generation"],
-                   unavailable_partition_ms=s["unavailable_partition_ms"], member_paused_ms=s["member_paused_ms"],
-                   partitions_moved=s["partitions_moved"], revocations=s["revocations"],
-                   records_produced=rec.get("produced"), records_processed=rec.get("processed"),
-                   duplicates=rec.get("duplicates"), lost=rec.get("lost"),
-                   lag_max=s.get("lag", {}).get("max"), lag_final=s.get("lag", {}).get("final"))
+        row.update(
+            rebalances=s["rebalances"],
+            generation=s["generation"],
+            unavailable_partition_ms=s["unavailable_partition_ms"],
+            member_paused_ms=s["member_paused_ms"],
+            partitions_moved=s["partitions_moved"],
+            revocations=s["revocations"],
+            records_produced=rec.get("produced"),
+            records_processed=rec.get("processed"),
+            duplicates=rec.get("duplicates"),
+            lost=rec.get("lost"),
+            lag_max=s.get("lag", {}).get("max"),
+            lag_final=s.get("lag", {}).get("final"),
+        )
     except Exception as exc:  # one bad scenario never kills the sweep
         row["error"] = f"{type(exc).__name__}: {exc}"
     row["wall_ms"] = (time.perf_counter() - t0) * 1000.0
@@ -193,7 +235,11 @@ def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> d
     schema = _parse_datatype_string(SWEEP_SCHEMA)
     names = [f.name for f in schema.fields]
     t0 = time.perf_counter()
-    rdd = spark.sparkContext.parallelize(scenarios, len(scenarios)).map(run_one).map(lambda r: tuple(r.get(n) for n in names))
+    rdd = (
+        spark.sparkContext.parallelize(scenarios, len(scenarios))
+        .map(run_one)
+        .map(lambda r: tuple(r.get(n) for n in names))
+    )
     df = spark.createDataFrame(rdd, schema).persist()
     try:
         rows = df.orderBy("scenario").collect()
@@ -204,10 +250,15 @@ def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> d
         df.unpersist()
     failed = [r for r in rows if r["error"]]
     return {
-        "scenarios": len(rows), "ok": len(rows) - len(failed), "failed": len(failed), "skipped": skipped,
-        "wall_s": wall, "simulations_per_minute": 60.0 * len(rows) / wall if wall > 0 else None,
+        "scenarios": len(rows),
+        "ok": len(rows) - len(failed),
+        "failed": len(failed),
+        "skipped": skipped,
+        "wall_s": wall,
+        "simulations_per_minute": 60.0 * len(rows) / wall if wall > 0 else None,
         "errors": [{"scenario": r["scenario"], "error": r["error"]} for r in failed][:20],
-        "by_variant": _by_variant(rows), "out": out,
+        "by_variant": _by_variant(rows),
+        "out": out,
     }
 
 
@@ -217,12 +268,29 @@ def _by_variant(rows) -> list[dict[str, Any]]:
     for r in rows:
         if r["error"]:
             continue
-        acc.setdefault((r["protocol"], r["assignor"], r["session_timeout_ms"], r["static_membership"]), []).append(r)
-    metrics = ("rebalances", "unavailable_partition_ms", "member_paused_ms", "partitions_moved", "duplicates", "lost", "lag_max")
+        acc.setdefault(
+            (r["protocol"], r["assignor"], r["session_timeout_ms"], r["static_membership"]), []
+        ).append(r)
+    metrics = (
+        "rebalances",
+        "unavailable_partition_ms",
+        "member_paused_ms",
+        "partitions_moved",
+        "duplicates",
+        "lost",
+        "lag_max",
+    )
     out = []
-    for (protocol, assignor, timeout, static), rs in sorted(acc.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        entry: dict[str, Any] = {"protocol": protocol, "assignor": assignor, "session_timeout_ms": timeout,
-                                 "static_membership": static, "runs": len(rs)}
+    for (protocol, assignor, timeout, static), rs in sorted(
+        acc.items(), key=lambda kv: tuple(str(x) for x in kv[0])
+    ):
+        entry: dict[str, Any] = {
+            "protocol": protocol,
+            "assignor": assignor,
+            "session_timeout_ms": timeout,
+            "static_membership": static,
+            "runs": len(rs),
+        }
         for m in metrics:
             vals = [r[m] for r in rs if r[m] is not None]
             entry[m] = sum(vals) / len(vals) if vals else None

@@ -6,28 +6,52 @@ optional and a missing part is said, not silently dropped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 from ..io_util import atomic_write_text, read_structured
-from .html import (RESOURCES, Section, bar_figure, broker_load_figure, broker_order, lag_figure, moves_figure,
-                   ownership_timeline_figure, render_html)
+from .html import (
+    RESOURCES,
+    Section,
+    bar_figure,
+    broker_load_figure,
+    broker_order,
+    lag_figure,
+    moves_figure,
+    ownership_timeline_figure,
+    render_html,
+)
 
 REPORT_JSON = "report.json"
-PROTOCOL_LABELS = {"eager": "eager (classic)", "cooperative": "cooperative (KIP-429)",
-                   "static": "static (KIP-345)", "consumer": "consumer (KIP-848)"}
+PROTOCOL_LABELS = {
+    "eager": "eager (classic)",
+    "cooperative": "cooperative (KIP-429)",
+    "static": "static (KIP-345)",
+    "consumer": "consumer (KIP-848)",
+}
 
 
 def moves_intro(doc: Mapping[str, Any]) -> str:
-    return doc.get("moves_intro", "Replicas each plan moves; the lower bound is what any valid plan must move.")
+    return doc.get(
+        "moves_intro", "Replicas each plan moves; the lower bound is what any valid plan must move."
+    )
+
+
 REPORT_HTML = "report.html"
 
 
 # ---- validation: every field the sections read, checked before anything is drawn or written ----------------
 
-_KIND = {dict: "an object", list: "a list", str: "a string", "number": "a number", "scalar": "a string, number, "
-         "true/false or null", "number or empty": "a number, null or \"\""}
+_KIND = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    "number": "a number",
+    "scalar": "a string, number, true/false or null",
+    "number or empty": 'a number, null or ""',
+}
 
 
 class _Check:
@@ -39,15 +63,20 @@ class _Check:
     def fail(self, path: str, value: Any, wanted: str) -> None:
         shown = repr(value)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        raise InputError(f"expected {wanted}, got {type(value).__name__} {shown}", source=self.source, field=path)
+        raise InputError(
+            f"expected {wanted}, got {type(value).__name__} {shown}", source=self.source, field=path
+        )
 
     def is_(self, path: str, value: Any, kind: Any, optional: bool = False) -> Any:
         if value is None and optional:
             return value
-        ok = {"number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-              "scalar": lambda v: v is None or isinstance(v, (str, int, float, bool)),
-              "number or empty": lambda v: v is None or v == "" or (isinstance(v, (int, float))
-                                                                    and not isinstance(v, bool))}
+        ok = {
+            "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "scalar": lambda v: v is None or isinstance(v, (str, int, float, bool)),
+            "number or empty": lambda v: (
+                v is None or v == "" or (isinstance(v, (int, float)) and not isinstance(v, bool))
+            ),
+        }
         good = ok[kind](value) if isinstance(kind, str) else isinstance(value, kind)
         if not good:
             self.fail(path, value, _KIND[kind])
@@ -61,8 +90,11 @@ class _Check:
         for i, row in enumerate(self.is_(path, value, list)):
             self.is_(f"{path}[{i}]", row, list)
             if width is not None and len(row) != width:
-                raise InputError(f"expected {width} cells (one per column), got {len(row)}: {row!r}"[:200],
-                                 source=self.source, field=f"{path}[{i}]")
+                raise InputError(
+                    f"expected {width} cells (one per column), got {len(row)}: {row!r}"[:200],
+                    source=self.source,
+                    field=f"{path}[{i}]",
+                )
             for j, cell in enumerate(row):
                 self.is_(f"{path}[{i}][{j}]", cell, "scalar")
 
@@ -83,15 +115,24 @@ def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
     if load:
         c.is_("broker_load.intro", load.get("intro"), str, optional=True)
         before = c.is_("broker_load.before", load.get("before"), dict)
-        for side, loads in (("before", before), ("after", c.is_("broker_load.after", load.get("after"), dict, True))):
+        for side, loads in (
+            ("before", before),
+            ("after", c.is_("broker_load.after", load.get("after"), dict, True)),
+        ):
             for res, per_broker in (loads or {}).items():
                 c.numbers_by_key(f"broker_load.{side}.{res}", per_broker)
         if not any(r in before for r in RESOURCES):
-            raise InputError(f"no resource to plot: expected one of {', '.join(RESOURCES)}, got {sorted(before)!r}",
-                             source=source, field="broker_load.before")
+            raise InputError(
+                f"no resource to plot: expected one of {', '.join(RESOURCES)}, got {sorted(before)!r}",
+                source=source,
+                field="broker_load.before",
+            )
         ratios = c.is_("broker_load.max_over_mean", load.get("max_over_mean"), dict, optional=True)
         for side in ("before", "after"):
-            for r, v in (c.is_(f"broker_load.max_over_mean.{side}", (ratios or {}).get(side), dict, True) or {}).items():
+            for r, v in (
+                c.is_(f"broker_load.max_over_mean.{side}", (ratios or {}).get(side), dict, True)
+                or {}
+            ).items():
                 c.is_(f"broker_load.max_over_mean.{side}.{r}", v, "scalar")
     leaders = c.is_("leaders", doc.get("leaders"), dict, optional=True)
     for stage, counts in (leaders or {}).items():
@@ -106,11 +147,16 @@ def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
         for i, plan in enumerate(plans):
             for k, v in c.is_(f"plans[{i}]", plan, dict).items():
                 c.is_(f"plans[{i}].{k}", v, "scalar")
-    for protocol, o in (c.is_("ownership", doc.get("ownership"), dict, optional=True) or {}).items():
+    for protocol, o in (
+        c.is_("ownership", doc.get("ownership"), dict, optional=True) or {}
+    ).items():
         path = f"ownership.{protocol}"
         c.is_(path, o, dict)
         c.is_(f"{path}.duration_ms", o.get("duration_ms"), "number", optional=True)
-        for name, fields in (("intervals", ("start_ms", "end_ms")), ("stops", ("start_ms", "end_ms"))):
+        for name, fields in (
+            ("intervals", ("start_ms", "end_ms")),
+            ("stops", ("start_ms", "end_ms")),
+        ):
             for i, iv in enumerate(c.is_(f"{path}.{name}", o.get(name), list, optional=True) or []):
                 c.is_(f"{path}.{name}[{i}]", iv, dict)
                 for f in fields:
@@ -122,14 +168,21 @@ def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
         path = f"compare.{name}"
         c.is_(path, summary, dict)
         for k in COMPARE_KEYS:
-            c.is_(f"{path}.{k}", summary.get(k), "number" if k in COMPARE_PLOTTED else "scalar", optional=True)
+            c.is_(
+                f"{path}.{k}",
+                summary.get(k),
+                "number" if k in COMPARE_PLOTTED else "scalar",
+                optional=True,
+            )
         records = c.is_(f"{path}.records", summary.get("records"), dict, optional=True) or {}
         for k in ("duplicates", "lost"):
             c.is_(f"{path}.records.{k}", records.get(k), "scalar")
     lag = c.is_("lag", doc.get("lag"), dict, optional=True)
     if lag:
         c.is_("lag.title", lag.get("title"), str, optional=True)
-        for name, points in (c.is_("lag.series", lag.get("series"), dict, optional=True) or {}).items():
+        for name, points in (
+            c.is_("lag.series", lag.get("series"), dict, optional=True) or {}
+        ).items():
             for i, pt in enumerate(c.is_(f"lag.series.{name}", points, list)):
                 if not (isinstance(pt, list) and len(pt) == 2):
                     c.fail(f"lag.series.{name}[{i}]", pt, "an [x, y] pair")
@@ -155,7 +208,13 @@ def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
                     c.is_(f"sweep.rows[{i}][{j}]", row[j], "number or empty")
 
 
-COMPARE_KEYS = ("rebalances", "unavailable_partition_ms", "member_paused_ms", "partitions_moved", "revocations")
+COMPARE_KEYS = (
+    "rebalances",
+    "unavailable_partition_ms",
+    "member_paused_ms",
+    "partitions_moved",
+    "revocations",
+)
 COMPARE_PLOTTED = ("unavailable_partition_ms", "member_paused_ms")
 
 
@@ -166,8 +225,13 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
     sections: list[Section] = []
     load = doc.get("broker_load")
     if load:
-        sec = Section("Broker load before and after the plan",
-                      load.get("intro", "Each resource per broker; the plan should flatten the red bars into green ones."))
+        sec = Section(
+            "Broker load before and after the plan",
+            load.get(
+                "intro",
+                "Each resource per broker; the plan should flatten the red bars into green ones.",
+            ),
+        )
         sec.figures.append(broker_load_figure(load.get("before", {}), load.get("after")))
         ratios = load.get("max_over_mean")
         if ratios:
@@ -177,18 +241,33 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sections.append(sec)
     leaders = doc.get("leaders")
     if leaders:
-        sec = Section("Leader distribution", leaders.get("intro", "Leaders per broker: after a rolling restart, "
-                                                          "after preferred leader election, after leader balancing."))
+        sec = Section(
+            "Leader distribution",
+            leaders.get(
+                "intro",
+                "Leaders per broker: after a rolling restart, "
+                "after preferred leader election, after leader balancing.",
+            ),
+        )
         stages = {k: v for k, v in leaders.items() if isinstance(v, dict)}
         brokers = sorted({b for v in stages.values() for b in v}, key=broker_order)
-        sec.figures.append(bar_figure("Leaders per broker", [str(b) for b in brokers],
-                                      {k: [v.get(b, 0) for b in brokers] for k, v in stages.items()}, "leaders"))
+        sec.figures.append(
+            bar_figure(
+                "Leaders per broker",
+                [str(b) for b in brokers],
+                {k: [v.get(b, 0) for b in brokers] for k, v in stages.items()},
+                "leaders",
+            )
+        )
         sections.append(sec)
     moves = doc.get("moves")
     if moves:
-        sec = Section("Replica moves versus the lower bound and Kafka's --generate",
-                      moves_intro(doc))
-        sec.figures.append(moves_figure({k: float(v) for k, v in moves.items() if isinstance(v, (int, float))}))
+        sec = Section(
+            "Replica moves versus the lower bound and Kafka's --generate", moves_intro(doc)
+        )
+        sec.figures.append(
+            moves_figure({k: float(v) for k, v in moves.items() if isinstance(v, (int, float))})
+        )
         plans = doc.get("plans")
         if isinstance(plans, list) and plans:
             header = list(plans[0].keys())
@@ -196,11 +275,19 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         sections.append(sec)
     ownership = doc.get("ownership")
     if ownership:
-        sec = Section("Partition ownership per protocol",
-                      "Each bar is a partition owned by a member; gaps and shaded bands are where the world stopped.")
+        sec = Section(
+            "Partition ownership per protocol",
+            "Each bar is a partition owned by a member; gaps and shaded bands are where the world stopped.",
+        )
         for protocol, o in ownership.items():
-            sec.figures.append(ownership_timeline_figure(PROTOCOL_LABELS.get(protocol, protocol), o.get("intervals") or [],
-                                                         int(o.get("duration_ms") or 0), o.get("stops") or []))
+            sec.figures.append(
+                ownership_timeline_figure(
+                    PROTOCOL_LABELS.get(protocol, protocol),
+                    o.get("intervals") or [],
+                    int(o.get("duration_ms") or 0),
+                    o.get("stops") or [],
+                )
+            )
         sections.append(sec)
     compare = doc.get("compare")
     if compare:
@@ -208,18 +295,31 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         names = list(compare)
         labels = [PROTOCOL_LABELS.get(n, n) for n in names]
         keys = list(COMPARE_KEYS)
-        sec.figures.append(bar_figure("Stop-the-world cost", labels,
-                                      {k: [compare[n].get(k, 0) for n in names] for k in COMPARE_PLOTTED}, "ms"))
-        rows = [[PROTOCOL_LABELS.get(n, n)] + [compare[n].get(k, "") for k in keys] +
-                [(compare[n].get("records") or {}).get("duplicates", ""),
-                 (compare[n].get("records") or {}).get("lost", "")]
-                for n in names]
+        sec.figures.append(
+            bar_figure(
+                "Stop-the-world cost",
+                labels,
+                {k: [compare[n].get(k, 0) for n in names] for k in COMPARE_PLOTTED},
+                "ms",
+            )
+        )
+        rows = [
+            [PROTOCOL_LABELS.get(n, n)]
+            + [compare[n].get(k, "") for k in keys]
+            + [
+                (compare[n].get("records") or {}).get("duplicates", ""),
+                (compare[n].get("records") or {}).get("lost", ""),
+            ]
+            for n in names
+        ]
         sec.tables.append(("side by side", ["protocol"] + keys + ["duplicates", "lost"], rows))
         sections.append(sec)
     lag = doc.get("lag")
     if lag:
         sec = Section("Lag and Burrow status")
-        series = {k: ([p[0] for p in v], [p[1] for p in v]) for k, v in (lag.get("series") or {}).items()}
+        series = {
+            k: ([p[0] for p in v], [p[1] for p in v]) for k, v in (lag.get("series") or {}).items()
+        }
         if series:
             sec.figures.append(lag_figure(series, lag.get("title", "Consumer lag")))
         st = lag.get("statuses")
@@ -230,18 +330,39 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
     if sweep and sweep.get("rows"):
         cols, rows = sweep["columns"], sweep["rows"]
         label_cols = [c for c in sweep.get("label_columns", cols[:3]) if c in cols]
-        metrics = [m for m in sweep.get("metrics", [sweep.get("metric", "unavailable_partition_ms")]) if m in cols]
+        metrics = [
+            m
+            for m in sweep.get("metrics", [sweep.get("metric", "unavailable_partition_ms")])
+            if m in cols
+        ]
         labels = [" / ".join(str(r[cols.index(c)]) for c in label_cols) for r in rows]
-        sec = Section("Simulation sweep", f"{len(rows)} simulations run as Spark tasks "
-                      f"({' / '.join(label_cols)}).")
+        sec = Section(
+            "Simulation sweep",
+            f"{len(rows)} simulations run as Spark tasks ({' / '.join(label_cols)}).",
+        )
         if metrics:
-            sec.figures.append(bar_figure("Stop-the-world cost per configuration", labels,
-                                          {m: [r[cols.index(m)] for r in rows] for m in metrics}, "ms"))
+            sec.figures.append(
+                bar_figure(
+                    "Stop-the-world cost per configuration",
+                    labels,
+                    {m: [r[cols.index(m)] for r in rows] for m in metrics},
+                    "ms",
+                )
+            )
         sec.tables.append(("sweep results", cols, rows))
         sections.append(sec)
-    missing = [k for k in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep") if not doc.get(k)]
+    missing = [
+        k
+        for k in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep")
+        if not doc.get(k)
+    ]
     if missing:
-        sections.append(Section("Not in these results", "These parts were not produced by the run: " + ", ".join(missing)))
+        sections.append(
+            Section(
+                "Not in these results",
+                "These parts were not produced by the run: " + ", ".join(missing),
+            )
+        )
     return sections
 
 
@@ -253,8 +374,12 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object", source=str(doc_path))
     sections = build_sections(doc, str(doc_path))
-    page = render_html(doc.get("title") or "kafka-rebalance report", doc.get("subtitle") or "", doc.get("cards") or {},
-                       sections)
+    page = render_html(
+        doc.get("title") or "kafka-rebalance report",
+        doc.get("subtitle") or "",
+        doc.get("cards") or {},
+        sections,
+    )
     target = Path(out) if out else doc_path.parent / REPORT_HTML
     atomic_write_text(target, page)
     return target

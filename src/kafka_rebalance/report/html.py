@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
@@ -52,22 +53,51 @@ def broker_order(b: Any) -> tuple:
     return (0, int(s), "") if s.lstrip("-").isdigit() else (1, 0, s)
 
 
-def broker_load_figure(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]] | None,
-                       resources: Sequence[str] = RESOURCES) -> go.Figure:
+def broker_load_figure(
+    before: dict[str, dict[str, float]],
+    after: dict[str, dict[str, float]] | None,
+    resources: Sequence[str] = RESOURCES,
+) -> go.Figure:
     """Per resource, each broker's load before and after the plan (grouped bars)."""
     present = [r for r in resources if r in before]
-    if not present:  # build.validate rejects this; a bare call gets an empty figure, not plotly's ValueError
+    if (
+        not present
+    ):  # build.validate rejects this; a bare call gets an empty figure, not plotly's ValueError
         return go.Figure().update_layout(title="Broker load: no resource to plot")
     fig = make_subplots(rows=len(present), cols=1, subplot_titles=present, vertical_spacing=0.06)
     for i, res in enumerate(present, start=1):
         brokers = sorted(before[res], key=broker_order)
-        fig.add_trace(go.Bar(x=[str(b) for b in brokers], y=[before[res][b] for b in brokers], name="before",
-                             marker_color="#d62728", showlegend=i == 1, legendgroup="before"), row=i, col=1)
+        fig.add_trace(
+            go.Bar(
+                x=[str(b) for b in brokers],
+                y=[before[res][b] for b in brokers],
+                name="before",
+                marker_color="#d62728",
+                showlegend=i == 1,
+                legendgroup="before",
+            ),
+            row=i,
+            col=1,
+        )
         if after and res in after:
-            fig.add_trace(go.Bar(x=[str(b) for b in brokers], y=[after[res].get(b, 0) for b in brokers], name="after",
-                                 marker_color="#2ca02c", showlegend=i == 1, legendgroup="after"), row=i, col=1)
-    fig.update_layout(barmode="group", height=260 * max(1, len(present)), title="Broker load before / after the plan",
-                      margin=dict(t=60, b=30))
+            fig.add_trace(
+                go.Bar(
+                    x=[str(b) for b in brokers],
+                    y=[after[res].get(b, 0) for b in brokers],
+                    name="after",
+                    marker_color="#2ca02c",
+                    showlegend=i == 1,
+                    legendgroup="after",
+                ),
+                row=i,
+                col=1,
+            )
+    fig.update_layout(
+        barmode="group",
+        height=260 * max(1, len(present)),
+        title="Broker load before / after the plan",
+        margin=dict(t=60, b=30),
+    )
     fig.update_xaxes(type="category")
     fig.update_xaxes(title_text="broker", row=len(present), col=1)
     return fig
@@ -76,43 +106,88 @@ def broker_load_figure(before: dict[str, dict[str, float]], after: dict[str, dic
 def moves_figure(moves: dict[str, float]) -> go.Figure:
     """Replica moves of our plan against the lower bound and Kafka's --generate."""
     names = list(moves)
-    fig = go.Figure(go.Bar(x=names, y=[moves[n] for n in names], text=[f"{moves[n]:,.0f}" for n in names],
-                           textposition="auto", marker_color=["#1f77b4", "#7f7f7f", "#ff7f0e", "#9467bd"][: len(names)]))
-    fig.update_layout(title="Replica moves: plan vs lower bound vs kafka-reassign-partitions --generate",
-                      yaxis_title="replica moves", yaxis_type="log", height=380)
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=[moves[n] for n in names],
+            text=[f"{moves[n]:,.0f}" for n in names],
+            textposition="auto",
+            marker_color=["#1f77b4", "#7f7f7f", "#ff7f0e", "#9467bd"][: len(names)],
+        )
+    )
+    fig.update_layout(
+        title="Replica moves: plan vs lower bound vs kafka-reassign-partitions --generate",
+        yaxis_title="replica moves",
+        yaxis_type="log",
+        height=380,
+    )
     return fig
 
 
-def ownership_timeline_figure(protocol: str, intervals: Sequence[dict[str, Any]], duration_ms: int,
-                              stops: Sequence[dict[str, Any]] = ()) -> go.Figure:
+def ownership_timeline_figure(
+    protocol: str,
+    intervals: Sequence[dict[str, Any]],
+    duration_ms: int,
+    stops: Sequence[dict[str, Any]] = (),
+) -> go.Figure:
     """Who owned each partition over time; gaps are where that partition's world stopped."""
     members = sorted({iv["member"] for iv in intervals})
     colour = {m: i for i, m in enumerate(members)}
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-               "#bcbd22", "#17becf"]
+    palette = [
+        "#1f77b4",
+        "#ff7f0e",
+        "#2ca02c",
+        "#d62728",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#7f7f7f",
+        "#bcbd22",
+        "#17becf",
+    ]
     fig = go.Figure()
     by_member: dict[str, list[dict[str, Any]]] = {}
     for iv in intervals:
         by_member.setdefault(iv["member"], []).append(iv)
     for m, ivs in by_member.items():
-        fig.add_trace(go.Bar(
-            y=[iv["partition"] for iv in ivs],
-            x=[max((iv["end_ms"] - iv["start_ms"]) / 1000.0, 1e-3) for iv in ivs],
-            base=[iv["start_ms"] / 1000.0 for iv in ivs], orientation="h",
-            marker_color=palette[colour[m] % len(palette)], name=m,
-            hovertemplate="%{y} owned by " + html.escape(m) + "<br>%{base:.1f}s +%{x:.1f}s<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Bar(
+                y=[iv["partition"] for iv in ivs],
+                x=[max((iv["end_ms"] - iv["start_ms"]) / 1000.0, 1e-3) for iv in ivs],
+                base=[iv["start_ms"] / 1000.0 for iv in ivs],
+                orientation="h",
+                marker_color=palette[colour[m] % len(palette)],
+                name=m,
+                hovertemplate="%{y} owned by "
+                + html.escape(m)
+                + "<br>%{base:.1f}s +%{x:.1f}s<extra></extra>",
+            )
+        )
     for st in stops:
-        fig.add_vrect(x0=st["start_ms"] / 1000.0, x1=st["end_ms"] / 1000.0, fillcolor="red", opacity=0.08,
-                      line_width=0)
-    fig.update_layout(title=f"Partition ownership: {protocol}", barmode="overlay", height=max(300, 18 * len({iv['partition'] for iv in intervals}) + 120),
-                      xaxis_title="simulated seconds", xaxis_range=[0, duration_ms / 1000.0], bargap=0.15)
+        fig.add_vrect(
+            x0=st["start_ms"] / 1000.0,
+            x1=st["end_ms"] / 1000.0,
+            fillcolor="red",
+            opacity=0.08,
+            line_width=0,
+        )
+    fig.update_layout(
+        title=f"Partition ownership: {protocol}",
+        barmode="overlay",
+        height=max(300, 18 * len({iv["partition"] for iv in intervals}) + 120),
+        xaxis_title="simulated seconds",
+        xaxis_range=[0, duration_ms / 1000.0],
+        bargap=0.15,
+    )
     fig.update_yaxes(type="category", autorange="reversed")
     return fig
 
 
-def lag_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], title: str = "Consumer lag",
-               x_title: str = "seconds") -> go.Figure:
+def lag_figure(
+    series: dict[str, tuple[Sequence[float], Sequence[float]]],
+    title: str = "Consumer lag",
+    x_title: str = "seconds",
+) -> go.Figure:
     """Lag curves, one per group (or group/partition): x = seconds, y = records behind."""
     fig = go.Figure()
     for name, (xs, ys) in series.items():
@@ -121,7 +196,9 @@ def lag_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], title
     return fig
 
 
-def bar_figure(title: str, categories: Sequence[str], series: dict[str, Sequence[float]], y_title: str) -> go.Figure:
+def bar_figure(
+    title: str, categories: Sequence[str], series: dict[str, Sequence[float]], y_title: str
+) -> go.Figure:
     fig = go.Figure()
     for name, ys in series.items():
         fig.add_trace(go.Bar(x=list(categories), y=list(ys), name=name))
@@ -154,7 +231,9 @@ window.addEventListener('unhandledrejection', function(e) { window.__reportError
 """
 
 
-def render_html(title: str, subtitle: str, cards: dict[str, Any], sections: Sequence[Section]) -> str:
+def render_html(
+    title: str, subtitle: str, cards: dict[str, Any], sections: Sequence[Section]
+) -> str:
     """The whole page as one string; plots are rendered by inline plotly.js on load."""
     plot_specs: list[tuple[str, str]] = []
     parts: list[str] = []
@@ -208,7 +287,7 @@ def render_html(title: str, subtitle: str, cards: dict[str, Any], sections: Sequ
 <header><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p></header>
 <main>
 <div class="cards">{card_html}</div>
-{''.join(parts)}
+{"".join(parts)}
 <div id="render-status" data-done="false" hidden></div>
 </main>
 <script type="text/javascript">{script}</script>

@@ -1,7 +1,7 @@
 """Deterministic discrete-event simulator that drives group/ and assign/ over a virtual clock.
 
     from kafka_rebalance.sim.api import simulate
-    result = simulate(scenario_doc)     # SCHEMAS.md section 2 in, summary + event log out
+    result = simulate(scenario_doc)     # docs/formats.md section 2 in, summary + event log out
 
 Modules: `scenario` (parsing and defaults), `engine` (event loop, keyed timers),
 `world` (partitions, members, faults and the books), `member` (a classic consumer:

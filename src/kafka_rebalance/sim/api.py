@@ -1,7 +1,7 @@
 """Public entry points of the simulator, used by the CLI, the Spark sweep and the benchmarks.
 
     result = simulate(doc)          # doc: the decoded YAML/JSON scenario
-    result.summary                  # SCHEMAS.md section 2
+    result.summary                  # docs/formats.md section 2
     result.events                   # event log rows: ts_ms, group, member, kind,
                                     # generation, partitions, detail (JSON text)
 
@@ -19,15 +19,22 @@ add_partitions, metadata_changed, coordinator_failover, coordinator_loaded.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import InputError
 from .scenario import Scenario, parse_simulation_scenario
 
-__all__ = ["SimulationResult", "simulate", "simulate_scenario", "parse_simulation_scenario", "compare",
-           "COMPARE_VARIANTS"]
+__all__ = [
+    "SimulationResult",
+    "simulate",
+    "simulate_scenario",
+    "parse_simulation_scenario",
+    "compare",
+    "COMPARE_VARIANTS",
+]
 
 EVENT_COLUMNS = ("ts_ms", "group", "member", "kind", "generation", "partitions", "detail")
 
@@ -40,15 +47,24 @@ class SimulationResult:
     paused_ms_by_member: dict[str, int] = field(default_factory=dict)
 
 
-def simulate(doc: Mapping[str, Any] | Scenario, *, progress: Callable[[int, int], None] | None = None,
-             collect_events: bool = True) -> SimulationResult:
+def simulate(
+    doc: Mapping[str, Any] | Scenario,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    collect_events: bool = True,
+) -> SimulationResult:
     """Run one scenario; `progress(now_ms, duration_ms)` is called now and then on long runs."""
     sc = doc if isinstance(doc, Scenario) else parse_simulation_scenario(doc)
     return simulate_scenario(sc, progress=progress, collect_events=collect_events)
 
 
-def simulate_scenario(sc: Scenario, *, progress: Callable[[int, int], None] | None = None,
-                      collect_events: bool = True, on_world: Callable[[Any], None] | None = None) -> SimulationResult:
+def simulate_scenario(
+    sc: Scenario,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    collect_events: bool = True,
+    on_world: Callable[[Any], None] | None = None,
+) -> SimulationResult:
     """Run one parsed scenario. `on_world(world)` is called with the world before it runs, for callers
     that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes)."""
     events: list[dict] = []
@@ -93,19 +109,32 @@ def variant(sc: Scenario, name: str) -> Scenario:
     from dataclasses import replace
 
     if name == "eager":
-        return replace(sc, protocol="classic", group=replace(sc.group, assignors=("range",), static_membership=False))
+        return replace(
+            sc,
+            protocol="classic",
+            group=replace(sc.group, assignors=("range",), static_membership=False),
+        )
     if name == "cooperative":
-        return replace(sc, protocol="classic",
-                       group=replace(sc.group, assignors=("cooperative-sticky",), static_membership=False))
+        return replace(
+            sc,
+            protocol="classic",
+            group=replace(sc.group, assignors=("cooperative-sticky",), static_membership=False),
+        )
     if name == "static":
         return replace(sc, protocol="classic", group=replace(sc.group, static_membership=True))
     if name == "consumer":
         return replace(sc, protocol="consumer")
-    raise InputError(f"unknown variant {name!r} (known: {', '.join(COMPARE_VARIANTS)})", field="compare")
+    raise InputError(
+        f"unknown variant {name!r} (known: {', '.join(COMPARE_VARIANTS)})", field="compare"
+    )
 
 
-def compare(doc: Mapping[str, Any] | Scenario, names: list[str], *,
-            progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict]:
+def compare(
+    doc: Mapping[str, Any] | Scenario,
+    names: list[str],
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, dict]:
     sc = doc if isinstance(doc, Scenario) else parse_simulation_scenario(doc)
     out: dict[str, dict] = {}
     for n in names:

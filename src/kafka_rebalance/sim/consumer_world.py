@@ -39,11 +39,14 @@ _MEMBER_ID = re.compile(r"[\w.-]+-member-\d+")
 class ConsumerCoordinator:
     """Routes ConsumerGroupHeartbeats into the KIP-848 state machine and carries out its effects."""
 
-    def __init__(self, world: "ConsumerSimulation") -> None:
+    def __init__(self, world: ConsumerSimulation) -> None:
         self.w = world
         g = world.sc.group
-        self.config = ConsumerGroupConfig(session_timeout_ms=g.session_timeout_ms,
-                                          heartbeat_interval_ms=g.heartbeat_interval_ms, max_size=g.group_max_size)
+        self.config = ConsumerGroupConfig(
+            session_timeout_ms=g.session_timeout_ms,
+            heartbeat_interval_ms=g.heartbeat_interval_ms,
+            max_size=g.group_max_size,
+        )
         self.group = cg.new_group(g.id, world.topic_metadata(), 0)
         self.up_at = 0
         self.epoch = 0
@@ -81,7 +84,12 @@ class ConsumerCoordinator:
             if t is ScheduleSessionTimeout:
                 loop.set_timer((self.epoch, "session", e.member_id), e.deadline_ms, self._on_timer)
             elif t is ScheduleRebalanceTimeout:
-                loop.set_timer((self.epoch, "rebalance", e.member_id), e.deadline_ms, self._on_timer, e.member_epoch)
+                loop.set_timer(
+                    (self.epoch, "rebalance", e.member_id),
+                    e.deadline_ms,
+                    self._on_timer,
+                    e.member_epoch,
+                )
             elif t is CancelRebalanceTimeout:
                 loop.cancel_timer((self.epoch, "rebalance", e.member_id))
             elif t is GroupEpochBumped:
@@ -89,7 +97,9 @@ class ConsumerCoordinator:
                 w.on_generation(e.group_epoch)
             elif t is MemberRemoved:
                 name = self.by_member_id.get(e.member_id, e.member_id)
-                w.emit("member_removed", name, detail={"member_id": e.member_id, "reason": e.reason})
+                w.emit(
+                    "member_removed", name, detail={"member_id": e.member_id, "reason": e.reason}
+                )
                 if e.reason != "replaced":
                     w.pending_cause = f"{name}: {e.reason}"
 
@@ -107,16 +117,31 @@ class ConsumerCoordinator:
             self.group, fx = cg.on_rebalance_timeout(self.group, mid, payload, now)
         self._apply(fx)
 
-    def commit(self, name: str, client: str, member_id: str, instance_id: str | None, epoch: int,
-               offsets: dict[int, int], why: str) -> None:
+    def commit(
+        self,
+        name: str,
+        client: str,
+        member_id: str,
+        instance_id: str | None,
+        epoch: int,
+        offsets: dict[int, int],
+        why: str,
+    ) -> None:
         w = self.w
         parts = w.parts
         if self.group is None:
             err = Errors.NOT_COORDINATOR
         else:
-            req = OffsetCommitRequest(self.group.group_id, tuple(
-                OffsetCommitPartition(parts.tps[p].topic, parts.tps[p].partition, off) for p, off in offsets.items()),
-                member_id, epoch, instance_id)
+            req = OffsetCommitRequest(
+                self.group.group_id,
+                tuple(
+                    OffsetCommitPartition(parts.tps[p].topic, parts.tps[p].partition, off)
+                    for p, off in offsets.items()
+                ),
+                member_id,
+                epoch,
+                instance_id,
+            )
             err = validate_offset_commit(cg.group_view(self.group), req)
         if err is Errors.NONE:
             for p, off in offsets.items():
@@ -124,11 +149,25 @@ class ConsumerCoordinator:
                 self.offsets[parts.tps[p]] = off
                 if w.wants_events:
                     tp = parts.tps[p]
-                    w.emit("commit", name, epoch, [parts.names[p]],
-                           {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
-                            "generation": epoch, "member_id": member_id, "reason": why})
+                    w.emit(
+                        "commit",
+                        name,
+                        epoch,
+                        [parts.names[p]],
+                        {
+                            "topic": tp.topic,
+                            "partition": tp.partition,
+                            "offset": off,
+                            "metadata": "",
+                            "generation": epoch,
+                            "member_id": member_id,
+                            "reason": why,
+                        },
+                    )
         if err is not Errors.NONE:
-            w.reply(client, "commit", (err, None))  # (error, sent generation): epochs are checked above
+            w.reply(
+                client, "commit", (err, None)
+            )  # (error, sent generation): epochs are checked above
 
     def update_topics(self) -> None:
         if self.group is not None:
@@ -154,8 +193,15 @@ class ConsumerCoordinator:
             p = w.parts.index.get(tp)
             if p is not None:
                 w.parts.committed[p] = off
-        w.emit("coordinator_loaded", detail={"epoch": self.epoch, "members": len(group.members),
-                                             "generation": group.group_epoch, "state": group.state.value})
+        w.emit(
+            "coordinator_loaded",
+            detail={
+                "epoch": self.epoch,
+                "members": len(group.members),
+                "generation": group.group_epoch,
+                "state": group.state.value,
+            },
+        )
         self._apply(fx)
 
 
@@ -164,9 +210,15 @@ class ConsumerSimMember(SimMember):
 
     def start(self) -> None:
         g = self.w.sc.group
-        self.cm = cgm.ConsumerMember(g.id, tuple(self.w.topic_names), "", self.instance_id, self.rack,
-                                     g.rebalance_timeout_ms or g.max_poll_interval_ms,
-                                     _SERVER_ASSIGNOR[g.server_assignor])
+        self.cm = cgm.ConsumerMember(
+            g.id,
+            tuple(self.w.topic_names),
+            "",
+            self.instance_id,
+            self.rack,
+            g.rebalance_timeout_ms or g.max_poll_interval_ms,
+            _SERVER_ASSIGNOR[g.server_assignor],
+        )
         self.pending_rec = None
         self.lost_pending: list[int] = []
         self.hb_token = 0
@@ -186,25 +238,39 @@ class ConsumerSimMember(SimMember):
             return
         self.w.send(self, "cheartbeat", cgm.heartbeat_request(self.cm))
         self.hb_token += 1
-        self.w.loop.after(self.w.sc.group.heartbeat_interval_ms, self._send_heartbeat, self.hb_token)
+        self.w.loop.after(
+            self.w.sc.group.heartbeat_interval_ms, self._send_heartbeat, self.hb_token
+        )
 
     def on_cheartbeat_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
         if not self.alive:
             return
-        if resp.error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        if resp.error in (
+            Errors.NOT_COORDINATOR,
+            Errors.COORDINATOR_NOT_AVAILABLE,
+            Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        ):
             self.hb_token += 1
             t = self.w.coordinator_retry_time(self.w.loop.now, self.w.sc.group.retry_backoff_ms)
             self.w.loop.at(t, self._send_heartbeat, self.hb_token)
             return
         if resp.error not in (Errors.NONE, Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
-            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": resp.error.name})
-            if resp.error in (Errors.UNRELEASED_INSTANCE_ID, Errors.FENCED_INSTANCE_ID, Errors.GROUP_MAX_SIZE_REACHED):
+            self.w.emit(
+                "heartbeat_error", self.name, self.generation, detail={"error": resp.error.name}
+            )
+            if resp.error in (
+                Errors.UNRELEASED_INSTANCE_ID,
+                Errors.FENCED_INSTANCE_ID,
+                Errors.GROUP_MAX_SIZE_REACHED,
+            ):
                 self.w.emit("fatal", self.name, self.generation, detail={"error": resp.error.name})
                 self.crash()
             return
         self.cm, rec, lost = cgm.on_heartbeat_response(self.cm, resp)
         if resp.error is not Errors.NONE:
-            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": resp.error.name})
+            self.w.emit(
+                "heartbeat_error", self.name, self.generation, detail={"error": resp.error.name}
+            )
             if lost:
                 idx = self.w.parts.index
                 ps = [idx[tp] for tp in lost if tp in idx]
@@ -228,7 +294,9 @@ class ConsumerSimMember(SimMember):
     def _poll(self, token: int) -> None:
         if token != self.poll_token or not self.alive:
             return
-        if self.pending_rec is not None and self.w.loop.now >= max(self.busy_until, self.stall_until):
+        if self.pending_rec is not None and self.w.loop.now >= max(
+            self.busy_until, self.stall_until
+        ):
             self._finish_batch(self.w.loop.now)
             self._reconcile()
         if self.poll_timed_out and self.w.loop.now >= self.stall_until:
@@ -257,7 +325,11 @@ class ConsumerSimMember(SimMember):
             assign = [idx[tp] for tp in sorted(rec.assign) if tp in idx]
             if revoke:
                 offsets = {p: self.positions[p] for p in revoke if p in self.positions}
-                if offsets and w.sc.group.enable_auto_commit and w.sc.group.delivery == "at-least-once":
+                if (
+                    offsets
+                    and w.sc.group.enable_auto_commit
+                    and w.sc.group.delivery == "at-least-once"
+                ):
                     w.commit(self, offsets, "before-revocation")
                 w.revoke(self, revoke, "reconciliation")
                 gone = set(revoke)

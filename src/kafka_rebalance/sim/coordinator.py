@@ -44,17 +44,24 @@ _MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
 
 
 class ClassicCoordinator:
-    def __init__(self, world: "Simulation") -> None:
+    def __init__(self, world: Simulation) -> None:
         self.w = world
         g = world.sc.group
-        self.config = ClassicGroupConfig(initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms,
-                                         max_size=g.group_max_size)
+        self.config = ClassicGroupConfig(
+            initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms, max_size=g.group_max_size
+        )
         self.epoch = 0
-        self.group: ClassicGroup | None = ClassicGroup(g.id, self.config, member_id_salt="0-", now_ms=0)
+        self.group: ClassicGroup | None = ClassicGroup(
+            g.id, self.config, member_id_salt="0-", now_ms=0
+        )
         self.up_at = 0
         self.store = SimOffsetsStore(g.id)
-        self.by_member_id: dict[str, str] = {}  # member id -> member name (the simulator's routing table)
-        self.hb_history: dict[str, tuple] = {}  # member id -> (phase base, stop time, generation, client)
+        self.by_member_id: dict[
+            str, str
+        ] = {}  # member id -> member name (the simulator's routing table)
+        self.hb_history: dict[
+            str, tuple
+        ] = {}  # member id -> (phase base, stop time, generation, client)
 
     # ------------------------------------------------------------- requests
 
@@ -72,7 +79,11 @@ class ClassicCoordinator:
             elif kind == "sync":
                 self.w.reply(req.client, kind, SyncGroupResponse(req.client, err))
             elif kind == "heartbeat":
-                self.w.reply(req.client, kind, (HeartbeatResponse(req.client, err), (req.generation_id, req.member_id)))
+                self.w.reply(
+                    req.client,
+                    kind,
+                    (HeartbeatResponse(req.client, err), (req.generation_id, req.member_id)),
+                )
             return
         if kind == "join":
             fx = g.join(req, now)
@@ -87,11 +98,23 @@ class ClassicCoordinator:
             raise ValueError(kind)
         self.apply(fx)
 
-    def commit(self, name: str, client: str, member_id: str, instance_id: str | None, generation: int,
-               offsets: dict[int, int], why: str) -> None:
+    def commit(
+        self,
+        name: str,
+        client: str,
+        member_id: str,
+        instance_id: str | None,
+        generation: int,
+        offsets: dict[int, int],
+        why: str,
+    ) -> None:
         w = self.w
         g = self.group
-        err = Errors.NOT_COORDINATOR if g is None else g.validate_offset_commit(member_id, instance_id, generation)
+        err = (
+            Errors.NOT_COORDINATOR
+            if g is None
+            else g.validate_offset_commit(member_id, instance_id, generation)
+        )
         if err is Errors.NONE:
             parts = w.parts
             self.store.commit_many(offsets, w.loop.now, parts.committed)
@@ -99,9 +122,21 @@ class ClassicCoordinator:
                 tps = parts.tps
                 for p, off in offsets.items():
                     tp = tps[p]
-                    w.emit("commit", name, generation, [parts.names[p]],
-                           {"topic": tp.topic, "partition": tp.partition, "offset": off, "metadata": "",
-                            "generation": generation, "member_id": member_id, "reason": why})
+                    w.emit(
+                        "commit",
+                        name,
+                        generation,
+                        [parts.names[p]],
+                        {
+                            "topic": tp.topic,
+                            "partition": tp.partition,
+                            "offset": off,
+                            "metadata": "",
+                            "generation": generation,
+                            "member_id": member_id,
+                            "reason": why,
+                        },
+                    )
             return
         if err is not Errors.NONE:
             w.reply(client, "commit", (err, (generation, member_id)))
@@ -133,7 +168,9 @@ class ClassicCoordinator:
                 self._on_state(e)
             elif t is MemberRemoved:
                 name = self.by_member_id.get(e.member_id, e.member_id)
-                w.emit("member_removed", name, detail={"member_id": e.member_id, "reason": e.reason})
+                w.emit(
+                    "member_removed", name, detail={"member_id": e.member_id, "reason": e.reason}
+                )
             elif t is GroupMetadataChanged:
                 self.store.write_group(e.snapshot, loop.now)
         if len(replies) == 1:
@@ -143,15 +180,20 @@ class ClassicCoordinator:
 
     def _on_state(self, e: StateChanged) -> None:
         w = self.w
-        w.emit("group_state", detail={"from": str(e.old), "to": str(e.new), "reason": e.reason},
-               generation=self.group.generation_id if self.group else e.generation_id)
+        w.emit(
+            "group_state",
+            detail={"from": str(e.old), "to": str(e.new), "reason": e.reason},
+            generation=self.group.generation_id if self.group else e.generation_id,
+        )
         if e.new is S.PREPARING_REBALANCE:
             w.pending_cause = self._named(e.reason)
             stable = MemberState.STABLE
             for m in w.members.values():
                 if m.state is stable:
                     m.start_heartbeat_ticks()  # no-op unless its heartbeat thread runs and is idle
-        elif e.new is S.COMPLETING_REBALANCE or (e.new is S.EMPTY and e.old is S.PREPARING_REBALANCE):
+        elif e.new is S.COMPLETING_REBALANCE or (
+            e.new is S.EMPTY and e.old is S.PREPARING_REBALANCE
+        ):
             w.on_generation(self.group.generation_id if self.group else e.generation_id)
             w.pending_cause = "-"
 
@@ -182,7 +224,13 @@ class ClassicCoordinator:
             return False
         lat = w.sc.network_latency_ms
         if m.member_id == member_id and m.heartbeating():
-            hb_base, hb_first, stop, generation, client = m.hb_base, m.hb_first, now, m.generation, m.client
+            hb_base, hb_first, stop, generation, client = (
+                m.hb_base,
+                m.hb_first,
+                now,
+                m.generation,
+                m.client,
+            )
         else:
             hist = self.hb_history.get(member_id)
             if hist is None:
@@ -201,12 +249,15 @@ class ClassicCoordinator:
         fx = g.heartbeat(HeartbeatRequest(client, member_id, generation, m.instance_id), sent)
         rescheduled = any(type(e) is ScheduleTimer for e in fx)
         # the member already had its (error-free) answer back then; only errors still need delivering
-        self.apply([e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE],
-                   (generation, member_id))
+        self.apply(
+            [e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE],
+            (generation, member_id),
+        )
         return rescheduled
 
-    def heartbeat_stopped(self, member_id: str, hb_base: int, hb_first: int, now: int, generation: int,
-                          client: str) -> None:
+    def heartbeat_stopped(
+        self, member_id: str, hb_base: int, hb_first: int, now: int, generation: int, client: str
+    ) -> None:
         """A member's heartbeat thread stopped (crash, close, poll timeout): remember its last phase."""
         if member_id:
             self.hb_history[member_id] = (hb_base, hb_first, now, generation, client)
@@ -223,10 +274,18 @@ class ClassicCoordinator:
         # parked JoinGroup / SyncGroup requests are answered NOT_COORDINATOR
         for mem in list(old.members.values()):
             if mem.awaiting_join is not None:
-                w.reply(mem.awaiting_join, "join", JoinGroupResponse(mem.awaiting_join, Errors.NOT_COORDINATOR, mem.member_id))
+                w.reply(
+                    mem.awaiting_join,
+                    "join",
+                    JoinGroupResponse(mem.awaiting_join, Errors.NOT_COORDINATOR, mem.member_id),
+                )
                 mem.awaiting_join = None
             if mem.awaiting_sync is not None:
-                w.reply(mem.awaiting_sync, "sync", SyncGroupResponse(mem.awaiting_sync, Errors.NOT_COORDINATOR))
+                w.reply(
+                    mem.awaiting_sync,
+                    "sync",
+                    SyncGroupResponse(mem.awaiting_sync, Errors.NOT_COORDINATOR),
+                )
                 mem.awaiting_sync = None
         old.mark_dead(now)
         self.group = None
@@ -240,17 +299,26 @@ class ClassicCoordinator:
         now = w.loop.now
         snap, offsets = self.store.recover(w.parts.tps, w.parts.index)
         if snap is None:
-            self.group = ClassicGroup(w.sc.group.id, self.config, member_id_salt=f"{self.epoch}-", now_ms=now)
+            self.group = ClassicGroup(
+                w.sc.group.id, self.config, member_id_salt=f"{self.epoch}-", now_ms=now
+            )
             fx: list = []
         else:
-            self.group, fx = ClassicGroup.load(snap, self.config, now, member_id_salt=f"{self.epoch}-")
+            self.group, fx = ClassicGroup.load(
+                snap, self.config, now, member_id_salt=f"{self.epoch}-"
+            )
         parts = w.parts
         for tp, off in offsets.items():
             p = parts.index.get(tp)
             if p is not None:
                 parts.committed[p] = off
-        w.emit("coordinator_loaded", detail={"epoch": self.epoch, "members": len(self.group.members),
-                                             "generation": self.group.generation_id,
-                                             "state": str(self.group.state)})
+        w.emit(
+            "coordinator_loaded",
+            detail={
+                "epoch": self.epoch,
+                "members": len(self.group.members),
+                "generation": self.group.generation_id,
+                "state": str(self.group.state),
+            },
+        )
         self.apply(fx)
-

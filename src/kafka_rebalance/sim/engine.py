@@ -10,7 +10,8 @@ not push a new entry until the old one pops.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class EventLoop:
@@ -36,7 +37,9 @@ class EventLoop:
 
     # keyed timers -----------------------------------------------------------
 
-    def set_timer(self, key: Any, deadline: int, callback: Callable[[Any, Any], None], payload: Any = None) -> None:
+    def set_timer(
+        self, key: Any, deadline: int, callback: Callable[[Any, Any], None], payload: Any = None
+    ) -> None:
         """(Re)arm the timer `key`; callback(key, payload) runs at the deadline unless re-armed or cancelled."""
         entry = self._timers.get(key)
         if entry is not None and entry[0] <= deadline and entry[3] >= 0:

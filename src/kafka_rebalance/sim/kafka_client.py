@@ -30,14 +30,20 @@ session times out, as after a process crash.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from ..assign.protocol import Assignment as WireAssignment
 from ..assign.protocol import Subscription as WireSubscription
-from ..assign.protocol import decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from ..assign.protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from ..assign.registry import get_assignor
 from ..group.classic_group import ClassicGroup, ClassicGroupConfig
 from ..group.classic_messages import (
@@ -145,22 +151,34 @@ class _Coordinator:
 class SimCluster:
     """Topic logs, group coordinators and the `__consumer_offsets` log, on one virtual clock."""
 
-    def __init__(self, topics: dict[str, int], *, group_config: ClassicGroupConfig | None = None,
-                 offsets_config: OffsetsConfig | None = None, tick_ms: int = 100) -> None:
+    def __init__(
+        self,
+        topics: dict[str, int],
+        *,
+        group_config: ClassicGroupConfig | None = None,
+        offsets_config: OffsetsConfig | None = None,
+        tick_ms: int = 100,
+    ) -> None:
         self.topics = dict(topics)
-        self.logs: dict[tuple[str, int], list[SimRecord]] = {(t, p): [] for t, n in topics.items() for p in range(n)}
+        self.logs: dict[tuple[str, int], list[SimRecord]] = {
+            (t, p): [] for t, n in topics.items() for p in range(n)
+        }
         self.group_config = group_config or ClassicGroupConfig()
         self.offsets_config = offsets_config or OffsetsConfig()
         self.tick_ms = tick_ms
         self.now_ms = 0
         self.lock = threading.RLock()
         self.coordinators: dict[str, _Coordinator] = {}
-        self.offsets_log: list[tuple[bytes, bytes | None]] = []  # __consumer_offsets as Kafka stores it
-        self.store = OffsetStore()                                # replayed from the decoded bytes only
-        self.inboxes: dict[str, list[Any]] = {}                  # client id -> responses not yet read
-        self.live_clients: set[str] = set()                       # crashed/closed clients get no responses
-        self.events: list[tuple[int, str, str]] = []             # (time, group, what happened)
-        self.fetch_log: list[tuple[int, str, str, int, int, str]] = []  # OffsetFetch answers, for tests
+        self.offsets_log: list[
+            tuple[bytes, bytes | None]
+        ] = []  # __consumer_offsets as Kafka stores it
+        self.store = OffsetStore()  # replayed from the decoded bytes only
+        self.inboxes: dict[str, list[Any]] = {}  # client id -> responses not yet read
+        self.live_clients: set[str] = set()  # crashed/closed clients get no responses
+        self.events: list[tuple[int, str, str]] = []  # (time, group, what happened)
+        self.fetch_log: list[
+            tuple[int, str, str, int, int, str]
+        ] = []  # OffsetFetch answers, for tests
         self.commit_requests: list[tuple[int, str, str, int, str, int, int, Errors]] = []
         # (time, group, member id, generation, topic, partition, offset, error) of every OffsetCommit
         self._client_seq = 0
@@ -168,7 +186,9 @@ class SimCluster:
         self._next_cleanup_ms = self.offsets_config.offsets_retention_check_interval_ms
 
     # ------------------------------------------------------------------ data
-    def produce(self, topic: str, partition: int, key: bytes | None, value: bytes | None = None) -> int:
+    def produce(
+        self, topic: str, partition: int, key: bytes | None, value: bytes | None = None
+    ) -> int:
         with self.lock:
             log = self.logs[(topic, partition)]
             offset = len(log)
@@ -190,14 +210,20 @@ class SimCluster:
         with self.lock:
             target = self.now_ms + ms
             while True:
-                due = [(d, gid, key) for gid, c in self.coordinators.items() for key, (d, _) in c.timers.items()
-                       if d <= target]
+                due = [
+                    (d, gid, key)
+                    for gid, c in self.coordinators.items()
+                    for key, (d, _) in c.timers.items()
+                    if d <= target
+                ]
                 cleanup = self._next_cleanup_ms
                 if cleanup <= target and (not due or cleanup < min(d for d, _, _ in due)):
                     # the coordinator's periodic offsets-retention timer (group timers first on a tie)
                     self.now_ms = max(self.now_ms, cleanup)
                     self.cleanup_group_metadata()
-                    self._next_cleanup_ms = self.now_ms + self.offsets_config.offsets_retention_check_interval_ms
+                    self._next_cleanup_ms = (
+                        self.now_ms + self.offsets_config.offsets_retention_check_interval_ms
+                    )
                     continue
                 if not due:
                     break
@@ -237,20 +263,34 @@ class SimCluster:
             elif isinstance(fx, GroupMetadataChanged):
                 self._append(group_metadata_record(group_id, _group_value(fx.snapshot)))
             elif isinstance(fx, MemberRemoved):
-                self.events.append((self.now_ms, group_id, f"member {fx.member_id} removed: {fx.reason}"))
+                self.events.append(
+                    (self.now_ms, group_id, f"member {fx.member_id} removed: {fx.reason}")
+                )
             elif isinstance(fx, StateChanged):
-                self.events.append((self.now_ms, group_id,
-                                    f"{fx.old.value} -> {fx.new.value} (generation {fx.generation_id}): {fx.reason}"))
+                self.events.append(
+                    (
+                        self.now_ms,
+                        group_id,
+                        f"{fx.old.value} -> {fx.new.value} (generation {fx.generation_id}): {fx.reason}",
+                    )
+                )
 
     def group_view(self, group_id: str) -> GroupView | None:
         c = self.coordinators.get(group_id)
         if c is None:
             return None
         g = c.group
-        return GroupView(group_id, GroupType.CLASSIC, g.state.value, g.generation_id,
-                         {mid: g.generation_id for mid in g.members}, dict(g.static_members),
-                         protocol_type=g.protocol_type, state_timestamp_ms=g.state_timestamp_ms,
-                         subscribed_topics=g.subscribed_topics)
+        return GroupView(
+            group_id,
+            GroupType.CLASSIC,
+            g.state.value,
+            g.generation_id,
+            {mid: g.generation_id for mid in g.members},
+            dict(g.static_members),
+            protocol_type=g.protocol_type,
+            state_timestamp_ms=g.state_timestamp_ms,
+            subscribed_topics=g.subscribed_topics,
+        )
 
     def cleanup_group_metadata(self) -> int:
         """GroupCoordinatorShard.cleanupGroupMetadata: expire offsets past `offsets.retention.minutes`
@@ -259,7 +299,11 @@ class SimCluster:
         with self.lock:
             n = 0
             for gid in sorted(set(self.coordinators) | set(self.store.groups)):
-                view = self.group_view(gid) if gid in self.coordinators else self.store.groups[gid].view()
+                view = (
+                    self.group_view(gid)
+                    if gid in self.coordinators
+                    else self.store.groups[gid].view()
+                )
                 result = expire_offsets(self.store, view, self.now_ms, self.offsets_config)
                 for record in result.records:
                     self._append(record)
@@ -267,7 +311,9 @@ class SimCluster:
                 if result.delete_group:  # the group tombstone's replay removes the group
                     c = self.coordinators.pop(gid, None)
                     if c is not None:
-                        self.events.append((self.now_ms, gid, "group deleted: every offset expired"))
+                        self.events.append(
+                            (self.now_ms, gid, "group deleted: every offset expired")
+                        )
             return n
 
     # ------------------------------------------------------------------ offsets
@@ -276,39 +322,71 @@ class SimCluster:
         self.offsets_log.append((key, value))
         self.store.replay(decode_record(key, value))  # only what the bytes carry
 
-    def commit(self, group_id: str, member_id: str, generation: int,
-               offsets: Sequence[tuple[str, int, int, str | None]]) -> list[tuple[str, int, Errors]]:
+    def commit(
+        self,
+        group_id: str,
+        member_id: str,
+        generation: int,
+        offsets: Sequence[tuple[str, int, int, str | None]],
+    ) -> list[tuple[str, int, Errors]]:
         """OffsetCommit; returns the per-partition errors (empty when all were stored)."""
         with self.lock:
-            req = OffsetCommitRequest(group_id, tuple(OffsetCommitPartition(t, p, o, metadata=m)
-                                                      for t, p, o, m in offsets), member_id, generation)
-            result = commit_offsets(self.group_view(group_id), req, self.now_ms, self.offsets_config,
-                                    lambda tp: (tp.topic, tp.partition) in self.logs)
+            req = OffsetCommitRequest(
+                group_id,
+                tuple(OffsetCommitPartition(t, p, o, metadata=m) for t, p, o, m in offsets),
+                member_id,
+                generation,
+            )
+            result = commit_offsets(
+                self.group_view(group_id),
+                req,
+                self.now_ms,
+                self.offsets_config,
+                lambda tp: (tp.topic, tp.partition) in self.logs,
+            )
             for (t, p, o, _), (_, err) in zip(offsets, result.response.partitions):
-                self.commit_requests.append((self.now_ms, group_id, member_id, generation, t, p, o, err))
+                self.commit_requests.append(
+                    (self.now_ms, group_id, member_id, generation, t, p, o, err)
+                )
             for record in result.records:
                 self._append(record)
             if result.reschedule_heartbeat and group_id in self.coordinators:
                 coord = self.coordinators[group_id]
                 m = coord.group.members.get(member_id)
                 if m is not None:  # a commit keeps the member's session alive, as in Kafka
-                    coord.timers[heartbeat_key(member_id)] = (self.now_ms + m.session_timeout_ms, None)
-            return [(tp.topic, tp.partition, e) for tp, e in result.response.partitions if e is not Errors.NONE]
+                    coord.timers[heartbeat_key(member_id)] = (
+                        self.now_ms + m.session_timeout_ms,
+                        None,
+                    )
+            return [
+                (tp.topic, tp.partition, e)
+                for tp, e in result.response.partitions
+                if e is not Errors.NONE
+            ]
 
-    def fetch_committed(self, group_id: str, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, str]]:
+    def fetch_committed(
+        self, group_id: str, tps: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], tuple[int, str]]:
         """OffsetFetch: (offset, metadata) per partition, offset -1 when nothing is committed."""
         with self.lock:
-            resp = fetch_offsets(self.store, self.group_view(group_id),
-                                 OffsetFetchRequest(group_id, tuple(MTP(t, p) for t, p in tps)))
+            resp = fetch_offsets(
+                self.store,
+                self.group_view(group_id),
+                OffsetFetchRequest(group_id, tuple(MTP(t, p) for t, p in tps)),
+            )
             for f in resp.partitions:
-                self.fetch_log.append((self.now_ms, group_id, f.tp.topic, f.tp.partition, f.offset, f.metadata))
+                self.fetch_log.append(
+                    (self.now_ms, group_id, f.tp.topic, f.tp.partition, f.offset, f.metadata)
+                )
             return {(f.tp.topic, f.tp.partition): (f.offset, f.metadata) for f in resp.partitions}
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], tuple[int, str]]:
         """Everything committed for the group, rebuilt from the `__consumer_offsets` bytes alone."""
         with self.lock:
-            return {(tp.topic, tp.partition): (o.offset, o.metadata)
-                    for tp, o in self.store.group_offsets(group_id).items()}
+            return {
+                (tp.topic, tp.partition): (o.offset, o.metadata)
+                for tp, o in self.store.group_offsets(group_id).items()
+            }
 
     def commit_history(self, group_id: str) -> list[CommitEntry]:
         """Every OffsetCommit record of the group, decoded from the log bytes, oldest first."""
@@ -316,10 +394,22 @@ class SimCluster:
             out = []
             for key, value in self.offsets_log:
                 rec = decode_record(key, value)
-                if isinstance(rec, OffsetCommitRecord) and rec.value is not None and rec.key.group == group_id:
+                if (
+                    isinstance(rec, OffsetCommitRecord)
+                    and rec.value is not None
+                    and rec.key.group == group_id
+                ):
                     v = rec.value
-                    out.append(CommitEntry(group_id, rec.key.topic, rec.key.partition, v.offset, v.metadata,
-                                           v.commit_timestamp))
+                    out.append(
+                        CommitEntry(
+                            group_id,
+                            rec.key.topic,
+                            rec.key.partition,
+                            v.offset,
+                            v.metadata,
+                            v.commit_timestamp,
+                        )
+                    )
             return out
 
 
@@ -331,10 +421,26 @@ def _group_value(snap: Any) -> GroupMetadataValue:
         for name, meta in m.protocols:
             if name == snap.protocol_name:
                 sub = meta
-        members.append(MemberMetadata(m.member_id, m.client_id, "/127.0.0.1", m.session_timeout_ms, sub,
-                                      m.assignment or b"", m.rebalance_timeout_ms, m.group_instance_id))
-    return GroupMetadataValue(snap.protocol_type or "consumer", snap.generation_id, snap.protocol_name, snap.leader,
-                              tuple(members), snap.state_timestamp_ms)
+        members.append(
+            MemberMetadata(
+                m.member_id,
+                m.client_id,
+                "/127.0.0.1",
+                m.session_timeout_ms,
+                sub,
+                m.assignment or b"",
+                m.rebalance_timeout_ms,
+                m.group_instance_id,
+            )
+        )
+    return GroupMetadataValue(
+        snap.protocol_type or "consumer",
+        snap.generation_id,
+        snap.protocol_name,
+        snap.leader,
+        tuple(members),
+        snap.state_timestamp_ms,
+    )
 
 
 class _Phase:
@@ -350,9 +456,17 @@ _LOST = (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INST
 class SimConsumer:
     """confluent_kafka.Consumer's interface (the part the parallel consumer uses) on a SimCluster."""
 
-    def __init__(self, cluster: SimCluster, group_id: str, *, assignor: str = "range",
-                 session_timeout_ms: int = 45_000, heartbeat_interval_ms: int = 3_000,
-                 max_poll_interval_ms: int = 300_000, client_id: str | None = None) -> None:
+    def __init__(
+        self,
+        cluster: SimCluster,
+        group_id: str,
+        *,
+        assignor: str = "range",
+        session_timeout_ms: int = 45_000,
+        heartbeat_interval_ms: int = 3_000,
+        max_poll_interval_ms: int = 300_000,
+        client_id: str | None = None,
+    ) -> None:
         self.cluster = cluster
         self.group_id = group_id
         self.assignor = assignor
@@ -376,8 +490,13 @@ class SimConsumer:
         self.rebalances = 0  # completed SyncGroups
 
     # ------------------------------------------------------------------ confluent_kafka.Consumer
-    def subscribe(self, topics: Sequence[str], on_assign: Callable | None = None, on_revoke: Callable | None = None,
-                  on_lost: Callable | None = None) -> None:
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: Callable | None = None,
+        on_revoke: Callable | None = None,
+        on_lost: Callable | None = None,
+    ) -> None:
         self._check()
         self.topics = list(topics)
         self.callbacks = {"assign": on_assign, "revoke": on_revoke, "lost": on_lost}
@@ -393,22 +512,34 @@ class SimConsumer:
         got = self.consume(1, timeout)
         return got[0] if got else None
 
-    def commit(self, message: Any = None, offsets: Sequence[TopicPartition] | None = None,
-               asynchronous: bool = True) -> list[TopicPartition]:
+    def commit(
+        self,
+        message: Any = None,
+        offsets: Sequence[TopicPartition] | None = None,
+        asynchronous: bool = True,
+    ) -> list[TopicPartition]:
         """Always synchronous (the parallel consumer asks for that); raises KafkaException like librdkafka."""
         self._check()
         if offsets is None:
             raise NotImplementedError("SimConsumer.commit needs explicit offsets")
-        errors = self.cluster.commit(self.group_id, self.member_id, self.generation,
-                                     [(tp.topic, tp.partition, tp.offset, tp.metadata) for tp in offsets])
+        errors = self.cluster.commit(
+            self.group_id,
+            self.member_id,
+            self.generation,
+            [(tp.topic, tp.partition, tp.offset, tp.metadata) for tp in offsets],
+        )
         if errors:
             t, p, err = errors[0]
             raise KafkaException(KafkaError(err.value, f"OffsetCommit {t}-{p}: {err.name}"))
         return list(offsets)
 
-    def committed(self, partitions: Sequence[TopicPartition], timeout: float = -1) -> list[TopicPartition]:
+    def committed(
+        self, partitions: Sequence[TopicPartition], timeout: float = -1
+    ) -> list[TopicPartition]:
         self._check()
-        got = self.cluster.fetch_committed(self.group_id, [(tp.topic, tp.partition) for tp in partitions])
+        got = self.cluster.fetch_committed(
+            self.group_id, [(tp.topic, tp.partition) for tp in partitions]
+        )
         out = []
         for tp in partitions:
             offset, metadata = got.get((tp.topic, tp.partition), (-1, ""))
@@ -434,8 +565,12 @@ class SimConsumer:
         if self.assigned:
             self._revoke(list(self.assigned))
         if self.member_id:
-            self.cluster.send(self.group_id, LeaveGroupRequest(self.client_id, ((self.member_id, None),),
-                                                               "the consumer is being closed"))
+            self.cluster.send(
+                self.group_id,
+                LeaveGroupRequest(
+                    self.client_id, ((self.member_id, None),), "the consumer is being closed"
+                ),
+            )
             self.cluster.take_responses(self.client_id)
         self.closed = True
         self.cluster.live_clients.discard(self.client_id)
@@ -464,18 +599,30 @@ class SimConsumer:
                 self._on_sync(resp)
         if self.phase == _Phase.UNJOINED:
             self._join()
-        elif self.phase == _Phase.STABLE and self.cluster.now_ms - self.last_heartbeat_ms >= self.heartbeat_interval_ms:
+        elif (
+            self.phase == _Phase.STABLE
+            and self.cluster.now_ms - self.last_heartbeat_ms >= self.heartbeat_interval_ms
+        ):
             self._heartbeat()
 
     def _subscription(self) -> bytes:
         owned = tuple(MTP(t, p) for t, p in self.assigned) if self.cooperative else ()
-        return encode_subscription(WireSubscription(tuple(sorted(self.topics)), None, owned, self.generation, None))
+        return encode_subscription(
+            WireSubscription(tuple(sorted(self.topics)), None, owned, self.generation, None)
+        )
 
     def _join(self) -> None:
         self.phase = _Phase.JOINING
-        self.cluster.send(self.group_id, JoinGroupRequest(
-            self.client_id, self.member_id, ((self.assignor, self._subscription()),), self.session_timeout_ms,
-            self.max_poll_interval_ms))
+        self.cluster.send(
+            self.group_id,
+            JoinGroupRequest(
+                self.client_id,
+                self.member_id,
+                ((self.assignor, self._subscription()),),
+                self.session_timeout_ms,
+                self.max_poll_interval_ms,
+            ),
+        )
 
     def _on_join(self, resp: JoinGroupResponse) -> None:
         if resp.error is Errors.MEMBER_ID_REQUIRED:
@@ -493,8 +640,16 @@ class SimConsumer:
         if resp.leader == self.member_id:
             assignments = self._assign(resp)
         self.phase = _Phase.SYNCING
-        self.cluster.send(self.group_id, SyncGroupRequest(self.client_id, self.member_id, self.generation,
-                                                          protocol_name=resp.protocol_name, assignments=assignments))
+        self.cluster.send(
+            self.group_id,
+            SyncGroupRequest(
+                self.client_id,
+                self.member_id,
+                self.generation,
+                protocol_name=resp.protocol_name,
+                assignments=assignments,
+            ),
+        )
 
     def _assign(self, resp: JoinGroupResponse) -> dict[str, bytes]:
         """The leader's job: run the assignor on every member's ConsumerProtocol subscription."""
@@ -503,12 +658,28 @@ class SimConsumer:
         for m in resp.members:
             sub = decode_subscription(m.metadata)
             wanted.update(sub.topics)
-            members.append(MemberSubscription(m.member_id, tuple(sub.topics), tuple(sub.owned_partitions),
-                                              sub.generation_id, sub.rack_id, m.group_instance_id))
-        topics = {t: TopicMetadata(t, self.cluster.topics[t]) for t in sorted(wanted) if t in self.cluster.topics}
-        result = get_assignor(resp.protocol_name or self.assignor).assign(GroupSpec(topics, tuple(members)))
-        return {m.member_id: encode_assignment(WireAssignment(tuple(result.get(m.member_id, ()))))
-                for m in members}
+            members.append(
+                MemberSubscription(
+                    m.member_id,
+                    tuple(sub.topics),
+                    tuple(sub.owned_partitions),
+                    sub.generation_id,
+                    sub.rack_id,
+                    m.group_instance_id,
+                )
+            )
+        topics = {
+            t: TopicMetadata(t, self.cluster.topics[t])
+            for t in sorted(wanted)
+            if t in self.cluster.topics
+        }
+        result = get_assignor(resp.protocol_name or self.assignor).assign(
+            GroupSpec(topics, tuple(members))
+        )
+        return {
+            m.member_id: encode_assignment(WireAssignment(tuple(result.get(m.member_id, ()))))
+            for m in members
+        }
 
     def _on_sync(self, resp: SyncGroupResponse) -> None:
         if resp.error is not Errors.NONE:
@@ -516,8 +687,11 @@ class SimConsumer:
                 self._lose()
             self.phase = _Phase.UNJOINED
             return
-        new = [(tp.topic, tp.partition) for tp in decode_assignment(resp.assignment).partitions] \
-            if resp.assignment else []
+        new = (
+            [(tp.topic, tp.partition) for tp in decode_assignment(resp.assignment).partitions]
+            if resp.assignment
+            else []
+        )
         self.rebalances += 1
         self.phase = _Phase.STABLE
         self.last_heartbeat_ms = self.cluster.now_ms
@@ -534,7 +708,9 @@ class SimConsumer:
 
     def _heartbeat(self) -> None:
         self.last_heartbeat_ms = self.cluster.now_ms
-        self.cluster.send(self.group_id, HeartbeatRequest(self.client_id, self.member_id, self.generation))
+        self.cluster.send(
+            self.group_id, HeartbeatRequest(self.client_id, self.member_id, self.generation)
+        )
         for resp in self.cluster.take_responses(self.client_id):
             err = getattr(resp, "error", Errors.NONE)
             if err is Errors.REBALANCE_IN_PROGRESS:
@@ -586,7 +762,9 @@ class SimConsumer:
         with self.cluster.lock:
             live = [tp for tp in self.assigned if tp not in self.paused]
             progress = True
-            while len(out) < limit and progress:  # round-robin over partitions, in order within each
+            while (
+                len(out) < limit and progress
+            ):  # round-robin over partitions, in order within each
                 progress = False
                 for tp in live:
                     log = self.cluster.logs[tp]

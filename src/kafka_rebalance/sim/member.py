@@ -46,15 +46,56 @@ class Subscription:
 
 class SimMember:
     # slots: attribute access on the hot path (every poll, every rebalance of every member)
-    __slots__ = ("w", "name", "rack", "instance_id", "protocol", "ms_per_record", "alive", "incarnation", "client",
-                 "state", "member_id", "generation", "is_leader", "owned", "positions", "rejoin_needed",
-                 "join_inflight", "waiting", "deferred", "batch", "batch_t0", "batch_rate", "busy_until",
-                 "stall_until", "last_poll", "poll_token", "next_autocommit", "batch_taken", "hb_base", "hb_first", "hb_phase",
-                 "hb_ticking", "pause_start", "known_partitions", "assigned_view", "started_at", "poll_timed_out",
-                 "_in_poll", "sent_offsets", "_auto_commit", "_at_most_once", "_budget", "_poll_idle", "_pjitter",
-                 "_aci", "__dict__")
+    __slots__ = (
+        "w",
+        "name",
+        "rack",
+        "instance_id",
+        "protocol",
+        "ms_per_record",
+        "alive",
+        "incarnation",
+        "client",
+        "state",
+        "member_id",
+        "generation",
+        "is_leader",
+        "owned",
+        "positions",
+        "rejoin_needed",
+        "join_inflight",
+        "waiting",
+        "deferred",
+        "batch",
+        "batch_t0",
+        "batch_rate",
+        "busy_until",
+        "stall_until",
+        "last_poll",
+        "poll_token",
+        "next_autocommit",
+        "batch_taken",
+        "hb_base",
+        "hb_first",
+        "hb_phase",
+        "hb_ticking",
+        "pause_start",
+        "known_partitions",
+        "assigned_view",
+        "started_at",
+        "poll_timed_out",
+        "_in_poll",
+        "sent_offsets",
+        "_auto_commit",
+        "_at_most_once",
+        "_budget",
+        "_poll_idle",
+        "_pjitter",
+        "_aci",
+        "__dict__",
+    )
 
-    def __init__(self, world: "Simulation", name: str, rack: str | None) -> None:
+    def __init__(self, world: Simulation, name: str, rack: str | None) -> None:
         self.w = world
         self.name = name
         self.rack = rack
@@ -149,7 +190,11 @@ class SimMember:
             w.revoke(self, list(self.owned), "close")
         self.owned, self.positions = [], {}
         if self.instance_id is None and self.member_id:
-            w.send(self, "leave", LeaveGroupRequest(self.client, ((self.member_id, None),), "consumer closed"))
+            w.send(
+                self,
+                "leave",
+                LeaveGroupRequest(self.client, ((self.member_id, None),), "consumer closed"),
+            )
         self._die("stop")
 
     def crash(self) -> None:
@@ -163,7 +208,14 @@ class SimMember:
 
     def _stop_heartbeats(self) -> None:
         if self.heartbeating():
-            self.w.coord.heartbeat_stopped(self.member_id, self.hb_base, self.hb_first, self.w.loop.now, self.generation, self.client)
+            self.w.coord.heartbeat_stopped(
+                self.member_id,
+                self.hb_base,
+                self.hb_first,
+                self.w.loop.now,
+                self.generation,
+                self.client,
+            )
 
     def _die(self, kind: str) -> None:
         now = self.w.loop.now
@@ -184,7 +236,9 @@ class SimMember:
         w = self.w
         now = w.loop.now
         if now >= self.busy_until and now >= self.stall_until:
-            self.last_poll = now  # an idle consumer is blocked inside poll(): the poll timer starts now
+            self.last_poll = (
+                now  # an idle consumer is blocked inside poll(): the poll timer starts now
+            )
         self.stall_until = max(self.stall_until, now + for_ms)
         w.set_unavailable_many(self.owned, now)
         w.emit("pause", self.name, self.generation, detail={"for_ms": for_ms})
@@ -207,8 +261,13 @@ class SimMember:
         w = self.w
         w.emit("poll_timeout", self.name, self.generation)
         if cc.should_leave_on_poll_timeout(self.instance_id is not None) and self.member_id:
-            w.send(self, "leave", LeaveGroupRequest(self.client, ((self.member_id, None),),
-                                                    "consumer poll timeout has expired"))
+            w.send(
+                self,
+                "leave",
+                LeaveGroupRequest(
+                    self.client, ((self.member_id, None),), "consumer poll timeout has expired"
+                ),
+            )
             w.emit("leave", self.name, self.generation, detail={"reason": "poll timeout"})
         # the generation is reset either way; a static member simply goes silent
         self._stop_heartbeats()
@@ -266,7 +325,11 @@ class SimMember:
             self._handle_response(resp)
             if not self.alive:
                 return
-        if self.rejoin_needed and not self.join_inflight and self.state in (MemberState.UNJOINED, MemberState.STABLE):
+        if (
+            self.rejoin_needed
+            and not self.join_inflight
+            and self.state in (MemberState.UNJOINED, MemberState.STABLE)
+        ):
             self._prepare_join()
         if self.waiting or not self.alive:
             return
@@ -281,7 +344,11 @@ class SimMember:
                 self._commit_positions("before-processing")
             # this batch's per-record time: processing_ms_per_record with seeded jitter
             pj = self._pjitter
-            rate = self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0)) if pj else self.ms_per_record
+            rate = (
+                self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0))
+                if pj
+                else self.ms_per_record
+            )
             self.batch_rate = rate
             dur = int(n * rate + 0.999999)
         else:
@@ -405,7 +472,10 @@ class SimMember:
         """Commit consumed positions. Unchanged ones are skipped: re-committing an offset changes
         nothing the simulator measures (Kafka's auto-commit does resend them)."""
         sent = self.sent_offsets
-        get_pos, get_sent = self.positions.get, sent.get  # bound once: every owned partition of every commit
+        get_pos, get_sent = (
+            self.positions.get,
+            sent.get,
+        )  # bound once: every owned partition of every commit
         offsets = {}
         for p in self.owned:
             pos = get_pos(p)
@@ -426,12 +496,18 @@ class SimMember:
         if error is Errors.NONE or not self.alive:
             return
         self.sent_offsets = {}
-        outcome = cc.on_commit_error(error, generation_unchanged=self._generation_unchanged(sent), state=self.state)
+        outcome = cc.on_commit_error(
+            error, generation_unchanged=self._generation_unchanged(sent), state=self.state
+        )
         # the simulator's commits are asynchronous (a failed one is resent with the next commit), so the
         # exception is the one an OffsetCommitCallback would get
         exc = outcome.async_exception
-        self.w.emit("commit_failed", self.name, self.generation,
-                    detail={"error": error.name, "exception": exc.__name__ if exc else None})
+        self.w.emit(
+            "commit_failed",
+            self.name,
+            self.generation,
+            detail={"error": error.name, "exception": exc.__name__ if exc else None},
+        )
         if outcome.reset_generation:
             self._stop_heartbeats()
             self.generation = -1
@@ -446,8 +522,13 @@ class SimMember:
 
     def heartbeating(self) -> bool:
         """Is the heartbeat thread sending heartbeats for the current member id?"""
-        return self.generation >= 0 and self.alive and self.member_id != "" and not self.poll_timed_out and \
-            (self.state is MemberState.STABLE or self.state is MemberState.COMPLETING_REBALANCE)
+        return (
+            self.generation >= 0
+            and self.alive
+            and self.member_id != ""
+            and not self.poll_timed_out
+            and (self.state is MemberState.STABLE or self.state is MemberState.COMPLETING_REBALANCE)
+        )
 
     def last_heartbeat_at(self, t: int) -> int:
         hb = self.w.sc.group.heartbeat_interval_ms
@@ -466,15 +547,20 @@ class SimMember:
             return
         self.hb_ticking = True
         lat = self.w.sc.network_latency_ms
-        self.w.loop.at(self.next_heartbeat_at(self.w.loop.now) + lat, self._hb_tick, self.incarnation)
+        self.w.loop.at(
+            self.next_heartbeat_at(self.w.loop.now) + lat, self._hb_tick, self.incarnation
+        )
 
     def _hb_tick(self, inc: int) -> None:
         """The heartbeat sent at the phase time reaches the coordinator (one event for send + arrival)."""
         self.hb_ticking = False
         if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
             return
-        self.w.coord.receive("heartbeat", HeartbeatRequest(self.client, self.member_id, self.generation,
-                                                           self.instance_id), self.name)
+        self.w.coord.receive(
+            "heartbeat",
+            HeartbeatRequest(self.client, self.member_id, self.generation, self.instance_id),
+            self.name,
+        )
 
     def on_heartbeat_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
         """`sent` is the (generation, member id) the heartbeat went out with (generationUnchanged())."""
@@ -483,8 +569,9 @@ class SimMember:
         if error is Errors.NONE:
             action = cc.HeartbeatAction.CONTINUE
         else:
-            action = cc.on_heartbeat_error(error, state=self.state,
-                                           generation_unchanged=self._generation_unchanged(sent))
+            action = cc.on_heartbeat_error(
+                error, state=self.state, generation_unchanged=self._generation_unchanged(sent)
+            )
         if action is cc.HeartbeatAction.CONTINUE or action is cc.HeartbeatAction.IGNORE:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()
@@ -513,15 +600,24 @@ class SimMember:
     def _subscription(self) -> Subscription:
         tps = self.w.parts.tps
         owned_idx = tuple(self.owned)
-        return Subscription(self.w.topic_names, tuple([tps[p] for p in owned_idx]), self.generation, self.rack,
-                            owned_idx)
+        return Subscription(
+            self.w.topic_names,
+            tuple([tps[p] for p in owned_idx]),
+            self.generation,
+            self.rack,
+            owned_idx,
+        )
 
     def _prepare_join(self) -> None:
         w = self.w
         now = w.loop.now
         g = w.sc.group
-        prep = cc.on_join_prepare(self.owned, self.protocol, generation_valid=self.generation >= 0,
-                                  auto_commit=g.enable_auto_commit and g.delivery == "at-least-once")
+        prep = cc.on_join_prepare(
+            self.owned,
+            self.protocol,
+            generation_valid=self.generation >= 0,
+            auto_commit=g.enable_auto_commit and g.delivery == "at-least-once",
+        )
         if prep.commit_first and self.owned:
             self._commit_positions("before-rejoin")
         if prep.revoked:
@@ -547,8 +643,14 @@ class SimMember:
         self.state = MemberState.PREPARING_REBALANCE
         sub = self._subscription()
         protocols = tuple((a, sub) for a in g.assignors)
-        req = JoinGroupRequest(self.client, self.member_id, protocols, g.session_timeout_ms, g.max_poll_interval_ms,
-                               self.instance_id)
+        req = JoinGroupRequest(
+            self.client,
+            self.member_id,
+            protocols,
+            g.session_timeout_ms,
+            g.max_poll_interval_ms,
+            self.instance_id,
+        )
         if self.w.wants_events:
             self.w.emit("join", self.name, self.generation, list(self.owned))
         self.w.send(self, "join", req)
@@ -588,15 +690,30 @@ class SimMember:
             assignments = None
             if self.is_leader and not r.skip_assignment:
                 assignments = self.w.leader_assign(self, r)
-            self.w.send(self, "sync", SyncGroupRequest(self.client, self.member_id, self.generation, self.instance_id,
-                                                       "consumer", r.protocol_name, assignments))
+            self.w.send(
+                self,
+                "sync",
+                SyncGroupRequest(
+                    self.client,
+                    self.member_id,
+                    self.generation,
+                    self.instance_id,
+                    "consumer",
+                    r.protocol_name,
+                    assignments,
+                ),
+            )
             return
         if e is Errors.MEMBER_ID_REQUIRED:
             self.member_id = r.member_id
             self._send_join()
             return
         self.w.emit("join_error", self.name, self.generation, detail={"error": e.name})
-        if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        if e in (
+            Errors.COORDINATOR_NOT_AVAILABLE,
+            Errors.NOT_COORDINATOR,
+            Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        ):
             self._retry_later("join")
         elif e is Errors.UNKNOWN_MEMBER_ID:
             self._reset_and_rejoin(reset_member_id=True)
@@ -674,6 +791,11 @@ class SimMember:
             return
         self.known_partitions = self.w.partition_counts()
         if self.is_leader and self.assigned_view and self.assigned_view != self.known_partitions:
-            self.w.emit("metadata_changed", self.name, self.generation, detail={"partitions": self.known_partitions})
+            self.w.emit(
+                "metadata_changed",
+                self.name,
+                self.generation,
+                detail={"partitions": self.known_partitions},
+            )
             self.rejoin_needed = True
             self.wake()

@@ -29,15 +29,21 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from ..group.compaction import DEFAULT_DELETE_RETENTION_MS, CompactionStats, LogEntry, compact
 from ..group.consumer_group_model import ConsumerGroup
 from ..group.consumer_group_records import ConsumerGroupRecord, decode_any, replay_consumer_groups
 from ..group.offsets import Rebuilt, rebuild_from_records
-from ..group.records import GroupMetadataRecord, OffsetCommitRecord, OffsetsRecord, RecordDecodeError, encode_record
+from ..group.records import (
+    GroupMetadataRecord,
+    OffsetCommitRecord,
+    OffsetsRecord,
+    RecordDecodeError,
+    encode_record,
+)
 from ..model import TopicMetadata
 
 MAGIC = b"KRLOG\x00\x01\n"
@@ -56,8 +62,12 @@ class Recovery:
 
 def _frame(entry: LogEntry) -> bytes:
     value = b"" if entry.value is None else entry.value
-    body = (_BODY_HEAD.pack(entry.offset, entry.timestamp_ms, len(entry.key)) + entry.key
-            + _I32.pack(-1 if entry.value is None else len(value)) + value)
+    body = (
+        _BODY_HEAD.pack(entry.offset, entry.timestamp_ms, len(entry.key))
+        + entry.key
+        + _I32.pack(-1 if entry.value is None else len(value))
+        + value
+    )
     return _FRAME.pack(len(body), zlib.crc32(body)) + body
 
 
@@ -68,7 +78,7 @@ def _parse_body(body: bytes) -> LogEntry | None:
     pos = _BODY_HEAD.size
     if klen < 0 or pos + klen + 4 > len(body):
         return None
-    key = body[pos:pos + klen]
+    key = body[pos : pos + klen]
     pos += klen
     (vlen,) = _I32.unpack_from(body, pos)
     pos += 4
@@ -76,14 +86,14 @@ def _parse_body(body: bytes) -> LogEntry | None:
         return LogEntry(offset, key, None, ts) if pos == len(body) else None
     if vlen < 0 or pos + vlen != len(body):
         return None
-    return LogEntry(offset, key, body[pos:pos + vlen], ts)
+    return LogEntry(offset, key, body[pos : pos + vlen], ts)
 
 
 def scan(data: bytes) -> tuple[list[LogEntry], int, str]:
     """Entries of a log image, the length of its valid prefix, and why the rest is invalid."""
     if len(data) < len(MAGIC):
         return [], 0, "missing header" if data else ""
-    if data[:len(MAGIC)] != MAGIC:
+    if data[: len(MAGIC)] != MAGIC:
         raise ValueError("not an offsets log (bad header)")
     pos = len(MAGIC)
     out: list[LogEntry] = []
@@ -94,7 +104,7 @@ def scan(data: bytes) -> tuple[list[LogEntry], int, str]:
         start = pos + _FRAME.size
         if length > MAX_FRAME or start + length > len(data):
             return out, pos, "torn frame body"
-        body = data[start:start + length]
+        body = data[start : start + length]
         if zlib.crc32(body) != crc:
             return out, pos, "crc mismatch"
         entry = _parse_body(body)
@@ -123,7 +133,9 @@ def _fsync_dir(path: Path) -> None:
 class OffsetsLogStore:
     """Append-only log file with per-record CRC, torn-tail recovery and atomic compaction."""
 
-    def __init__(self, path: Path, entries: list[LogEntry], recovery: Recovery, fsync: bool) -> None:
+    def __init__(
+        self, path: Path, entries: list[LogEntry], recovery: Recovery, fsync: bool
+    ) -> None:
         self.path = path
         self.fsync = fsync
         self.recovery = recovery
@@ -132,7 +144,7 @@ class OffsetsLogStore:
         self._fh = open(path, "ab")
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, fsync: bool = True) -> "OffsetsLogStore":
+    def open(cls, path: str | os.PathLike, *, fsync: bool = True) -> OffsetsLogStore:
         """Open (creating if absent) and recover: a torn or corrupt tail is truncated away."""
         p = Path(path)
         leftover = p.with_name(p.name + ".compacting")
@@ -171,7 +183,9 @@ class OffsetsLogStore:
         """Append several records with one flush/fsync (a batch, as the coordinator writes one)."""
         entries = []
         for key, value, ts in items:
-            entries.append(LogEntry(self.next_offset, bytes(key), None if value is None else bytes(value), ts))
+            entries.append(
+                LogEntry(self.next_offset, bytes(key), None if value is None else bytes(value), ts)
+            )
             self.next_offset += 1
         if not entries:
             return []
@@ -208,23 +222,35 @@ class OffsetsLogStore:
     def rebuild(self) -> Rebuilt:
         """Classic groups and all offsets as a coordinator loading this log rebuilds them
         (undecodable records skipped)."""
-        return rebuild_from_records(r for _, r, _ in self.records()
-                                    if isinstance(r, (OffsetCommitRecord, GroupMetadataRecord)))
+        return rebuild_from_records(
+            r
+            for _, r, _ in self.records()
+            if isinstance(r, (OffsetCommitRecord, GroupMetadataRecord))
+        )
 
-    def rebuild_consumer_groups(self, topics: Mapping[str, TopicMetadata]) -> dict[str, ConsumerGroup]:
+    def rebuild_consumer_groups(
+        self, topics: Mapping[str, TopicMetadata]
+    ) -> dict[str, ConsumerGroup]:
         """KIP-848 groups from their records (then arm timers with consumer_group.on_loaded)."""
-        return replay_consumer_groups((r for _, r, _ in self.records() if isinstance(r, ConsumerGroupRecord)),
-                                      topics)
+        return replay_consumer_groups(
+            (r for _, r, _ in self.records() if isinstance(r, ConsumerGroupRecord)), topics
+        )
 
-    def append_consumer_group_records(self, records: Iterable[ConsumerGroupRecord], timestamp_ms: int) -> list[int]:
+    def append_consumer_group_records(
+        self, records: Iterable[ConsumerGroupRecord], timestamp_ms: int
+    ) -> list[int]:
         from ..group.consumer_group_records import encode_consumer_group_record
 
         return self.append_many((*encode_consumer_group_record(r), timestamp_ms) for r in records)
 
     # --- compaction ----------------------------------------------------------------------
 
-    def compact(self, now_ms: int, delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
-                dirty_offset: int | None = None) -> CompactionStats:
+    def compact(
+        self,
+        now_ms: int,
+        delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
+        dirty_offset: int | None = None,
+    ) -> CompactionStats:
         """Rewrite the log compacted: temp file, fsync, rename over the log, fsync the directory."""
         # The last record stays (like Kafka's active segment) so the log end offset survives a reopen.
         last = self.next_offset - 1
@@ -247,7 +273,7 @@ class OffsetsLogStore:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> "OffsetsLogStore":
+    def __enter__(self) -> OffsetsLogStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,11 +12,16 @@ new coordinator knows is exactly what the log holds.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..assign.protocol import Assignment as WireAssignment
 from ..assign.protocol import Subscription as WireSubscription
-from ..assign.protocol import decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from ..assign.protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from ..group.classic_group import ClassicGroupSnapshot, MemberSnapshot
 from ..group.offsets import rebuild_from_records
 from ..group.records import (
@@ -66,12 +71,16 @@ class SimOffsetsStore:
             out.append(group_metadata_record(self.group_id, _group_value(snap, tps)))
         for p, (off, ts) in self.offsets.items():
             tp = tps[p]
-            out.append(offset_commit_record(self.group_id, tp.topic, tp.partition, off, commit_timestamp=ts))
+            out.append(
+                offset_commit_record(
+                    self.group_id, tp.topic, tp.partition, off, commit_timestamp=ts
+                )
+            )
         return out
 
-    def recover(self, tps: Sequence[TopicPartition] = (),
-                index: dict[TopicPartition, int] | None = None) -> tuple[ClassicGroupSnapshot | None,
-                                                                         dict[TopicPartition, int]]:
+    def recover(
+        self, tps: Sequence[TopicPartition] = (), index: dict[TopicPartition, int] | None = None
+    ) -> tuple[ClassicGroupSnapshot | None, dict[TopicPartition, int]]:
         """Replay the encoded log as a new coordinator does; return the group to load and the offsets."""
         decoded = [decode_record(*encode_record(r)) for r in self.records(tps)]
         rebuilt = rebuild_from_records(decoded)
@@ -93,17 +102,37 @@ def _group_value(snap: ClassicGroupSnapshot, tps: Sequence[TopicPartition]) -> G
                 meta = md
         sub = b""
         if meta is not None:
-            sub = encode_subscription(WireSubscription(tuple(meta.topics), None, tuple(meta.owned),
-                                                       meta.generation, meta.rack))
+            sub = encode_subscription(
+                WireSubscription(
+                    tuple(meta.topics), None, tuple(meta.owned), meta.generation, meta.rack
+                )
+            )
         assigned = tuple(tps[p] for p in (m.assignment or ()))
-        members.append(MemberMetadata(m.member_id, m.client_id, "/127.0.0.1", m.session_timeout_ms, sub,
-                                      encode_assignment(WireAssignment(assigned)), m.rebalance_timeout_ms,
-                                      m.group_instance_id))
-    return GroupMetadataValue(snap.protocol_type or "consumer", snap.generation_id, snap.protocol_name, snap.leader,
-                              tuple(members), snap.state_timestamp_ms)
+        members.append(
+            MemberMetadata(
+                m.member_id,
+                m.client_id,
+                "/127.0.0.1",
+                m.session_timeout_ms,
+                sub,
+                encode_assignment(WireAssignment(assigned)),
+                m.rebalance_timeout_ms,
+                m.group_instance_id,
+            )
+        )
+    return GroupMetadataValue(
+        snap.protocol_type or "consumer",
+        snap.generation_id,
+        snap.protocol_name,
+        snap.leader,
+        tuple(members),
+        snap.state_timestamp_ms,
+    )
 
 
-def _snapshot(group_id: str, v: GroupMetadataValue, index: dict[TopicPartition, int]) -> ClassicGroupSnapshot:
+def _snapshot(
+    group_id: str, v: GroupMetadataValue, index: dict[TopicPartition, int]
+) -> ClassicGroupSnapshot:
     from .member import Subscription
 
     members = []
@@ -111,11 +140,36 @@ def _snapshot(group_id: str, v: GroupMetadataValue, index: dict[TopicPartition, 
         protocols: tuple = ()
         if v.protocol is not None and m.subscription:
             ws = decode_subscription(m.subscription)
-            protocols = ((v.protocol, Subscription(tuple(ws.topics), tuple(ws.owned_partitions), ws.generation_id,
-                                                   ws.rack_id)),)
-        assignment = [index[tp] for tp in decode_assignment(m.assignment).partitions if tp in index] \
-            if m.assignment else []
-        members.append(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id, m.rebalance_timeout,
-                                      m.session_timeout, protocols, assignment))
-    return ClassicGroupSnapshot(group_id, v.protocol_type or None, v.generation, v.protocol, v.leader,
-                                v.current_state_timestamp, tuple(members))
+            protocols = (
+                (
+                    v.protocol,
+                    Subscription(
+                        tuple(ws.topics), tuple(ws.owned_partitions), ws.generation_id, ws.rack_id
+                    ),
+                ),
+            )
+        assignment = (
+            [index[tp] for tp in decode_assignment(m.assignment).partitions if tp in index]
+            if m.assignment
+            else []
+        )
+        members.append(
+            MemberSnapshot(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.rebalance_timeout,
+                m.session_timeout,
+                protocols,
+                assignment,
+            )
+        )
+    return ClassicGroupSnapshot(
+        group_id,
+        v.protocol_type or None,
+        v.generation,
+        v.protocol,
+        v.leader,
+        v.current_state_timestamp,
+        tuple(members),
+    )

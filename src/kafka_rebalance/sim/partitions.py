@@ -130,11 +130,15 @@ class PartitionTable:
 
     def leo_all(self, now_ms: int) -> np.ndarray:
         base = np.asarray(self.base, dtype=np.int64)
-        return base + (np.asarray(self.num, dtype=np.int64) * (now_ms - np.asarray(self.base_t, dtype=np.int64))) \
-            // np.asarray(self.den, dtype=np.int64)
+        return base + (
+            np.asarray(self.num, dtype=np.int64)
+            * (now_ms - np.asarray(self.base_t, dtype=np.int64))
+        ) // np.asarray(self.den, dtype=np.int64)
 
     def total_lag(self, now_ms: int) -> int:
         """Sum over partitions of log-end offset minus committed offset."""
         if not self.tps:
             return 0
-        return int(np.maximum(self.leo_all(now_ms) - np.asarray(self.committed, dtype=np.int64), 0).sum())
+        return int(
+            np.maximum(self.leo_all(now_ms) - np.asarray(self.committed, dtype=np.int64), 0).sum()
+        )

@@ -1,16 +1,25 @@
-"""Simulation scenario (SCHEMAS.md section 2): validated, frozen, with Kafka's defaults."""
+"""Simulation scenario (docs/formats.md section 2): validated, frozen, with Kafka's defaults."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 
 PROTOCOLS = ("classic", "consumer")
 DELIVERY = ("at-least-once", "at-most-once")
-EVENT_KINDS = ("join", "leave", "crash", "restart", "rolling_restart", "pause", "add_partitions",
-               "coordinator_failover")
+EVENT_KINDS = (
+    "join",
+    "leave",
+    "crash",
+    "restart",
+    "rolling_restart",
+    "pause",
+    "add_partitions",
+    "coordinator_failover",
+)
 CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 SERVER_ASSIGNORS = ("uniform", "range")
 
@@ -33,7 +42,9 @@ class GroupConfig:
     group_max_size: int = 2**31 - 1
     metadata_max_age_ms: int = 300000
     retry_backoff_ms: int = 100
-    rebalance_timeout_ms: int | None = None  # KIP-848 consumer protocol; default max_poll_interval_ms
+    rebalance_timeout_ms: int | None = (
+        None  # KIP-848 consumer protocol; default max_poll_interval_ms
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +94,23 @@ class Scenario:
     processing_jitter: float = 0.2
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def with_overrides(self, **group_fields: Any) -> "Scenario":
+    def with_overrides(self, **group_fields: Any) -> Scenario:
         return replace(self, group=replace(self.group, **group_fields))
 
 
-_TOP = {"name", "seed", "duration_ms", "protocol", "group", "topics", "members", "events", "network",
-        "simulation", "description"}
+_TOP = {
+    "name",
+    "seed",
+    "duration_ms",
+    "protocol",
+    "group",
+    "topics",
+    "members",
+    "events",
+    "network",
+    "simulation",
+    "description",
+}
 _GROUP = set(GroupConfig.__dataclass_fields__)
 _MEMBERS = {"count", "list", "processing_ms_per_record", "rack"}
 _EVENT = {"at_ms", "kind", "member", "down_ms", "every_ms", "for_ms", "topic", "count"}
@@ -102,7 +124,9 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _get(obj: Mapping, key: str, where: str, check, expected: str, default: Any = ..., min_value=None):
+def _get(
+    obj: Mapping, key: str, where: str, check, expected: str, default: Any = ..., min_value=None
+):
     if key not in obj:
         if default is ...:
             raise InputError("missing", field=f"{where}{key}")
@@ -118,7 +142,9 @@ def _get(obj: Mapping, key: str, where: str, check, expected: str, default: Any 
 def _keys(obj: Mapping, allowed: set[str], where: str) -> None:
     for k in obj:
         if k not in allowed:
-            raise InputError(f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}{k}")
+            raise InputError(
+                f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}{k}"
+            )
 
 
 def parse_simulation_scenario(doc: Any) -> Scenario:
@@ -129,7 +155,9 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     name = str(doc.get("name", ""))
     seed = _get(doc, "seed", "", _is_int, "an integer", 0)
     duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=1)
-    protocol = _get(doc, "protocol", "", lambda v: v in PROTOCOLS, " or ".join(PROTOCOLS), "classic")
+    protocol = _get(
+        doc, "protocol", "", lambda v: v in PROTOCOLS, " or ".join(PROTOCOLS), "classic"
+    )
     g = _parse_group(doc.get("group", {}), protocol)
     topics = _parse_topics(doc.get("topics"))
     members, ms_per_record = _parse_members(doc.get("members"))
@@ -144,8 +172,12 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     if not isinstance(simdoc, Mapping):
         raise InputError(f"expected a mapping, got {simdoc!r}", field="simulation")
     _keys(simdoc, {"poll_idle_ms", "lag_sample_ms", "processing_jitter"}, "simulation.")
-    poll_idle = _get(simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1)
-    lag_sample = _get(simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1)
+    poll_idle = _get(
+        simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1
+    )
+    lag_sample = _get(
+        simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1
+    )
     pjit = _get(simdoc, "processing_jitter", "simulation.", _num, "a number", 0.2, min_value=0)
     if pjit >= 1:
         raise InputError(f"must be < 1, got {pjit!r}", field="simulation.processing_jitter")
@@ -155,11 +187,28 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
             raise InputError("missing", field=f"events[{i}].member")
         if e.kind == "join" and e.member is None:
             raise InputError("missing", field=f"events[{i}].member")
-        if e.kind in ("leave", "crash", "restart", "pause") and e.member not in names and not any(
-                x.kind == "join" and x.member == e.member for x in events):
+        if (
+            e.kind in ("leave", "crash", "restart", "pause")
+            and e.member not in names
+            and not any(x.kind == "join" and x.member == e.member for x in events)
+        ):
             raise InputError(f"unknown member {e.member!r}", field=f"events[{i}].member")
-    return Scenario(name, seed, duration, protocol, g, topics, members, float(ms_per_record), events, latency,
-                    poll_idle, lag_sample, network_jitter_ms=jitter, processing_jitter=float(pjit))
+    return Scenario(
+        name,
+        seed,
+        duration,
+        protocol,
+        g,
+        topics,
+        members,
+        float(ms_per_record),
+        events,
+        latency,
+        poll_idle,
+        lag_sample,
+        network_jitter_ms=jitter,
+        processing_jitter=float(pjit),
+    )
 
 
 def _parse_group(gd: Any, protocol: str) -> GroupConfig:
@@ -168,30 +217,74 @@ def _parse_group(gd: Any, protocol: str) -> GroupConfig:
     _keys(gd, _GROUP, "group.")
     d = GroupConfig()
     w = "group."
-    assignors = _get(gd, "assignors", w, lambda v: isinstance(v, list) and v and all(isinstance(a, str) for a in v),
-                     "a non-empty list of assignor names", list(d.assignors))
+    assignors = _get(
+        gd,
+        "assignors",
+        w,
+        lambda v: isinstance(v, list) and v and all(isinstance(a, str) for a in v),
+        "a non-empty list of assignor names",
+        list(d.assignors),
+    )
     for i, a in enumerate(assignors):
         if a not in CLIENT_ASSIGNORS:
-            raise InputError(f"unknown assignor {a!r} (known: {', '.join(CLIENT_ASSIGNORS)})", field=f"group.assignors[{i}]")
-    server = _get(gd, "server_assignor", w, lambda v: v in SERVER_ASSIGNORS, " or ".join(SERVER_ASSIGNORS),
-                  d.server_assignor)
+            raise InputError(
+                f"unknown assignor {a!r} (known: {', '.join(CLIENT_ASSIGNORS)})",
+                field=f"group.assignors[{i}]",
+            )
+    server = _get(
+        gd,
+        "server_assignor",
+        w,
+        lambda v: v in SERVER_ASSIGNORS,
+        " or ".join(SERVER_ASSIGNORS),
+        d.server_assignor,
+    )
     delivery = _get(gd, "delivery", w, lambda v: v in DELIVERY, " or ".join(DELIVERY), d.delivery)
     ints = {}
-    for k in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "auto_commit_interval_ms",
-              "max_poll_records", "group_max_size", "metadata_max_age_ms", "retry_backoff_ms"):
+    for k in (
+        "session_timeout_ms",
+        "heartbeat_interval_ms",
+        "max_poll_interval_ms",
+        "auto_commit_interval_ms",
+        "max_poll_records",
+        "group_max_size",
+        "metadata_max_age_ms",
+        "retry_backoff_ms",
+    ):
         ints[k] = _get(gd, k, w, _is_int, "an integer", getattr(d, k), min_value=1)
-    ints["group_initial_rebalance_delay_ms"] = _get(gd, "group_initial_rebalance_delay_ms", w, _is_int, "an integer",
-                                                    d.group_initial_rebalance_delay_ms, min_value=0)
-    rto = _get(gd, "rebalance_timeout_ms", w, _is_int, "an integer", None, min_value=1) \
-        if gd.get("rebalance_timeout_ms") is not None else None
+    ints["group_initial_rebalance_delay_ms"] = _get(
+        gd,
+        "group_initial_rebalance_delay_ms",
+        w,
+        _is_int,
+        "an integer",
+        d.group_initial_rebalance_delay_ms,
+        min_value=0,
+    )
+    rto = (
+        _get(gd, "rebalance_timeout_ms", w, _is_int, "an integer", None, min_value=1)
+        if gd.get("rebalance_timeout_ms") is not None
+        else None
+    )
     if ints["heartbeat_interval_ms"] >= ints["session_timeout_ms"]:
-        raise InputError("must be lower than session_timeout_ms", field="group.heartbeat_interval_ms")
+        raise InputError(
+            "must be lower than session_timeout_ms", field="group.heartbeat_interval_ms"
+        )
     gid = _get(gd, "id", w, lambda v: isinstance(v, str) and v != "", "a non-empty string", d.id)
     return GroupConfig(
-        id=gid, assignors=tuple(assignors), server_assignor=server,
-        static_membership=_get(gd, "static_membership", w, lambda v: isinstance(v, bool), "true or false", False),
-        enable_auto_commit=_get(gd, "enable_auto_commit", w, lambda v: isinstance(v, bool), "true or false", True),
-        delivery=delivery, rebalance_timeout_ms=rto, **ints)
+        id=gid,
+        assignors=tuple(assignors),
+        server_assignor=server,
+        static_membership=_get(
+            gd, "static_membership", w, lambda v: isinstance(v, bool), "true or false", False
+        ),
+        enable_auto_commit=_get(
+            gd, "enable_auto_commit", w, lambda v: isinstance(v, bool), "true or false", True
+        ),
+        delivery=delivery,
+        rebalance_timeout_ms=rto,
+        **ints,
+    )
 
 
 def _parse_topics(td: Any) -> tuple[TopicSpec, ...]:
@@ -235,9 +328,15 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
             if not isinstance(m, Mapping):
                 raise InputError(f"expected a mapping, got {m!r}", field=f"members.list[{i}]")
             _keys(m, {"name", "rack", "start_ms"}, w)
-            out.append(MemberSpec(_get(m, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
-                                  _get(m, "rack", w, lambda v: v is None or isinstance(v, str), "a string", None),
-                                  _get(m, "start_ms", w, _is_int, "an integer", 0, min_value=0)))
+            out.append(
+                MemberSpec(
+                    _get(
+                        m, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string"
+                    ),
+                    _get(m, "rack", w, lambda v: v is None or isinstance(v, str), "a string", None),
+                    _get(m, "start_ms", w, _is_int, "an integer", 0, min_value=0),
+                )
+            )
         if len({m.name for m in out}) != len(out):
             raise InputError("duplicate member names", field="members.list")
     else:
@@ -258,7 +357,9 @@ def _parse_events(ed: Any, topics: set[str]) -> tuple[SimEvent, ...]:
         _keys(e, _EVENT, w)
         at = _get(e, "at_ms", w, _is_int, "an integer", min_value=0)
         kind = _get(e, "kind", w, lambda v: v in EVENT_KINDS, "one of " + ", ".join(EVENT_KINDS))
-        member = _get(e, "member", w, lambda v: isinstance(v, str) and v != "", "a member name", None)
+        member = _get(
+            e, "member", w, lambda v: isinstance(v, str) and v != "", "a member name", None
+        )
         down = _get(e, "down_ms", w, _is_int, "an integer", 0, min_value=0)
         every = _get(e, "every_ms", w, _is_int, "an integer", 0, min_value=0)
         for_ms = _get(e, "for_ms", w, _is_int, "an integer", 0, min_value=0)

@@ -1,7 +1,7 @@
 """The simulated world: partitions, members, the coordinator, the network and the books.
 
 `Simulation.run()` replays a Scenario over the event loop and returns the
-summary of SCHEMAS.md section 2. All accounting (unavailable partition time,
+summary of docs/formats.md section 2. All accounting (unavailable partition time,
 member pause time, moves, revocations, duplicates, losses, lag) lives here so
 the member and coordinator code stays about protocol.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Callable
-
+from collections.abc import Callable
+from typing import Any
 
 from ..assign.registry import get_assignor
 from ..group.classic_messages import JoinGroupResponse
@@ -65,13 +65,21 @@ class Simulation:
         self.rand = self.rng.random
         self._latency = sc.network_latency_ms
         self._jitter1 = sc.network_jitter_ms + 1 if sc.network_jitter_ms else 0
-        self._up: dict[str, int] = {}  # client -> last arrival at the coordinator (one connection: FIFO)
+        self._up: dict[
+            str, int
+        ] = {}  # client -> last arrival at the coordinator (one connection: FIFO)
         self._down: dict[str, int] = {}  # client -> last arrival of a response at the client
 
     # ---------------------------------------------------------------- output
 
-    def emit(self, kind: str, member: str = "", generation: int | None = None, partitions: list | None = None,
-             detail: dict | None = None) -> None:
+    def emit(
+        self,
+        kind: str,
+        member: str = "",
+        generation: int | None = None,
+        partitions: list | None = None,
+        detail: dict | None = None,
+    ) -> None:
         """One event-log row. `partitions` may hold partition indices (named here, only when logging)."""
         self.events_emitted += 1
         if self._sink is None:
@@ -79,10 +87,17 @@ class Simulation:
         if partitions and type(partitions[0]) is int:
             names = self.parts.names
             partitions = [names[p] for p in partitions]
-        self._sink({"ts_ms": self.loop.now, "group": self.sc.group.id, "member": member, "kind": kind,
-                    "generation": self.generation if generation is None else generation,
-                    "partitions": partitions or [],
-                    "detail": json.dumps(detail or {}, sort_keys=True, separators=(",", ":"))})
+        self._sink(
+            {
+                "ts_ms": self.loop.now,
+                "group": self.sc.group.id,
+                "member": member,
+                "kind": kind,
+                "generation": self.generation if generation is None else generation,
+                "partitions": partitions or [],
+                "detail": json.dumps(detail or {}, sort_keys=True, separators=(",", ":")),
+            }
+        )
 
     # ------------------------------------------------------------- network
 
@@ -99,7 +114,9 @@ class Simulation:
         return t
 
     def send(self, member: SimMember, kind: str, req: Any) -> None:
-        self.loop.at(self._arrival(self._up, member.client), self.coord.receive, kind, req, member.name)
+        self.loop.at(
+            self._arrival(self._up, member.client), self.coord.receive, kind, req, member.name
+        )
 
     def reply(self, client: str, kind: str, resp: Any) -> None:
         self.loop.at(self._arrival(self._down, client), self._deliver, client, kind, resp)
@@ -170,7 +187,12 @@ class Simulation:
             self.member_paused_ms += ms
             self.paused_by_member[m.name] = self.paused_by_member.get(m.name, 0) + ms
             if self.wants_events:
-                self.emit("paused", m.name, m.generation, detail={"ms": ms, "since_ms": self.loop.now - ms})
+                self.emit(
+                    "paused",
+                    m.name,
+                    m.generation,
+                    detail={"ms": ms, "since_ms": self.loop.now - ms},
+                )
 
     def revoke(self, m: SimMember, ps: list[int], why: str) -> None:
         self.revocations += len(ps)
@@ -196,13 +218,24 @@ class Simulation:
             self.emit("assigned", name, m.generation, list(added), {"owned": len(owned)})
 
     def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
-        self.loop.at(self._arrival(self._up, m.client), self.coord.commit, m.name, m.client, m.member_id,
-                        m.instance_id, m.generation, offsets, why)
+        self.loop.at(
+            self._arrival(self._up, m.client),
+            self.coord.commit,
+            m.name,
+            m.client,
+            m.member_id,
+            m.instance_id,
+            m.generation,
+            offsets,
+            why,
+        )
 
     def on_generation(self, generation: int) -> None:
         self.generation = generation
         self.rebalances += 1
-        self.timeline.append({"ts_ms": self.loop.now, "generation": generation, "cause": self.pending_cause})
+        self.timeline.append(
+            {"ts_ms": self.loop.now, "generation": generation, "cause": self.pending_cause}
+        )
 
     # -------------------------------------------------------------- leader
 
@@ -217,10 +250,16 @@ class Simulation:
         coop = m.protocol is RebalanceProtocol.COOPERATIVE
         index = self.parts.index
         subs = []
-        owned_by: dict[int, str] = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
+        owned_by: dict[
+            int, str
+        ] = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
         for jm in r.members:
             s = jm.metadata
-            subs.append(MemberSubscription(jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id))
+            subs.append(
+                MemberSubscription(
+                    jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
+                )
+            )
             if coop and s.owned:
                 idx = s.owned_idx
                 if idx is None:
@@ -233,7 +272,9 @@ class Simulation:
         out: dict[str, list[int]] = {}
         for mid, tps in result.items():
             idx = self._indices(tps)
-            if coop:  # cooperative_adjust on indices: a partition another member still claims is withheld
+            if (
+                coop
+            ):  # cooperative_adjust on indices: a partition another member still claims is withheld
                 idx = [p for p in idx if owned_by.get(p, mid) == mid]
             out[mid] = idx
         return out
@@ -279,7 +320,10 @@ class Simulation:
 
     def _rolling_restart(self, down_ms: int, every_ms: int) -> None:
         names = [n for n, m in self.members.items() if m.alive]
-        self.emit("rolling_restart", detail={"members": len(names), "down_ms": down_ms, "every_ms": every_ms})
+        self.emit(
+            "rolling_restart",
+            detail={"members": len(names), "down_ms": down_ms, "every_ms": every_ms},
+        )
         for i, name in enumerate(names):
             self.loop.at(self.loop.now + i * every_ms, self._restart, name, down_ms)
 
@@ -319,7 +363,11 @@ class Simulation:
             self.last_owner.append(None)
             self.avail_owner.append(None)
             self.unavail_since.append(now)
-        self.emit("add_partitions", partitions=[self.parts.names[p] for p in new], detail={"topic": topic, "count": count})
+        self.emit(
+            "add_partitions",
+            partitions=[self.parts.names[p] for p in new],
+            detail={"topic": topic, "count": count},
+        )
         age = self.sc.group.metadata_max_age_ms
         for m in self.members.values():
             if m.alive:
@@ -367,14 +415,23 @@ class Simulation:
             "member_paused_ms": int(self.member_paused_ms),
             "partitions_moved": self.partitions_moved,
             "revocations": self.revocations,
-            "records": {"produced": produced, "processed": self.processed, "duplicates": self.duplicates,
-                        "lost": lost},
+            "records": {
+                "produced": produced,
+                "processed": self.processed,
+                "duplicates": self.duplicates,
+                "lost": lost,
+            },
             "lag": {"max": int(self.lag_max), "final": final_lag},
             "timeline": list(self.timeline),
             "protocol": self.sc.protocol,
             "coordinator_partition": partition_for(self.sc.group.id),
-            "rebalance_protocol": ("consumer" if self.sc.protocol == "consumer" else
-                                   next(iter(self.members.values())).protocol.name.lower() if self.members else None),
+            "rebalance_protocol": (
+                "consumer"
+                if self.sc.protocol == "consumer"
+                else next(iter(self.members.values())).protocol.name.lower()
+                if self.members
+                else None
+            ),
             "static_membership": self.sc.group.static_membership,
             "delivery": self.sc.group.delivery,
             "simulated_events": self.loop.processed,

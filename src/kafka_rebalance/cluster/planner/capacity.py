@@ -32,7 +32,10 @@ class CapacityGoal(Goal):
 
     def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
         load = state.load(self.resource)
-        return bool(load[dst] + state.partition_value(self.resource)[p] <= self.capacity(state)[dst] * self.threshold)
+        return bool(
+            load[dst] + state.partition_value(self.resource)[p]
+            <= self.capacity(state)[dst] * self.threshold
+        )
 
     def satisfied(self, state: PlanState) -> bool:
         e = state.eligible
@@ -60,8 +63,10 @@ class CapacityGoal(Goal):
                         ctx.move(p, s, dst)
                         break
             if load[b] > lim[b]:
-                ctx.violations.append(f"broker {state.broker_ids[b]} stays above {self.threshold:.0%} of its "
-                                      f"{self.resource} capacity")
+                ctx.violations.append(
+                    f"broker {state.broker_ids[b]} stays above {self.threshold:.0%} of its "
+                    f"{self.resource} capacity"
+                )
 
 
 class DiskCapacityGoal(CapacityGoal):

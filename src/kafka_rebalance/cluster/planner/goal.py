@@ -9,7 +9,7 @@ goal never undoes an earlier one: hard constraints first, then balance.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .state import PlanState
 
@@ -19,7 +19,7 @@ class Goal(ABC):
     hard: bool = False
 
     @abstractmethod
-    def optimize(self, state: PlanState, ctx: "Context") -> None:
+    def optimize(self, state: PlanState, ctx: Context) -> None:
         """Make moves (through ctx) until satisfied or stuck."""
 
     def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
@@ -65,8 +65,15 @@ class Context:
     def move(self, p: int, s: int, dst: int) -> None:
         self.state.move_replica(p, s, dst)
 
-    def swap(self, p: int, s: int, dst: int, back: Iterable[int], count_goals: tuple[type, ...],
-             accept: Callable[[int, int], bool] = lambda q, t: True) -> bool:
+    def swap(
+        self,
+        p: int,
+        s: int,
+        dst: int,
+        back: Iterable[int],
+        count_goals: tuple[type, ...],
+        accept: Callable[[int, int], bool] = lambda q, t: True,
+    ) -> bool:
         """Move (p, s) to dst past the replica-count caps, then the first acceptable replica of `back`
         (flat slot ids on dst) to p's old broker, so counts end where they were. Undone if none can go."""
         st = self.state

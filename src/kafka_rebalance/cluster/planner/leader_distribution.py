@@ -28,7 +28,11 @@ class LeaderDistributionGoal(Goal):
     def satisfied(self, state: PlanState) -> bool:
         """Leader counts (and, when asked, leader bytes) under the limits the optimization aimed at."""
         el = state.eligible
-        return all(state.load(r)[el].max() <= lim * (1 + 1e-9) for r, lim in self._limits) if el.any() else True
+        return (
+            all(state.load(r)[el].max() <= lim * (1 + 1e-9) for r, lim in self._limits)
+            if el.any()
+            else True
+        )
 
     def optimize(self, state: PlanState, ctx: Context) -> None:
         P = state.P
@@ -39,7 +43,9 @@ class LeaderDistributionGoal(Goal):
         edge_p = pp.astype(np.int64)
         edge_b = state.rep[pp, ss].astype(np.int64)
         has_leader = state.leader0 >= 0
-        current = np.where(has_leader, state.rep0[np.arange(P), np.maximum(state.leader0, 0)], -1).astype(np.int64)
+        current = np.where(
+            has_leader, state.rep0[np.arange(P), np.maximum(state.leader0, 0)], -1
+        ).astype(np.int64)
         n_lead_brokers = int(state.eligible.sum())
         sol = min_change_leaders(edge_p, edge_b, current, P, state.B, leader_brokers=n_lead_brokers)
         self.optimal_changes = sol.changes
@@ -56,7 +62,9 @@ class LeaderDistributionGoal(Goal):
                     names.append(name)
             if weights:
                 choice = refine_leader_bytes(choice, edge_p, edge_b, state.B, weights, upper)
-            self._limits = [("leaders", float(upper))] + [(r, lim) for r, (_, lim) in zip(names, weights)]
+            self._limits = [("leaders", float(upper))] + [
+                (r, lim) for r, (_, lim) in zip(names, weights)
+            ]
         for p in np.nonzero(choice >= 0)[0].tolist():
             row = state.rep[p]
             s = int(np.nonzero(row == choice[p])[0][0])

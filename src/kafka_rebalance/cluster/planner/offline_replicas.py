@@ -43,10 +43,12 @@ class OfflineReplicasGoal(Goal):
             slots = slots[np.argsort(-state.size_bytes[slots // R], kind="stable")]
             for f in slots.tolist():
                 p, s = divmod(f, R)
-                score = (state.cnt[elig] / max(state.cnt[elig].mean(), 1.0)
-                         + state.disk[elig] / max(state.disk[elig].mean(), 1.0)
-                         + state.bin[elig] / max(state.bin[elig].mean(), 1.0)
-                         + 0.1 * state.tcnt[state.topic[p], elig])
+                score = (
+                    state.cnt[elig] / max(state.cnt[elig].mean(), 1.0)
+                    + state.disk[elig] / max(state.disk[elig].mean(), 1.0)
+                    + state.bin[elig] / max(state.bin[elig].mean(), 1.0)
+                    + 0.1 * state.tcnt[state.topic[p], elig]
+                )
                 # only brokers that keep the partition's rack spread and do not hold it yet
                 fits = ~np.isin(elig, state.rep[p, : state.rf[p]]) & state.rack_ok_many(p, s, elig)
                 score = np.where(fits, score, np.inf)
@@ -58,4 +60,5 @@ class OfflineReplicasGoal(Goal):
                     ctx.violations.append(
                         f"{state.topic_names[state.topic[p]]}-{state.partition_num[p]}: no broker can take the "
                         f"replica on broker {state.broker_ids[b]} (replication factor {state.rf[p]}, "
-                        f"{int(state.eligible.sum())} usable brokers; or disk/network capacity)")
+                        f"{int(state.eligible.sum())} usable brokers; or disk/network capacity)"
+                    )

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -71,35 +71,63 @@ class PlanResult:
         return all(ok for _, ok in self.goals)
 
     def summary(self) -> dict:
-        return {"mode": self.mode.value, "complete": self.complete, "goals_satisfied": self.goals_satisfied,
-                "replica_moves": self.replica_moves, "bytes_moved": self.bytes_moved,
-                "lower_bound_moves": self.lower_bound_moves, "leader_changes": self.leader_changes,
-                "optimal_leader_changes": self.optimal_leader_changes,
-                "partitions_changed": len(self.reassignments),
-                "before": self.before, "after": self.after,
-                "goals": [{"goal": g, "satisfied": ok} for g, ok in self.goals],
-                "violations": list(self.violations)}
+        return {
+            "mode": self.mode.value,
+            "complete": self.complete,
+            "goals_satisfied": self.goals_satisfied,
+            "replica_moves": self.replica_moves,
+            "bytes_moved": self.bytes_moved,
+            "lower_bound_moves": self.lower_bound_moves,
+            "leader_changes": self.leader_changes,
+            "optimal_leader_changes": self.optimal_leader_changes,
+            "partitions_changed": len(self.reassignments),
+            "before": self.before,
+            "after": self.after,
+            "goals": [{"goal": g, "satisfied": ok} for g, ok in self.goals],
+            "violations": list(self.violations),
+        }
 
 
-def goals_for(mode: Mode, state: PlanState, band: float, capacity_threshold: float,
-              topic_spread: bool = True) -> list[Goal]:
-    hard: list[Goal] = [DiskCapacityGoal(capacity_threshold), NetworkInboundCapacityGoal(capacity_threshold),
-                        OfflineReplicasGoal()]
+def goals_for(
+    mode: Mode, state: PlanState, band: float, capacity_threshold: float, topic_spread: bool = True
+) -> list[Goal]:
+    hard: list[Goal] = [
+        DiskCapacityGoal(capacity_threshold),
+        NetworkInboundCapacityGoal(capacity_threshold),
+        OfflineReplicasGoal(),
+    ]
     if mode is Mode.LEADERS:
         return [LeaderDistributionGoal(band, by_bytes=False)]
     if mode in (Mode.REMOVE_BROKERS, Mode.FIX_OFFLINE):
         return hard + [LeaderDistributionGoal(band)]
     if mode is Mode.ADD_BROKERS:
-        return hard + [ReplicaDistributionGoal(band=None, receivers=state.new.copy()), LeaderDistributionGoal(band)]
+        return hard + [
+            ReplicaDistributionGoal(band=None, receivers=state.new.copy()),
+            LeaderDistributionGoal(band),
+        ]
     spread: list[Goal] = [TopicReplicaDistributionGoal()] if topic_spread else []
-    return hard + [ReplicaDistributionGoal(band=band), ResourceDistributionGoal("size_bytes", band),
-                   ResourceDistributionGoal("bytes_in", band)] + spread + [LeaderDistributionGoal(band)]
+    return (
+        hard
+        + [
+            ReplicaDistributionGoal(band=band),
+            ResourceDistributionGoal("size_bytes", band),
+            ResourceDistributionGoal("bytes_in", band),
+        ]
+        + spread
+        + [LeaderDistributionGoal(band)]
+    )
 
 
-def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Sequence[int] = (),
-         band: float = DEFAULT_PLAN_BAND, capacity_threshold: float = 0.8,
-         leaders_by_bytes: bool = False, topic_spread: bool = True,
-         broker_racks: Mapping[int, str] | None = None) -> PlanResult:
+def plan(
+    snapshot: ClusterSnapshot,
+    mode: Mode | str = Mode.FULL,
+    brokers: Sequence[int] = (),
+    band: float = DEFAULT_PLAN_BAND,
+    capacity_threshold: float = 0.8,
+    leaders_by_bytes: bool = False,
+    topic_spread: bool = True,
+    broker_racks: Mapping[int, str] | None = None,
+) -> PlanResult:
     """Plan a reassignment; `brokers` are the brokers added or removed.
 
     `topic_spread=False` drops the per-topic spread goal of `full` mode. `broker_racks` gives the racks of
@@ -119,16 +147,27 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
             raise InputError(f"broker {b} is not in the cluster", field="brokers")
     if mode in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS) and not brokers:
         raise InputError(f"mode {mode.value} needs --brokers", field="brokers")
-    state = PlanState(snapshot, remove=tuple(brokers) if mode is Mode.REMOVE_BROKERS else (),
-                      new=tuple(brokers) if mode is Mode.ADD_BROKERS else ())
+    state = PlanState(
+        snapshot,
+        remove=tuple(brokers) if mode is Mode.REMOVE_BROKERS else (),
+        new=tuple(brokers) if mode is Mode.ADD_BROKERS else (),
+    )
     goals = goals_for(mode, state, band, capacity_threshold, topic_spread)
     if mode is Mode.LEADERS and leaders_by_bytes:
         goals = [LeaderDistributionGoal(band, by_bytes=True)]
     bound = 0
     if mode is not Mode.LEADERS:
         for g in goals:
-            if isinstance(g, (CapacityGoal, OfflineReplicasGoal, ReplicaDistributionGoal, ResourceDistributionGoal,
-                              TopicReplicaDistributionGoal)):
+            if isinstance(
+                g,
+                (
+                    CapacityGoal,
+                    OfflineReplicasGoal,
+                    ReplicaDistributionGoal,
+                    ResourceDistributionGoal,
+                    TopicReplicaDistributionGoal,
+                ),
+            ):
                 bound = max(bound, g.lower_bound(state))
     ctx = Context(state)
     for g in goals:
@@ -139,17 +178,31 @@ def plan(snapshot: ClusterSnapshot, mode: Mode | str = Mode.FULL, brokers: Seque
     reassign, after_snapshot, changes = _materialize(snapshot, state)
     leader_goal = next((g for g in goals if isinstance(g, LeaderDistributionGoal)), None)
     after = state.ratios(np.nonzero(state.eligible)[0])
-    return PlanResult(mode, tuple(reassign), moves, nbytes, bound, changes,
-                      leader_goal.optimal_changes if leader_goal else None,
-                      state.before, after, status, tuple(ctx.violations), after_snapshot)
+    return PlanResult(
+        mode,
+        tuple(reassign),
+        moves,
+        nbytes,
+        bound,
+        changes,
+        leader_goal.optimal_changes if leader_goal else None,
+        state.before,
+        after,
+        status,
+        tuple(ctx.violations),
+        after_snapshot,
+    )
 
 
 def check_brokers_for_mode(mode: Mode | str, brokers: Sequence[int]) -> None:
     """Only add-brokers and remove-brokers have brokers to add or remove; elsewhere they would be ignored."""
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
     if brokers and mode not in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS):
-        raise InputError(f"brokers are added or removed in modes add-brokers and remove-brokers only; mode "
-                         f"{mode.value} has no use for them (got {','.join(map(str, brokers))})", field="brokers")
+        raise InputError(
+            f"brokers are added or removed in modes add-brokers and remove-brokers only; mode "
+            f"{mode.value} has no use for them (got {','.join(map(str, brokers))})",
+            field="brokers",
+        )
 
 
 def check_band(band: float) -> None:
@@ -161,12 +214,15 @@ def check_band(band: float) -> None:
 def check_capacity_threshold(threshold: float) -> None:
     """A share of a broker's capacity, as Cruise Control's capacity thresholds: in (0, 1]."""
     if not (math.isfinite(threshold) and 0.0 < threshold <= 1.0):
-        raise InputError(f"a share of broker capacity: a number in (0, 1], got {threshold!r}",
-                         field="capacity_threshold")
+        raise InputError(
+            f"a share of broker capacity: a number in (0, 1], got {threshold!r}",
+            field="capacity_threshold",
+        )
 
 
-def with_new_brokers(snapshot: ClusterSnapshot, brokers: Sequence[int],
-                     broker_racks: Mapping[int, str]) -> ClusterSnapshot:
+def with_new_brokers(
+    snapshot: ClusterSnapshot, brokers: Sequence[int], broker_racks: Mapping[int, str]
+) -> ClusterSnapshot:
     """The snapshot plus the added brokers it does not list yet (describe text lists no empty broker).
 
     In a cluster with racks a broker of unknown rack would make rack awareness unverifiable, so an
@@ -175,10 +231,15 @@ def with_new_brokers(snapshot: ClusterSnapshot, brokers: Sequence[int],
     by_id = {b.id: b for b in snapshot.brokers}
     for b, rack in sorted(broker_racks.items()):
         if b not in brokers:
-            raise InputError(f"broker {b} has a rack given but is not among the added brokers", field="broker_racks")
+            raise InputError(
+                f"broker {b} has a rack given but is not among the added brokers",
+                field="broker_racks",
+            )
         if b in by_id and by_id[b].rack != rack:
-            raise InputError(f"broker {b} is in rack {by_id[b].rack!r} in the snapshot, not {rack!r}",
-                             field="broker_racks")
+            raise InputError(
+                f"broker {b} is in rack {by_id[b].rack!r} in the snapshot, not {rack!r}",
+                field="broker_racks",
+            )
     racked = any(b.rack is not None for b in snapshot.brokers)
     extra = []
     for b in brokers:
@@ -186,12 +247,19 @@ def with_new_brokers(snapshot: ClusterSnapshot, brokers: Sequence[int],
             continue
         rack = broker_racks.get(b)
         if racked and rack is None:
-            raise InputError(f"broker {b} is not in the snapshot and the cluster has racks: give its rack "
-                             f"({b}:RACK with --broker-racks)", field="brokers")
+            raise InputError(
+                f"broker {b} is not in the snapshot and the cluster has racks: give its rack "
+                f"({b}:RACK with --broker-racks)",
+                field="brokers",
+            )
         if not racked and rack is not None:
-            raise InputError(f"broker {b}: the cluster's brokers have no racks", field="broker_racks")
+            raise InputError(
+                f"broker {b}: the cluster's brokers have no racks", field="broker_racks"
+            )
         extra.append(Broker(b, rack))
-    return ClusterSnapshot(snapshot.brokers + tuple(extra), snapshot.partitions) if extra else snapshot
+    return (
+        ClusterSnapshot(snapshot.brokers + tuple(extra), snapshot.partitions) if extra else snapshot
+    )
 
 
 def _materialize(snapshot: ClusterSnapshot, state: PlanState):
@@ -201,13 +269,17 @@ def _materialize(snapshot: ClusterSnapshot, state: PlanState):
     parts: list[PartitionReplicas] = []
     changes = 0
     rep, rep0, lslot = state.rep, state.rep0, state.lslot
-    touched = set(np.nonzero((rep != rep0).any(axis=1) | (lslot != 0) | (lslot != state.leader0))[0].tolist())
+    touched = set(
+        np.nonzero((rep != rep0).any(axis=1) | (lslot != 0) | (lslot != state.leader0))[0].tolist()
+    )
     for i, p in enumerate(snapshot.partitions):
         if i not in touched:
             new_leader = p.replicas[0] if (p.leader is None and state.can_lead(i, 0)) else p.leader
             if new_leader != p.leader:
                 changes += 1
-                parts.append(PartitionReplicas(p.topic, p.partition, p.replicas, new_leader, p.isr, p.load))
+                parts.append(
+                    PartitionReplicas(p.topic, p.partition, p.replicas, new_leader, p.isr, p.load)
+                )
             else:
                 parts.append(p)
             continue

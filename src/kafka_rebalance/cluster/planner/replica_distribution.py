@@ -20,7 +20,7 @@ class ReplicaDistributionGoal(Goal):
     name = "ReplicaDistributionGoal"
 
     def __init__(self, band: float | None = None, receivers: np.ndarray | None = None) -> None:
-        self.band = band          # None: strict floor/ceil
+        self.band = band  # None: strict floor/ceil
         self.receivers = receivers  # bool mask over brokers, or None for everyone
         self.lo: np.ndarray | None = None
         self.hi: np.ndarray | None = None
@@ -64,19 +64,26 @@ class ReplicaDistributionGoal(Goal):
         t = state.topic[ps]
         # prefer a topic the donor holds more of than the receiver: count moves also even topic spread
         score = 0.05 * (state.tcnt[t, r] - state.tcnt[t, d]).astype(np.float64)
-        for load, vals, mean_broker, per_replica in ((state.disk, state.size_bytes, *self._disk_means),
-                                                     (state.bin, state.bytes_in, *self._bin_means)):
+        for load, vals, mean_broker, per_replica in (
+            (state.disk, state.size_bytes, *self._disk_means),
+            (state.bin, state.bytes_in, *self._bin_means),
+        ):
             v = vals[ps]
             # the receiver should carry an average replica's load per replica it holds
             want = per_replica * (state.cnt[r] + 1)
             # mostly the receiver: a donor over the mean would otherwise push its biggest replicas onto it
-            score += 4 * ((load[r] + v - want) / mean_broker) ** 2 + 0.1 * ((load[d] - v) / mean_broker - 1) ** 2
+            score += (
+                4 * ((load[r] + v - want) / mean_broker) ** 2
+                + 0.1 * ((load[d] - v) / mean_broker - 1) ** 2
+            )
         # best first; up to `k` moves from one scoring (loads shift little meanwhile), a full sort
         # only when the few best candidates are all refused
         moved = 0
         if k > 1 and len(score) > 4 * k:
             top = np.argpartition(score, 2 * k)[: 2 * k]
-            topics: set[int] = set()  # one replica per topic per batch: its topic score is stale after a move
+            topics: set[int] = (
+                set()
+            )  # one replica per topic per batch: its topic score is stale after a move
             for i in top[np.argsort(score[top], kind="stable")].tolist():
                 p, s = divmod(int(slots[i]), R)
                 if int(t[i]) in topics:
@@ -115,10 +122,17 @@ class ReplicaDistributionGoal(Goal):
                 short = [b for b in g.tolist() if recv_mask[b] and cnt[b] < lo[b]]
                 if donors:
                     d = max(donors, key=lambda b: (cnt[b] - hi[b], -b))
-                    pool = short or [b for b in g.tolist() if recv_mask[b] and cnt[b] + 1 <= hi[b] and b != d]
+                    pool = short or [
+                        b for b in g.tolist() if recv_mask[b] and cnt[b] + 1 <= hi[b] and b != d
+                    ]
                 elif short:
-                    donors2 = [b for b in g.tolist() if cnt[b] - 1 >= lo[b] and not recv_mask[b]] or \
-                              [b for b in g.tolist() if cnt[b] - 1 >= lo[b] and cnt[b] > min(cnt[x] for x in short) + 1]
+                    donors2 = [
+                        b for b in g.tolist() if cnt[b] - 1 >= lo[b] and not recv_mask[b]
+                    ] or [
+                        b
+                        for b in g.tolist()
+                        if cnt[b] - 1 >= lo[b] and cnt[b] > min(cnt[x] for x in short) + 1
+                    ]
                     donors2 = [b for b in donors2 if b not in dead_donors]
                     if not donors2:
                         break

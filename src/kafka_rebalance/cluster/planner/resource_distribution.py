@@ -23,7 +23,10 @@ class ResourceDistributionGoal(Goal):
             raise ValueError(resource)
         self.resource = resource
         self.band = band
-        self.name = {"size_bytes": "DiskUsageDistributionGoal", "bytes_in": "NetworkInboundUsageDistributionGoal"}[resource]
+        self.name = {
+            "size_bytes": "DiskUsageDistributionGoal",
+            "bytes_in": "NetworkInboundUsageDistributionGoal",
+        }[resource]
         self.limit = np.inf
 
     def _limit(self, state: PlanState) -> float:
@@ -37,7 +40,9 @@ class ResourceDistributionGoal(Goal):
         return bool(load[dst] + v <= max(self.limit, load[dst]))
 
     def satisfied(self, state: PlanState) -> bool:
-        return bool((state.load(self.resource)[state.eligible] <= self._limit(state) * (1 + 1e-9)).all())
+        return bool(
+            (state.load(self.resource)[state.eligible] <= self._limit(state) * (1 + 1e-9)).all()
+        )
 
     def lower_bound(self, state: PlanState) -> int:
         return state.replicas_to_shed(self.resource, self._limit(state))
@@ -53,7 +58,11 @@ class ResourceDistributionGoal(Goal):
             group_of[g] = k  # replicas only move inside a group (a rack, when racks pin them)
         stuck: set[int] = set()
         while True:
-            over = [b for b in el[np.argsort(-load[el], kind="stable")].tolist() if load[b] > lim and b not in stuck]
+            over = [
+                b
+                for b in el[np.argsort(-load[el], kind="stable")].tolist()
+                if load[b] > lim and b not in stuck
+            ]
             if not over:
                 return
             a = over[0]
@@ -75,7 +84,7 @@ class ResourceDistributionGoal(Goal):
                 key = np.where(v <= excess, excess - v, 2 * (v - excess) + excess)
                 key = np.where(fit, key, np.inf)
                 order = np.argsort(key, kind="stable")
-                for i in order[: 200].tolist():
+                for i in order[:200].tolist():
                     if not np.isfinite(key[i]):
                         break
                     p, s = divmod(int(slots[i]), R)
@@ -91,8 +100,17 @@ class ResourceDistributionGoal(Goal):
             if not moved:
                 stuck.add(a)
 
-    def _swap(self, state: PlanState, ctx: Context, p: int, s: int, a: int, r: int, vals: np.ndarray,
-              lim: float) -> bool:
+    def _swap(
+        self,
+        state: PlanState,
+        ctx: Context,
+        p: int,
+        s: int,
+        a: int,
+        r: int,
+        vals: np.ndarray,
+        lim: float,
+    ) -> bool:
         """Move (p, s) a -> r past the count cap, then a smaller replica r -> a to restore counts."""
 
         def smaller():  # computed only once the first move is allowed

@@ -23,7 +23,9 @@ RESOURCES = ("replicas", "leaders", "size_bytes", "bytes_in", "bytes_out", "mess
 class PlanState:
     """Mutable arrays; every change goes through move_replica / set_leader so loads stay exact."""
 
-    def __init__(self, snapshot: ClusterSnapshot, remove: tuple[int, ...] = (), new: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, snapshot: ClusterSnapshot, remove: tuple[int, ...] = (), new: tuple[int, ...] = ()
+    ) -> None:
         ids = [b.id for b in snapshot.brokers]
         known = set(ids)
         extra = sorted({r for p in snapshot.partitions for r in p.replicas if r not in known})
@@ -35,10 +37,17 @@ class PlanState:
         rack_names = sorted({r for r in racks_by_id.values() if r is not None})
         self.rack_names = rack_names
         rix = {r: i for i, r in enumerate(rack_names)}
-        self.rack = np.array([rix[racks_by_id[b]] if racks_by_id.get(b) is not None else -1
-                              for b in self.broker_ids.tolist()], dtype=np.int32)
+        self.rack = np.array(
+            [
+                rix[racks_by_id[b]] if racks_by_id.get(b) is not None else -1
+                for b in self.broker_ids.tolist()
+            ],
+            dtype=np.int32,
+        )
         alive_by_id = {b.id: b.alive for b in snapshot.brokers}
-        self.alive = np.array([alive_by_id.get(b, False) for b in self.broker_ids.tolist()], dtype=bool)
+        self.alive = np.array(
+            [alive_by_id.get(b, False) for b in self.broker_ids.tolist()], dtype=bool
+        )
         self.removed = np.zeros(B, dtype=bool)
         for b in remove:
             self.removed[self.index[b]] = True
@@ -50,9 +59,13 @@ class PlanState:
         # racks a replica can still be placed in; a partition must keep spanning min(RF, this many)
         self.eligible_racks = len(set(self.rack[self.eligible & (self.rack >= 0)].tolist()))
         cap = {b.id: b.disk_bytes for b in snapshot.brokers}
-        self.disk_cap = np.array([cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
+        self.disk_cap = np.array(
+            [cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64
+        )
         nw_in = {b.id: b.nw_in_bytes for b in snapshot.brokers}
-        self.nw_in_cap = np.array([nw_in.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64)
+        self.nw_in_cap = np.array(
+            [nw_in.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64
+        )
 
         parts = snapshot.partitions
         P = len(parts)
@@ -84,7 +97,9 @@ class PlanState:
         self.leader0 = leader  # slot of the actual leader, -1 when leaderless
         lslot = leader.copy()
         # a leaderless partition, or one led from a broker that goes away, is planned on its first eligible slot
-        for i in np.nonzero((lslot < 0) | ~self.eligible[np.maximum(rep[np.arange(P), np.maximum(lslot, 0)], 0)])[0]:
+        for i in np.nonzero(
+            (lslot < 0) | ~self.eligible[np.maximum(rep[np.arange(P), np.maximum(lslot, 0)], 0)]
+        )[0]:
             ok = np.nonzero(self.isr0[i])[0]
             lslot[i] = ok[0] if len(ok) else 0
         self.lslot = lslot.astype(np.int32)
@@ -105,8 +120,14 @@ class PlanState:
         bout = np.bincount(lb[has], weights=self.bytes_out[has], minlength=self.B)
         msg = np.bincount(lb[has], weights=self.messages_in[has], minlength=self.B)
         alive = np.nonzero(self.alive)[0]
-        vals = {"replicas": self.cnt, "leaders": lead, "size_bytes": self.disk, "bytes_in": self.bin,
-                "bytes_out": bout, "messages_in": msg}
+        vals = {
+            "replicas": self.cnt,
+            "leaders": lead,
+            "size_bytes": self.disk,
+            "bytes_in": self.bin,
+            "bytes_out": bout,
+            "messages_in": msg,
+        }
         out = {}
         for r in RESOURCES:
             v = vals[r][alive].astype(np.float64)
@@ -138,12 +159,22 @@ class PlanState:
         return self.rep[np.arange(self.P), self.lslot]
 
     def load(self, resource: str) -> np.ndarray:
-        return {"replicas": self.cnt, "leaders": self.lead, "size_bytes": self.disk, "bytes_in": self.bin,
-                "bytes_out": self.bout, "messages_in": self.msg}[resource]
+        return {
+            "replicas": self.cnt,
+            "leaders": self.lead,
+            "size_bytes": self.disk,
+            "bytes_in": self.bin,
+            "bytes_out": self.bout,
+            "messages_in": self.msg,
+        }[resource]
 
     def partition_value(self, resource: str) -> np.ndarray:
-        return {"size_bytes": self.size_bytes, "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
-                "messages_in": self.messages_in}[resource]
+        return {
+            "size_bytes": self.size_bytes,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "messages_in": self.messages_in,
+        }[resource]
 
     # -- per-broker replica index (flat slot ids p*R+s), kept current by move_replica ----
 
@@ -155,7 +186,7 @@ class PlanState:
         starts = np.searchsorted(sorted_b, np.arange(self.B))
         ends = np.searchsorted(sorted_b, np.arange(self.B), side="right")
         for b in range(self.B):
-            self._on.append(order[starts[b]:ends[b]].astype(np.int64))
+            self._on.append(order[starts[b] : ends[b]].astype(np.int64))
 
     def slots_on(self, b: int) -> np.ndarray:
         """Flat slot ids (p*R + s) of the replicas broker b holds now."""
@@ -183,7 +214,7 @@ class PlanState:
         if rd == rs:
             return True
         row = self.rack[self.rep[p, : self.rf[p]]].tolist()
-        others = row[:s] + row[s + 1:]
+        others = row[:s] + row[s + 1 :]
         if rs < 0 or rs in others or (rd >= 0 and rd not in others):
             return True  # the source's rack stays spanned, or the destination brings a new one
         return len({r for r in row if r >= 0}) > self.racks_needed(p)
@@ -286,4 +317,3 @@ class PlanState:
             m = v.mean() if len(v) else 0.0
             out[r] = float(v.max() / m) if m > 0 else 1.0
         return out
-

@@ -50,7 +50,9 @@ def count_targets(state: PlanState) -> tuple[np.ndarray, np.ndarray, list[np.nda
     return lo, hi, gs
 
 
-def count_lower_bound(state: PlanState, lo: np.ndarray, hi: np.ndarray, gs: list[np.ndarray]) -> int:
+def count_lower_bound(
+    state: PlanState, lo: np.ndarray, hi: np.ndarray, gs: list[np.ndarray]
+) -> int:
     """Each move lowers one broker's count by one and raises another's: per group max(excess, deficit)."""
     total = 0
     for g in gs:

@@ -24,7 +24,7 @@ from .targets import groups
 class TopicReplicaDistributionGoal(Goal):
     name = "TopicReplicaDistributionGoal"
 
-    swap_targets = 10      # brokers tried for a trade when no single move is accepted
+    swap_targets = 10  # brokers tried for a trade when no single move is accepted
     swap_candidates = 200  # replicas tried to send back per trade
 
     def __init__(self, threshold: float = 3.0, min_gap: int = 2, max_gap: int = 40) -> None:
@@ -36,7 +36,10 @@ class TopicReplicaDistributionGoal(Goal):
     def _upper(self, state: PlanState) -> np.ndarray:
         n = max(int(state.eligible.sum()), 1)
         mean = state.tcnt.sum(axis=1) / n
-        return np.ceil(np.maximum(mean + self.min_gap, np.minimum(mean * self.threshold, mean + self.max_gap)) - 1e-9)
+        return np.ceil(
+            np.maximum(mean + self.min_gap, np.minimum(mean * self.threshold, mean + self.max_gap))
+            - 1e-9
+        )
 
     def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
         t = state.topic[p]
@@ -78,8 +81,14 @@ class TopicReplicaDistributionGoal(Goal):
                 else:
                     # every broker with room for the topic is at its count (or load) cap: trade replicas
                     for dst in room[: self.swap_targets]:
-                        if ctx.swap(p, s, dst, self._trades(state, p, a, dst), (ReplicaDistributionGoal,),
-                                    lambda q, _s: state.tcnt[state.topic[q], a] + 1 <= up[state.topic[q]]):
+                        if ctx.swap(
+                            p,
+                            s,
+                            dst,
+                            self._trades(state, p, a, dst),
+                            (ReplicaDistributionGoal,),
+                            lambda q, _s: state.tcnt[state.topic[q], a] + 1 <= up[state.topic[q]],
+                        ):
                             break
 
     def _trades(self, state: PlanState, p: int, a: int, dst: int):
@@ -92,8 +101,9 @@ class TopicReplicaDistributionGoal(Goal):
         ok = (t != state.topic[p]) & (state.tcnt[t, a] + 1 <= self.upper[t])
         idx = np.nonzero(ok)[0]
         q = q[idx]
-        closeness = (np.abs(state.size_bytes[q] - state.size_bytes[p]) / max(state.size_bytes.mean(), 1e-9)
-                     + np.abs(state.bytes_in[q] - state.bytes_in[p]) / max(state.bytes_in.mean(), 1e-9))
+        closeness = np.abs(state.size_bytes[q] - state.size_bytes[p]) / max(
+            state.size_bytes.mean(), 1e-9
+        ) + np.abs(state.bytes_in[q] - state.bytes_in[p]) / max(state.bytes_in.mean(), 1e-9)
         spread = (state.tcnt[t[idx], a] - state.tcnt[t[idx], dst]).astype(np.float64)
         order = np.lexsort((closeness, spread))
         yield from cand[idx[order][: self.swap_candidates]].tolist()

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import struct
 import uuid as _uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 # ---------------------------------------------------------------------------
 # Version ranges as the JSON specs write them: "0+", "1-4", "3", "none".
@@ -28,7 +29,7 @@ class Versions:
     high: int  # inclusive; 32767 for "N+"
 
     @classmethod
-    def parse(cls, text: str) -> "Versions":
+    def parse(cls, text: str) -> Versions:
         text = text.strip()
         if text == "none":
             return cls(1, 0)
@@ -63,8 +64,10 @@ class Reader:
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.buf):
-            raise DecodeError(f"need {n} bytes at offset {self.pos}, have {len(self.buf) - self.pos}")
-        out = bytes(self.buf[self.pos:self.pos + n])
+            raise DecodeError(
+                f"need {n} bytes at offset {self.pos}, have {len(self.buf) - self.pos}"
+            )
+        out = bytes(self.buf[self.pos : self.pos + n])
         self.pos += n
         return out
 
@@ -154,7 +157,7 @@ class Writer:
 
     def varint(self, v: int) -> None:
         """Zig-zag signed int32 (Kafka's varint)."""
-        if not -2**31 <= v < 2**31:
+        if not -(2**31) <= v < 2**31:
             raise ValueError(f"varint out of int32 range: {v}")
         self.uvarint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
 
@@ -168,9 +171,30 @@ class Writer:
 # ---------------------------------------------------------------------------
 # Schemas.
 
-PRIMITIVES = ("int8", "int16", "int32", "int64", "uint16", "float64", "bool", "string", "bytes", "uuid")
-_DEFAULTS = {"int8": 0, "int16": 0, "int32": 0, "int64": 0, "uint16": 0, "float64": 0.0,
-             "bool": False, "string": "", "bytes": b"", "uuid": None}
+PRIMITIVES = (
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint16",
+    "float64",
+    "bool",
+    "string",
+    "bytes",
+    "uuid",
+)
+_DEFAULTS = {
+    "int8": 0,
+    "int16": 0,
+    "int32": 0,
+    "int64": 0,
+    "uint16": 0,
+    "float64": 0.0,
+    "bool": False,
+    "string": "",
+    "bytes": b"",
+    "uuid": None,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,17 +202,19 @@ class Field:
     """One field: `type` is a primitive name, "[]<primitive>", or a tuple of Fields (array of structs)."""
 
     name: str
-    type: str | tuple["Field", ...]
+    type: str | tuple[Field, ...]
     versions: Versions
     nullable: Versions = NONE
     default: Any = None
     tag: int | None = None
-    flexible: bool = True  # False: keep the classic encoding even in flexible versions (header ClientId)
+    flexible: bool = (
+        True  # False: keep the classic encoding even in flexible versions (header ClientId)
+    )
     is_array: bool = False
     struct_single: bool = False  # a nested struct that is not an array
 
     @property
-    def element(self) -> str | tuple["Field", ...]:
+    def element(self) -> str | tuple[Field, ...]:
         if isinstance(self.type, str) and self.type.startswith("[]"):
             return self.type[2:]
         return self.type
@@ -203,24 +229,57 @@ class Field:
         return {}
 
 
-def F(name: str, type_: str | Sequence[Field], versions: str = "0+", *, nullable: str = "none",
-      default: Any = None, tag: int | None = None, flexible: bool = True) -> Field:
+def F(
+    name: str,
+    type_: str | Sequence[Field],
+    versions: str = "0+",
+    *,
+    nullable: str = "none",
+    default: Any = None,
+    tag: int | None = None,
+    flexible: bool = True,
+) -> Field:
     """Field constructor with the JSON spec's spelling: F("replicas", "[]int32", "0+", nullable="0+")."""
     if isinstance(type_, str):
         is_array = type_.startswith("[]")
         el = type_[2:] if is_array else type_
         if el not in PRIMITIVES:
             raise ValueError(f"unknown primitive {el!r} in field {name}")
-        return Field(name, type_, Versions.parse(versions), Versions.parse(nullable), default, tag, flexible,
-                     is_array=is_array)
-    return Field(name, tuple(type_), Versions.parse(versions), Versions.parse(nullable), default, tag, flexible,
-                 is_array=True)
+        return Field(
+            name,
+            type_,
+            Versions.parse(versions),
+            Versions.parse(nullable),
+            default,
+            tag,
+            flexible,
+            is_array=is_array,
+        )
+    return Field(
+        name,
+        tuple(type_),
+        Versions.parse(versions),
+        Versions.parse(nullable),
+        default,
+        tag,
+        flexible,
+        is_array=True,
+    )
 
 
 def S(name: str, fields: Sequence[Field], versions: str = "0+") -> Field:
     """A single nested struct (not an array)."""
-    return Field(name, tuple(fields), Versions.parse(versions), NONE, None, None, True, is_array=False,
-                 struct_single=True)
+    return Field(
+        name,
+        tuple(fields),
+        Versions.parse(versions),
+        NONE,
+        None,
+        None,
+        True,
+        is_array=False,
+        struct_single=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,14 +45,28 @@ def read_request_header(r: Reader) -> RequestHeader:
     r.pos = start
     hv = request_header_version(api_key, api_version)
     h = REQUEST_HEADER.decode(hv, r)
-    return RequestHeader(h["request_api_key"], h["request_api_version"], h["correlation_id"], h.get("client_id"))
+    return RequestHeader(
+        h["request_api_key"], h["request_api_version"], h["correlation_id"], h.get("client_id")
+    )
 
 
-def encode_request(api_key: int, api_version: int, correlation_id: int, body: dict,
-                   client_id: str | None = "kafka-rebalance") -> bytes:
+def encode_request(
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    body: dict,
+    client_id: str | None = "kafka-rebalance",
+) -> bytes:
     hv = request_header_version(api_key, api_version)
-    head = REQUEST_HEADER.encode(hv, {"request_api_key": api_key, "request_api_version": api_version,
-                                      "correlation_id": correlation_id, "client_id": client_id})
+    head = REQUEST_HEADER.encode(
+        hv,
+        {
+            "request_api_key": api_key,
+            "request_api_version": api_version,
+            "correlation_id": correlation_id,
+            "client_id": client_id,
+        },
+    )
     return frame(head + REQUESTS[api_key].encode(api_version, body))
 
 
@@ -94,7 +108,9 @@ def frame_size(prefix: bytes) -> int:
 class WireClient:
     """A blocking one-connection client for tests and for APIs kafka-python does not send."""
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0, client_id: str = "kafka-rebalance") -> None:
+    def __init__(
+        self, host: str, port: int, timeout: float = 10.0, client_id: str = "kafka-rebalance"
+    ) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.client_id = client_id
         self._cid = 0
@@ -122,7 +138,7 @@ class WireClient:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> "WireClient":
+    def __enter__(self) -> WireClient:
         return self
 
     def __exit__(self, *exc) -> None:
