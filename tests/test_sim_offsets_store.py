@@ -10,7 +10,7 @@ from kafka_rebalance.group.records import (
     encode_record,
 )
 from kafka_rebalance.model import TopicPartition
-from kafka_rebalance.sim.member import Subscription
+from kafka_rebalance.sim.subscription import Subscription
 from kafka_rebalance.sim.offsets_store import SimOffsetsStore
 
 TPS = [TopicPartition("orders", i) for i in range(4)]

@@ -317,18 +317,18 @@ def _topic_attr(tp: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class JoinComplete:
+class JoinComplete(Generic[P]):
     """What onJoinComplete does with the assignment from SyncGroup."""
 
-    revoked: tuple[TopicPartition, ...]
-    added: tuple[TopicPartition, ...]
-    owned: tuple[TopicPartition, ...]  # after this rebalance
+    revoked: tuple[P, ...]
+    added: tuple[P, ...]
+    owned: tuple[P, ...]  # after this rebalance
     rejoin: bool  # cooperative: something was revoked, so a follow-up rebalance is needed
 
 
 def on_join_complete(
-    owned: Iterable[TopicPartition], assigned: Iterable[TopicPartition], protocol: RebalanceProtocol
-) -> JoinComplete:
+    owned: Iterable[P], assigned: Iterable[P], protocol: RebalanceProtocol
+) -> JoinComplete[P]:
     owned_s = list(owned)
     assigned_l = list(assigned)
     if protocol is RebalanceProtocol.EAGER:

@@ -4,8 +4,10 @@
     result = simulate(scenario_doc)     # docs/formats.md section 2 in, summary + event log out
 
 Modules: `scenario` (parsing and defaults), `engine` (event loop, keyed timers),
-`world` (partitions, members, faults and the books), `member` (a classic consumer:
-poll loop, processing, commits, rebalance client), `coordinator` (the classic
+`world` (partitions, members, faults and the books), `host` (what member and coordinator
+need of the world, as Protocols), `member` (a classic consumer: poll loop, processing,
+commits), `member_rebalance` (its rebalance client: heartbeats, JoinGroup/SyncGroup),
+`subscription` (the JoinGroup metadata), `coordinator` (the classic
 coordinator node: requests, effects, elided heartbeats, failover), `consumer_world`
 (the KIP-848 protocol behind the same driver), `partitions` (closed-form production,
 processed-offset intervals), `offsets_store` (the compacted __consumer_offsets view

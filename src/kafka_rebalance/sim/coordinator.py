@@ -16,7 +16,7 @@ offsets log and the committed offsets from their records.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..group.classic_group import ClassicGroup, ClassicGroupConfig
 from ..group.classic_messages import (
@@ -34,17 +34,15 @@ from ..group.classic_messages import (
 from ..group.classic_state import ClassicGroupState
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
+from .host import CoordinatorHost
 from .offsets_store import SimOffsetsStore
-
-if TYPE_CHECKING:
-    from .world import Simulation
 
 S = ClassicGroupState
 _MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
 
 
 class ClassicCoordinator:
-    def __init__(self, world: Simulation) -> None:
+    def __init__(self, world: CoordinatorHost) -> None:
         self.w = world
         g = world.sc.group
         self.config = ClassicGroupConfig(

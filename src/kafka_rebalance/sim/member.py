@@ -9,83 +9,33 @@ poll(): a member busy processing a batch handles them when the batch is done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
-    HeartbeatRequest,
-    JoinGroupRequest,
-    JoinGroupResponse,
     LeaveGroupRequest,
-    SyncGroupRequest,
-    SyncGroupResponse,
 )
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
-from ..model import TopicPartition
-
-if TYPE_CHECKING:
-    from .world import Simulation
+from .host import MemberHost
+from .member_rebalance import RebalanceClient
 
 _NEVER = 1 << 62
 
 
-@dataclass(frozen=True, slots=True)
-class Subscription:
-    """ConsumerProtocolSubscription: what a member tells the leader in JoinGroup metadata."""
+class SimMember(RebalanceClient):
+    """A classic consumer: lifecycle, the poll loop, record processing and commits."""
 
-    topics: tuple[str, ...]
-    owned: tuple[TopicPartition, ...]
-    generation: int
-    rack: str | None
-    # the same owned partitions as the simulator's partition indices (a shortcut for the leader; not part
-    # of the protocol: None when rebuilt from the offsets log, ignored by equality)
-    owned_idx: tuple[int, ...] | None = field(default=None, compare=False)
-
-
-class SimMember:
     # slots: attribute access on the hot path (every poll, every rebalance of every member)
     __slots__ = (
-        "w",
-        "name",
-        "rack",
-        "instance_id",
-        "protocol",
         "ms_per_record",
-        "alive",
-        "incarnation",
-        "client",
-        "state",
-        "member_id",
-        "generation",
-        "is_leader",
-        "owned",
-        "positions",
-        "rejoin_needed",
-        "join_inflight",
-        "waiting",
-        "deferred",
         "batch",
         "batch_t0",
         "batch_rate",
-        "busy_until",
-        "stall_until",
         "last_poll",
         "poll_token",
         "next_autocommit",
         "batch_taken",
-        "hb_base",
-        "hb_first",
-        "hb_phase",
-        "hb_ticking",
-        "pause_start",
-        "known_partitions",
-        "assigned_view",
         "started_at",
-        "poll_timed_out",
         "_in_poll",
-        "sent_offsets",
         "_auto_commit",
         "_at_most_once",
         "_budget",
@@ -95,7 +45,7 @@ class SimMember:
         "__dict__",
     )
 
-    def __init__(self, world: Simulation, name: str, rack: str | None) -> None:
+    def __init__(self, world: MemberHost, name: str, rack: str | None) -> None:
         self.w = world
         self.name = name
         self.rack = rack
@@ -157,7 +107,7 @@ class SimMember:
         self.generation = -1
         self.is_leader = False
         self.owned, self.positions = [], {}
-        self.sent_offsets: dict[int, int] = {}
+        self.sent_offsets = {}
         self.rejoin_needed = True
         self.join_inflight = False
         self.waiting = False
@@ -485,11 +435,6 @@ class SimMember:
             sent.update(offsets)
             self.w.commit(self, offsets, why)
 
-    def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
-        """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
-        the request went out with? (None: not known, taken as unchanged)"""
-        return sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
-
     def on_commit_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
         """Only failed commits are answered (a success changes nothing on the member). `sent` is the
         (generation, member id) the commit went out with: an error about a generation left since is stale."""
@@ -515,287 +460,5 @@ class SimMember:
         if outcome.reset_member_id:
             self.member_id = ""
         if outcome.request_rejoin:
-            self.rejoin_needed = True
-            self.wake()
-
-    # ---------------------------------------------------------- heartbeats
-
-    def heartbeating(self) -> bool:
-        """Is the heartbeat thread sending heartbeats for the current member id?"""
-        return (
-            self.generation >= 0
-            and self.alive
-            and self.member_id != ""
-            and not self.poll_timed_out
-            and (self.state is MemberState.STABLE or self.state is MemberState.COMPLETING_REBALANCE)
-        )
-
-    def last_heartbeat_at(self, t: int) -> int:
-        hb = self.w.sc.group.heartbeat_interval_ms
-        if t < self.hb_base:
-            return self.hb_base
-        return self.hb_base + ((t - self.hb_base) // hb) * hb
-
-    def next_heartbeat_at(self, t: int) -> int:
-        hb = self.w.sc.group.heartbeat_interval_ms
-        if t <= self.hb_base:
-            return self.hb_base + hb
-        return self.hb_base + ((t - self.hb_base) // hb + 1) * hb
-
-    def start_heartbeat_ticks(self) -> None:
-        if self.hb_ticking or not self.heartbeating():
-            return
-        self.hb_ticking = True
-        lat = self.w.sc.network_latency_ms
-        self.w.loop.at(
-            self.next_heartbeat_at(self.w.loop.now) + lat, self._hb_tick, self.incarnation
-        )
-
-    def _hb_tick(self, inc: int) -> None:
-        """The heartbeat sent at the phase time reaches the coordinator (one event for send + arrival)."""
-        self.hb_ticking = False
-        if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
-            return
-        self.w.coord.receive(
-            "heartbeat",
-            HeartbeatRequest(self.client, self.member_id, self.generation, self.instance_id),
-            self.name,
-        )
-
-    def on_heartbeat_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
-        """`sent` is the (generation, member id) the heartbeat went out with (generationUnchanged())."""
-        if not self.alive:
-            return
-        if error is Errors.NONE:
-            action = cc.HeartbeatAction.CONTINUE
-        else:
-            action = cc.on_heartbeat_error(
-                error, state=self.state, generation_unchanged=self._generation_unchanged(sent)
-            )
-        if action is cc.HeartbeatAction.CONTINUE or action is cc.HeartbeatAction.IGNORE:
-            if self.w.group_needs_heartbeats():
-                self.start_heartbeat_ticks()
-            return
-        if self.w.wants_events:
-            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
-        if action is cc.HeartbeatAction.FIND_COORDINATOR or action is cc.HeartbeatAction.RETRY:
-            return  # the heartbeat thread carries on (after finding the coordinator / the backoff)
-        if action is cc.HeartbeatAction.FATAL:
-            self.w.emit("fenced", self.name, self.generation)
-            self.crash()
-            return
-        self._stop_heartbeats()
-        if action is cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN:
-            self.generation = -1
-            self.state = MemberState.UNJOINED
-        elif action is cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN:
-            self.generation = -1
-            self.member_id = ""
-            self.state = MemberState.UNJOINED
-        self.rejoin_needed = True
-        self.wake()
-
-    # ------------------------------------------------------------- rebalance
-
-    def _subscription(self) -> Subscription:
-        tps = self.w.parts.tps
-        owned_idx = tuple(self.owned)
-        return Subscription(
-            self.w.topic_names,
-            tuple([tps[p] for p in owned_idx]),
-            self.generation,
-            self.rack,
-            owned_idx,
-        )
-
-    def _prepare_join(self) -> None:
-        w = self.w
-        now = w.loop.now
-        g = w.sc.group
-        prep = cc.on_join_prepare(
-            self.owned,
-            self.protocol,
-            generation_valid=self.generation >= 0,
-            auto_commit=g.enable_auto_commit and g.delivery == "at-least-once",
-        )
-        if prep.commit_first and self.owned:
-            self._commit_positions("before-rejoin")
-        if prep.revoked:
-            w.revoke(self, prep.revoked, "join prepare")
-            keep = set(prep.revoked)
-            self.owned = [p for p in self.owned if p not in keep]
-            for p in prep.revoked:
-                self.positions.pop(p, None)
-        if prep.lost:
-            w.lose(self, list(prep.lost), "membership lost")
-            self.owned, self.positions = [], {}
-        if not self.owned:
-            self.waiting = True
-            if self.pause_start is None:
-                self.pause_start = now
-        self._send_join()
-
-    def _send_join(self) -> None:
-        g = self.w.sc.group
-        self._stop_heartbeats()
-        self.join_inflight = True
-        self.rejoin_needed = False
-        self.state = MemberState.PREPARING_REBALANCE
-        sub = self._subscription()
-        protocols = tuple((a, sub) for a in g.assignors)
-        req = JoinGroupRequest(
-            self.client,
-            self.member_id,
-            protocols,
-            g.session_timeout_ms,
-            g.max_poll_interval_ms,
-            self.instance_id,
-        )
-        if self.w.wants_events:
-            self.w.emit("join", self.name, self.generation, list(self.owned))
-        self.w.send(self, "join", req)
-
-    def on_response(self, resp) -> None:
-        """A JoinGroup/SyncGroup response arrives; a busy member handles it at its next poll()."""
-        if not self.alive:
-            return
-        if not self.waiting and self.w.loop.now < max(self.busy_until, self.stall_until):
-            self.deferred.append(resp)
-            self.wake()
-            return
-        self._handle_response(resp)
-
-    def _handle_response(self, resp) -> None:
-        if isinstance(resp, JoinGroupResponse):
-            self._on_join(resp)
-        elif isinstance(resp, SyncGroupResponse):
-            self._on_sync(resp)
-
-    def _retry_later(self, what: str) -> None:
-        """Coordinator unavailable: rediscover it and resend (retry.backoff.ms steps)."""
-        t = self.w.coordinator_retry_time(self.w.loop.now, self.w.sc.group.retry_backoff_ms)
-        self.w.loop.at(t, self._resend_join, self.incarnation)
-
-    def _resend_join(self, inc: int) -> None:
-        if inc == self.incarnation and self.alive:
-            self._send_join()
-
-    def _on_join(self, r: JoinGroupResponse) -> None:
-        e = r.error
-        if e is Errors.NONE:
-            self.member_id = r.member_id
-            self.generation = r.generation_id
-            self.state = MemberState.COMPLETING_REBALANCE
-            self.is_leader = r.leader == self.member_id
-            assignments = None
-            if self.is_leader and not r.skip_assignment:
-                assignments = self.w.leader_assign(self, r)
-            self.w.send(
-                self,
-                "sync",
-                SyncGroupRequest(
-                    self.client,
-                    self.member_id,
-                    self.generation,
-                    self.instance_id,
-                    "consumer",
-                    r.protocol_name,
-                    assignments,
-                ),
-            )
-            return
-        if e is Errors.MEMBER_ID_REQUIRED:
-            self.member_id = r.member_id
-            self._send_join()
-            return
-        self.w.emit("join_error", self.name, self.generation, detail={"error": e.name})
-        if e in (
-            Errors.COORDINATOR_NOT_AVAILABLE,
-            Errors.NOT_COORDINATOR,
-            Errors.COORDINATOR_LOAD_IN_PROGRESS,
-        ):
-            self._retry_later("join")
-        elif e is Errors.UNKNOWN_MEMBER_ID:
-            self._reset_and_rejoin(reset_member_id=True)
-        elif e is Errors.ILLEGAL_GENERATION:
-            self._reset_and_rejoin(reset_member_id=False)
-        elif e is Errors.REBALANCE_IN_PROGRESS:
-            self._send_join()
-        else:  # FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL...: fatal
-            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
-            self.crash()
-
-    def _on_sync(self, r: SyncGroupResponse) -> None:
-        e = r.error
-        if e is Errors.NONE:
-            self._complete_join(r.assignment or [])
-            return
-        self.w.emit("sync_error", self.name, self.generation, detail={"error": e.name})
-        if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self._retry_later("sync")
-        elif e is Errors.REBALANCE_IN_PROGRESS:
-            self._send_join()
-        elif e is Errors.ILLEGAL_GENERATION:
-            self._reset_and_rejoin(reset_member_id=False)
-        elif e is Errors.UNKNOWN_MEMBER_ID:
-            self._reset_and_rejoin(reset_member_id=True)
-        else:
-            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
-            self.crash()
-
-    def _reset_and_rejoin(self, reset_member_id: bool) -> None:
-        """AbstractCoordinator.resetStateAndRejoin: generation gone, so onJoinPrepare runs again and
-        whatever the member still holds is lost (it may already belong to someone else)."""
-        self.generation = -1
-        if reset_member_id:
-            self.member_id = ""
-        self.state = MemberState.UNJOINED
-        self.join_inflight = False
-        self._prepare_join()
-
-    def _complete_join(self, assignment: list[int]) -> None:
-        w = self.w
-        now = w.loop.now
-        self.join_inflight = False
-        self.state = MemberState.STABLE
-        self.hb_first = now
-        self.hb_base = now - self.hb_phase
-        done = cc.on_join_complete(self.owned, assignment, self.protocol)
-        if done.revoked:
-            self._finish_batch(now)
-            w.revoke(self, done.revoked, "cooperative")
-            for p in done.revoked:
-                self.positions.pop(p, None)
-        self.owned = list(done.owned)
-        committed = w.parts.committed
-        positions, sent = self.positions, self.sent_offsets
-        for p in done.added:
-            positions[p] = sent[p] = committed[p]
-        w.assigned(self, done.added, done.owned)
-        if self.pause_start is not None:
-            w.add_paused(self, now - self.pause_start)
-            self.pause_start = None
-        if now >= self.stall_until:
-            w.set_available_many(self.owned, now, self.name)
-        if done.rejoin:
-            self.rejoin_needed = True
-        if self.waiting:
-            self.waiting = False
-        self._poll_soon(max(now, self.busy_until))
-        if w.group_needs_heartbeats():
-            self.start_heartbeat_ticks()
-
-    def on_metadata_refresh(self, inc: int) -> None:
-        """metadata.max.age.ms elapsed: the leader rejoins if partition counts changed since it assigned."""
-        if inc != self.incarnation or not self.alive:
-            return
-        self.known_partitions = self.w.partition_counts()
-        if self.is_leader and self.assigned_view and self.assigned_view != self.known_partitions:
-            self.w.emit(
-                "metadata_changed",
-                self.name,
-                self.generation,
-                detail={"partitions": self.known_partitions},
-            )
             self.rejoin_needed = True
             self.wake()

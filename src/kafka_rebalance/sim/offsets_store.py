@@ -34,6 +34,7 @@ from ..group.records import (
     offset_commit_record,
 )
 from ..model import TopicPartition
+from .subscription import Subscription
 
 
 class SimOffsetsStore:
@@ -133,8 +134,6 @@ def _group_value(snap: ClassicGroupSnapshot, tps: Sequence[TopicPartition]) -> G
 def _snapshot(
     group_id: str, v: GroupMetadataValue, index: dict[TopicPartition, int]
 ) -> ClassicGroupSnapshot:
-    from .member import Subscription
-
     members = []
     for m in v.members:
         protocols: tuple = ()

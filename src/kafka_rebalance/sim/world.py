@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..assign.registry import get_assignor
@@ -77,7 +77,7 @@ class Simulation:
         kind: str,
         member: str = "",
         generation: int | None = None,
-        partitions: list | None = None,
+        partitions: Sequence | None = None,
         detail: dict | None = None,
     ) -> None:
         """One event-log row. `partitions` may hold partition indices (named here, only when logging)."""
@@ -194,13 +194,13 @@ class Simulation:
                     detail={"ms": ms, "since_ms": self.loop.now - ms},
                 )
 
-    def revoke(self, m: SimMember, ps: list[int], why: str) -> None:
+    def revoke(self, m: SimMember, ps: Sequence[int], why: str) -> None:
         self.revocations += len(ps)
         self.set_unavailable_many(ps, self.loop.now)
         if self.wants_events:
             self.emit("revoked", m.name, m.generation, ps, {"reason": why})
 
-    def lose(self, m: SimMember, ps: list[int], why: str) -> None:
+    def lose(self, m: SimMember, ps: Sequence[int], why: str) -> None:
         self.set_unavailable_many(ps, self.loop.now)
         self.emit("lost", m.name, m.generation, ps, {"reason": why})
 
