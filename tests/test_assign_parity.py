@@ -115,7 +115,7 @@ def test_fast_member_order_equals_hashmap_emulation():
     import random
 
     from kafka_rebalance.assign.javacompat import JavaHashMap
-    from kafka_rebalance.assign.uniform import _plain_hashmap_order
+    from kafka_rebalance.assign.uniform_group import _plain_hashmap_order
 
     rng = random.Random(7)
     declined = 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import TopicPartition
-from .uniform import UniformGroup, flatten_owned, topic_id
+from .uniform_group import UniformGroup, flatten_owned, topic_id
 
 MAX_ITERATION_COUNT = 16
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..model import TopicPartition
 from .base import AssignorFailure
 from .javacompat import JavaHashSet
-from .uniform import UniformGroup, current_assignment, flatten_owned, topic_id_hash
+from .uniform_group import UniformGroup, current_assignment, flatten_owned, topic_id_hash
 
 
 class PartitionAssignorException(AssignorFailure):
