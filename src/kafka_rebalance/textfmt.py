@@ -128,6 +128,19 @@ def duration_ms(ms: Any, na: str = DASH) -> str:
     return f"{_three_digits(h) if abs(h) < 1000 else _fixed(h, 0)} h"
 
 
+def timestamp_ms(ms: Any, na: str = DASH) -> str:
+    """Epoch milliseconds as UTC time (`2026-11-25 23:46:25 UTC`); small values are offsets."""
+    ms = _real(ms)
+    if ms is None or not _finite(ms):
+        return na if ms is None else _nonfinite(ms)
+    if abs(ms) < 100_000_000_000:  # before 1973: an offset on a virtual clock, not a date
+        return duration_ms(ms)
+    import datetime as _dt
+
+    t = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def duration_s(seconds: Any, na: str = DASH) -> str:
     """Seconds for people, as `duration_ms`."""
     seconds = _real(seconds)
@@ -155,6 +168,25 @@ def number(x: Any, na: str = DASH) -> str:
     if a >= 0.001:
         return _fixed(x, 3)
     return "< 0.001" if x > 0 else "> -0.001"
+
+
+def by_name(field: str, v: Any) -> str:
+    """A value formatted by what its JSON field name says it is (`*_ms`, `*bytes*`, ratios)."""
+    v = _real(v)
+    name = field.lower()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return cell(v)
+    if name.endswith(("_at_ms", "ts_ms", "timestamp_ms", "time_ms")):
+        return timestamp_ms(v)
+    if name.endswith("_ms") or name == "ms":
+        return duration_ms(v)
+    if name.endswith(("_s", "_seconds")):
+        return duration_s(v)
+    if "bytes" in name:
+        return rate(v) if name.startswith(("bytes_in", "bytes_out")) else bytes_(v)
+    if any(w in name for w in ("ratio", "mean", "complete", "threshold", "band")):
+        return ratio(v)
+    return number(v)
 
 
 def yes_no(flag: Any) -> str:
@@ -342,7 +374,7 @@ def print_vertical(
     if not rows:
         console.print("  none")
     for row, style in zip(rows, styles):
-        head = Text(f"{cols[0].header} {row[0]}", style="bold")
+        head = Text(f"{cols[0].header}: {row[0]}", style="bold")
         console.print(head, style=style)
         body = Table(show_header=False, box=None, padding=(0, 1, 0, 2))
         body.add_column(width=key_width, overflow="fold")
@@ -361,6 +393,7 @@ __all__ = [
     "NA",
     "DASH",
     "Column",
+    "by_name",
     "bytes_",
     "cell",
     "column_widths",
@@ -369,6 +402,7 @@ __all__ = [
     "duration_ms",
     "duration_s",
     "ids",
+    "timestamp_ms",
     "number",
     "per_second",
     "percent",

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from .. import io_util, output
+from .. import io_util, output, textfmt
 from ..assign.base import AssignorFailure
 from ..assign.registry import NAMES, SERVER_SIDE, get_assignor
 from ..assign.rounds import run_rounds
@@ -98,7 +97,7 @@ def run(args) -> int:
 
 
 def compact_partitions(tps: list[list]) -> str:
-    """`orders[0-3,7] audit[1]`: a member's partitions, per topic as ranges, for people."""
+    """`audit: 1; orders: 0-3, 7`: a member's partitions, per topic as ranges, for people."""
     by_topic: dict[str, list[int]] = {}
     for topic, partition in tps:
         by_topic.setdefault(topic, []).append(partition)
@@ -114,38 +113,43 @@ def compact_partitions(tps: list[list]) -> str:
             ranges.append(str(start) if start == prev else f"{start}-{prev}")
             if x is not None:
                 start = prev = x
-        parts.append(f"{topic}[{','.join(ranges)}]")
-    return " ".join(parts)
+        parts.append(f"{topic}: {', '.join(ranges)}")
+    return "; ".join(parts)
 
 
 def _table(console: Console, result: dict[str, Any]) -> None:
     rounds = result["rounds"]
     for i, rnd in enumerate(rounds, start=1):
-        title = f"{result['strategy']} — round {i} of {len(rounds)}"
-        t = Table(title=title, title_justify="left")
-        t.add_column("member", no_wrap=True)
-        t.add_column("count", justify="right")
-        t.add_column("partitions", overflow="fold")
-        for member, tps in rnd["assignment"].items():
-            t.add_row(member, str(len(tps)), compact_partitions(tps) if tps else "-")
-        console.print(t)
-        st = rnd["stats"]
-        s = Table(show_header=False, box=None, padding=(0, 2))
-        s.add_column(style="bold")
-        s.add_column(justify="right")
-        bal = st["balance"]
-        s.add_row(
-            "balance (min / max per member)",
-            f"{bal['min']} / {bal['max']}  (spread {bal['spread']})",
+        title = f"{result['strategy']}, round {i} of {len(rounds)}"
+        textfmt.print_table(
+            console,
+            title,
+            ["member", ">partitions", "assigned"],
+            [
+                (member, textfmt.count(len(tps)), compact_partitions(tps) if tps else "-")
+                for member, tps in rnd["assignment"].items()
+            ],
         )
-        s.add_row("partitions assigned / subscribed", f"{st['assigned']} / {st['partitions']}")
-        s.add_row("kept", str(st["kept"]))
-        s.add_row("moved", str(st["moved"]))
-        s.add_row("newly assigned", str(st["new"]))
-        s.add_row("held back (unassigned)", str(st["held_back"]))
-        s.add_row("revoked", str(st["revoked"]))
-        s.add_row("rack mismatches", str(st["rack_mismatches"]))
-        console.print(s)
+        st = rnd["stats"]
+        bal = st["balance"]
+        c = textfmt.count
+        textfmt.print_kv(
+            console,
+            None,
+            [
+                (
+                    "balance: min / max per member",
+                    f"{c(bal['min'])} / {c(bal['max'])} (spread {c(bal['spread'])})",
+                ),
+                ("assigned / subscribed", f"{c(st['assigned'])} / {c(st['partitions'])}"),
+                ("kept", c(st["kept"])),
+                ("moved", c(st["moved"])),
+                ("newly assigned", c(st["new"])),
+                ("held back (unassigned)", c(st["held_back"])),
+                ("revoked", c(st["revoked"])),
+                ("rack mismatches", c(st["rack_mismatches"])),
+            ],
+        )
         console.print()
 
 

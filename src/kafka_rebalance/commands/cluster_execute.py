@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import textfmt
 from ..cluster.batches import parse_log_dirs, parse_reassignment
 from ..cluster.kafka_json import ANY_LOG_DIR
 from ..errors import InputError
@@ -165,11 +166,7 @@ def _table(console, result: dict) -> None:
 
 
 def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
+    return textfmt.bytes_(n)
 
 
 def _check_flags(args: argparse.Namespace) -> None:

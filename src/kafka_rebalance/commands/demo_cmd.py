@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.table import Table
+from rich.text import Text
 
+from .. import textfmt
 from ..errors import InputError
 from ..output import add_format_flag, emit, stderr
 
@@ -51,18 +52,21 @@ def run(args) -> int:
 
 
 def _table(console, r: dict) -> None:
-    t = Table(title="kafka-rebalance demo")
-    t.add_column("step")
-    t.add_column("seconds", justify="right")
-    for k, v in r["timings_s"].items():
-        t.add_row(k, f"{v:.1f}")
-    console.print(t)
+    textfmt.print_table(
+        console,
+        "kafka-rebalance demo",
+        ["step", ">took"],
+        [(k, textfmt.duration_s(v)) for k, v in r["timings_s"].items()],
+    )
     p = r["plan"]
+    c = textfmt.count
     console.print(
-        f"add-broker plan: {p['replica_moves']} replica moves (lower bound {p['lower_bound_moves']}), "
-        f"executed in {r['execute']['batches']} batches against the simulated cluster"
+        f"add-broker plan: {c(p['replica_moves'])} replica moves (lower bound "
+        f"{c(p['lower_bound_moves'])}), executed in {c(r['execute']['batches'])} batches "
+        "against the simulated cluster",
+        markup=False,
     )
     console.print("plans:")
     for f in r["plans"]:
-        console.print(f"  {f}")
-    console.print(f"report: [bold]{r['report']}[/bold]")
+        console.print(f"  {f}", markup=False, highlight=False)
+    console.print(Text.assemble("report: ", (str(r["report"]), "bold")))

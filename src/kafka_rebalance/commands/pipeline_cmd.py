@@ -15,9 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from rich.table import Table
-
-from .. import output
+from .. import output, textfmt
 
 
 def register(subparsers) -> None:
@@ -103,6 +101,11 @@ def register(subparsers) -> None:
     lg.add_argument(
         "--group-interval-ms", type=int, default=60_000, help="bucket of the group status timeline"
     )
+    lg.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 3 when any group's Burrow status is not OK (for scripts and alerts)",
+    )
     _common(lg, _lag)
 
     sw = sub.add_parser("sweep", help="a grid of simulation scenarios, one Spark task each")
@@ -148,7 +151,25 @@ def _run(args, job) -> int:
         summary = job(spark, args, checked)
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
     output.emit(summary, args.format, _table)
+    if getattr(args, "check", False):
+        findings = lag_check_findings(summary)
+        for f in findings:
+            print(f"check failed: {f}", file=sys.stderr)
+        return 3 if findings else 0
     return 0
+
+
+def lag_check_findings(summary: dict[str, Any]) -> list[str]:
+    """What `pipeline lag --check` reports: every group whose Burrow status is not OK."""
+    out = []
+    for name, g in sorted((summary.get("groups") or {}).items()):
+        if g["status"] != "OK":
+            m = g["maxlag"]
+            out.append(
+                f"group {name} is {g['status']} (total lag {g['total_lag']:,}; worst "
+                f"{m['topic']}-{m['partition']} {m['status']} with lag {m['current_lag']:,})"
+            )
+    return out
 
 
 def _load_model_config(args):
@@ -222,37 +243,50 @@ _PRECHECKS = {_load_model: _load_model_config, _lag: _lag_config, _sweep: _sweep
 
 
 def _table(console, summary: dict[str, Any]) -> None:
-    t = Table(title="pipeline", show_header=True)
-    t.add_column("field")
-    t.add_column("value", overflow="fold")
+    rows = []
     for k, v in summary.items():
         if k in ("groups", "by_variant"):
             continue
         if isinstance(v, (list, dict)) and len(v) > 8:
-            v = f"{len(v)} item(s); see --format json"
-        t.add_row(k, str(v))
-    console.print(t)
+            v = f"{len(v)} items, see --format json"
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            v = "; ".join(textfmt.cell(x) for x in v)
+        rows.append((k.replace("_", " "), textfmt.by_name(k, v)))
+    textfmt.print_kv(console, "pipeline", rows)
     if summary.get("groups"):
-        g = Table(title="Burrow status per group")
-        for c in ("group", "status", "complete", "total_lag", "partitions", "max lag partition"):
-            g.add_column(c)
-        for name, v in summary["groups"].items():
+        groups = []
+        for name, v in sorted(summary["groups"].items()):
             m = v["maxlag"]
-            g.add_row(
-                name,
-                v["status"],
-                f"{v['complete']:.2f}",
-                str(v["total_lag"]),
-                str(v["partitions"]),
-                f"{m['topic']}-{m['partition']} ({m['current_lag']}, {m['status']})",
+            groups.append(
+                (
+                    name,
+                    v["status"],
+                    textfmt.percent(v["complete"], 0),
+                    textfmt.count(v["total_lag"]),
+                    textfmt.count(v["partitions"]),
+                    f"{m['topic']}-{m['partition']}: {textfmt.count(m['current_lag'])}, {m['status']}",
+                )
             )
-        console.print(g)
+        textfmt.print_table(
+            console,
+            "Burrow status per group",
+            ["group", "status", ">complete", ">total lag", ">partitions", "max lag partition"],
+            groups,
+        )
     if summary.get("by_variant"):
-        rows = summary["by_variant"]
-        cols = list(rows[0])
-        v = Table(title="sweep, mean over seeds")
-        for c in cols:
-            v.add_column(c)
-        for r in rows:
-            v.add_row(*[f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols])
-        console.print(v)
+        variants = summary["by_variant"]
+        cols = list(variants[0])
+        numeric = {c for c in cols if isinstance(variants[0][c], (int, float))}
+        textfmt.print_table(
+            console,
+            "sweep, mean over seeds",
+            [(">" if c in numeric else "") + c.replace("_", " ") for c in cols],
+            [[_mean_cell(c, r[c]) for c in cols] for r in variants],
+        )
+
+
+def _mean_cell(column: str, v: Any) -> str:
+    """A sweep mean: durations in units, other means with one decimal."""
+    if isinstance(v, float) and not column.endswith("_ms"):
+        return textfmt.ratio(v, 1)
+    return textfmt.by_name(column, v)

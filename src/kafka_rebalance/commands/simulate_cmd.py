@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from .. import io_util, output
+from .. import io_util, output, textfmt
 from ..errors import InputError
 from ..sim.api import COMPARE_VARIANTS, EVENT_COLUMNS, compare, simulate_scenario
 from ..sim.scenario import parse_simulation_scenario
@@ -157,45 +156,41 @@ class _Progress:
             self._p.__exit__(*exc)
 
 
+_D, _C = textfmt.duration_ms, textfmt.count
 _ROWS = (
-    ("rebalances", lambda s: s["rebalances"]),
-    ("generation", lambda s: s["generation"]),
-    ("unavailable partition ms", lambda s: s["unavailable_partition_ms"]),
-    ("member paused ms", lambda s: s["member_paused_ms"]),
-    ("partitions moved", lambda s: s["partitions_moved"]),
-    ("revocations", lambda s: s["revocations"]),
-    ("records produced", lambda s: s["records"]["produced"]),
-    ("records processed", lambda s: s["records"]["processed"]),
-    ("duplicates", lambda s: s["records"]["duplicates"]),
-    ("lost", lambda s: s["records"]["lost"]),
-    ("lag max", lambda s: s["lag"]["max"]),
-    ("lag final", lambda s: s["lag"]["final"]),
+    ("rebalances", lambda s: _C(s["rebalances"])),
+    ("generation", lambda s: _C(s["generation"])),
+    ("partitions unavailable (summed)", lambda s: _D(s["unavailable_partition_ms"])),
+    ("members paused (summed)", lambda s: _D(s["member_paused_ms"])),
+    ("partitions moved", lambda s: _C(s["partitions_moved"])),
+    ("revocations", lambda s: _C(s["revocations"])),
+    ("records produced", lambda s: _C(s["records"]["produced"])),
+    ("records processed", lambda s: _C(s["records"]["processed"])),
+    ("duplicates", lambda s: _C(s["records"]["duplicates"])),
+    ("lost", lambda s: _C(s["records"]["lost"])),
+    ("lag max (records)", lambda s: _C(s["lag"]["max"])),
+    ("lag final (records)", lambda s: _C(s["lag"]["final"])),
 )
 
 
 def _table(console: Console, s: dict) -> None:
-    t = Table(title="simulation summary")
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-    for label, f in _ROWS:
-        t.add_row(label, f"{f(s):,}")
-    console.print(t)
+    textfmt.print_table(
+        console, "simulation summary", ["metric", ">value"], [(k, f(s)) for k, f in _ROWS]
+    )
     if s.get("timeline"):
-        tl = Table(title="rebalances")
-        tl.add_column("ts_ms", justify="right")
-        tl.add_column("generation", justify="right")
-        tl.add_column("cause")
-        for r in s["timeline"]:
-            tl.add_row(f"{r['ts_ms']:,}", str(r["generation"]), r["cause"])
-        console.print(tl)
+        textfmt.print_table(
+            console,
+            "rebalances",
+            [">at", ">generation", "cause"],
+            [(_D(r["ts_ms"]), _C(r["generation"]), r["cause"]) for r in s["timeline"]],
+        )
 
 
 def _compare_table(console: Console, obj: dict) -> None:
     runs = obj["compare"]
-    t = Table(title="protocol comparison")
-    t.add_column("metric")
-    for name in runs:
-        t.add_column(name, justify="right")
-    for label, f in _ROWS:
-        t.add_row(label, *(f"{f(s):,}" for s in runs.values()))
-    console.print(t)
+    textfmt.print_table(
+        console,
+        "protocol comparison",
+        ["metric", *(">" + name for name in runs)],
+        [(label, *(f(s) for s in runs.values())) for label, f in _ROWS],
+    )
