@@ -150,7 +150,7 @@ def duration_s(seconds: Any, na: str = DASH) -> str:
 
 
 def number(x: Any, na: str = DASH) -> str:
-    """Any number: ints with separators, floats with 3 decimals below 1,000, none above."""
+    """Any number: ints with separators, floats to 3 significant digits (3 decimals below 1)."""
     x = _real(x)
     if x is None:
         return na
@@ -163,8 +163,8 @@ def number(x: Any, na: str = DASH) -> str:
     if float(x).is_integer():
         return _fixed(x, 0)
     a = abs(x)
-    if a >= 1000:
-        return _fixed(x, 0)
+    if a >= 1:
+        return _three_digits(x)
     if a >= 0.001:
         return _fixed(x, 3)
     return "< 0.001" if x > 0 else "> -0.001"

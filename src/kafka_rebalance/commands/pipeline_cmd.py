@@ -280,7 +280,7 @@ def _table(console, summary: dict[str, Any]) -> None:
         textfmt.print_table(
             console,
             "sweep, mean over seeds",
-            [(">" if c in numeric else "") + c.replace("_", " ") for c in cols],
+            [(">" if c in numeric else "") + c.removesuffix("_ms").replace("_", " ") for c in cols],
             [[_mean_cell(c, r[c]) for c in cols] for r in variants],
         )
 
