@@ -14,7 +14,7 @@ import pytest
 from kafka_rebalance.cli import main
 from kafka_rebalance.cluster.snapshot import snapshot_to_json
 from kafka_rebalance.cluster.synthetic import synthetic_cluster
-from kafka_rebalance.commands import cluster_cmd
+from kafka_rebalance.commands import cluster_describe
 
 NO_PARENT = "/proc/nope"  # a folder nobody can create: /proc takes no new entries
 
@@ -117,7 +117,7 @@ def test_an_os_error_naming_no_file_is_not_swallowed(monkeypatch, snap_file):
     def boom(args):
         raise OSError("a bug, not a user's path")
 
-    monkeypatch.setattr(cluster_cmd, "run_describe", boom)
+    monkeypatch.setattr(cluster_describe, "run_describe", boom)
     with pytest.raises(OSError, match="a bug"):
         main(["cluster", "describe", "--snapshot", str(snap_file)])
 
@@ -126,7 +126,7 @@ def test_other_exceptions_are_not_swallowed(monkeypatch, snap_file):
     def boom(args):
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr(cluster_cmd, "run_describe", boom)
+    monkeypatch.setattr(cluster_describe, "run_describe", boom)
     with pytest.raises(ZeroDivisionError):
         main(["cluster", "describe", "--snapshot", str(snap_file)])
 
@@ -135,7 +135,7 @@ def test_keyboard_interrupt_still_exits_130(monkeypatch, capsys, snap_file):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cluster_cmd, "run_describe", interrupted)
+    monkeypatch.setattr(cluster_describe, "run_describe", interrupted)
     rc, out, err = run(capsys, ["cluster", "describe", "--snapshot", str(snap_file)])
     assert rc == 130 and out == "" and err == "interrupted\n"
 

@@ -60,7 +60,7 @@ def run_cli(argv: list[str]) -> int:
         wired = False
     if wired:
         return cli.main(argv)
-    from kafka_rebalance.commands.cluster_execute import register_execute
+    from kafka_rebalance.commands.cluster_execute import register as register_execute
 
     top = argparse.ArgumentParser(prog="kafka-rebalance")
     sub = top.add_subparsers(dest="command")

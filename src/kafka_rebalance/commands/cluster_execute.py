@@ -1,6 +1,6 @@
 """`kafka-rebalance cluster execute`: apply a reassignment plan in throttled batches (dry run by default).
 
-Registered by commands/cluster_cmd.py through `register_execute(cluster_subparsers)`.
+Registered by commands/cluster_cmd.py through `register(cluster_subparsers)`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ DEFAULT_MAX_MOVES_PER_BROKER = 5
 DEFAULT_MAX_MOVES = 1250
 
 
-def register_execute(cluster_subparsers) -> argparse.ArgumentParser:
+def register(cluster_subparsers) -> argparse.ArgumentParser:
     p = cluster_subparsers.add_parser(
         "execute",
         help="apply a reassignment plan in throttled batches (dry run unless --execute)",
@@ -249,10 +249,10 @@ def run_execute(args: argparse.Namespace) -> int:
         from kafka.errors import KafkaError
 
         from ..kafka.admin import AdminError
-        from .cluster_cmd import read_snapshot
+        from ..ops.cluster_source import read_snapshot
 
         try:
-            snapshot = read_snapshot(args)
+            snapshot = read_snapshot(args.snapshot, args.bootstrap_server, args.command_config)
         except (AdminError, KafkaError) as exc:
             stderr.print(
                 f"[red]kafka-rebalance cluster execute: cannot read the cluster: {exc}[/red]"

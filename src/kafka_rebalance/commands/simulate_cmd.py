@@ -8,17 +8,14 @@ choice and prints them side by side (`{"compare": {name: summary}}`).
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from .. import io_util, output, textfmt
 from ..errors import InputError
-from ..sim.api import COMPARE_VARIANTS, EVENT_COLUMNS, compare, simulate_scenario
+from ..sim.api import COMPARE_VARIANTS, compare, simulate_scenario
+from ..sim.event_log import write_events
 from ..sim.scenario import parse_simulation_scenario
 
 
@@ -86,41 +83,6 @@ def run(args) -> int:
         write_events(res.events, args.events_out)
     output.emit(res.summary, args.format, _table)
     return 0
-
-
-def write_events(events: list[dict], path: str) -> None:
-    """Write the event log atomically: JSON lines, or Parquet with a fixed schema."""
-    p = Path(path)
-    if p.suffix == ".jsonl":
-        io_util.atomic_write_text(
-            p, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
-        )
-        return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pa.schema(
-        [
-            ("ts_ms", pa.int64()),
-            ("group", pa.string()),
-            ("member", pa.string()),
-            ("kind", pa.string()),
-            ("generation", pa.int32()),
-            ("partitions", pa.list_(pa.string())),
-            ("detail", pa.string()),
-        ]
-    )
-    table = pa.table({c: [e[c] for e in events] for c in EVENT_COLUMNS}, schema=schema)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class _Progress:

@@ -158,13 +158,13 @@ class Demo:
     # -- 3. simulations ---------------------------------------------------------------------
 
     def simulate(self) -> None:
-        from ..commands.simulate_cmd import write_events
         from ..sim.api import (
             COMPARE_VARIANTS,
             parse_simulation_scenario,
             simulate_scenario,
             variant,
         )
+        from ..sim.event_log import write_events
         from .consumer_offsets import (
             consumer_offsets_records,
             log_end_offsets,
@@ -274,7 +274,7 @@ class Demo:
         from ..cluster.election import apply_preferred_election, preferred_election
         from ..cluster.planner import Mode
         from ..cluster.snapshot import parse_snapshot_text
-        from ..commands.cluster_cmd import plan_command, skew
+        from ..ops.cluster import plan, skew
 
         snap_path = self.out / "load_model" / "snapshot.json"
         snap = (
@@ -285,7 +285,7 @@ class Demo:
         # The load model knows loads, the synthetic cluster knows the new empty broker and leaders.
         snap = _with_brokers_of(snap, self.cluster)
         self.snapshot = snap
-        before = skew(snap, 1.10, 10.0)
+        before = skew(snap, 1.10, 10.0).to_json()
         atomic_write_json(self._path("cluster", "skew_before.json"), before)
         election = preferred_election(snap)
         atomic_write_json(
@@ -293,34 +293,33 @@ class Demo:
             kafka_json.election_json(list(election.elect)),
         )
         elected = apply_preferred_election(snap, election.elect)
-        leaders_res, leaders = plan_command(elected, Mode.LEADERS.value, [])
+        leaders_res = plan(elected, Mode.LEADERS, [])
+        leaders = leaders_res.to_json()
         atomic_write_json(
             self._path("plans", "leaders_reassignment.json"),
             kafka_json.reassignment_json(leaders_res.reassignments),
             indent=None,
         )
-        plan_res, plan = plan_command(
-            snap,
-            Mode.ADD_BROKERS.value,
-            [self.new_broker],
-            compare_generate=True,
-            seed=self.cfg.seed,
+        plan_res = plan(
+            snap, Mode.ADD_BROKERS, [self.new_broker], compare_generate=True, seed=self.cfg.seed
         )
+        add_broker = plan_res.to_json()
         atomic_write_json(
             self._path("plans", "add_broker_reassignment.json"),
             kafka_json.reassignment_json(plan_res.reassignments),
             indent=None,
         )
-        full_res, full = plan_command(snap, Mode.FULL.value, [])
+        full_res = plan(snap, Mode.FULL, [])
+        full = full_res.to_json()
         atomic_write_json(
             self._path("plans", "full_reassignment.json"),
             kafka_json.reassignment_json(full_res.reassignments),
             indent=None,
         )
-        after = skew(full_res.after_snapshot, 1.10, 10.0)
+        after = skew(full_res.after_snapshot, 1.10, 10.0).to_json()
         atomic_write_json(self._path("cluster", "skew_after.json"), after)
         self.plan_file = self.out / "plans" / "add_broker_reassignment.json"
-        self.plan_summary = plan
+        self.plan_summary = add_broker
         resources = ("replicas", "leaders", "bytes_in", "bytes_out", "size_bytes")
         self.report["broker_load"] = {
             "intro": "Each resource per broker before and after the full rebalance plan (new broker included).",
@@ -337,22 +336,22 @@ class Demo:
             "after leader balance": count(leaders_res.after_snapshot),
         }
         self.report["moves"] = {
-            "plan (add broker)": plan["replica_moves"],
-            "lower bound": plan["lower_bound_moves"],
-            "kafka --generate": plan.get("generate", {}).get("replica_moves", 0),
+            "plan (add broker)": add_broker["replica_moves"],
+            "lower bound": add_broker["lower_bound_moves"],
+            "kafka --generate": add_broker.get("generate", {}).get("replica_moves", 0),
         }
         self.report["moves_intro"] = (
-            f"Adding broker {self.new_broker}: our plan moves {plan['bytes_moved'] / 1e9:,.1f} GB; "
+            f"Adding broker {self.new_broker}: our plan moves {add_broker['bytes_moved'] / 1e9:,.1f} GB; "
             "the lower bound is the replicas the new broker must take for balance; --generate lays every "
             "topic out again from scratch."
         )
         keep = ("mode", "replica_moves", "lower_bound_moves", "bytes_moved", "leader_changes")
-        self.report["plans"] = [{k: p.get(k) for k in keep} for p in (plan, full, leaders)]
+        self.report["plans"] = [{k: p.get(k) for k in keep} for p in (add_broker, full, leaders)]
         self.report["cards"].update(
             {
-                "replica moves (add broker)": plan["replica_moves"],
-                "lower bound": plan["lower_bound_moves"],
-                "kafka --generate moves": plan.get("generate", {}).get("replica_moves", 0),
+                "replica moves (add broker)": add_broker["replica_moves"],
+                "lower bound": add_broker["lower_bound_moves"],
+                "kafka --generate moves": add_broker.get("generate", {}).get("replica_moves", 0),
                 "preferred elections": len(election.elect),
                 "leader changes (balance)": leaders["leader_changes"],
             }

@@ -1,0 +1,114 @@
+"""What the `cluster` subcommands share: the snapshot source flags, flag parsing, table helpers."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import InputError
+from ..model import ClusterSnapshot
+from ..ops.cluster_source import load_snapshot as _load_snapshot
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--snapshot", metavar="FILE", help="snapshot JSON or `kafka-topics --describe` text"
+    )
+    src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="read a live cluster")
+    p.add_argument(
+        "--command-config", metavar="FILE", help="client properties for --bootstrap-server"
+    )
+    p.add_argument(
+        "--load",
+        metavar="PATH",
+        help="partition loads to use: the load model's partition_load.parquet (file or folder) "
+        "or a snapshot JSON with `load`",
+    )
+
+
+def load_snapshot(args: argparse.Namespace) -> ClusterSnapshot:
+    """The cluster of `--snapshot` or `--bootstrap-server`, with the loads of `--load`."""
+    return _load_snapshot(
+        getattr(args, "snapshot", None),
+        getattr(args, "bootstrap_server", None),
+        getattr(args, "command_config", None),
+        getattr(args, "load", None),
+    )
+
+
+# The library's parameter names, as the command line spells them.
+FLAGS = {
+    "brokers": "--brokers",
+    "broker_racks": "--broker-racks",
+    "band": "--band",
+    "capacity_threshold": "--capacity-threshold",
+    "seed": "--seed",
+    "leader_imbalance_per_broker_percentage": "--leader-imbalance-per-broker-percentage",
+}
+
+
+def as_flag(exc: InputError) -> InputError:
+    """The library's error, naming the command-line flag instead of the parameter."""
+    field = FLAGS.get(exc.field, exc.field) if exc.field else None
+    return InputError(exc.message, source=exc.source, field=field)
+
+
+def parse_racks(text: str | None, flag: str) -> dict[int, str]:
+    """`ID:RACK,ID:RACK` -> {id: rack}."""
+    out: dict[int, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        bid, sep, rack = item.partition(":")
+        try:
+            key: int | None = int(bid)
+        except ValueError:
+            key = None
+        if not sep or key is None or not rack.strip():
+            raise InputError(f"expected ID:RACK, got {item!r}", field=flag)
+        if key in out:
+            raise InputError(f"broker {key} given twice", field=flag)
+        out[key] = rack.strip()
+    return out
+
+
+def parse_ids(text: str | None, flag: str) -> list[int]:
+    if not text:
+        return []
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated broker ids, got {text!r}", field=flag) from None
+    for i, b in enumerate(ids):
+        if b < 0:  # Kafka's node ids are >= 0; -1 means "no broker"
+            raise InputError(f"broker ids are >= 0, got {b}", field=flag)
+        if b in ids[:i]:
+            raise InputError(f"broker {b} given twice", field=flag)
+    return ids
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) >= 1e4 or v != int(v) else str(int(v))
+    return str(v)
+
+
+def kv_table(title: str):
+    def render(console: Console, r: dict) -> None:
+        t = Table(title=title)
+        t.add_column("key")
+        t.add_column("value", justify="right")
+        for k, v in r.items():
+            t.add_row(
+                k,
+                fmt(v)
+                if not isinstance(v, dict)
+                else ", ".join(f"{a}={fmt(b)}" for a, b in v.items()),
+            )
+        console.print(t)
+
+    return render

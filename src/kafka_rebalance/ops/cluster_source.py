@@ -1,0 +1,108 @@
+"""Where a cluster snapshot comes from: a file (snapshot JSON or `kafka-topics --describe` text)
+or a live cluster, optionally with per-partition loads from the load model's Parquet or a snapshot.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import io_util
+from ..cluster.snapshot import alive_inferred, parse_snapshot, parse_snapshot_text, with_loads
+from ..errors import InputError
+from ..model import ClusterSnapshot, PartitionLoad
+
+
+def _stderr_note(message: str) -> None:
+    # stderr: stdout stays one JSON object under --format json
+    print(message, file=sys.stderr)
+
+
+def read_snapshot_file(
+    path: str | Path, note: Callable[[str], None] = _stderr_note
+) -> ClusterSnapshot:
+    """The cluster in a snapshot file (JSON or describe text); `note` hears about brokers taken as alive."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+    try:
+        snap = parse_snapshot_text(text)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
+    # the brokers inferred *alive* (the set also holds those inferred dead from leaderless partitions)
+    guessed = [b.id for b in snap.brokers if b.alive and b.id in alive_inferred(snap)]
+    if guessed:
+        note(
+            f"note: {path}: brokers {sorted(guessed)} are taken as alive: the describe text does not say "
+            "(no Offline: list covers them); a plan would keep replicas on them"
+        )
+    return snap
+
+
+def read_snapshot(
+    snapshot: str | Path | None = None,
+    bootstrap_server: str | None = None,
+    command_config: str | None = None,
+    note: Callable[[str], None] = _stderr_note,
+) -> ClusterSnapshot:
+    """The cluster of a snapshot file, or of the live cluster at `bootstrap_server`."""
+    if snapshot:
+        return read_snapshot_file(snapshot, note)
+    if not bootstrap_server:
+        raise InputError("give a snapshot file or a bootstrap server", field="snapshot")
+    from ..kafka.admin import snapshot_from_bootstrap
+
+    return snapshot_from_bootstrap(bootstrap_server, command_config)
+
+
+def load_snapshot(
+    snapshot: str | Path | None = None,
+    bootstrap_server: str | None = None,
+    command_config: str | None = None,
+    load: str | Path | None = None,
+    note: Callable[[str], None] = _stderr_note,
+) -> ClusterSnapshot:
+    """`read_snapshot`, then the partition loads of `load` (if given) replace the snapshot's."""
+    snap = read_snapshot(snapshot, bootstrap_server, command_config, note)
+    if load:
+        snap = with_loads(snap, read_loads(load))
+    return snap
+
+
+def read_loads(path: str | Path) -> dict[tuple[str, int], PartitionLoad]:
+    """Per-partition load from the pipeline's partition_load.parquet or from a snapshot JSON."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", source=str(p))
+    if p.suffix.lower() == ".json":
+        try:
+            snap = parse_snapshot(io_util.read_structured(p))
+        except InputError as exc:
+            raise exc.in_file(str(p)) from None
+        return {(x.topic, x.partition): x.load for x in snap.partitions if x.load is not None}
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(str(p))
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's input error
+        raise InputError(f"cannot read Parquet: {exc}", source=str(p)) from None
+    cols = set(table.column_names)
+    for need in ("topic", "partition", "bytes_in", "bytes_out", "messages_in", "size_bytes"):
+        if need not in cols:
+            raise InputError("missing column", source=str(p), field=need)
+    d = table.to_pydict()
+    cpu = d.get("cpu") or [0.0] * table.num_rows
+    out = {}
+    for i in range(table.num_rows):
+        vals = [d[k][i] for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")]
+        if any(v is None for v in vals):
+            continue
+        out[(d["topic"][i], int(d["partition"][i]))] = PartitionLoad(
+            *map(float, vals), cpu=float(cpu[i] or 0.0)
+        )
+    return out
