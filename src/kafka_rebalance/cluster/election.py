@@ -70,7 +70,7 @@ def preferred_election(
     by_tp = {p.tp: p for p in snapshot.partitions}
     topic_set = set(topics) if topics is not None else None
     explicit = partitions is not None
-    wanted = list(partitions) if explicit else [p.tp for p in snapshot.partitions]
+    wanted = list(partitions) if partitions is not None else [p.tp for p in snapshot.partitions]
     elect: list[TopicPartition] = []
     skipped: list[Skipped] = []
     for tp in wanted:

@@ -114,7 +114,7 @@ def assign_replicas_to_brokers(
     return _rack_aware(
         n_partitions,
         replication_factor,
-        {b.id: b.rack for b in brokers},
+        {b.id: b.rack for b in brokers if b.rack is not None},  # all have one (checked above)
         fixed_start_index,
         start_partition_id,
         rng,

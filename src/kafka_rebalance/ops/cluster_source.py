@@ -97,12 +97,13 @@ def read_loads(path: str | Path) -> dict[tuple[str, int], PartitionLoad]:
             raise InputError("missing column", source=str(p), field=need)
     d = table.to_pydict()
     cpu = d.get("cpu") or [0.0] * table.num_rows
-    out = {}
+    out: dict[tuple[str, int], PartitionLoad] = {}
     for i in range(table.num_rows):
         vals = [d[k][i] for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")]
         if any(v is None for v in vals):
             continue
+        bytes_in, bytes_out, messages_in, size_bytes = map(float, vals)
         out[(d["topic"][i], int(d["partition"][i]))] = PartitionLoad(
-            *map(float, vals), cpu=float(cpu[i] or 0.0)
+            bytes_in, bytes_out, messages_in, size_bytes, cpu=float(cpu[i] or 0.0)
         )
     return out

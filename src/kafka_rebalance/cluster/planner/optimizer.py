@@ -245,18 +245,18 @@ def with_new_brokers(
     for b in brokers:
         if b in by_id:
             continue
-        rack = broker_racks.get(b)
-        if racked and rack is None:
+        new_rack = broker_racks.get(b)
+        if racked and new_rack is None:
             raise InputError(
                 f"broker {b} is not in the snapshot and the cluster has racks: give its rack "
                 f"({b}:RACK with --broker-racks)",
                 field="brokers",
             )
-        if not racked and rack is not None:
+        if not racked and new_rack is not None:
             raise InputError(
                 f"broker {b}: the cluster's brokers have no racks", field="broker_racks"
             )
-        extra.append(Broker(b, rack))
+        extra.append(Broker(b, new_rack))
     return (
         ClusterSnapshot(snapshot.brokers + tuple(extra), snapshot.partitions) if extra else snapshot
     )

@@ -22,8 +22,9 @@ class ReplicaDistributionGoal(Goal):
     def __init__(self, band: float | None = None, receivers: np.ndarray | None = None) -> None:
         self.band = band  # None: strict floor/ceil
         self.receivers = receivers  # bool mask over brokers, or None for everyone
-        self.lo: np.ndarray | None = None
-        self.hi: np.ndarray | None = None
+        # per-broker replica count limits, set by optimize(); empty until then
+        self.lo: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.hi: np.ndarray = np.zeros(0, dtype=np.int64)
 
     def _limits(self, state: PlanState):
         lo, hi, gs = count_targets(state)

@@ -39,7 +39,7 @@ class PlanState:
         rix = {r: i for i, r in enumerate(rack_names)}
         self.rack = np.array(
             [
-                rix[racks_by_id[b]] if racks_by_id.get(b) is not None else -1
+                -1 if (rack := racks_by_id.get(b)) is None else rix[rack]
                 for b in self.broker_ids.tolist()
             ],
             dtype=np.int32,
@@ -97,11 +97,11 @@ class PlanState:
         self.leader0 = leader  # slot of the actual leader, -1 when leaderless
         lslot = leader.copy()
         # a leaderless partition, or one led from a broker that goes away, is planned on its first eligible slot
-        for i in np.nonzero(
+        for q in np.nonzero(
             (lslot < 0) | ~self.eligible[np.maximum(rep[np.arange(P), np.maximum(lslot, 0)], 0)]
         )[0]:
-            ok = np.nonzero(self.isr0[i])[0]
-            lslot[i] = ok[0] if len(ok) else 0
+            ok = np.nonzero(self.isr0[q])[0]
+            lslot[q] = ok[0] if len(ok) else 0
         self.lslot = lslot.astype(np.int32)
         load = [p.load for p in parts]
         self.bytes_in = np.array([x.bytes_in if x else 0.0 for x in load], dtype=np.float64)

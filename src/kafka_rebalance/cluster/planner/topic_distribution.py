@@ -31,7 +31,7 @@ class TopicReplicaDistributionGoal(Goal):
         self.threshold = threshold
         self.min_gap = min_gap
         self.max_gap = max_gap
-        self.upper: np.ndarray | None = None
+        self.upper: np.ndarray = np.zeros(0, dtype=np.int64)  # per topic, set by optimize()
 
     def _upper(self, state: PlanState) -> np.ndarray:
         n = max(int(state.eligible.sum()), 1)
