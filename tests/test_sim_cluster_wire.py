@@ -474,34 +474,6 @@ def test_our_responses_decode_with_kafka_pythons_classes():
     assert got.resources[0][4] == [("a", "b", False, 1, False, [])]
 
 
-def test_command_config_maps_java_properties_to_kafka_python():
-    from kafka_rebalance.errors import InputError
-    from kafka_rebalance.kafka.admin import admin_kwargs, read_properties
-
-    props = read_properties(
-        "# client.properties\n"
-        "security.protocol=SASL_SSL\n"
-        "sasl.mechanism = SCRAM-SHA-512\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-        '    username="alice" password="s3cr=t";\n'
-        "ssl.truststore.type=PEM\nssl.truststore.location=/etc/ca.pem\n"
-        "ssl.endpoint.identification.algorithm=\n"
-        "request.timeout.ms: 5000\n"
-    )
-    kw = admin_kwargs(props)
-    assert kw == {
-        "security_protocol": "SASL_SSL",
-        "sasl_mechanism": "SCRAM-SHA-512",
-        "sasl_plain_username": "alice",
-        "sasl_plain_password": "s3cr=t",
-        "ssl_cafile": "/etc/ca.pem",
-        "ssl_check_hostname": False,
-        "request_timeout_ms": 5000,
-    }
-    with pytest.raises(InputError, match="PEM"):
-        admin_kwargs({"ssl.truststore.location": "/etc/truststore.jks"})
-
-
 def test_launcher_serves_a_snapshot_file_and_stops_by_pid(tmp_path):
     import json
     import os

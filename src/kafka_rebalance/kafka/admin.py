@@ -21,215 +21,23 @@ All sends go through the client's connection handling (`_send_request_to_node`,
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+from .client_config import client_kwargs, load_client_config
+from .properties import parse_properties
 
 BROKER, TOPIC = 4, 2
 _log = logging.getLogger(__name__)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-# ---------------------------------------------------------------------------
-# --command-config: Java properties to kafka-python keyword arguments.
-
-
-def read_properties(text: str) -> dict[str, str]:
-    """Parse a Java .properties file: `key=value` or `key: value`, `#`/`!` comments, `\\` continuations."""
-    props: dict[str, str] = {}
-    logical = ""
-    for raw in text.splitlines():
-        line = raw.strip() if not logical else raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            logical += line[:-1]
-            continue
-        logical += line
-        m = re.match(r"^((?:\\.|[^=:\s])+)\s*[=:\s]\s*(.*)$", logical)
-        if m:
-            props[m.group(1).replace("\\", "")] = m.group(2).strip()
-        elif logical:
-            props[logical] = ""
-        logical = ""
-    return props
-
-
-_DIRECT = {
-    "security.protocol": "security_protocol",
-    "sasl.mechanism": "sasl_mechanism",
-    "client.id": "client_id",
-    "sasl.kerberos.service.name": "sasl_kerberos_service_name",
-    "ssl.key.password": "ssl_password",
-    "ssl.keystore.password": "ssl_password",
-}
-
-# Numeric admin client properties (AdminClientConfig): Kafka's type, lower bound, kafka-python keyword (None:
-# checked as Kafka checks it, then not used: kafka-python has no such setting).
-_NUMERIC: dict[str, tuple[str, int | None, str | None]] = {
-    "request.timeout.ms": ("INT", 0, "request_timeout_ms"),
-    "default.api.timeout.ms": ("INT", 0, None),
-    "metadata.max.age.ms": ("LONG", 0, "metadata_max_age_ms"),
-    "send.buffer.bytes": ("INT", -1, "send_buffer_bytes"),
-    "receive.buffer.bytes": ("INT", -1, "receive_buffer_bytes"),
-    "reconnect.backoff.ms": ("LONG", 0, "reconnect_backoff_ms"),
-    "reconnect.backoff.max.ms": ("LONG", 0, "reconnect_backoff_max_ms"),
-    "retry.backoff.ms": ("LONG", 0, "retry_backoff_ms"),
-    "retry.backoff.max.ms": ("LONG", 0, None),
-    "socket.connection.setup.timeout.ms": ("LONG", None, None),
-    "socket.connection.setup.timeout.max.ms": ("LONG", None, None),
-    "connections.max.idle.ms": ("LONG", None, "connections_max_idle_ms"),
-    "retries": ("INT", 0, None),
-    "metrics.sample.window.ms": ("LONG", 0, "metrics_sample_window_ms"),
-    "metrics.num.samples": ("INT", 1, "metrics_num_samples"),
-}
-_BITS = {"INT": 31, "LONG": 63}
-# SaslConfigs.DEFAULT_SASL_MECHANISM: what a Java client uses when sasl.mechanism is not set.
-DEFAULT_SASL_MECHANISM = "GSSAPI"
-_SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
-
-
-def _number(key: str, value: str, source: str) -> int:
-    """ConfigDef.parseType for INT/LONG, with Kafka's ConfigException wording."""
-    kind, least, _ = _NUMERIC[key]
-    text = value.strip()
-    if (
-        not re.fullmatch(r"[+-]?[0-9]+", text)
-        or not -(2 ** _BITS[kind]) <= int(text) < 2 ** _BITS[kind]
-    ):
-        raise InputError(
-            f"Invalid value {value} for configuration {key}: Not a number of type {kind}",
-            source=source,
-            field=key,
-        )
-    n = int(text)
-    if least is not None and n < least:
-        raise InputError(
-            f"Invalid value {value} for configuration {key}: Value must be at least {least}",
-            source=source,
-            field=key,
-        )
-    return n
-
-
-def _check_sasl(kw: dict, props: Mapping[str, str], source: str) -> None:
-    """Fill in Kafka's default mechanism and refuse what kafka-python would fail on with a traceback."""
-    from kafka.sasl import SASL_MECHANISMS
-
-    if kw.get("security_protocol") not in _SASL_PROTOCOLS:
-        return
-    mechanism = kw.setdefault("sasl_mechanism", DEFAULT_SASL_MECHANISM)
-    field = "sasl.mechanism"
-    given = "sasl.mechanism" in props
-    said = (
-        f"sasl.mechanism={mechanism}"
-        if given
-        else f"no sasl.mechanism (Kafka's default is {mechanism})"
-    )
-    if mechanism not in SASL_MECHANISMS or mechanism == "AWS_MSK_IAM":
-        raise InputError(
-            f"unknown SASL mechanism {mechanism!r} (kafka-python supports GSSAPI, PLAIN, "
-            "SCRAM-SHA-256, SCRAM-SHA-512)",
-            source=source,
-            field=field,
-        )
-    if mechanism == "GSSAPI":
-        import platform
-
-        try:
-            if platform.system() != "Windows":
-                import gssapi  # noqa: F401
-        except ImportError:
-            raise InputError(
-                f"{said} with security.protocol={kw['security_protocol']}: Kerberos needs the Python "
-                "package 'gssapi', which is not installed; install it (pip install gssapi) or set "
-                "sasl.mechanism to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-                source=source,
-                field=field,
-            ) from None
-    elif mechanism == "OAUTHBEARER":
-        raise InputError(
-            "OAUTHBEARER needs a token provider object, which a properties file cannot give to "
-            "kafka-python: use PLAIN or SCRAM",
-            source=source,
-            field=field,
-        )
-    elif "sasl_plain_username" not in kw or "sasl_plain_password" not in kw:
-        raise InputError(
-            f"{said} needs a username and a password: sasl.jaas.config=... "
-            'required username="..." password="...";',
-            source=source,
-            field="sasl.jaas.config",
-        )
-
-
-def admin_kwargs(props: Mapping[str, str], source: str = "--command-config") -> dict:
-    """kafka-python keyword arguments for the Kafka client properties we understand."""
-    kw: dict = {}
-    for key, value in props.items():
-        if key in _NUMERIC:
-            n = _number(key, value, source)
-            target = _NUMERIC[key][2]
-            if target and not (
-                key.endswith("buffer.bytes") and n == -1
-            ):  # -1: the OS default, kafka-python's None
-                kw[target] = n
-        elif key in _DIRECT:
-            kw[_DIRECT[key]] = (
-                value.strip().upper() if key == "security.protocol" else value.strip()
-            )
-        elif key == "sasl.jaas.config":
-            user = re.search(r'username\s*=\s*"([^"]*)"', value)
-            pwd = re.search(r'password\s*=\s*"([^"]*)"', value)
-            if user:
-                kw["sasl_plain_username"] = user.group(1)
-            if pwd:
-                kw["sasl_plain_password"] = pwd.group(1)
-        elif key == "ssl.truststore.location":
-            if props.get("ssl.truststore.type", "JKS").upper() != "PEM":
-                raise InputError(
-                    "kafka-python reads PEM files only: set ssl.truststore.type=PEM "
-                    "(convert the JKS truststore with keytool/openssl)",
-                    source=source,
-                    field=key,
-                )
-            kw["ssl_cafile"] = value
-        elif key == "ssl.keystore.location":
-            if props.get("ssl.keystore.type", "JKS").upper() != "PEM":
-                raise InputError(
-                    "kafka-python reads PEM files only: set ssl.keystore.type=PEM",
-                    source=source,
-                    field=key,
-                )
-            kw["ssl_certfile"] = value
-            kw.setdefault("ssl_keyfile", value)
-        elif key == "ssl.endpoint.identification.algorithm":
-            kw["ssl_check_hostname"] = value.strip().lower() == "https"
-    if "security_protocol" in kw and kw["security_protocol"] not in (
-        "PLAINTEXT",
-        "SSL",
-        *_SASL_PROTOCOLS,
-    ):
-        raise InputError(
-            f"unknown security.protocol {kw['security_protocol']!r}",
-            source=source,
-            field="security.protocol",
-        )
-    _check_sasl(kw, props, source)
-    return kw
-
-
-def load_command_config(path: str | None) -> dict:
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return admin_kwargs(read_properties(fh.read()), source=path)
-    except FileNotFoundError:
-        raise InputError("file not found", source=path) from None
+# --command-config lives in kafka/client_config.py (names kept here for callers of the old module).
+read_properties = parse_properties
+admin_kwargs = client_kwargs
+load_command_config = load_client_config
 
 
 # ---------------------------------------------------------------------------
@@ -282,6 +90,42 @@ def _incremental_alter_configs_classes():
     return [IncrementalAlterConfigsRequest_v0]
 
 
+def _alter_replica_log_dirs_classes():
+    """AlterReplicaLogDirs v1 (api key 34; v0 and v1 share the schema)."""
+    from kafka.protocol.api import Request, Response
+    from kafka.protocol.types import Array, Int16, Int32, Schema, String
+
+    class AlterReplicaLogDirsResponse_v1(Response):
+        API_KEY = 34
+        API_VERSION = 1
+        SCHEMA = Schema(
+            ("throttle_time_ms", Int32),
+            (
+                "results",
+                Array(
+                    ("topic_name", String("utf-8")),
+                    ("partitions", Array(("partition_index", Int32), ("error_code", Int16))),
+                ),
+            ),
+        )
+
+    class AlterReplicaLogDirsRequest_v1(Request):
+        API_KEY = 34
+        API_VERSION = 1
+        RESPONSE_TYPE = AlterReplicaLogDirsResponse_v1
+        SCHEMA = Schema(
+            (
+                "dirs",
+                Array(
+                    ("path", String("utf-8")),
+                    ("topics", Array(("name", String("utf-8")), ("partitions", Array(Int32)))),
+                ),
+            ),
+        )
+
+    return AlterReplicaLogDirsRequest_v1
+
+
 class AdminError(RuntimeError):
     """A broker refused an admin operation; carries Kafka's error name."""
 
@@ -297,6 +141,18 @@ class OngoingReassignment:
     replicas: tuple[int, ...]
     adding: tuple[int, ...]
     removing: tuple[int, ...]
+
+
+PREFERRED, UNCLEAN = 0, 1  # ElectionType
+ELECTION_NOT_NEEDED = 84
+REPLICA_NOT_AVAILABLE = 9
+
+
+def error_text(code: int, message: str | None = None) -> str:
+    """Kafka's exception for an error code, as a Java client prints it (`org.apache...: message`)."""
+    from .errors import exception_text
+
+    return exception_text(code, message)
 
 
 class KafkaAdmin:
@@ -444,10 +300,21 @@ class KafkaAdmin:
                     out[e[0]] = (e[1], bool(default))
         return out
 
-    def list_partition_reassignments(self) -> dict[tuple[str, int], OngoingReassignment]:
+    def list_partition_reassignments(
+        self, partitions: Iterable[tuple[str, int]] | None = None
+    ) -> dict[tuple[str, int], OngoingReassignment]:
+        """The reassignments the controller has in flight (of these partitions, or all)."""
         from kafka.protocol.admin import ListPartitionReassignmentsRequest
 
-        req = ListPartitionReassignmentsRequest[0](timeout_ms=30000, topics=None, tags={})
+        topics = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for t, p in sorted(set(partitions)):
+                by_topic.setdefault(t, []).append(p)
+            if not by_topic:
+                return {}
+            topics = [(t, ps, {}) for t, ps in by_topic.items()]
+        req = ListPartitionReassignmentsRequest[0](timeout_ms=30000, topics=topics, tags={})
         resp = self._send(self._controller(), req)
         if resp.error_code:
             raise AdminError(
@@ -456,9 +323,7 @@ class KafkaAdmin:
         out = {}
         for name, parts, _tags in resp.topics:
             for index, replicas, adding, removing, _t in parts:
-                if (
-                    adding or removing
-                ):  # some brokers (tansu) list every partition; Kafka lists only moving ones
+                if adding or removing:  # Kafka lists only moving ones; the wire fake lists all
                     out[(name, index)] = OngoingReassignment(
                         tuple(replicas), tuple(adding), tuple(removing)
                     )
@@ -493,15 +358,24 @@ class KafkaAdmin:
         self, partitions: Iterable[tuple[str, int]]
     ) -> dict[tuple[str, int], tuple[int, str | None]]:
         """Preferred leader election; (error code, message) per partition (84 = not needed)."""
+        parts = sorted(set(partitions))
+        return self.elect_leaders(PREFERRED, parts) if parts else {}
+
+    def elect_leaders(
+        self, election_type: int, partitions: Iterable[tuple[str, int]] | None
+    ) -> dict[tuple[str, int], tuple[int, str | None]]:
+        """ElectLeaders (PREFERRED or UNCLEAN) for these partitions, or all (None) as the tool's
+        --all-topic-partitions; (error code, message) per partition the controller reports."""
         from kafka.protocol.admin import ElectLeadersRequest
 
-        by_topic: dict[str, list[int]] = {}
-        for topic, part in sorted(set(partitions)):
-            by_topic.setdefault(topic, []).append(part)
-        if not by_topic:
-            return {}
+        topic_partitions = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for topic, part in sorted(set(partitions)):
+                by_topic.setdefault(topic, []).append(part)
+            topic_partitions = list(by_topic.items())
         req = ElectLeadersRequest[1](
-            election_type=0, topic_partitions=list(by_topic.items()), timeout=30000
+            election_type=election_type, topic_partitions=topic_partitions, timeout=30000
         )
         resp = self._send(self._controller(), req)
         if getattr(resp, "error_code", 0):
@@ -511,6 +385,72 @@ class KafkaAdmin:
             for pid, code, msg in results:
                 out[(topic, pid)] = (code, msg)
         return out
+
+    def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[str, int, int], str]
+    ) -> dict[tuple[str, int, int], int]:
+        """Move replicas (topic, partition, broker) to a log dir; error code per replica
+        (REPLICA_NOT_AVAILABLE = 9 while the replica is not on the broker yet)."""
+        request_cls = _alter_replica_log_dirs_classes()
+        by_broker: dict[int, dict[str, dict[str, list[int]]]] = {}
+        for (topic, part, broker), path in sorted(moves.items()):
+            by_broker.setdefault(broker, {}).setdefault(path, {}).setdefault(topic, []).append(part)
+        out: dict[tuple[str, int, int], int] = {}
+        for broker, dirs in sorted(by_broker.items()):
+            req = request_cls(
+                dirs=[(path, list(topics.items())) for path, topics in sorted(dirs.items())]
+            )
+            resp = self._send(broker, req)
+            for topic, parts in resp.results:
+                for index, code in parts:
+                    out[(topic, index, broker)] = code
+        return out
+
+    def describe_replica_log_dirs(
+        self, replicas: Iterable[tuple[str, int, int]]
+    ) -> dict[tuple[str, int, int], tuple[str | None, str | None]]:
+        """(current log dir, future log dir) of each replica that its broker has."""
+        from kafka.protocol.admin import DescribeLogDirsRequest
+
+        wanted: dict[int, set[tuple[str, int]]] = {}
+        for topic, part, broker in replicas:
+            wanted.setdefault(broker, set()).add((topic, part))
+        out: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
+        for broker, parts in sorted(wanted.items()):
+            by_topic: dict[str, list[int]] = {}
+            for t, p in sorted(parts):
+                by_topic.setdefault(t, []).append(p)
+            resp = self._send(broker, DescribeLogDirsRequest[0](topics=list(by_topic.items())))
+            for err, path, dir_topics in resp.log_dirs:
+                if err:
+                    continue
+                for name, rows in dir_topics:
+                    for index, _size, _lag, is_future in rows:
+                        if (name, index) not in parts:
+                            continue
+                        cur, fut = out.get((name, index, broker), (None, None))
+                        out[(name, index, broker)] = (cur, path) if is_future else (path, fut)
+        return out
+
+    def alter_configs(self, resources: Iterable[tuple[int, str, list]]) -> None:
+        """Many IncrementalAlterConfigs at once: broker resources to their broker, topics in one
+        request to the controller (as Kafka's admin client groups them)."""
+        topics = []
+        for rtype, name, ops in resources:
+            if rtype == BROKER or not self._supports(44):
+                self.incremental_alter_configs(rtype, name, ops)
+            elif ops:
+                topics.append((rtype, name, [(n, op, v) for n, op, v in ops]))
+        for i in range(0, len(topics), 500):
+            (request_cls,) = _incremental_alter_configs_classes()
+            resp = self._send(
+                self._controller(), request_cls(resources=topics[i : i + 500], validate_only=False)
+            )
+            for err, msg, _rtype, rname in resp.responses:
+                if err:
+                    raise AdminError(
+                        f"IncrementalAlterConfigs {rname}: {_error_name(err)} {msg or ''}".strip()
+                    )
 
     def incremental_alter_configs(
         self, resource_type: int, name: str, ops: Iterable[tuple[str, int, str | None]]
