@@ -594,28 +594,6 @@ def test_execute_refuses_a_plan_pinning_a_replica_to_a_log_dir(capsys, tmp_path)
     assert "AlterReplicaLogDirs" in msg and not (tmp_path / "st.json").exists()
 
 
-def test_the_executor_refuses_log_dir_moves_it_cannot_make():
-    from kafka_rebalance.kafka.execute import ExecutionError, plan_execution, state_from_plan
-
-    xplan = plan_execution(
-        {("orders", 0): (2, 1, 3)},
-        cluster(),
-        throttle=None,
-        max_moves_per_broker=None,
-        max_moves=None,
-        log_dirs={("orders", 0): ("/d", "any", "any")},
-    )
-    state = state_from_plan(xplan, "x:1")
-    assert state["batches"][0]["moves"][0]["log_dirs"] == ["/d", "any", "any"]
-
-    class NoAdmin:
-        def __getattr__(self, name):
-            raise AssertionError(f"{name} called on the cluster")
-
-    with pytest.raises(ExecutionError, match="AlterReplicaLogDirs"):
-        Executor(NoAdmin(), state, Path("/nonexistent/state.json")).run()
-
-
 @pytest.mark.parametrize(
     "mode", [["--snapshot", "SNAP"], ["--bootstrap-server", "127.0.0.1:1", "--execute"]]
 )

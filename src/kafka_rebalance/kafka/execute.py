@@ -19,15 +19,24 @@ an ExecutionError/AdminError naming it, and the state file allows --resume.
 
 A resume may change the throttle (`change_throttle`), as the reassign tool's
 `--additional --throttle` does; the batch split itself is fixed. Replicas the
-plan pins to a log dir are kept in the batches and their JSON, but `run`
-refuses them: kafka-python cannot send AlterReplicaLogDirs, and dropping the
-move silently would leave the replica in the wrong directory.
+plan pins to a log dir are moved there with AlterReplicaLogDirs once the batch
+is submitted (retried while the broker does not have the replica yet, for at
+most `log_dir_timeout_ms`, as the tool's --timeout), throttled by
+`replica.alter.log.dirs.io.max.bytes.per.second` when a log-dir throttle is set,
+and the batch is done only when they are in their dir.
+
+Which partitions are still moving is ListPartitionReassignments' answer, never
+metadata: a broker's metadata can lag the controller for a moment after a
+reassignment completes, so the final replica check retries for a few seconds
+before it calls a difference an error.
+
+`stop` (a callable) is polled between steps and while waiting: when it says yes
+the run ends with `Interrupted` at a step boundary, the state file consistent,
+submitted reassignments left running and throttles left in place.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,28 +48,36 @@ from ..cluster.batches import (
     FOLLOWER_THROTTLED_REPLICAS,
     LEADER_THROTTLED_RATE,
     LEADER_THROTTLED_REPLICAS,
+    REPLICA_ALTER_LOG_DIRS_IO_MAX,
     Batch,
     PartitionMove,
-    moves_from_plan,
-    plan_batches,
-    reassignment_json,
-    throttle_for,
 )
-from ..errors import InputError
 from ..io_util import atomic_write_json
 from ..model import ClusterSnapshot
+from .execute_plan import (  # noqa: F401 - re-exported: the executor's public names
+    COMPLETED,
+    DONE,
+    PENDING,
+    STATE_VERSION,
+    SUBMITTED,
+    THROTTLED,
+    ExecutionPlan,
+    batch_json,
+    batches_from_state,
+    default_state_path,
+    load_state,
+    min_seconds,
+    move_json,
+    plan_digest,
+    plan_execution,
+    plan_from_state,
+    state_from_plan,
+    write_batch_files,
+)
 
-STATE_VERSION = 1
 BROKER, TOPIC = 4, 2
 SET, DELETE = 0, 1
 ELECTION_NOT_NEEDED = 84
-PENDING, THROTTLED, SUBMITTED, COMPLETED, DONE = (
-    "pending",
-    "throttled",
-    "submitted",
-    "completed",
-    "done",
-)
 
 
 class Admin(Protocol):  # what the executor needs from kafka/admin.py's KafkaAdmin
@@ -71,201 +88,23 @@ class Admin(Protocol):  # what the executor needs from kafka/admin.py's KafkaAdm
     def alter_partition_reassignments(self, targets) -> dict: ...
     def incremental_alter_configs(self, resource_type: int, name: str, ops) -> None: ...
     def elect_preferred(self, partitions) -> dict: ...
+    def alter_replica_log_dirs(self, moves) -> dict: ...
+    def describe_replica_log_dirs(self, replicas) -> dict: ...
 
 
 class ExecutionError(RuntimeError):
     """The cluster refused a step or did not reach the planned state."""
 
 
-@dataclass(frozen=True)
-class ExecutionPlan:
-    batches: tuple[Batch, ...]
-    throttle: int | None
-    plan_digest: str
-    offline: frozenset[int] = frozenset()  # brokers down when planned: no throttle is set on them
-    max_moves_per_broker: int | None = (
-        None  # the caps the batches were split with (recorded for --resume)
-    )
-    max_moves: int | None = None
+class Interrupted(Exception):
+    """`stop` said yes: the run ended at a step boundary (state saved, nothing rolled back)."""
 
-    def to_json(self) -> dict:
-        moves = [m for b in self.batches for m in b.moves]
-        return {
-            "throttle": self.throttle,
-            "partitions": len(moves),
-            "replica_moves": sum(len(m.adding) for m in moves),
-            "bytes_moved": sum(m.bytes_moved for m in moves),
-            "batches": [batch_json(b, self.throttle) for b in self.batches],
-        }
+    def __init__(self, in_flight: list[tuple[str, int]]) -> None:
+        super().__init__(f"interrupted with {len(in_flight)} reassignment(s) in flight")
+        self.in_flight = in_flight
 
 
-def batch_json(b: Batch, throttle: int | None) -> dict:
-    return {
-        "index": b.index,
-        "partitions": len(b.moves),
-        "replica_moves": sum(len(m.adding) for m in b.moves),
-        "bytes_moved": b.bytes_moved,
-        "broker_slots": {str(k): v for k, v in b.broker_load().items()},
-        "min_seconds": min_seconds(b, throttle),
-        "throttle": b.throttle.to_json(),
-        "reassignment": b.reassignment_json(),
-        "moves": [move_json(m) for m in b.moves],
-    }
-
-
-def move_json(m: PartitionMove) -> dict:
-    d = {
-        "topic": m.topic,
-        "partition": m.partition,
-        "from": list(m.old_replicas),
-        "to": list(m.new_replicas),
-        "size_bytes": m.size_bytes,
-    }
-    if m.log_dirs is not None:
-        d["log_dirs"] = list(m.log_dirs)
-    return d
-
-
-def min_seconds(b: Batch, throttle: int | None) -> float | None:
-    """Lower bound on the batch's duration: the busiest broker's bytes in or out at the throttle rate."""
-    if not throttle:
-        return None
-    inbound: dict[int, float] = {}
-    outbound: dict[int, float] = {}
-    for m in b.moves:
-        src = m.old_replicas[0] if m.old_replicas else None
-        for d in m.adding:
-            inbound[d] = inbound.get(d, 0.0) + m.size_bytes
-            if src is not None:
-                outbound[src] = outbound.get(src, 0.0) + m.size_bytes
-    busiest = max([*inbound.values(), *outbound.values(), 0.0])
-    return busiest / throttle
-
-
-def plan_digest(doc: object) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-
-
-def plan_execution(
-    target: dict[tuple[str, int], tuple[int, ...]],
-    snapshot: ClusterSnapshot,
-    *,
-    throttle: int | None,
-    max_moves_per_broker: int | None,
-    max_moves: int | None,
-    digest: str = "",
-    log_dirs: dict[tuple[str, int], tuple[str, ...]] | None = None,
-    source: str | None = None,
-) -> ExecutionPlan:
-    """Pair the plan with the cluster's placement and split it into batches (pure).
-
-    `target` is in the plan file's order, so errors name the entry (`partitions[3].replicas`) of `source`.
-    """
-    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
-    sizes = {
-        (p.topic, p.partition): (p.load.size_bytes if p.load else 0.0) for p in snapshot.partitions
-    }
-    alive = {b.id: b.alive for b in snapshot.brokers}
-    for i, ((topic, part), reps) in enumerate(target.items()):
-        for r in reps:
-            if r not in alive:
-                # ReassignPartitionsCommand.verifyBrokerIds: "Unknown broker id 99".
-                raise InputError(
-                    f"Unknown broker id {r}: partition {topic}-{part} names a broker the cluster "
-                    f"does not have (replicas {list(reps)})",
-                    source=source,
-                    field=f"partitions[{i}].replicas",
-                )
-            if not alive[r]:
-                # As the reassign tool's verifyBrokerIds (describeCluster lists live brokers only): a copy
-                # to a dead broker would never finish.
-                raise InputError(
-                    f"Unknown broker id {r}: broker {r} is not alive, so partition {topic}-{part} "
-                    f"cannot be copied there (replicas {list(reps)})",
-                    source=source,
-                    field=f"partitions[{i}].replicas",
-                )
-    try:
-        moves = moves_from_plan(target, current, sizes, log_dirs)
-    except InputError as exc:
-        raise exc.in_file(source) if source else exc from None
-    offline = frozenset(b for b, up in alive.items() if not up)
-    batches = plan_batches(
-        moves,
-        max_moves_per_broker=max_moves_per_broker,
-        max_moves=max_moves,
-        throttle=throttle,
-        offline=offline,
-    )
-    return ExecutionPlan(tuple(batches), throttle, digest, offline, max_moves_per_broker, max_moves)
-
-
-# ---------------------------------------------------------------------------
-# State file
-
-
-def state_from_plan(plan: ExecutionPlan, bootstrap: str) -> dict:
-    return {
-        "version": STATE_VERSION,
-        "plan_digest": plan.plan_digest,
-        "bootstrap": bootstrap,
-        "throttle": plan.throttle,
-        "offline_brokers": sorted(plan.offline),
-        "phase": "batches",
-        "max_moves_per_broker": plan.max_moves_per_broker,
-        "max_moves": plan.max_moves,
-        "batches": [
-            {"index": b.index, "status": PENDING, "moves": [move_json(m) for m in b.moves]}
-            for b in plan.batches
-        ],
-        "election": None,
-    }
-
-
-def batches_from_state(state: dict) -> list[Batch]:
-    offline = frozenset(state.get("offline_brokers", ()))
-    out = []
-    for b in state["batches"]:
-        moves = tuple(
-            PartitionMove(
-                m["topic"],
-                m["partition"],
-                tuple(m["from"]),
-                tuple(m["to"]),
-                float(m.get("size_bytes", 0.0)),
-                tuple(m["log_dirs"]) if m.get("log_dirs") is not None else None,
-            )
-            for m in b["moves"]
-        )
-        out.append(Batch(b["index"], moves, throttle_for(moves, state.get("throttle"), offline)))
-    return out
-
-
-def plan_from_state(state: dict, digest: str) -> ExecutionPlan:
-    return ExecutionPlan(
-        tuple(batches_from_state(state)),
-        state.get("throttle"),
-        digest,
-        frozenset(state.get("offline_brokers", ())),
-        state.get("max_moves_per_broker"),
-        state.get("max_moves"),
-    )
-
-
-def load_state(path: Path) -> dict:
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no state file to resume from", source=str(path)) from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the state file: {exc}", source=str(path)) from None
-    if (
-        not isinstance(state, dict)
-        or state.get("version") != STATE_VERSION
-        or "batches" not in state
-    ):
-        raise InputError(f"not an execution state file (version {STATE_VERSION})", source=str(path))
-    return state
+METADATA_CATCH_UP_S = 10.0  # how long metadata may lag ListPartitionReassignments after completion
 
 
 # ---------------------------------------------------------------------------
@@ -285,6 +124,19 @@ class Executor:
         None  # called after each state write (tests interrupt here)
     )
     log: Callable[[str], None] = field(default=lambda _msg: None)
+    stop: Callable[[], bool] = field(default=lambda: False)
+    log_dir_timeout_ms: int = 10000  # the reassign tool's --timeout
+    sleep: Callable[[float], None] = time.sleep
+
+    def _check_stop(self) -> None:
+        if self.stop():
+            in_flight = [
+                (m.topic, m.partition)
+                for entry, batch in zip(self.state["batches"], batches_from_state(self.state))
+                if entry["status"] == SUBMITTED
+                for m in batch.moves
+            ]
+            raise Interrupted(in_flight)
 
     def save(self) -> None:
         atomic_write_json(self.state_path, self.state, indent=None)
@@ -316,13 +168,6 @@ class Executor:
     def run(self) -> dict:
         """Apply pending batches (at most `max_batches` this run), then the election. Returns the state."""
         batches = batches_from_state(self.state)
-        pinned = [(m, d) for b in batches for m in b.moves for d in m.log_dir_moves]
-        if pinned:
-            m, (broker, d) = pinned[0]
-            raise ExecutionError(
-                f"{len(pinned)} replica(s) pinned to a log dir (first: {m.topic}-{m.partition} on "
-                f"broker {broker} -> {d}): this client cannot send AlterReplicaLogDirs"
-            )
         ran = 0
         for entry, batch in zip(self.state["batches"], batches):
             if entry["status"] == DONE:
@@ -330,6 +175,7 @@ class Executor:
             if self.max_batches is not None and ran >= self.max_batches:
                 self.log(f"stopping after {ran} batch(es) as asked; resume with --resume")
                 return self.state
+            self._check_stop()
             self._run_batch(entry, batch)
             ran += 1
         if self.state.get("election") is None:
@@ -346,11 +192,17 @@ class Executor:
             self._set_throttles(batch)
             self._step(entry, THROTTLED)
         if entry["status"] == THROTTLED:
+            self._check_stop()
             self._submit(batch, batch.moves)
-            self.log(f"{label}: started {len(batch.moves)} reassignment(s)")
+            names = ",".join(f"{m.topic}-{m.partition}" for m in sorted(batch.moves, key=_tp))
+            self.log(
+                f"{label}: Successfully started partition reassignment"
+                f"{'' if len(batch.moves) == 1 else 's'} for {names}"
+            )
             self._step(entry, SUBMITTED)
         if entry["status"] == SUBMITTED:
             self._resubmit_lost(batch)
+            self._start_log_dir_moves(batch)
             self._wait(batch, label)
             self._verify(batch)
             self._step(entry, COMPLETED)
@@ -369,18 +221,59 @@ class Executor:
             )
         return sorted(set(brokers) & live)
 
+    def _log_dir_brokers(self, batch: Batch) -> list[int]:
+        return sorted({b for m in batch.moves for b, _d in m.log_dir_moves})
+
     def _set_throttles(self, batch: Batch) -> None:
         configs = batch.throttle.broker_configs()
         for broker in self._live(configs):
             self.admin.incremental_alter_configs(
                 BROKER, str(broker), [(k, SET, v) for k, v in configs[broker].items()]
             )
-        for topic, topic_configs in sorted(batch.throttle.topic_configs().items()):
+        topic_configs = batch.throttle.topic_configs()
+        if topic_configs:
+            topic_configs = self._with_other_moves(batch, topic_configs)
+        for topic, cfg in sorted(topic_configs.items()):
             self.admin.incremental_alter_configs(
-                TOPIC, topic, [(k, SET, v) for k, v in topic_configs.items()]
+                TOPIC, topic, [(k, SET, v) for k, v in cfg.items()]
             )
+        if configs:
+            self.log(f"The inter-broker throttle limit was set to {batch.throttle.rate} B/s")
+        rate = self.state.get("log_dir_throttle")
+        if rate is not None and self._log_dir_brokers(batch):
+            for broker in self._live(self._log_dir_brokers(batch)):
+                self.admin.incremental_alter_configs(
+                    BROKER, str(broker), [(REPLICA_ALTER_LOG_DIRS_IO_MAX, SET, str(rate))]
+                )
+            self.log(f"The replica-alter-dir throttle limit was set to {rate} B/s")
+
+    def _with_other_moves(self, batch: Batch, topic_configs: dict) -> dict:
+        """Keep the throttled replicas of reassignments already running on the same topics (the
+        topic config is replaced whole), as the tool's calculateProposedMoveMap does."""
+        mine = {(m.topic, m.partition) for m in batch.moves}
+        topics = set(topic_configs)
+        out = {t: dict(c) for t, c in topic_configs.items()}
+        for (topic, part), r in sorted(self.admin.list_partition_reassignments().items()):
+            if topic not in topics or (topic, part) in mine:
+                continue
+            sources = sorted(set(r.replicas) - set(r.adding))
+            for key, extra in (
+                (LEADER_THROTTLED_REPLICAS, [f"{part}:{b}" for b in sources]),
+                (
+                    FOLLOWER_THROTTLED_REPLICAS,
+                    [f"{part}:{b}" for b in r.adding if b not in sources],
+                ),
+            ):
+                have = [x for x in out[topic].get(key, "").split(",") if x]
+                out[topic][key] = ",".join(sorted(set(have) | set(extra)))
+        return out
 
     def _clear_throttles(self, batch: Batch) -> None:
+        if self.state.get("log_dir_throttle") is not None and self._log_dir_brokers(batch):
+            for broker in self._live(self._log_dir_brokers(batch)):
+                self.admin.incremental_alter_configs(
+                    BROKER, str(broker), [(REPLICA_ALTER_LOG_DIRS_IO_MAX, DELETE, None)]
+                )
         if batch.throttle.rate is None:
             return
         for broker in self._live(batch.throttle.brokers):
@@ -427,38 +320,71 @@ class Executor:
             self.log(f"re-submitting {len(lost)} reassignment(s) the cluster does not show")
             self._submit(batch, lost)
 
+    def _dir_moves(self, batch: Batch) -> dict[tuple[str, int, int], str]:
+        return {(m.topic, m.partition, b): d for m in batch.moves for b, d in m.log_dir_moves}
+
+    def _start_log_dir_moves(self, batch: Batch) -> None:
+        moves = self._dir_moves(batch)
+        if moves:
+            from .reassign_tool import start_log_dir_moves
+
+            try:
+                start_log_dir_moves(self.admin, moves, self.log_dir_timeout_ms, self.log)
+            except (TimeoutError, RuntimeError) as exc:
+                raise ExecutionError(f"{exc}; the state file allows --resume") from None
+
+    def _dirs_pending(self, moves: dict) -> set[tuple[str, int, int]]:
+        if not moves:
+            return set()
+        infos = self.admin.describe_replica_log_dirs(moves)
+        return {r for r, d in moves.items() if infos.get(r, (None, None)) != (d, None)}
+
     def _wait(self, batch: Batch, label: str) -> None:
         keys = {(m.topic, m.partition) for m in batch.moves}
+        dir_moves = self._dir_moves(batch)
         start = time.monotonic()
-        total = len(keys)
+        total = len(keys) + len(dir_moves)
         while True:
-            ongoing = set(self.admin.list_partition_reassignments()) & keys
+            ongoing = set(self.admin.list_partition_reassignments(keys)) & keys
+            dirs = self._dirs_pending(dir_moves) if not ongoing else set(dir_moves)
             if self.progress is not None:
-                self.progress(label, total - len(ongoing), total)
-            if not ongoing:
+                self.progress(label, total - len(ongoing) - len(dirs), total)
+            if not ongoing and not dirs:
                 return
+            self._check_stop()
             if self.batch_timeout_s is not None and time.monotonic() - start > self.batch_timeout_s:
-                left = ", ".join(f"{t}-{p}" for t, p in sorted(ongoing))
+                left = ", ".join(f"{t}-{p}" for t, p in sorted(ongoing)) or ", ".join(
+                    f"{t}-{p} on broker {b}" for t, p, b in sorted(dirs)
+                )
                 raise ExecutionError(
                     f"{label} still running after {self.batch_timeout_s:.0f} s: {left}; "
                     "the state file allows --resume"
                 )
-            time.sleep(self.poll_interval_s)
+            self.sleep(self.poll_interval_s)
 
     def _verify(self, batch: Batch) -> None:
-        current = self.admin.replica_assignment({m.topic for m in batch.moves})
-        wrong = [
-            (m, current.get((m.topic, m.partition)))
-            for m in batch.moves
-            if current.get((m.topic, m.partition)) != m.new_replicas
-        ]
-        if wrong:
-            detail = "; ".join(
-                f"{m.topic}-{m.partition}: expected {list(m.new_replicas)}, found "
-                f"{list(found) if found is not None else None}"
-                for m, found in wrong
-            )
-            raise ExecutionError(f"replica sets do not match the plan: {detail}")
+        """The controller says the batch is done; metadata may lag it a moment, so look again."""
+        deadline = time.monotonic() + METADATA_CATCH_UP_S
+        while True:
+            current = self.admin.replica_assignment({m.topic for m in batch.moves})
+            wrong = [
+                (m, current.get((m.topic, m.partition)))
+                for m in batch.moves
+                if current.get((m.topic, m.partition)) != m.new_replicas
+            ]
+            if not wrong:
+                return
+            if time.monotonic() >= deadline or self.admin.list_partition_reassignments(
+                {(m.topic, m.partition) for m, _ in wrong}
+            ):
+                break
+            self.sleep(min(self.poll_interval_s, 0.5))
+        detail = "; ".join(
+            f"{m.topic}-{m.partition}: expected {list(m.new_replicas)}, found "
+            f"{list(found) if found is not None else None}"
+            for m, found in wrong
+        )
+        raise ExecutionError(f"replica sets do not match the plan: {detail}")
 
     def _elect(self, batches: list[Batch]) -> dict:
         keys = sorted({(m.topic, m.partition) for b in batches for m in b.moves})
@@ -482,20 +408,9 @@ class Executor:
         }
 
 
+def _tp(m: PartitionMove) -> tuple[str, int]:
+    return (m.topic, m.partition)
+
+
 def _rate(rate: int | None) -> str:
     return "no throttle" if rate is None else f"{rate} B/s"
-
-
-def default_state_path(plan_file: str) -> Path:
-    p = Path(plan_file)
-    return p.with_name(p.name + ".state.json")
-
-
-def write_batch_files(plan: ExecutionPlan, out_dir: str) -> list[str]:
-    """One `kafka-reassign-partitions.sh` JSON per batch (batch-001.json, ...)."""
-    paths = []
-    for b in plan.batches:
-        path = Path(out_dir) / f"batch-{b.index + 1:03d}.json"
-        atomic_write_json(path, reassignment_json(b.moves))
-        paths.append(str(path))
-    return paths
