@@ -9,11 +9,11 @@ bounded records in flight, which 16 threads cap anyway).
 
 Records come from an in-process consumer with confluent-kafka's `Consumer`
 interface (all records available at once), so the numbers measure the
-parallel consumer, not a broker; `--tansu` runs the same workload through a
-real Kafka-protocol broker (tansu) with confluent-kafka instead, timed from the first record
+parallel consumer, not a broker; `--bootstrap-server` runs the same workload through a
+real Kafka cluster with confluent-kafka instead, timed from the first record
 (group join excluded).
 
-    .venv/bin/python bench/parallel.py [--records 10000] [--repeat 1] [--tansu] [--json FILE]
+    .venv/bin/python bench/parallel.py [--records 10000] [--repeat 1] [--bootstrap-server HOST:PORT] [--json FILE]
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def run_case(
     if bootstrap is None:
         consumer = InMemoryConsumer([_Msg(i, k, str(i).encode()) for i, (k, _) in enumerate(recs)])
     else:
-        consumer = _tansu_consumer(bootstrap, recs)
+        consumer = _broker_consumer(bootstrap, recs)
     pc = ParallelConsumer(
         consumer,
         ["bench"],
@@ -181,7 +181,7 @@ def serial_floor(n: int, seed: int) -> tuple[float, float]:
     return time.perf_counter() - start, sum(delays)
 
 
-def _tansu_consumer(bootstrap: str, recs: list[tuple[bytes, float]]):
+def _broker_consumer(bootstrap: str, recs: list[tuple[bytes, float]]):
     import uuid
 
     import confluent_kafka as ck
@@ -191,12 +191,11 @@ def _tansu_consumer(bootstrap: str, recs: list[tuple[bytes, float]]):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for fut in admin.create_topics([NewTopic(topic, 1, 1)]).values():
         fut.result(30)
-    producer = ck.Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1}
-    )
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for i, (key, _) in enumerate(recs):
         producer.produce(topic, key=key, value=str(i).encode(), partition=0)
-        producer.flush(10)  # one record per batch: tansu's high watermark needs it
+        producer.poll(0)
+    producer.flush(60)
     consumer = ck.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -228,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-concurrency", type=int, default=16)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument(
-        "--tansu", action="store_true", help="through a real broker (tansu) instead of in-memory"
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        default=None,
+        help="through a real Kafka cluster instead of in-memory (e.g. $KAFKA_BOOTSTRAP from "
+        "../shared/kafka/start-kafka.sh)",
     )
     ap.add_argument("--only", default=None, help="comma list like partition,key:5,unordered")
     ap.add_argument("--json", type=Path, default=None)
@@ -237,41 +240,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         want = set(args.only.split(","))
         cases = [c for c in CASES if (c[0] if c[1] is None else f"{c[0]}:{c[1]}") in want]
-    broker = None
-    bootstrap = None
-    if args.tansu:
-        import tempfile
-
-        from kafka_rebalance.kafka.tansu import start_tansu
-
-        broker = start_tansu(Path(tempfile.mkdtemp(prefix="bench-tansu-")))
-        bootstrap = broker.bootstrap
+    bootstrap = args.bootstrap_server
     rows = []
-    try:
-        for ordering, keys in cases:
-            times = [
-                run_case(ordering, keys, args.records, args.seed, args.max_concurrency, bootstrap)
-                for _ in range(args.repeat)
-            ]
-            best = min(times)
-            java = JAVA_SECONDS[(ordering, keys)] * args.records / 10_000
-            rows.append(
-                {
-                    "ordering": ordering,
-                    "keys": keys,
-                    "seconds": round(best, 3),
-                    "java_seconds": java,
-                    "ratio_vs_java": round(best / java, 3),
-                }
-            )
-            label = ordering if keys is None else f"{ordering} ({keys} keys)"
-            print(
-                f"{label:<22} {best:8.2f} s   Java {java:6.2f} s   ratio {best / java:5.2f}",
-                file=sys.stderr,
-            )
-    finally:
-        if broker is not None:
-            broker.stop()
+    for ordering, keys in cases:
+        times = [
+            run_case(ordering, keys, args.records, args.seed, args.max_concurrency, bootstrap)
+            for _ in range(args.repeat)
+        ]
+        best = min(times)
+        java = JAVA_SECONDS[(ordering, keys)] * args.records / 10_000
+        rows.append(
+            {
+                "ordering": ordering,
+                "keys": keys,
+                "seconds": round(best, 3),
+                "java_seconds": java,
+                "ratio_vs_java": round(best / java, 3),
+            }
+        )
+        label = ordering if keys is None else f"{ordering} ({keys} keys)"
+        print(
+            f"{label:<22} {best:8.2f} s   Java {java:6.2f} s   ratio {best / java:5.2f}",
+            file=sys.stderr,
+        )
     floor, ideal = serial_floor(args.records, args.seed)
     print(
         f"plain serial loop of the same sleeps: {floor:.2f} s (sum of delays {ideal:.2f} s)",
@@ -281,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "records": args.records,
         "max_concurrency": args.max_concurrency,
         "seed": args.seed,
-        "source": "tansu" if args.tansu else "in-memory",
+        "source": "kafka" if bootstrap else "in-memory",
         "cases": rows,
         "serial_loop_seconds": round(floor, 3),
         "sum_of_delays_seconds": round(ideal, 3),

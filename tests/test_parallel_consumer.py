@@ -1,8 +1,8 @@
 """The parallel consumer end to end, against an in-process consumer that follows confluent-kafka's `Consumer`.
 
 `FakeBroker` keeps partition logs and a commit store that keeps commit
-metadata (as a real Kafka broker does; tansu drops it, see
-test_parallel_tansu.py). `FakeConsumer` serves rebalance callbacks from inside
+metadata (as a real Kafka broker does, see
+test_parallel_live.py). `FakeConsumer` serves rebalance callbacks from inside
 `consume()`, as librdkafka does, with eager or cooperative semantics.
 Fast unit-level coverage; the same consumer also runs under the simulator's
 Kafka client (real group coordinator, `__consumer_offsets` records) in

@@ -4,7 +4,7 @@ The simulated consumer runs the real classic group protocol (`group/classic_grou
 heartbeats, session expiry on a virtual clock, the assignor from `assign.registry`) and stores every
 commit through `group/offsets.py` as `__consumer_offsets` records in Kafka's byte format, reading
 them back only from those bytes: commit metadata persists exactly as a Kafka broker keeps it (the
-tansu broker in test_parallel_tansu.py drops it).
+real broker in test_parallel_live.py does too).
 
 "Processed" below means the user function returned; a record's function may run again after a
 failure, a crash or a dropped map, and the tests say exactly when that is allowed.

@@ -1,4 +1,4 @@
-"""The Python data source against a real Kafka-protocol broker (tansu), and the offsets job on its frame."""
+"""The Python data source against a real Kafka-protocol broker (real_kafka), and the offsets job on its frame."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 def produce(
     bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes | None, int]]
 ) -> None:
-    """One record per batch (tansu's high watermark is only right that way)."""
     producer = ck.Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -51,17 +50,17 @@ def produce(
 
 
 @pytest.fixture(scope="module")
-def topic(tansu):
+def topic(real_kafka):
     name = "h8-source"
-    create_topic(tansu.bootstrap, name, 3)
+    create_topic(real_kafka.bootstrap, name, 3)
     recs = [(i % 3, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i) for i in range(15)]
     recs.append((0, None, None, 1_700_000_001_000))  # null key and value come through as nulls
-    produce(tansu.bootstrap, name, recs)
+    produce(real_kafka.bootstrap, name, recs)
     return name
 
 
-def test_reads_all_partitions_in_kafka_source_schema(spark, tansu, topic):
-    df = read_topic(spark, tansu.bootstrap, topic)
+def test_reads_all_partitions_in_kafka_source_schema(spark, real_kafka, topic):
+    df = read_topic(spark, real_kafka.bootstrap, topic)
     assert [f.name for f in df.schema.fields] == [
         "key",
         "value",
@@ -81,11 +80,11 @@ def test_reads_all_partitions_in_kafka_source_schema(spark, tansu, topic):
     assert {r["topic"] for r in rows} == {topic}
 
 
-def test_offset_ranges_split_across_tasks(spark, tansu, topic):
+def test_offset_ranges_split_across_tasks(spark, real_kafka, topic):
     register(spark)
     df = (
         spark.read.format(NAME)
-        .option("kafka.bootstrap.servers", tansu.bootstrap)
+        .option("kafka.bootstrap.servers", real_kafka.bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", '{"h8-source": {"0": 2}}')
         .option("endingOffsets", '{"h8-source": {"1": 3}}')
@@ -100,9 +99,9 @@ def test_offset_ranges_split_across_tasks(spark, tansu, topic):
     ]
 
 
-def test_offsets_job_on_the_source_frame(spark, tansu, tmp_path):
+def test_offsets_job_on_the_source_frame(spark, real_kafka, tmp_path):
     name = "h8-offsets"
-    create_topic(tansu.bootstrap, name, 1)
+    create_topic(real_kafka.bootstrap, name, 1)
     recs = []
     for i in range(4):
         k, v = encode_record(
@@ -112,9 +111,9 @@ def test_offsets_job_on_the_source_frame(spark, tansu, tmp_path):
         )
         recs.append((0, k, v, 1_700_000_000_000 + i))
     recs.append((0, b"\x00", b"\x00\x03", 1_700_000_000_100))  # truncated key: quarantined
-    produce(tansu.bootstrap, name, recs)
+    produce(real_kafka.bootstrap, name, recs)
     summary = run_offsets(
-        spark, None, str(tmp_path / "out"), source_df=read_topic(spark, tansu.bootstrap, name)
+        spark, None, str(tmp_path / "out"), source_df=read_topic(spark, real_kafka.bootstrap, name)
     )
     assert (
         summary["records"],

@@ -509,24 +509,28 @@ def test_launcher_serves_a_snapshot_file_and_stops_by_pid(tmp_path):
         assert proc.wait(timeout=10) == 0
 
 
-def test_admin_against_a_real_kafka_protocol_broker(tansu):
-    """tansu is a real broker (no DescribeLogDirs, no reassignment): reading and config writes still work."""
+def test_admin_against_a_real_kafka_cluster(real_kafka):
+    """The admin paths the fake serves, against real Kafka: snapshot with sizes, config writes."""
+    import uuid
+
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    client = KafkaAdminClient(bootstrap_servers=tansu.bootstrap, request_timeout_ms=10000)
+    topic = f"wire-{uuid.uuid4().hex[:8]}"
+    client = KafkaAdminClient(bootstrap_servers=real_kafka.bootstrap, request_timeout_ms=10000)
     try:
-        client.create_topics([NewTopic("h7-wire", 3, 1)])
+        client.create_topics([NewTopic(topic, 3, 2)])
     finally:
         client.close()
-    snap = snapshot_from_bootstrap(tansu.bootstrap)
+    snap = snapshot_from_bootstrap(real_kafka.bootstrap)
     mine = sorted(
-        (p.partition, len(p.replicas), p.leader is not None)
+        (p.partition, len(p.replicas), p.leader is not None, p.load is not None)
         for p in snap.partitions
-        if p.topic == "h7-wire"
+        if p.topic == topic
     )
-    assert mine == [(0, 1, True), (1, 1, True), (2, 1, True)]
-    assert all(b.alive for b in snap.brokers)
-    with KafkaAdmin(tansu.bootstrap) as admin:
-        # Our IncrementalAlterConfigs v0 (built from kafka-python's protocol types) is accepted by a real broker.
-        admin.incremental_alter_configs(TOPIC, "h7-wire", [("retention.ms", SET, "3600000")])
-        assert not {k for k in admin.list_partition_reassignments() if k[0] == "h7-wire"}
+    assert mine == [(0, 2, True, True), (1, 2, True, True), (2, 2, True, True)]
+    assert [b.id for b in snap.brokers if b.alive] == [1, 2, 3]
+    with KafkaAdmin(real_kafka.bootstrap) as admin:
+        # Our IncrementalAlterConfigs v0 (built from kafka-python's protocol types) is accepted.
+        admin.incremental_alter_configs(TOPIC, topic, [("retention.ms", SET, "3600000")])
+        assert admin.describe_configs(TOPIC, topic)["retention.ms"] == ("3600000", False)
+        assert not {k for k in admin.list_partition_reassignments() if k[0] == topic}

@@ -8,7 +8,7 @@ generation, `offset.metadata.max.bytes`), the records are encoded with
 Kafka's schemas (`group.records.encode_record`) and appended as bytes, and
 every read (OffsetFetch, `committed_offsets`) comes from replaying the
 *decoded* bytes: commit metadata survives exactly as far as Kafka's format
-carries it (the tansu broker drops it, so this is where it is tested).
+carries it (test_parallel_live.py checks the same against a real broker).
 
 `SimConsumer` is the subset of `confluent_kafka.Consumer` the parallel
 consumer uses: subscribe with on_assign/on_revoke/on_lost, consume/poll,

@@ -1,14 +1,9 @@
-"""The parallel consumer's live path: confluent-kafka against a real Kafka-protocol broker (tansu).
+"""The parallel consumer's live path: confluent-kafka against the real Kafka cluster (real_kafka).
 
-What tansu does not do: it drops commit metadata (OffsetCommit's
-`committed_metadata` comes back empty from OffsetFetch), so the
-completed-offsets map cannot survive a restart here; its persistence is
-covered under the simulator's Kafka client (a real group coordinator that
-keeps the metadata in `__consumer_offsets`) in test_parallel_under_sim.py. What is real
-and asserted here: the group join through confluent-kafka, fetching, key
-ordering under concurrency, and committed offsets (the lowest incomplete
-offset, pinned at a stuck record) read back from the broker.
-Produce batches hold one record each (tansu's high watermark needs that).
+Asserted against the broker: the group join through confluent-kafka, fetching, key ordering under
+concurrency, committed offsets (the lowest incomplete offset, pinned at a stuck record) and the
+completed-offsets map in the commit metadata, read back from `__consumer_offsets` and used on restart
+so that records completed past the stuck one do not run again.
 """
 
 from __future__ import annotations
@@ -39,12 +34,11 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 def produce(
     bootstrap: str, topic: str, records: list[tuple[int, bytes, bytes]]
 ) -> dict[tuple[int, bytes], int]:
-    """One record per batch; returns (partition, value) -> offset from the delivery reports."""
+    """Returns (partition, value) -> offset from the delivery reports."""
     producer = ck.Producer(
         {
             "bootstrap.servers": bootstrap,
-            "linger.ms": 0,
-            "batch.num.messages": 1,
+            "linger.ms": 5,
             "enable.idempotence": False,
             "acks": "all",
         }
@@ -60,7 +54,7 @@ def produce(
 
     for partition, key, value in records:
         producer.produce(topic, value=value, key=key, partition=partition, on_delivery=report)
-        producer.flush(10)
+    producer.flush(30)
     assert not errors, errors
     return offsets
 
@@ -96,11 +90,11 @@ def run_until(pc: ParallelConsumer, cond, timeout_s: float = 60.0) -> None:
     assert cond(), "the parallel consumer did not finish in time"
 
 
-def test_live_key_ordered_processing_and_commits(tansu):
+def test_live_key_ordered_processing_and_commits(real_kafka):
     topic = f"par-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic, 2)
+    create_topic(real_kafka.bootstrap, topic, 2)
     records = [(i % 2, f"k{i % 5}".encode(), f"v{i}".encode()) for i in range(60)]
-    offsets = produce(tansu.bootstrap, topic, records)
+    offsets = produce(real_kafka.bootstrap, topic, records)
     lock = threading.Lock()
     running: dict[tuple[int, bytes], int] = {}
     seen: list[tuple[int, bytes, int]] = []
@@ -121,7 +115,7 @@ def test_live_key_ordered_processing_and_commits(tansu):
             concurrent["now"] -= 1
             seen.append((msg.partition(), msg.key(), msg.offset()))
 
-    consumer = make_consumer(tansu.bootstrap, f"g-{topic}")
+    consumer = make_consumer(real_kafka.bootstrap, f"g-{topic}")
     pc = ParallelConsumer(consumer, [topic], fn, max_concurrency=8, commit_interval_s=0.2)
     try:
         run_until(pc, lambda: len(seen) >= len(records))
@@ -135,16 +129,16 @@ def test_live_key_ordered_processing_and_commits(tansu):
             offs = [o for pp, k, o in seen if pp == p and k == key]
             assert offs == sorted(offs), f"key {key!r} of partition {p} ran out of order"
     assert concurrent["max"] > 1
-    got = committed(tansu.bootstrap, f"g-{topic}", topic, 2)
+    got = committed(real_kafka.bootstrap, f"g-{topic}", topic, 2)
     for p in range(2):
         assert got[p][0] == max(o for (pp, _), o in offsets.items() if pp == p) + 1
 
 
-def test_live_commit_is_pinned_at_a_stuck_record(tansu):
+def test_live_commit_is_pinned_at_a_stuck_record(real_kafka):
     topic = f"par-stuck-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic, 1)
+    create_topic(real_kafka.bootstrap, topic, 1)
     records = [(0, f"k{i % 4}".encode(), f"v{i}".encode()) for i in range(24)]
-    offsets = produce(tansu.bootstrap, topic, records)
+    offsets = produce(real_kafka.bootstrap, topic, records)
     stuck = offsets[(0, b"v5")]  # key k1; k1's later records queue behind it
     blocked = {offsets[(0, v)] for _, k, v in records if k == b"k1" and offsets[(0, v)] >= stuck}
     done: list[int] = []
@@ -155,7 +149,7 @@ def test_live_commit_is_pinned_at_a_stuck_record(tansu):
         done.append(msg.offset())
 
     group = f"g-{topic}"
-    consumer = make_consumer(tansu.bootstrap, group)
+    consumer = make_consumer(real_kafka.bootstrap, group)
     pc = ParallelConsumer(consumer, [topic], fn, retry_delay=0.05, commit_interval_s=0.1)
 
     try:
@@ -168,29 +162,28 @@ def test_live_commit_is_pinned_at_a_stuck_record(tansu):
     assert (
         point.offset == stuck and point.metadata != ""
     )  # we did send a map of the completed records
-    got = committed(tansu.bootstrap, group, topic, 1)
+    got = committed(real_kafka.bootstrap, group, topic, 1)
     assert got[0][0] == stuck  # the broker holds the committed offset pinned at the stuck record
-    # tansu drops the metadata (a real Kafka broker returns it; see test_parallel_under_sim.py)
-    assert not got[0][1]
+    assert got[0][1] == point.metadata  # the broker keeps the completed-offsets map
 
-    # restart: without the map every record from the stuck one on runs again; nothing is lost
+    # restart: the map says which records past the stuck one are done: only the rest run again
     again: list[int] = []
-    consumer2 = make_consumer(tansu.bootstrap, group)
+    consumer2 = make_consumer(real_kafka.bootstrap, group)
     pc2 = ParallelConsumer(
         consumer2, [topic], lambda m: again.append(m.offset()), commit_interval_s=0.1
     )
     try:
-        run_until(pc2, lambda: len(again) >= len([o for o in offsets.values() if o >= stuck]))
+        run_until(pc2, lambda: set(again) >= blocked)
         pc2.close()
     finally:
         consumer2.close()
     assert sorted(set(done) | set(again)) == sorted(offsets.values())
-    assert min(again) == stuck
-    assert committed(tansu.bootstrap, group, topic, 1)[0][0] == max(offsets.values()) + 1
+    assert min(again) == stuck and not set(again) & set(done)
+    assert committed(real_kafka.bootstrap, group, topic, 1)[0][0] == max(offsets.values()) + 1
 
 
 class RecordingConsumer:
-    """A confluent Consumer whose commits are recorded (what was sent, before the broker drops metadata)."""
+    """A confluent Consumer whose commits are recorded (offset and metadata as sent)."""
 
     def __init__(self, consumer, log):
         self._consumer = consumer
@@ -205,18 +198,18 @@ class RecordingConsumer:
         return self._consumer.commit(*args, offsets=offsets, **kw)
 
 
-def test_live_eager_rebalance_between_two_parallel_consumers(tansu):
+def test_live_eager_rebalance_between_two_parallel_consumers(real_kafka):
     """A second member joins: the first revokes (eager), waits for its running records, commits.
 
     Nothing is lost. Records processed twice can only be ones the revoking commit listed as completed
-    in its metadata map, which tansu drops (a real broker keeps it; then they would be skipped).
+    in its metadata map (the broker keeps the map, so those are normally skipped).
     """
     from kafka_rebalance.parallel import decode_offset_map
 
     topic = f"par-reb-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic, 4)
+    create_topic(real_kafka.bootstrap, topic, 4)
     records = [(i % 4, f"k{i % 10}".encode(), f"v{i}".encode()) for i in range(240)]
-    offsets = produce(tansu.bootstrap, topic, records)
+    offsets = produce(real_kafka.bootstrap, topic, records)
     group = f"g-{topic}"
     lock = threading.Lock()
     seen: list[tuple[str, int, int]] = []
@@ -232,7 +225,7 @@ def test_live_eager_rebalance_between_two_parallel_consumers(tansu):
 
     everything = {(p, o) for (p, _), o in offsets.items()}
     covered = lambda: {(p, o) for _, p, o in list(seen)} >= everything  # noqa: E731
-    consumers = {name: make_consumer(tansu.bootstrap, group) for name in ("a", "b")}
+    consumers = {name: make_consumer(real_kafka.bootstrap, group) for name in ("a", "b")}
     pcs = {
         name: ParallelConsumer(
             RecordingConsumer(c, commits),
