@@ -435,7 +435,7 @@ class KafkaAdmin:
     def alter_configs(self, resources: Iterable[tuple[int, str, list]]) -> None:
         """Many IncrementalAlterConfigs at once: broker resources to their broker, topics in one
         request to the controller (as Kafka's admin client groups them)."""
-        topics = []
+        topics: list[tuple[int, str, list]] = []
         for rtype, name, ops in resources:
             if rtype == BROKER or not self._supports(44):
                 self.incremental_alter_configs(rtype, name, ops)

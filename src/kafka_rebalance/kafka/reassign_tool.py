@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..cluster.batches import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
 from ..cluster.kafka_json import ANY_LOG_DIR
-from .admin import BROKER, DELETE, REPLICA_NOT_AVAILABLE, TOPIC, error_text
+from .admin import BROKER, DELETE, REPLICA_NOT_AVAILABLE, TOPIC, OngoingReassignment, error_text
 
 Partition = tuple[str, int]
 Replica = tuple[str, int, int]  # topic, partition, broker
@@ -245,7 +245,7 @@ def verify(
 # --list
 
 
-def list_text(ongoing: Mapping[Partition, object]) -> str:
+def list_text(ongoing: Mapping[Partition, OngoingReassignment]) -> str:
     lines = []
     for key in sorted(ongoing):
         r = ongoing[key]
