@@ -306,7 +306,7 @@ class KafkaAdmin:
         """The reassignments the controller has in flight (of these partitions, or all)."""
         from kafka.protocol.admin import ListPartitionReassignmentsRequest
 
-        topics = None
+        topics: list | None = None
         if partitions is not None:
             by_topic: dict[str, list[int]] = {}
             for t, p in sorted(set(partitions)):
