@@ -19,7 +19,7 @@ from kafka_rebalance.group.records import (
     group_metadata_record,
 )
 from kafka_rebalance.pipeline.fast_decode import split_fast
-from kafka_rebalance.pipeline.offsets import decode_batches, decode_batches_slow
+from kafka_rebalance.pipeline.offsets_decode import decode_batches, decode_batches_slow
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
 i64 = st.integers(-(2**63), 2**63 - 1)

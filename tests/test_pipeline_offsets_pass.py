@@ -38,7 +38,10 @@ from kafka_rebalance.group.records import (
 )
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.pipeline import offsets as off
+from kafka_rebalance.pipeline import offsets_decode as dec
+from kafka_rebalance.pipeline import offsets_files as of
 from kafka_rebalance.pipeline import offsets_pass as op
+from kafka_rebalance.pipeline import offsets_tables as tab
 from kafka_rebalance.pipeline.io import read_parquet
 from kafka_rebalance.pipeline.rebalances import rebalances_of
 
@@ -149,14 +152,14 @@ def write_records(rows, folder: Path, files: int = 2, row_group: int = 17) -> Pa
 
 def reference(spark, records: str) -> dict[str, list]:
     """The previous job's derivation, collected."""
-    decoded = off.decode(read_parquet(spark, records, off.SOURCE_COLUMNS, "records")).cache()
-    commits = off.commits_of(decoded)
+    decoded = dec.decode(read_parquet(spark, records, dec.SOURCE_COLUMNS, "records")).cache()
+    commits = tab.commits_of(decoded)
     out = {
         "commits": commits,
-        "latest_offsets": off.latest_offsets_of(decoded),
-        "group_metadata": off.group_metadata_of(decoded),
-        "quarantine": off.quarantine_of(decoded),
-        "rebalances": rebalances_of(off.group_metadata_of(decoded), commits),
+        "latest_offsets": tab.latest_offsets_of(decoded),
+        "group_metadata": tab.group_metadata_of(decoded),
+        "quarantine": tab.quarantine_of(decoded),
+        "rebalances": rebalances_of(tab.group_metadata_of(decoded), commits),
     }
     result = {k: [tuple(r) for r in df.collect()] for k, df in out.items()}
     decoded.unpersist()
@@ -192,13 +195,13 @@ def expected(spark, records):
 def ours(spark, records, tmp_path_factory):
     out = tmp_path_factory.mktemp("ours") / "out"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(op, "TASK_ROWS", 20)  # two row groups a task, three tasks
+        mp.setattr(of, "TASK_ROWS", 20)  # two row groups a task, three tasks
         return off.run_offsets(spark, str(records), str(out)), out
 
 
 def test_file_tasks_equal_the_reference(spark, records, expected, ours):
     summary, out = ours
-    assert len(op.plan_files(str(records))) == 1  # 160 rows: one task at the default size
+    assert len(of.plan_files(str(records))) == 1  # 160 rows: one task at the default size
     assert_same(written(spark, out), expected)
     assert summary["commits"] == len(expected["commits"]) and summary["latest_offsets"] == len(
         expected["latest_offsets"]
@@ -239,13 +242,13 @@ def _same_files(ours: Path, theirs: Path) -> None:
 
 def test_commit_files_match_sparks_writer(spark, records, ours, tmp_path):
     """Footer schema, Parquet types and codec as Spark writes them, under the default and TIMESTAMP_MICROS."""
-    decoded = off.decode(read_parquet(spark, str(records), off.SOURCE_COLUMNS, "records"))
-    off.commits_of(decoded).write.parquet(str(tmp_path / "spark-INT96"))
+    decoded = dec.decode(read_parquet(spark, str(records), dec.SOURCE_COLUMNS, "records"))
+    tab.commits_of(decoded).write.parquet(str(tmp_path / "spark-INT96"))
     _same_files(ours[1] / "commits.parquet", tmp_path / "spark-INT96")
     for name, derive in (
-        ("latest_offsets", off.latest_offsets_of),
-        ("group_metadata", off.group_metadata_of),
-        ("quarantine", off.quarantine_of),
+        ("latest_offsets", tab.latest_offsets_of),
+        ("group_metadata", tab.group_metadata_of),
+        ("quarantine", tab.quarantine_of),
     ):  # the driver's one-file tables
         derive(decoded).coalesce(1).write.parquet(str(tmp_path / f"spark-{name}"))
         _same_files(ours[1] / f"{name}.parquet", tmp_path / f"spark-{name}")
@@ -254,8 +257,8 @@ def test_commit_files_match_sparks_writer(spark, records, ours, tmp_path):
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     try:
         off.run_offsets(spark, str(small), str(tmp_path / "micros"))
-        decoded = off.decode(read_parquet(spark, str(small), off.SOURCE_COLUMNS, "records"))
-        off.commits_of(decoded).write.parquet(str(tmp_path / "spark-micros"))
+        decoded = dec.decode(read_parquet(spark, str(small), dec.SOURCE_COLUMNS, "records"))
+        tab.commits_of(decoded).write.parquet(str(tmp_path / "spark-micros"))
     finally:
         spark.conf.set("spark.sql.parquet.outputTimestampType", previous)
     _same_files(tmp_path / "micros" / "commits.parquet", tmp_path / "spark-micros")
@@ -310,8 +313,8 @@ def test_segments_straddling_a_group_metadata_record_fall_back(spark, tmp_path):
 
 
 def test_tasks_keep_row_groups_whole_and_in_order(records, monkeypatch):
-    monkeypatch.setattr(op, "TASK_ROWS", 20)
-    tasks = op.plan_files(str(records))
+    monkeypatch.setattr(of, "TASK_ROWS", 20)
+    tasks = of.plan_files(str(records))
     flat = [t for task in tasks for t in task]
     assert len(tasks) == 3 and [len(t) for t in tasks] == [
         2,
@@ -324,22 +327,22 @@ def test_tasks_keep_row_groups_whole_and_in_order(records, monkeypatch):
 def test_unusual_layouts_take_the_dataframe_path(tmp_path):
     rows = history()[:10]
     plain = write_records(rows, tmp_path / "plain", files=1)
-    assert op.plan_files(str(plain)) is not None
+    assert of.plan_files(str(plain)) is not None
     (tmp_path / "nested" / "sub").mkdir(parents=True)
     write_records(rows, tmp_path / "nested" / "sub", files=1)
-    assert op.plan_files(str(tmp_path / "nested")) is None
+    assert of.plan_files(str(tmp_path / "nested")) is None
     t = pq.read_table(plain / "part-0.parquet")
     pq.write_table(
         t.set_column(5, "timestamp", t.column("timestamp").cast(pa.timestamp("ns"))),
         tmp_path / "int96.parquet",
         use_deprecated_int96_timestamps=True,
     )
-    assert op.plan_files(str(tmp_path / "int96.parquet")) is None
+    assert of.plan_files(str(tmp_path / "int96.parquet")) is None
     pq.write_table(
         t.set_column(3, "partition", t.column("partition").cast(pa.int64())),
         tmp_path / "long.parquet",
     )
-    assert op.plan_files(str(tmp_path / "long.parquet")) is None
+    assert of.plan_files(str(tmp_path / "long.parquet")) is None
 
 
 def test_nanosecond_input_and_spark_side_rebalances(spark, tmp_path, monkeypatch):
@@ -355,7 +358,7 @@ def test_nanosecond_input_and_spark_side_rebalances(spark, tmp_path, monkeypatch
     folder = tmp_path / "ns"
     folder.mkdir()
     pq.write_table(t.set_column(5, "timestamp", ns), folder / "a.parquet", row_group_size=9)
-    assert op.plan_files(str(folder)) is not None
+    assert of.plan_files(str(folder)) is not None
     want = reference(spark, str(folder))
     monkeypatch.setattr(off, "LOCAL_REBALANCES", 0)
     off.run_offsets(spark, str(folder), str(tmp_path / "out"))
@@ -407,7 +410,7 @@ def test_side_tables_travel_as_files_and_are_cleaned_up(spark, records, ours):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
     dec = op.PassDecoder(5)
     batches = list(pq.ParquetFile(str(next(records.glob("*.parquet")))).iter_batches())
-    for _ in dec.batches(iter(op._normalise(b) for b in batches)):
+    for _ in dec.batches(iter(of._normalise(b) for b in batches)):
         pass
     spill = out.parent / "spill"
     spill.mkdir()
@@ -446,11 +449,11 @@ def test_nanoseconds_floor_the_same_on_both_paths(spark, tmp_path):
     pq.write_table(t.set_column(5, "timestamp", ns), folder / "a.parquet")
     from pyspark.sql import functions as F
 
-    df = read_parquet(spark, str(folder), off.SOURCE_COLUMNS, "records")
+    df = read_parquet(spark, str(folder), dec.SOURCE_COLUMNS, "records")
     micros = sorted(r[0] for r in df.select(F.unix_micros("timestamp")).collect())
     assert micros == sorted((base + i * 1_000_001) // 1000 for i in range(t.num_rows))
     # and the job's file path and DataFrame path agree record for record
-    assert op.plan_files(str(folder)) is not None
+    assert of.plan_files(str(folder)) is not None
     off.run_offsets(spark, str(folder), str(tmp_path / "files"))
     off.run_offsets(spark, None, str(tmp_path / "frame"), source_df=df)
     files, frame = written(spark, tmp_path / "files"), written(spark, tmp_path / "frame")

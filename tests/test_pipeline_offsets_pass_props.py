@@ -14,7 +14,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_rebalance.pipeline.offsets import decode_batches
+from kafka_rebalance.pipeline.offsets_decode import decode_batches
 from kafka_rebalance.pipeline.offsets_pass import (
     COMMIT_COLUMNS,
     PassDecoder,

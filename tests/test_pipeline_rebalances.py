@@ -36,6 +36,9 @@ from kafka_rebalance.group.records import (
 )
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.pipeline import offsets as off
+from kafka_rebalance.pipeline import offsets_decode as dec
+from kafka_rebalance.pipeline import offsets_tables as tab
+from kafka_rebalance.pipeline.io import read_parquet
 from kafka_rebalance.pipeline.rebalances import (
     EPISODE_SCHEMA,
     episodes_from_records,
@@ -98,7 +101,7 @@ def source(rows) -> pa.Table:
 
 
 def decoded(rows) -> pa.Table:
-    return pa.Table.from_batches(list(off.decode_batches_slow(source(rows).to_batches())))
+    return pa.Table.from_batches(list(dec.decode_batches_slow(source(rows).to_batches())))
 
 
 def tables(rows, runs: bool = False):
@@ -235,7 +238,7 @@ def test_segments_without_partitions_cannot_stand_in_for_commits(spark):
     )
     assert episodes_from_records(gm_rows, coarse) is None
     assert rebalances_from_records(spark, gm_rows, coarse) is None
-    gm_df = off.group_metadata_of(spark.createDataFrame(gm_rows.to_pandas(), off.DECODED_SCHEMA))
+    gm_df = tab.group_metadata_of(spark.createDataFrame(gm_rows.to_pandas(), dec.DECODED_SCHEMA))
     assert not segments_are_exact(
         gm_df,
         spark.createDataFrame(coarse.to_pandas(), "group string, c_lo long, c_hi long, ts_ms long"),
@@ -351,8 +354,8 @@ def test_driver_and_spark_agree_over_commits_and_segments(spark, tmp_path):
     folder = tmp_path / "records"
     folder.mkdir()
     pq.write_table(source(rows), folder / "a.parquet")
-    dec = off.decode(off.read_parquet(spark, str(folder), off.SOURCE_COLUMNS, "records")).cache()
-    gm_df, commits = off.group_metadata_of(dec), off.commits_of(dec)
+    wide = dec.decode(read_parquet(spark, str(folder), dec.SOURCE_COLUMNS, "records")).cache()
+    gm_df, commits = tab.group_metadata_of(wide), tab.commits_of(wide)
     by_commits = [tuple(r) for r in rebalances_of(gm_df, commits).collect()]
     gm_rows, segs = tables(rows, runs=True)
     seg_df = spark.createDataFrame(
@@ -361,7 +364,7 @@ def test_driver_and_spark_agree_over_commits_and_segments(spark, tmp_path):
     )
     by_segments = [tuple(r) for r in rebalances_of(gm_df, segments=seg_df).collect()]
     driver = [tuple(r) for r in rebalances_from_records(spark, gm_rows, segs).collect()]
-    dec.unpersist()
+    wide.unpersist()
     assert by_commits == by_segments == driver
     assert (
         len(driver) == 10 and sum(1 for r in driver if r[6] == "commit") == 3
@@ -441,7 +444,7 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
 
 
 def _group_metadata_values(table: pa.Table) -> list:
-    d = pa.Table.from_batches(list(off.decode_batches_slow(table.to_batches())))
+    d = pa.Table.from_batches(list(dec.decode_batches_slow(table.to_batches())))
     return d.filter(pc.equal(d.column("kind"), "group_metadata")).to_pylist()
 
 

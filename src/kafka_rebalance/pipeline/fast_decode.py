@@ -2,7 +2,7 @@
 
 Nearly every record in `__consumer_offsets` is an OffsetCommitKey v0/v1 with an
 OffsetCommitValue v1 or v3, or a tombstone. Decoding those one Python object
-at a time (offsets.decode_batches' exact path) costs ~5-10 us a record; here
+at a time (offsets_decode.decode_batches' exact path) costs ~5-10 us a record; here
 they are decoded over the Arrow buffers with numpy: the big-endian integers are
 gathered by fancy indexing, the strings copied into fresh Arrow string buffers.
 
@@ -105,7 +105,7 @@ def constant_strings(text: str, n: int):
 def split_fast(batch) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
     """(fast row indices, their decoded columns, slow row indices) of a Kafka-source Arrow batch.
 
-    Columns are keyed by offsets.DECODED_SCHEMA field names; numeric ones are
+    Columns are keyed by offsets_decode.DECODED_SCHEMA field names; numeric ones are
     (numpy values, numpy null mask or None) pairs, string ones Arrow arrays,
     `record_ts` the Arrow timestamp column taken at the fast rows.
     """

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .offsets_decode import arrow_schema, decode_slow
+from .offsets_files import BATCH_ROWS, read_row_group
+from .offsets_tables import commit_output
 
 COMMIT_DDL = (
     "group string, topic string, partition int, offset long, leader_epoch int, metadata string, "
@@ -57,11 +60,6 @@ LATEST_DDL = (
     "metadata string, commit_timestamp long, record_offset long"
 )
 SEGMENT_DDL = "group string, topic string, partition int, c_lo long, c_hi long, ts_ms long"
-READ_COLUMNS = ("key", "value", "partition", "offset", "timestamp")
-TASK_ROWS = 1 << 19  # a task takes row groups until it has this many rows (~0.6 s of one core)
-BATCH_ROWS = (
-    65_536  # numpy gathers stay in cache; measured 5x faster per record than 1 M-row batches
-)
 
 
 # ---- what leaves a task besides its commits ----------------------------------------------
@@ -308,9 +306,7 @@ class PassDecoder:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .offsets import _decode_slow
-
-        dec = _decode_slow(sub, wide, self.key_cache)
+        dec = decode_slow(sub, wide, self.key_cache)
         kind = dec.column("kind")
         tomb = dec.column("tombstone").fill_null(False)
         for r in (
@@ -440,9 +436,7 @@ def _pos(rpart, roff) -> np.ndarray:
 
 
 def _wide_schema(ts_type):
-    from .offsets import _arrow_schema
-
-    return _arrow_schema(ts_type)
+    return arrow_schema(ts_type)
 
 
 def _commit_schema(ts_type):
@@ -470,7 +464,7 @@ def _commit_schema(ts_type):
 
 
 def frame_pass(source, acc, spill_dir: str | None = None):
-    """mapInArrow over a normalised Kafka-source DataFrame (offsets.source_frame)."""
+    """mapInArrow over a normalised Kafka-source DataFrame (offsets_decode.source_frame)."""
 
     def run(batches):
         from pyspark import TaskContext
@@ -481,164 +475,6 @@ def frame_pass(source, acc, spill_dir: str | None = None):
         acc.add(dec.state.finish().spill(spill_dir, dec.task))
 
     return source.mapInArrow(run, COMMIT_DDL)
-
-
-def plan_files(path: str) -> list[list[tuple[str, int]]] | None:
-    """Tasks, each a run of (file, row group) in input order, when pyarrow reads the input as Spark would.
-
-    Only plain layouts qualify: one file, or a folder of files (Spark's hidden
-    `_`/`.` files skipped, no sub-folders), all with the same Kafka-source types
-    (binary or string key/value, int partition and offset, INT64 timestamps
-    without Spark's legacy calendar rebase). Anything else takes the DataFrame path.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    p = Path(path)
-    if p.is_file():
-        files = [p]
-    elif p.is_dir():
-        # Spark's rule for hidden files: a leading "." always, a leading "_" unless the name has a "="
-        entries = sorted(
-            e
-            for e in p.iterdir()
-            if not (e.name.startswith(".") or (e.name.startswith("_") and "=" not in e.name))
-        )
-        if any(not e.is_file() for e in entries) or any(
-            e.name.endswith("._COPYING_") for e in entries
-        ):
-            return None
-        files = entries
-    else:
-        return None
-    groups: list[tuple[str, int, int]] = []
-    seen = None
-    for f in files:
-        try:
-            meta = pq.ParquetFile(str(f)).metadata
-            schema = meta.schema.to_arrow_schema()
-        except Exception:
-            return None
-        kv = meta.metadata or {}
-        if any(k.startswith(b"org.apache.spark.legacy") for k in kv):
-            return None
-        types = []
-        for c in READ_COLUMNS:
-            i = schema.get_field_index(c)
-            if i < 0:
-                return None
-            t = schema.field(i).type
-            if c in ("key", "value") and not (
-                pa.types.is_binary(t)
-                or pa.types.is_large_binary(t)
-                or pa.types.is_string(t)
-                or pa.types.is_large_string(t)
-            ):
-                return None
-            if c == "partition" and t not in (pa.int8(), pa.int16(), pa.int32()):
-                return None
-            if c == "offset" and t not in (pa.int8(), pa.int16(), pa.int32(), pa.int64()):
-                return None
-            if c == "timestamp":
-                leaf = (
-                    meta.schema.column(meta.schema.names.index("timestamp"))
-                    if "timestamp" in meta.schema.names
-                    else None
-                )
-                if not pa.types.is_timestamp(t) or leaf is None or leaf.physical_type != "INT64":
-                    return None
-            types.append(t)
-        if seen is not None and types != seen:
-            return None
-        seen = types
-        groups += [
-            (str(f), rg, meta.row_group(rg).num_rows)
-            for rg in range(meta.num_row_groups)
-            if meta.row_group(rg).num_rows
-        ]
-    tasks: list[list[tuple[str, int]]] = []
-    rows = TASK_ROWS
-    for (
-        f,
-        rg,
-        n,
-    ) in groups:  # row groups stay whole; small ones share a task, so tiny files cost no task each
-        if rows >= TASK_ROWS:
-            tasks.append([])
-            rows = 0
-        tasks[-1].append((f, rg))
-        rows += n
-    return tasks
-
-
-def read_row_group(path: str, row_group: int) -> Iterator:
-    """A row group as Kafka-source batches typed as Spark's source_frame would hand them over."""
-    import pyarrow.parquet as pq
-
-    pf = pq.ParquetFile(path)
-    for b in pf.iter_batches(
-        batch_size=BATCH_ROWS, row_groups=[row_group], columns=list(READ_COLUMNS)
-    ):
-        yield _normalise(b)
-
-
-def _normalise(b):
-    import pyarrow as pa
-
-    def binary(a):
-        if pa.types.is_string(a.type):
-            return a.cast(pa.binary())
-        if pa.types.is_large_string(a.type):
-            return a.cast(pa.large_binary())
-        return a
-
-    ts = b.column("timestamp")
-    vals = ts.view(pa.int64())
-    vals = (vals.fill_null(0) if ts.null_count else vals).to_numpy()
-    unit = ts.type.unit
-    if unit == "s":
-        vals = vals * 1_000_000
-    elif unit == "ms":
-        vals = vals * 1_000
-    elif unit == "ns":  # as read_parquet does: floor(ns / 1000)
-        vals = np.floor_divide(vals, 1000)
-    mask = np.asarray(ts.is_null().to_numpy(zero_copy_only=False), bool) if ts.null_count else None
-    micros = pa.array(vals, pa.timestamp("us", tz="UTC"), mask=mask)
-    return pa.RecordBatch.from_arrays(
-        [
-            binary(b.column("key")),
-            binary(b.column("value")),
-            b.column("partition").cast(pa.int32()),
-            b.column("offset").cast(pa.int64()),
-            micros,
-        ],
-        names=list(READ_COLUMNS),
-    )
-
-
-def commit_output(batch, schema):
-    """offsets.commits_select in Arrow (`schema` from SparkFiles): millisecond times to timestamps,
-    the expire time only when >= 0."""
-    import pyarrow as pa
-
-    from .spark_files import as_ts, millis_to_ts
-
-    ts = schema.field("commit_ts").type
-    expire = batch.column("expire_timestamp")
-    keep = np.asarray(expire.fill_null(-1).to_numpy(), np.int64) >= 0
-    cols = [
-        batch.column(c)
-        for c in ("group", "topic", "partition", "offset", "leader_epoch", "metadata")
-    ]
-    cols += [millis_to_ts(batch.column("commit_timestamp"), ts), millis_to_ts(expire, ts, keep)]
-    cols += [
-        batch.column("record_partition"),
-        batch.column("record_offset"),
-        as_ts(batch.column("record_ts"), schema.field("record_ts").type),
-        batch.column("key_version"),
-        batch.column("value_version"),
-    ]
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def file_pass(

@@ -357,7 +357,7 @@ def rebalances_from_records(spark, group_metadata, segments):
 def episodes_from_records(group_metadata, segments):
     """The episodes (pandas, EPISODE_SCHEMA columns, ordered as rebalances_of orders them) or None.
 
-    `group_metadata`: the pass's GroupMetadata rows (pyarrow, offsets.DECODED_SCHEMA
+    `group_metadata`: the pass's GroupMetadata rows (pyarrow, offsets_decode.DECODED_SCHEMA
     columns); `segments`: its commit segments (group, topic, partition, c_lo,
     c_hi, ts_ms). The columns are derived as _meta derives them in Spark; None
     when segments_are_exact would say False (no topic/partition to attribute
