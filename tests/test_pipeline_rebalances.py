@@ -435,7 +435,8 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
                 t,
                 why,
             )
-        assert r["duration_ms"] > 2000 and r["start_source"] == "commit"
+        # real rebalances (heartbeat discovery, join and sync rounds), not the 9-14 ms of the old estimate
+        assert r["duration_ms"] > 1000 and r["start_source"] == "commit"
         checked += 1
     assert checked == 6
 

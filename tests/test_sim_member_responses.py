@@ -6,6 +6,7 @@ from __future__ import annotations
 from kafka_rebalance.group.consumer_client import MemberState
 from kafka_rebalance.group.errors import Errors
 from kafka_rebalance.sim.api import parse_simulation_scenario
+from kafka_rebalance.sim.member_rebalance import PrepareCommit
 from kafka_rebalance.sim.world import Simulation
 
 DOC = {
@@ -29,7 +30,7 @@ def stable_member():
 
 
 def test_rebalance_in_progress_rejoins_only_a_stable_member():
-    _, m = stable_member()
+    sim, m = stable_member()
     m.state = (
         MemberState.COMPLETING_REBALANCE
     )  # awaiting SyncGroup: the SyncGroup answer carries the news
@@ -37,9 +38,10 @@ def test_rebalance_in_progress_rejoins_only_a_stable_member():
     assert not m.rejoin_needed and m.generation == 1
     m.state = MemberState.STABLE
     m.on_heartbeat_response(Errors.REBALANCE_IN_PROGRESS, (m.generation, m.member_id))
-    assert (
-        m.state is MemberState.PREPARING_REBALANCE and m.join_inflight
-    )  # idle: poll() rejoined at once
+    # idle: poll() runs onJoinPrepare at once, which sends the auto-commit; JoinGroup waits for its answer
+    assert m.rejoin_needed and not m.join_inflight and m.prepare_commit is PrepareCommit.IN_FLIGHT
+    sim.loop.run_until(sim.loop.now + 50)
+    assert m.state is MemberState.PREPARING_REBALANCE and m.join_inflight
 
 
 def test_a_generation_error_about_a_generation_left_since_is_ignored():

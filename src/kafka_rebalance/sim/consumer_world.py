@@ -126,6 +126,8 @@ class ConsumerCoordinator:
         epoch: int,
         offsets: dict[int, int],
         why: str,
+        answer: bool = False,
+        sent_ms: int = -1,
     ) -> None:
         w = self.w
         parts = w.parts
@@ -162,12 +164,12 @@ class ConsumerCoordinator:
                             "generation": epoch,
                             "member_id": member_id,
                             "reason": why,
+                            "sent_ms": sent_ms,
                         },
                     )
-        if err is not Errors.NONE:
-            w.reply(
-                client, "commit", (err, None)
-            )  # (error, sent generation): epochs are checked above
+        if err is not Errors.NONE or answer:
+            # (error, sent generation: epochs are checked above, answered)
+            w.reply(client, "commit", (err, None, answer))
 
     def update_topics(self) -> None:
         if self.group is not None:

@@ -105,7 +105,11 @@ class ClassicCoordinator:
         generation: int,
         offsets: dict[int, int],
         why: str,
+        answer: bool = False,
+        sent_ms: int = -1,
     ) -> None:
+        """An OffsetCommit sent at `sent_ms`. Failures are answered, and successes the member waits
+        for (`answer`)."""
         w = self.w
         g = self.group
         err = (
@@ -133,11 +137,13 @@ class ClassicCoordinator:
                             "generation": generation,
                             "member_id": member_id,
                             "reason": why,
+                            "sent_ms": sent_ms,
                         },
                     )
+            if answer:
+                w.reply(client, "commit", (err, (generation, member_id), True))
             return
-        if err is not Errors.NONE:
-            w.reply(client, "commit", (err, (generation, member_id)))
+        w.reply(client, "commit", (err, (generation, member_id), answer))
 
     # -------------------------------------------------------------- effects
 

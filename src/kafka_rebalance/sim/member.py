@@ -16,7 +16,7 @@ from ..group.classic_messages import (
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
 from .host import MemberHost
-from .member_rebalance import RebalanceClient
+from .member_rebalance import PrepareCommit, RebalanceClient
 
 _NEVER = 1 << 62
 
@@ -72,6 +72,8 @@ class SimMember(RebalanceClient):
         self.sent_offsets: dict[int, int] = {}
         self.rejoin_needed = False
         self.join_inflight = False
+        self.prepare_commit = PrepareCommit.NONE
+        self.fetch_paused = False
         self.waiting = False  # blocked inside poll() on the rebalance (eager, or nothing owned yet)
         self.deferred: list = []  # responses that arrived while the member was busy processing
         self.batch: list[tuple[int, int, int]] = []
@@ -110,6 +112,8 @@ class SimMember(RebalanceClient):
         self.sent_offsets = {}
         self.rejoin_needed = True
         self.join_inflight = False
+        self.prepare_commit = PrepareCommit.NONE
+        self.fetch_paused = False
         self.waiting = False
         self.deferred = []
         self.batch = []
@@ -275,16 +279,20 @@ class SimMember(RebalanceClient):
             self._handle_response(resp)
             if not self.alive:
                 return
+        rejoining = self.rejoin_needed or self.join_inflight
         if (
-            self.rejoin_needed
+            rejoining
             and not self.join_inflight
+            and self.prepare_commit is not PrepareCommit.IN_FLIGHT
             and self.state in (MemberState.UNJOINED, MemberState.STABLE)
         ):
             self._prepare_join()
         if self.waiting or not self.alive:
             return
         auto = self._auto_commit
-        if auto and now >= self.next_autocommit:
+        # ConsumerCoordinator.poll: while a rejoin is needed or JoinGroup/SyncGroup is in flight,
+        # ensureActiveGroup returns false and poll() skips maybeAutoCommitOffsetsAsync
+        if auto and now >= self.next_autocommit and not rejoining:
             self.next_autocommit = now + self._aci
             if self.generation >= 0 and self.owned:
                 self._commit_positions("auto")
@@ -311,7 +319,7 @@ class SimMember(RebalanceClient):
             nxt = now + (dur if dur > idle else idle)
         else:
             nxt = max(now + self._poll_idle, self._next_arrival(now))
-        if auto and (n or self._uncommitted()):
+        if auto and not rejoining and (n or self._uncommitted()):
             ac = self.next_autocommit
             if now + dur > ac:
                 ac = now + dur
@@ -350,7 +358,7 @@ class SimMember(RebalanceClient):
         owned = self.owned
         k = len(owned)
         self.batch_t0 = now
-        if not k:
+        if not k or self.fetch_paused:
             self.batch = []
             return 0
         room = self._budget
@@ -418,9 +426,10 @@ class SimMember(RebalanceClient):
 
     # ------------------------------------------------------------- commits
 
-    def _commit_positions(self, why: str) -> None:
+    def _commit_positions(self, why: str, answer: bool = False) -> None:
         """Commit consumed positions. Unchanged ones are skipped: re-committing an offset changes
-        nothing the simulator measures (Kafka's auto-commit does resend them)."""
+        nothing the simulator measures (Kafka's auto-commit does resend them). `answer`: the member
+        waits for the response (onJoinPrepare), so the request goes out even with nothing new in it."""
         sent = self.sent_offsets
         get_pos, get_sent = (
             self.positions.get,
@@ -431,14 +440,48 @@ class SimMember(RebalanceClient):
             pos = get_pos(p)
             if pos is not None and get_sent(p) != pos:
                 offsets[p] = pos
-        if offsets:
+        if self.join_inflight and (offsets or answer):
+            # ConsumerCoordinator.sendOffsetCommitRequest: no generation while JoinGroup/SyncGroup is in
+            # flight (generationIfStable() is null), so the commit fails at once and is never sent
+            self.w.emit(
+                "commit_failed",
+                self.name,
+                self.generation,
+                detail={
+                    "error": "REBALANCE_IN_PROGRESS",
+                    "exception": cc.RebalanceInProgressException.__name__,
+                    "sent": False,
+                    "reason": why,
+                },
+            )
+            return
+        if offsets or answer:
             sent.update(offsets)
-            self.w.commit(self, offsets, why)
+            self.w.commit(self, offsets, why, answer)
 
-    def on_commit_response(self, error: Errors, sent: tuple[int, str] | None = None) -> None:
-        """Only failed commits are answered (a success changes nothing on the member). `sent` is the
-        (generation, member id) the commit went out with: an error about a generation left since is stale."""
-        if error is Errors.NONE or not self.alive:
+    def on_commit_response(
+        self, error: Errors, sent: tuple[int, str] | None = None, answered: bool = False
+    ) -> None:
+        """Failed commits are answered, and the one onJoinPrepare waits for (`answered`); a success
+        changes nothing else on the member. `sent` is the (generation, member id) the commit went out
+        with: an error about a generation left since is stale."""
+        if not self.alive:
+            return
+        if answered and self.prepare_commit is PrepareCommit.IN_FLIGHT:
+            retry = (
+                error is not Errors.NONE
+                and cc.on_commit_error(
+                    error, generation_unchanged=self._generation_unchanged(sent), state=self.state
+                ).retriable
+            )
+            # a retriable failure is committed again (after retry.backoff.ms); anything else lets the rejoin go on
+            self.prepare_commit = PrepareCommit.NONE if retry else PrepareCommit.DONE
+            if error is Errors.NONE:
+                self.wake()
+                return
+            if retry:
+                self.w.loop.after(self.w.sc.group.retry_backoff_ms, self._wake_if, self.incarnation)
+        if error is Errors.NONE:
             return
         self.sent_offsets = {}
         outcome = cc.on_commit_error(
@@ -451,7 +494,7 @@ class SimMember(RebalanceClient):
             "commit_failed",
             self.name,
             self.generation,
-            detail={"error": error.name, "exception": exc.__name__ if exc else None},
+            detail={"error": error.name, "exception": exc.__name__ if exc else None, "sent": True},
         )
         if outcome.reset_generation:
             self._stop_heartbeats()
@@ -461,4 +504,10 @@ class SimMember(RebalanceClient):
             self.member_id = ""
         if outcome.request_rejoin:
             self.rejoin_needed = True
+            self.wake()
+        elif answered and self.prepare_commit is PrepareCommit.DONE:
+            self.wake()
+
+    def _wake_if(self, inc: int) -> None:
+        if inc == self.incarnation and self.alive:
             self.wake()

@@ -8,6 +8,8 @@ adds the poll loop, processing and commits this class calls back into.
 
 from __future__ import annotations
 
+from enum import Enum
+
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
     HeartbeatRequest,
@@ -20,6 +22,14 @@ from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
 from .host import MemberHost
 from .subscription import Subscription
+
+
+class PrepareCommit(Enum):
+    """The auto-commit onJoinPrepare sends before JoinGroup, and where it is."""
+
+    NONE = "none"
+    IN_FLIGHT = "in-flight"  # sent; JoinGroup waits for its response
+    DONE = "done"  # answered: the next poll() sends JoinGroup
 
 
 class RebalanceClient:
@@ -54,6 +64,8 @@ class RebalanceClient:
         "known_partitions",
         "assigned_view",
         "poll_timed_out",
+        "prepare_commit",
+        "fetch_paused",
         "w",
     )
     w: MemberHost
@@ -85,6 +97,8 @@ class RebalanceClient:
     known_partitions: dict[str, int]
     assigned_view: dict[str, int]
     poll_timed_out: bool
+    prepare_commit: PrepareCommit
+    fetch_paused: bool
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -101,7 +115,7 @@ class RebalanceClient:
     def _stop_heartbeats(self) -> None:
         raise NotImplementedError
 
-    def _commit_positions(self, why: str) -> None:
+    def _commit_positions(self, why: str, answer: bool = False) -> None:
         raise NotImplementedError
 
     def _finish_batch(self, now: int, partial: bool = False) -> None:
@@ -210,8 +224,18 @@ class RebalanceClient:
             generation_valid=self.generation >= 0,
             auto_commit=g.enable_auto_commit and g.delivery == "at-least-once",
         )
-        if prep.commit_first and self.owned:
-            self._commit_positions("before-rejoin")
+        if prep.commit_first and self.owned and self.prepare_commit is not PrepareCommit.DONE:
+            # ConsumerCoordinator.onJoinPrepare: the auto-commit goes out asynchronously and JoinGroup
+            # waits for its response (joinGroupIfNeeded returns false until then); an eager member's
+            # partitions are pending revocation meanwhile (nothing is fetched from them)
+            self.prepare_commit = PrepareCommit.IN_FLIGHT
+            if self.protocol is RebalanceProtocol.EAGER:
+                self.fetch_paused = True
+                w.set_unavailable_many(self.owned, now)
+            self._commit_positions("before-rejoin", answer=True)
+            return
+        self.prepare_commit = PrepareCommit.NONE
+        self.fetch_paused = False
         if prep.revoked:
             w.revoke(self, prep.revoked, "join prepare")
             keep = set(prep.revoked)

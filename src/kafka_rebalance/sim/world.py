@@ -217,7 +217,8 @@ class Simulation:
         if self.wants_events:
             self.emit("assigned", name, m.generation, list(added), {"owned": len(owned)})
 
-    def commit(self, m: SimMember, offsets: dict[int, int], why: str) -> None:
+    def commit(self, m: SimMember, offsets: dict[int, int], why: str, answer: bool = False) -> None:
+        """An OffsetCommit on the member's connection; `answer`: the member waits for the response."""
         self.loop.at(
             self._arrival(self._up, m.client),
             self.coord.commit,
@@ -228,6 +229,8 @@ class Simulation:
             m.generation,
             offsets,
             why,
+            answer,
+            self.loop.now,
         )
 
     def on_generation(self, generation: int) -> None:
