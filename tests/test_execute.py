@@ -114,7 +114,7 @@ def execute_argv(plan, state, bootstrap, *extra) -> list[str]:
         str(state),
         "--poll-interval",
         "0.02",
-        "--timeout",
+        "--batch-timeout",
         "60",
         "--format",
         "json",
@@ -561,39 +561,6 @@ def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_d
     assert str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and why in msg
 
 
-def test_execute_refuses_a_plan_pinning_a_replica_to_a_log_dir(capsys, tmp_path):
-    plan = write_plan(
-        tmp_path,
-        [
-            {"topic": "t", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
-            {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": ["/data/d2", "any"]},
-        ],
-    )
-    # refused before connecting: no cluster listens on port 1
-    rc = run_cli(
-        [
-            "cluster",
-            "execute",
-            "--reassignment-json-file",
-            str(plan),
-            "--bootstrap-server",
-            "127.0.0.1:1",
-            "--state-file",
-            str(tmp_path / "st.json"),
-            "--execute",
-        ]
-    )
-    cap = capsys.readouterr()
-    msg = " ".join((cap.out + cap.err).split())
-    assert (
-        rc == 2
-        and str(plan) in msg
-        and "field 'partitions[1].log_dirs'" in msg
-        and "'/data/d2'" in msg
-    )
-    assert "AlterReplicaLogDirs" in msg and not (tmp_path / "st.json").exists()
-
-
 @pytest.mark.parametrize(
     "mode", [["--snapshot", "SNAP"], ["--bootstrap-server", "127.0.0.1:1", "--execute"]]
 )
@@ -638,7 +605,7 @@ def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
         "--max-moves",
         "--max-batches",
         "--poll-interval",
-        "--timeout",
+        "--batch-timeout",
     ):
         assert (
             run_cli(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from rich.console import Console
+
 from .. import io_util, output
 from ..cluster.snapshot import snapshot_to_json
 from ..ops.cluster import describe
@@ -22,9 +24,36 @@ def register(sub) -> None:
 
 def run_describe(args: argparse.Namespace) -> int:
     snap = load_snapshot(args)
-    result = describe(snap).to_json()
+    reassignments = None
+    if args.bootstrap_server:
+        from ..kafka.admin import KafkaAdmin
+
+        with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
+            reassignments = admin.list_partition_reassignments()
+    result = describe(snap, reassignments).to_json()
     if args.output:
         io_util.atomic_write_json(args.output, snapshot_to_json(snap), indent=None)
         result["output"] = args.output
-    output.emit(result, args.format, kv_table("cluster"))
+    output.emit(result, args.format, _table)
     return 0
+
+
+def _ints(xs) -> str:
+    return ",".join(str(x) for x in xs)
+
+
+def _table(console: Console, r: dict) -> None:
+    moving = r.pop("reassignments", [])
+    kv_table("cluster")(console, r)
+    if moving:
+        console.print("partitions being reassigned (as kafka-topics.sh --describe shows them):")
+        for m in moving:
+            leader = "none" if m["leader"] is None else m["leader"]
+            console.print(
+                f"\tTopic: {m['topic']}\tPartition: {m['partition']}\tLeader: {leader}\t"
+                f"Replicas: {_ints(m['replicas'])}\tIsr: {_ints(m['isr'])}\t"
+                f"Adding Replicas: {_ints(m['adding'])}\tRemoving Replicas: {_ints(m['removing'])}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )

@@ -1,4 +1,13 @@
-"""`kafka-rebalance cluster elect`: preferred leader election JSON for kafka-leader-election.sh."""
+"""`kafka-rebalance cluster elect`: leader election JSON for kafka-leader-election.sh, or (--execute) the election.
+
+With `--execute` it elects through the Admin API (ElectLeaders) with kafka-leader-election.sh's flags
+(`--election-type PREFERRED|UNCLEAN`, `--topic`/`--partition`, `--all-topic-partitions`,
+`--path-to-json-file`, `--admin.config`) and prints its lines: "Successfully completed leader
+election (PREFERRED) for partitions ...", "Valid replica already elected for partitions ...",
+"Error completing leader election (PREFERRED) for partition: T-P: <exception>"; exit 1 when a
+partition could not be elected ("N replica(s) could not be elected" on stderr), as the tool.
+Bad flags exit 2 (the tool exits 1 for those too).
+"""
 
 from __future__ import annotations
 
@@ -36,11 +45,57 @@ def register(sub) -> None:
         default=DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
         metavar="PCT",
     )
+    e.add_argument(
+        "--execute",
+        action="store_true",
+        help="elect now through the Admin API, as kafka-leader-election.sh (default: write JSON)",
+    )
+    e.add_argument(
+        "--election-type",
+        type=str.upper,
+        choices=("PREFERRED", "UNCLEAN"),
+        default=None,
+        help="--execute: PREFERRED (the first live in-sync replica) or UNCLEAN (only partitions "
+        "without a leader); case-insensitive as the tool (default PREFERRED)",
+    )
+    e.add_argument("--topic", metavar="T", help="--execute: the topic of --partition")
+    e.add_argument("--partition", type=int, metavar="P", help="--execute: one partition of --topic")
+    e.add_argument(
+        "--all-topic-partitions",
+        action="store_true",
+        help="--execute: every partition the election type applies to",
+    )
+    e.add_argument(
+        "--admin.config",
+        dest="admin_config",
+        metavar="FILE",
+        help="client properties, as kafka-leader-election.sh (same as --command-config)",
+    )
     output.add_format_flag(e)
     e.set_defaults(func=run_elect)
 
 
 def run_elect(args: argparse.Namespace) -> int:
+    if getattr(args, "admin_config", None):
+        if args.command_config and args.command_config != args.admin_config:
+            raise InputError(
+                "give --admin.config or --command-config, not both", field="--admin.config"
+            )
+        args.command_config = args.admin_config
+    if args.execute:
+        from .cluster_elect_live import run_elect_execute
+
+        return run_elect_execute(args)
+    for flag, given in (
+        ("--election-type", args.election_type == "UNCLEAN"),
+        ("--topic", args.topic),
+        ("--partition", args.partition is not None),
+        ("--all-topic-partitions", args.all_topic_partitions),
+    ):
+        if given:
+            raise InputError(
+                "only with --execute (the JSON is for a preferred election)", field=flag
+            )
     pct = args.leader_imbalance_per_broker_percentage
     check_percentage(pct, "--leader-imbalance-per-broker-percentage")
     snap = load_snapshot(args)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from .. import textfmt
 from ..cluster.batches import parse_log_dirs, parse_reassignment
-from ..cluster.kafka_json import ANY_LOG_DIR
 from ..errors import InputError
 from ..io_util import read_structured
 from ..output import add_format_flag, emit, stderr
@@ -24,20 +23,59 @@ DEFAULT_MAX_MOVES = 1250
 def register(cluster_subparsers) -> argparse.ArgumentParser:
     p = cluster_subparsers.add_parser(
         "execute",
-        help="apply a reassignment plan in throttled batches (dry run unless --execute)",
+        help="apply a reassignment plan in throttled batches (dry run unless --execute); "
+        "--verify, --list, --cancel as kafka-reassign-partitions.sh",
         description="Split a kafka-reassign-partitions.sh plan into batches under concurrency caps, then "
         "(with --execute) apply them one by one: set the replication throttle, "
-        "alter_partition_reassignments, wait, verify, clear the throttle; finally elect the "
-        "preferred leaders. Without --execute nothing is written to the cluster.",
+        "alter_partition_reassignments, move replicas to the plan's log dirs, wait, verify, clear "
+        "the throttle; finally elect the preferred leaders. Without an action nothing is written "
+        "to the cluster. --verify, --list and --cancel do what kafka-reassign-partitions.sh does, "
+        "with its output lines. Ctrl-C or SIGTERM during --execute stops before the next step, "
+        "leaves what was submitted running and the throttles in place, prints the --verify, "
+        "--cancel and resume commands and exits 130.",
     )
     p.add_argument(
         "--reassignment-json-file",
-        required=True,
         metavar="PLAN.json",
         help='the plan: {"version":1,"partitions":[{"topic","partition","replicas","log_dirs"?}]}; '
-        'log_dirs ("any" or absolute paths) are kept in the dry run and its --output-dir batch '
-        "files; --execute refuses a plan that pins a replica to a log dir (the client cannot "
-        "send AlterReplicaLogDirs)",
+        'log_dirs ("any" or absolute paths): --execute moves the replica to that log dir with '
+        "AlterReplicaLogDirs (required except with --list)",
+    )
+    actions = p.add_mutually_exclusive_group()
+    actions.add_argument(
+        "--verify",
+        action="store_true",
+        help="show whether the plan's reassignments completed; when none is running, clear the "
+        "throttles (unless --preserve-throttles)",
+    )
+    actions.add_argument(
+        "--list", action="store_true", help="list every partition reassignment in flight"
+    )
+    actions.add_argument(
+        "--cancel",
+        action="store_true",
+        help="cancel the plan's reassignments in flight (Kafka restores the original replicas) "
+        "and clear the throttles (unless --preserve-throttles)",
+    )
+    p.add_argument(
+        "--preserve-throttles",
+        action="store_true",
+        help="--verify/--cancel: leave broker and topic throttles as they are",
+    )
+    p.add_argument(
+        "--additional",
+        action="store_true",
+        help="--execute even though other reassignments are running; with an unfinished "
+        "execution of this plan, resume it (with --throttle: at the new rate), as resubmitting "
+        "with kafka-reassign-partitions.sh --additional does",
+    )
+    p.add_argument(
+        "--replica-alter-log-dirs-throttle",
+        type=int,
+        default=None,
+        metavar="BYTES_PER_S",
+        help="throttle of moves between log dirs of one broker "
+        "(replica.alter.log.dirs.io.max.bytes.per.second on the brokers that move one)",
     )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the live cluster")
@@ -82,7 +120,7 @@ def register(cluster_subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="continue an interrupted execution from its state file",
     )
-    p.add_argument(
+    actions.add_argument(
         "--execute", action="store_true", help="really apply the plan (default: dry run)"
     )
     p.add_argument("--output-dir", metavar="DIR", help="write one reassignment JSON per batch here")
@@ -102,10 +140,18 @@ def register(cluster_subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
+        type=int,
+        default=10000,
+        metavar="MS",
+        help="as the tool's --timeout: how long to retry starting a log-dir move while the "
+        "replica is not on its broker yet (default 10000 ms)",
+    )
+    p.add_argument(
+        "--batch-timeout",
         type=float,
         default=None,
         metavar="S",
-        help="give up on a batch after S seconds",
+        help="give up on a batch after S seconds (the state file allows --resume)",
     )
     add_format_flag(p)
     p.set_defaults(func=run_execute)
@@ -171,15 +217,24 @@ def _human(n: float) -> str:
 
 def _check_flags(args: argparse.Namespace) -> None:
     """Bad numbers name the flag they came from."""
+    # -1 is the tool's "no throttle" (its default)
+    for name in ("throttle", "replica_alter_log_dirs_throttle"):
+        if getattr(args, name) == -1:
+            setattr(args, name, None)
     for flag, value, least in (
         ("--max-moves-per-broker", args.max_moves_per_broker, 1),
         ("--max-moves", args.max_moves, 1),
         ("--max-batches", args.max_batches, 1),
         ("--throttle", args.throttle, 0),
+        ("--replica-alter-log-dirs-throttle", args.replica_alter_log_dirs_throttle, 0),
+        ("--timeout", args.timeout, 0),
     ):
         if value is not None and value < least:
             raise InputError(f"must be >= {least}, got {value}", field=flag)
-    for flag, value in (("--poll-interval", args.poll_interval), ("--timeout", args.timeout)):
+    for flag, value in (
+        ("--poll-interval", args.poll_interval),
+        ("--batch-timeout", args.batch_timeout),
+    ):
         if value is not None and not value > 0:
             raise InputError(f"must be > 0, got {value}", field=flag)
 
@@ -193,22 +248,6 @@ def _caps(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def _refuse_log_dir_moves(target: dict, log_dirs: dict, plan_file: str) -> None:
-    """--execute cannot move a replica to a log dir (kafka-python has no AlterReplicaLogDirs): say so, never drop it.
-    `target` and `log_dirs` are the parsed plan, in the file's order (entry i is `partitions[i]`)."""
-    for i, (key, replicas) in enumerate(target.items()):
-        for broker, d in zip(replicas, log_dirs.get(key, ())):
-            if d != ANY_LOG_DIR:
-                raise InputError(
-                    f"log dir {d!r} for broker {broker}: moving a replica to a log dir needs AlterReplicaLogDirs, "
-                    "which this tool's Kafka client (kafka-python) cannot send. Apply the dry run's --output-dir "
-                    "batch files (they keep log_dirs) with kafka-reassign-partitions.sh --execute, or set the "
-                    f'entry to "{ANY_LOG_DIR}"',
-                    source=plan_file,
-                    field=f"partitions[{i}].log_dirs",
-                )
-
-
 def run_execute(args: argparse.Namespace) -> int:
     from ..kafka.execute import (
         ExecutionError,
@@ -220,7 +259,13 @@ def run_execute(args: argparse.Namespace) -> int:
         write_batch_files,
     )
 
+    if args.list:
+        from .cluster_reassign import run_list
+
+        return run_list(args)
     plan_file = args.reassignment_json_file
+    if not plan_file:
+        raise InputError("required (except with --list)", field="--reassignment-json-file")
     doc = read_structured(plan_file)
     try:
         target = parse_reassignment(doc)
@@ -234,14 +279,18 @@ def run_execute(args: argparse.Namespace) -> int:
         )
     digest = plan_digest(doc)
     _check_flags(args)
-    if args.execute and not args.bootstrap_server:
+    action = next((a for a in ("execute", "verify", "cancel") if getattr(args, a)), None)
+    if action and not args.bootstrap_server:
         raise InputError(
-            "--execute needs --bootstrap-server (a snapshot can only be dry-run)", field="--execute"
+            f"--{action} needs --bootstrap-server (a snapshot can only be dry-run)",
+            field=f"--{action}",
         )
     if args.resume and not args.execute:
         raise InputError("--resume applies changes: add --execute", field="--resume")
-    if args.execute:
-        _refuse_log_dir_moves(target, log_dirs, plan_file)
+    if action in ("verify", "cancel"):
+        from .cluster_reassign import run_cancel, run_verify
+
+        return (run_verify if action == "verify" else run_cancel)(args, target, log_dirs)
     state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
     per_broker, max_moves = _caps(args)
 
@@ -275,28 +324,47 @@ def run_execute(args: argparse.Namespace) -> int:
     from kafka.errors import KafkaError
 
     from ..kafka.admin import AdminError, KafkaAdmin
+    from ..kafka.execute import Interrupted
+    from .cluster_reassign import StopOnSignal, interrupted_report, print_rollback
 
     state = None
     try:
         with KafkaAdmin(args.bootstrap_server, args.command_config) as admin:
-            state, plan = _prepare(admin, args, target, digest, state_path, log_dirs)
+            state, plan, fresh = _prepare(admin, args, target, digest, state_path, log_dirs)
             files = write_batch_files(plan, args.output_dir) if args.output_dir else []
-            executor = Executor(
-                admin,
-                state,
-                state_path,
-                poll_interval_s=args.poll_interval,
-                batch_timeout_s=args.timeout,
-                max_batches=args.max_batches,
-                log=lambda msg: stderr.print(msg),
-            )
-            executor.save()
-            if args.resume and args.throttle is not None:
-                executor.change_throttle(args.throttle)
-            with _progress() as progress:
-                executor.progress = progress
-                state = executor.run()
+            if fresh:
+                print_rollback(args, admin, target, state, state_path)
+            with StopOnSignal() as stop:
+                executor = Executor(
+                    admin,
+                    state,
+                    state_path,
+                    poll_interval_s=args.poll_interval,
+                    batch_timeout_s=args.batch_timeout,
+                    max_batches=args.max_batches,
+                    log=lambda msg: stderr.print(msg),
+                    stop=stop.requested,
+                    log_dir_timeout_ms=args.timeout,
+                )
+                if not fresh and args.replica_alter_log_dirs_throttle is not None:
+                    state["log_dir_throttle"] = args.replica_alter_log_dirs_throttle
+                executor.save()
+                if (args.resume or args.additional) and not fresh and args.throttle is not None:
+                    executor.change_throttle(args.throttle)
+                with _progress() as progress:
+                    executor.progress = progress
+                    state = executor.run()
         error = None
+    except Interrupted as exc:
+        return interrupted_report(args, state_path, exc.in_flight, stop.signal_name)
+    except KeyboardInterrupt:  # a second signal (or Ctrl-C outside the run): stop where we are
+        in_flight = [
+            (m["topic"], m["partition"])
+            for b in (state or {}).get("batches", [])
+            if b["status"] == "submitted"
+            for m in b["moves"]
+        ]
+        return interrupted_report(args, state_path, in_flight, "a second signal")
     except (ExecutionError, AdminError, KafkaError) as exc:
         # A refusal or a broker that cannot be reached: say which, keep the state file for --resume.
         error = str(exc) if not isinstance(exc, KafkaError) or str(exc) else type(exc).__name__
@@ -329,6 +397,10 @@ def _prepare(
     from ..kafka.execute import load_state, plan_execution, plan_from_state, state_from_plan
 
     per_broker, max_moves = _caps(args)
+    if args.additional and not args.resume and state_path.exists():
+        old = load_state(state_path)
+        if old.get("phase") not in ("finished", "cancelled") and old.get("plan_digest") == digest:
+            args.resume = True  # resubmitting the running plan: continue it (at the new throttle)
     if args.resume:
         state = load_state(state_path)
         if state.get("plan_digest") != digest:
@@ -351,20 +423,23 @@ def _prepare(
                 "finish and start a new execution",
                 field=flag,
             )
-        return state, plan_from_state(state, digest)
+        return state, plan_from_state(state, digest), False
     if state_path.exists():
         old = load_state(state_path)
-        if old.get("phase") != "finished":
+        if old.get("phase") not in ("finished", "cancelled"):
             raise InputError(
                 "an unfinished execution exists: use --resume, or delete the file",
                 source=str(state_path),
             )
-    ongoing = admin.list_partition_reassignments()
-    if ongoing:
-        raise InputError(
-            f"{len(ongoing)} partition reassignment(s) are already running in the cluster; "
-            "wait for them (kafka-reassign-partitions.sh --verify) first",
-            field="--execute",
+    if not args.additional and admin.list_partition_reassignments():
+        from ..kafka.execute import ExecutionError
+
+        # ReassignPartitionsCommand's CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE (exit 1).
+        raise ExecutionError(
+            "Cannot execute because there is an existing partition assignment.  Use --additional "
+            "to override this and create a new partition assignment in addition to the existing "
+            "one. The --additional flag can also be used to change the throttle by resubmitting "
+            "the current reassignment."
         )
     plan = plan_execution(
         target,
@@ -376,7 +451,11 @@ def _prepare(
         log_dirs=log_dirs,
         source=args.reassignment_json_file,
     )
-    return state_from_plan(plan, args.bootstrap_server), plan
+    return (
+        state_from_plan(plan, args.bootstrap_server, args.replica_alter_log_dirs_throttle),
+        plan,
+        True,
+    )
 
 
 class _progress:

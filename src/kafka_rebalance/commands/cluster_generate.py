@@ -25,6 +25,11 @@ def register(sub) -> None:
     g.add_argument(
         "--seed", type=int, default=0, help="seed of the java.util.Random Kafka leaves unseeded"
     )
+    g.add_argument(
+        "--disable-rack-aware",
+        action="store_true",
+        help="ignore the brokers' racks, as the tool's --disable-rack-aware",
+    )
     g.add_argument("--output", metavar="FILE", help="write the proposed reassignment JSON here")
     output.add_format_flag(g)
     g.set_defaults(func=run_generate)
@@ -41,7 +46,12 @@ def run_generate(args: argparse.Namespace) -> int:
             raise exc.in_file(args.topics_to_move_json_file) from None
     check_seed(args.seed, "--seed")
     brokers = parse_ids(args.broker_list, "--broker-list") or None
-    res = generate(load_snapshot(args), brokers, topics, seed=args.seed)
+    snap = load_snapshot(args)
+    if args.disable_rack_aware:
+        from dataclasses import replace
+
+        snap = replace(snap, brokers=tuple(replace(b, rack=None) for b in snap.brokers))
+    res = generate(snap, brokers, topics, seed=args.seed)
     result = res.to_json()
     if args.output:
         io_util.atomic_write_json(args.output, res.reassignment_json(), indent=None)

@@ -8,7 +8,7 @@ prints under `--format json`. Bad parameters raise InputError naming the paramet
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,16 @@ class ClusterSummary:
     offline_partitions: int
     not_led_by_preferred: int
     has_load: bool
+    # Partitions being reassigned (live clusters): kafka-topics.sh --describe's view of each.
+    reassignments: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.reassignments:
+            extra = {
+                "reassigning_partitions": len(self.reassignments),
+                "reassignments": [dict(r) for r in self.reassignments],
+            }
         return {
             "brokers": self.brokers,
             "alive_brokers": self.alive_brokers,
@@ -77,11 +85,45 @@ class ClusterSummary:
             "offline_partitions": self.offline_partitions,
             "not_led_by_preferred": self.not_led_by_preferred,
             "has_load": self.has_load,
+            **extra,
         }
 
 
-def describe(snap: ClusterSnapshot) -> ClusterSummary:
+def replication_factor(p, reassignment) -> int:
+    """TopicCommand.getReplicationFactor: while a reassignment runs, its replicas minus the adding
+    ones (so a move of RF 3 never counts as RF 4); else the partition's replicas."""
+    if reassignment is not None and set(p.replicas) & (
+        set(reassignment.adding) | set(reassignment.removing)
+    ):
+        return len(reassignment.replicas) - len(reassignment.adding)
+    return len(p.replicas)
+
+
+def describe(snap: ClusterSnapshot, reassignments: Mapping | None = None) -> ClusterSummary:
+    """The summary; `reassignments` ((topic, partition) -> replicas/adding/removing, from
+    ListPartitionReassignments) make partitions in flight count with their real replication factor."""
+    reassignments = reassignments or {}
     alive = {b.id for b in snap.brokers if b.alive}
+    rf = {
+        (p.topic, p.partition): replication_factor(p, reassignments.get((p.topic, p.partition)))
+        for p in snap.partitions
+    }
+    moving = []
+    for p in snap.partitions:
+        r = reassignments.get((p.topic, p.partition))
+        if r is not None:
+            moving.append(
+                {
+                    "topic": p.topic,
+                    "partition": p.partition,
+                    "leader": p.leader,
+                    "replicas": list(p.replicas),
+                    "isr": list(p.isr),
+                    "adding": list(r.adding),
+                    "removing": list(r.removing),
+                    "replication_factor": rf[(p.topic, p.partition)],
+                }
+            )
     racks: dict[str, int] = {}
     for b in snap.brokers:
         racks[b.rack or ""] = racks.get(b.rack or "", 0) + 1
@@ -91,13 +133,16 @@ def describe(snap: ClusterSnapshot) -> ClusterSummary:
         racks={k or "(none)": v for k, v in sorted(racks.items())},
         topics=len({p.topic for p in snap.partitions}),
         partitions=len(snap.partitions),
-        replicas=sum(len(p.replicas) for p in snap.partitions),
-        under_replicated_partitions=sum(1 for p in snap.partitions if len(p.isr) < len(p.replicas)),
+        replicas=sum(rf.values()),
+        under_replicated_partitions=sum(
+            1 for p in snap.partitions if len(p.isr) < rf[(p.topic, p.partition)]
+        ),
         offline_partitions=sum(
             1 for p in snap.partitions if p.leader is None or p.leader not in alive
         ),
         not_led_by_preferred=len(kraft_imbalanced_partitions(snap)),
         has_load=any(p.load is not None for p in snap.partitions),
+        reassignments=tuple(moving),
     )
 
 
