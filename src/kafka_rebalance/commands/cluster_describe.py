@@ -49,11 +49,9 @@ def _table(console: Console, r: dict) -> None:
         console.print("partitions being reassigned (as kafka-topics.sh --describe shows them):")
         for m in moving:
             leader = "none" if m["leader"] is None else m["leader"]
-            console.print(
+            # tabs kept (rich would expand them): scripts split these lines on tabs, as Kafka's
+            console.file.write(
                 f"\tTopic: {m['topic']}\tPartition: {m['partition']}\tLeader: {leader}\t"
                 f"Replicas: {_ints(m['replicas'])}\tIsr: {_ints(m['isr'])}\t"
-                f"Adding Replicas: {_ints(m['adding'])}\tRemoving Replicas: {_ints(m['removing'])}",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
+                f"Adding Replicas: {_ints(m['adding'])}\tRemoving Replicas: {_ints(m['removing'])}\n"
             )
