@@ -248,6 +248,7 @@ def parse_group_scenario(doc: object) -> GroupScenario:
         topics[name] = TopicMetadata(name, n, racks)
     members: list[MemberSubscription] = []
     seen: set[str] = set()
+    subscriptions: dict[tuple[str, ...], tuple[str, ...]] = {}
     for i, m in enumerate(members_doc):
         where = f"members[{i}]"
         if not isinstance(m, Mapping):
@@ -282,9 +283,13 @@ def parse_group_scenario(doc: object) -> GroupScenario:
                     f"topic {o[0]!r} has {topics[o[0]].partitions} partitions, got partition {o[1]}",
                     field=f"{where}.owned[{j}]",
                 )
-            owned.append(TopicPartition(o[0], o[1]))
+            # the topic's own name object: equal names compare by identity later
+            owned.append(TopicPartition(topics[o[0]].name if o[0] in topics else o[0], o[1]))
         gen = _field(m, "generation", where, int, required=False, default=DEFAULT_GENERATION)
         rack = _field(m, "rack", where, (str, type(None)), required=False, default=None)
         inst = _field(m, "instance", where, (str, type(None)), required=False, default=None)
-        members.append(MemberSubscription(mid, tuple(subs), tuple(owned), gen, rack, inst))
+        # equal subscriptions share one tuple (assignors group members by it)
+        sub = tuple(topics[t].name if t in topics else t for t in subs)
+        sub = subscriptions.setdefault(sub, sub)
+        members.append(MemberSubscription(mid, sub, tuple(owned), gen, rack, inst))
     return GroupScenario(GroupSpec(topics, tuple(members)), rounds, str(doc.get("name", "")))

@@ -14,56 +14,42 @@ depend on HashMap order, so none is emulated here.
 
 from __future__ import annotations
 
-import gc
-import itertools
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from .javacompat import string_key
+from .tpcache import new_topic_partitions, partition_objects, topic_objects
 
-_TP_NEW = TopicPartition.__new__
-_TP_SET_TOPIC = TopicPartition.topic.__set__  # slot descriptors: C-level field stores
-_TP_SET_PARTITION = TopicPartition.partition.__set__
+__all__ = [
+    "RangeAssignor",
+    "group_by_owner",
+    "member_info_order",
+    "new_topic_partitions",
+    "plain_ranges",
+    "ranges_in_member_info_order",
+    "sort_java_strings",
+    "subscribed_topics",
+    "subscriber_matrix",
+]
 
-
-def new_topic_partitions(
-    topics: Sequence[str] | str, partitions: Sequence[int]
-) -> list[TopicPartition]:
-    """Many `TopicPartition(topic, p)` at once, built in C loops (about 2x faster than the constructor).
-
-    `topics` is one topic for all, or one per partition. The objects are the
-    same as the constructor's: TopicPartition is a frozen slotted dataclass
-    without __post_init__, so storing its two slots is all __init__ does.
-    """
-    n = len(partitions)
-    # A million fresh GC-tracked objects would trigger many cyclic collections that can
-    # find nothing (the new objects hold only str and int); pause the collector meanwhile.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        objs = list(map(_TP_NEW, itertools.repeat(TopicPartition, n)))
-        deque(
-            map(
-                _TP_SET_TOPIC,
-                objs,
-                itertools.repeat(topics, n) if isinstance(topics, str) else topics,
-            ),
-            0,
-        )
-        deque(map(_TP_SET_PARTITION, objs, partitions), 0)
-    finally:
-        if collecting:
-            gc.enable()
-    return objs
+_MEMBER_ID = attrgetter("member_id")
+_INSTANCE_ID = attrgetter("instance_id")
+_TOPICS = attrgetter("topics")
 
 
 def _distinct_subscriptions(
     members: Iterable[MemberSubscription],
 ) -> dict[tuple[str, ...], list[int]]:
     """Member positions per distinct subscription; members sharing a tuple object are grouped without hashing it."""
+    subs = list(map(_TOPICS, members))
+    if not subs:
+        return {}
+    if len(set(map(id, subs))) == 1:
+        return {subs[0]: list(range(len(subs)))}
     by_object: dict[int, tuple[tuple[str, ...], list[int]]] = {}
     for i, m in enumerate(members):
         entry = by_object.get(id(m.topics))
@@ -77,18 +63,36 @@ def _distinct_subscriptions(
     return out
 
 
-def subscribed_topics(members: Iterable[MemberSubscription]) -> list[str]:
+def subscribed_topics(
+    members: Iterable[MemberSubscription],
+    groups: dict[tuple[str, ...], list[int]] | None = None,
+) -> list[str]:
     """Every topic some member subscribes to, in first-seen order of the distinct subscriptions."""
-    return list(dict.fromkeys(t for topics in _distinct_subscriptions(members) for t in topics))
+    if groups is None:
+        groups = _distinct_subscriptions(members)
+    return list(dict.fromkeys(t for topics in groups for t in topics))
 
 
-def subscriber_matrix(members: Sequence[MemberSubscription], topics: Sequence[str]) -> np.ndarray:
-    """`M[i, j]`: member i subscribes to topics[j]. Members with equal subscriptions are filled together."""
+def subscriber_matrix(
+    members: Sequence[MemberSubscription],
+    topics: Sequence[str],
+    groups: dict[tuple[str, ...], list[int]] | None = None,
+) -> np.ndarray:
+    """`M[i, j]`: member i subscribes to topics[j]. Members with equal subscriptions are filled together.
+
+    `groups` is `_distinct_subscriptions(members)` when the caller has it.
+    """
     col = {t: j for j, t in enumerate(topics)}
     m = np.zeros((len(members), len(topics)), dtype=bool)
-    for subscription, rows in _distinct_subscriptions(members).items():
+    if groups is None:
+        groups = _distinct_subscriptions(members)
+    for subscription, rows in groups.items():
         cols = sorted({col[t] for t in subscription if t in col})
-        if cols:
+        if not cols:
+            continue
+        if len(groups) == 1:
+            m[:, cols] = True
+        else:
             m[np.ix_(sorted(rows), cols)] = True
     return m
 
@@ -96,39 +100,52 @@ def subscriber_matrix(members: Sequence[MemberSubscription], topics: Sequence[st
 def group_by_owner(
     member_ids: Sequence[str],
     owner: np.ndarray,
-    topic_index: np.ndarray,
-    partition: np.ndarray,
-    topics: Sequence[str],
+    flat: np.ndarray,
+    table: np.ndarray,
 ) -> dict[str, list[TopicPartition]]:
-    """Per member (owner = index into member_ids) its partitions, in the order given."""
+    """Per member (owner = index into member_ids) its partitions `table[flat]`, in the order given."""
+    n = len(member_ids)
+    if not len(owner):
+        return {mid: [] for mid in member_ids}
     order = np.argsort(owner, kind="stable")
-    names = np.array(list(topics), dtype=object)[topic_index[order]].tolist() if len(order) else []
-    tps = new_topic_partitions(names, partition[order].tolist())
-    counts = (
-        np.bincount(owner, minlength=len(member_ids)).tolist()
-        if len(owner)
-        else [0] * len(member_ids)
-    )
-    out: dict[str, list[TopicPartition]] = {}
-    pos = 0
-    for mid, c in zip(member_ids, counts):
-        out[mid] = tps[pos : pos + c]
-        pos += c
-    return out
+    tps = table[flat[order]].tolist()
+    counts = np.bincount(owner, minlength=n)
+    ends = np.cumsum(counts)
+    some = np.flatnonzero(counts)
+    out: list[list[TopicPartition]] = [[] for _ in range(n)]
+    for i, e, c in zip(some.tolist(), ends[some].tolist(), counts[some].tolist()):
+        out[i] = tps[e - c : e]
+    return dict(zip(member_ids, out))
 
 
 def plain_ranges(
-    member_ids: Sequence[str], subscribed: np.ndarray, topics: Sequence[str], counts: Sequence[int]
+    member_ids: Sequence[str],
+    subscribed: np.ndarray,
+    topics: Sequence[str],
+    counts: Sequence[int],
+    member_of_rank: np.ndarray | None = None,
+    by_subscribers: dict[Any, list[int]] | None = None,
 ) -> dict[str, list[TopicPartition]]:
-    """Contiguous ranges per topic: its k-th subscriber (in `member_ids` order) gets
+    """Contiguous ranges per topic: its k-th subscriber (in rank order) gets
     `n // s + (k < n % s)` partitions starting at `k * (n // s) + min(k, n % s)`.
 
-    Topics with the same subscribers are computed together as one (subscriber x topic) grid.
+    Row r of `subscribed` is the member of rank r; that member is
+    `member_ids[member_of_rank[r]]` (default: the r-th). The result lists the
+    members in `member_ids` order. Topics with the same subscribers are
+    computed together as one (subscriber x topic) grid; `by_subscribers`
+    groups the topics (with partitions) that way when the caller knows it.
     """
-    by_subscribers: dict[bytes, list[int]] = {}
-    for j, n in enumerate(counts):
-        if n > 0:
-            by_subscribers.setdefault(subscribed[:, j].tobytes(), []).append(j)
+    n_members = subscribed.shape[0]
+    if by_subscribers is None:
+        by_subscribers = {}
+        if len(counts):
+            # one key per topic: its column of subscribers, packed to bits
+            packed = np.ascontiguousarray(np.packbits(subscribed, axis=0).T)
+            width = packed.shape[1]
+            raw = packed.tobytes()
+            for j, n in enumerate(counts):
+                if n > 0:
+                    by_subscribers.setdefault(raw[j * width : (j + 1) * width], []).append(j)
     ranks_l, topic_l, start_l, len_l = [], [], [], []
     for js in by_subscribers.values():
         ranks = np.flatnonzero(subscribed[:, js[0]])
@@ -137,19 +154,59 @@ def plain_ranges(
             continue
         n = np.asarray([counts[j] for j in js], dtype=np.int64)
         q, extra = n // s, n % s
+        # subscribers past the largest partition count get nothing: leave them out of the grid
+        s = min(s, int(n.max()))
+        ranks = ranks[:s]
         k = np.arange(s, dtype=np.int64)[:, None]
         ranks_l.append(np.repeat(ranks, len(js)))
         topic_l.append(np.tile(np.asarray(js, dtype=np.int64), s))
         start_l.append((k * q + np.minimum(k, extra)).ravel())
         len_l.append((q + (k < extra)).ravel())
-    if not ranks_l:
+    if not ranks_l or n_members == 0:
         return {mid: [] for mid in member_ids}
     ranks, tix, starts, lengths = (np.concatenate(x) for x in (ranks_l, topic_l, start_l, len_l))
+    counts_arr = np.asarray(counts, dtype=np.int64)
+    base = np.cumsum(counts_arr) - counts_arr
     total = int(lengths.sum())
     offsets = np.cumsum(lengths) - lengths
+    if member_of_rank is not None:
+        ranks = member_of_rank[ranks]
     owner = np.repeat(ranks, lengths)
-    partition = np.arange(total) - np.repeat(offsets - starts, lengths)
-    return group_by_owner(member_ids, owner, np.repeat(tix, lengths), partition, topics)
+    # flat index of each assigned partition: its topic's base + its partition number
+    flat = np.arange(total) - np.repeat(offsets - starts - base[tix], lengths)
+    return group_by_owner(member_ids, owner, flat, partition_objects(topics, counts))
+
+
+def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Assignment:
+    """`plain_ranges` over the subscribed topics in metadata (with or without those of no
+    partitions), subscribers in MemberInfo order; members in spec order."""
+    members = spec.members
+    groups = _distinct_subscriptions(members)
+    meta = spec.topics
+    topics = [
+        t
+        for t in subscribed_topics(members, groups)
+        if t in meta and (with_empty_topics or meta[t].partitions > 0)
+    ]
+    rank_list = member_info_indices(members)
+    if sum(len(sub) * len(rows) for sub, rows in groups.items()) <= _SMALL:
+        return _small_ranges(spec, groups, topics, rank_list)
+    rank_order = np.asarray(rank_list, dtype=np.int64)
+    subscribed = subscriber_matrix(members, topics, groups)[rank_order]
+    counts = [meta[t].partitions for t in topics]
+    # topics subscribed by the same distinct subscriptions have the same subscribers
+    holders: dict[str, list[int]] = {t: [] for t in topics}
+    for g, sub in enumerate(groups):
+        for t in set(sub):
+            if t in holders:
+                holders[t].append(g)
+    by_subscribers: dict[Any, list[int]] = {}
+    for j, t in enumerate(topics):
+        if counts[j] > 0:
+            by_subscribers.setdefault(tuple(holders[t]), []).append(j)
+    return plain_ranges(
+        list(map(_MEMBER_ID, members)), subscribed, topics, counts, rank_order, by_subscribers
+    )
 
 
 def sort_java_strings(values: Iterable[str]) -> list[str]:
@@ -157,14 +214,60 @@ def sort_java_strings(values: Iterable[str]) -> list[str]:
     return sorted(values, key=string_key)
 
 
-def member_info_order(members: Iterable[MemberSubscription]) -> list[MemberSubscription]:
+_SMALL = 20_000  # subscriptions (member x topic) up to which plain loops beat numpy's per-call cost
+
+
+def _small_ranges(
+    spec: GroupSpec,
+    groups: dict[tuple[str, ...], list[int]],
+    topics: Sequence[str],
+    rank_list: list[int],
+) -> Assignment:
+    """`plain_ranges` in plain Python loops, same output (order included), for small groups."""
+    members = spec.members
+    col = {t: j for j, t in enumerate(topics)}
+    cols_of = {sub: sorted({col[t] for t in sub if t in col}) for sub in groups}
+    subscribers: list[list[int]] = [[] for _ in topics]
+    for i in rank_list:
+        for j in cols_of[members[i].topics]:
+            subscribers[j].append(i)
+    counts = [spec.topics[t].partitions for t in topics]
+    by_subscribers: dict[tuple[int, ...], list[int]] = {}
+    for j, n in enumerate(counts):
+        if n > 0 and subscribers[j]:
+            by_subscribers.setdefault(tuple(subscribers[j]), []).append(j)
+    out: list[list[TopicPartition]] = [[] for _ in members]
+    for subs, js in by_subscribers.items():
+        s = len(subs)
+        for j in js:
+            n = counts[j]
+            q, extra = divmod(n, s)
+            objs = topic_objects(topics[j], n)
+            start = 0
+            for k in range(min(s, n)):
+                end = start + q + (k < extra)
+                out[subs[k]] += objs[start:end]
+                start = end
+    return dict(zip(map(_MEMBER_ID, members), out))
+
+
+def member_info_order(members: Sequence[MemberSubscription]) -> list[MemberSubscription]:
     """Kafka's `MemberInfo` order: static members first by group.instance.id, then the rest by member id."""
+    return [members[i] for i in member_info_indices(members)]
+
+
+def member_info_indices(members: Sequence[MemberSubscription]) -> list[int]:
+    """Positions of `members` in `MemberInfo` order (see `member_info_order`)."""
+    ids = list(map(_MEMBER_ID, members))
+    if set(map(_INSTANCE_ID, members)) <= {None} and all(map(str.isascii, ids)):
+        # no static member, and ASCII ids: code point order is String.compareTo order
+        return sorted(range(len(ids)), key=ids.__getitem__)
     return sorted(
-        members,
-        key=lambda m: (
-            (0, string_key(m.instance_id))
-            if m.instance_id is not None
-            else (1, string_key(m.member_id))
+        range(len(ids)),
+        key=lambda i: (
+            (0, string_key(members[i].instance_id))
+            if members[i].instance_id is not None
+            else (1, string_key(ids[i]))
         ),
     )
 
@@ -249,11 +352,11 @@ class RangeAssignor:
 
     def assign(self, spec: GroupSpec) -> Assignment:
         members = spec.members
-        ordered = member_info_order(members)
         racks = {m.member_id: m.rack for m in members if m.rack}
         if not racks:
             # No consumer rack: rack-aware assignment cannot apply, plain ranges for every topic.
-            return self._assign_without_racks(spec, ordered)
+            return self._assign_without_racks(spec)
+        ordered = member_info_order(members)
         # consumersPerTopic: subscribers of each topic, in MemberInfo order, deduplicated
         subscribers: dict[str, list[str]] = {}
         for m in ordered:
@@ -281,24 +384,14 @@ class RangeAssignor:
         return out
 
     @staticmethod
-    def _assign_without_racks(spec: GroupSpec, ordered: list[MemberSubscription]) -> Assignment:
-        topics = [
-            t
-            for t in subscribed_topics(spec.members)
-            if t in spec.topics and spec.topics[t].partitions > 0
-        ]
-        subscribed = subscriber_matrix(ordered, topics)
-        ids = [m.member_id for m in ordered]
-        by_member = plain_ranges(
-            ids, subscribed, topics, [spec.topics[t].partitions for t in topics]
-        )
-        return {m.member_id: by_member[m.member_id] for m in spec.members}
+    def _assign_without_racks(spec: GroupSpec) -> Assignment:
+        return ranges_in_member_info_order(spec, with_empty_topics=False)
 
     @staticmethod
     def _assign_plain(s: _TopicState, out: dict[str, list[TopicPartition]]) -> None:
         """Range assignment without rack constraints: contiguous ranges in consumer order."""
         start = 0
-        tps = new_topic_partitions(s.topic, range(s.n))
+        tps = topic_objects(s.topic, s.n)
         for i, c in enumerate(s.consumers):
             take = s.per_consumer + (1 if i < s.extra_left else 0)
             if take:

@@ -18,6 +18,7 @@ from .range import (
     subscribed_topics,
     subscriber_matrix,
 )
+from .tpcache import partition_objects
 
 
 class RoundRobinAssignor:
@@ -36,7 +37,8 @@ class RoundRobinAssignor:
             if t in spec.topics and spec.topics[t].partitions > 0
         ]
         subscribed = subscriber_matrix(ring, topics)
-        owners, topic_index, partitions = [], [], []
+        owners, flats = [], []
+        base = 0
         pos = 0  # the CircularIterator's cursor, as a ring position
         for j, t in enumerate(topics):
             n = spec.topics[t].partitions
@@ -50,15 +52,14 @@ class RoundRobinAssignor:
                 owner = takers[(first % s + np.arange(n)) % s]
             pos = (int(owner[-1]) + 1) % n_members
             owners.append(owner)
-            topic_index.append(np.full(n, j))
-            partitions.append(np.arange(n))
+            flats.append(np.arange(base, base + n))
+            base += n
         if not owners:
             return {m.member_id: [] for m in spec.members}
         by_member = group_by_owner(
             [m.member_id for m in ring],
             np.concatenate(owners),
-            np.concatenate(topic_index),
-            np.concatenate(partitions),
-            topics,
+            np.concatenate(flats),
+            partition_objects(topics, [spec.topics[t].partitions for t in topics]),
         )
         return {m.member_id: by_member[m.member_id] for m in spec.members}

@@ -16,7 +16,7 @@ member subscribes to every topic), so one path serves both.
 from __future__ import annotations
 
 from ..model import Assignment, GroupSpec
-from .range import member_info_order, plain_ranges, subscribed_topics, subscriber_matrix
+from .range import member_info_order, ranges_in_member_info_order
 
 
 def sorted_member_ids(spec: GroupSpec) -> list[str]:
@@ -32,14 +32,5 @@ class ServerRangeAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        ordered = member_info_order(spec.members)
         # subscribed topic ids: only topics present in metadata
-        topics = [t for t in subscribed_topics(spec.members) if t in spec.topics]
-        subscribed = subscriber_matrix(ordered, topics)
-        by_member = plain_ranges(
-            [m.member_id for m in ordered],
-            subscribed,
-            topics,
-            [spec.topics[t].partitions for t in topics],
-        )
-        return {m.member_id: by_member[m.member_id] for m in spec.members}
+        return ranges_in_member_info_order(spec, with_empty_topics=True)
