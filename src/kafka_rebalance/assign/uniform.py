@@ -8,10 +8,14 @@ through `uniform_group` (topic ids, member order, owned partitions as arrays).
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..model import Assignment, GroupSpec
 from .uniform_group import UniformGroup, group_view, topic_id, topic_id_hash, topic_id_string
 from .uniform_heterogeneous import build_heterogeneous
 from .uniform_homogeneous import build_homogeneous
+
+_MEMBER_ID = attrgetter("member_id")
 
 __all__ = ["UniformAssignor", "is_homogeneous", "topic_id", "topic_id_hash", "topic_id_string"]
 
@@ -35,4 +39,7 @@ class UniformAssignor:
             result = build_homogeneous(group)
         else:
             result = build_heterogeneous(group)
-        return {m.member_id: result.get(m.member_id, []) for m in spec.members}
+        ids = list(map(_MEMBER_ID, spec.members))
+        if len(result) == len(ids):  # both builders list every member
+            return dict(zip(ids, map(result.__getitem__, ids)))
+        return {m: result.get(m, []) for m in ids}

@@ -22,10 +22,13 @@ import numpy as np
 
 from ..model import GroupSpec, TopicPartition
 from .javacompat import JavaHashMap, JavaHashSet, string_hash
-from .range import new_topic_partitions
+from .tpcache import partition_objects
 
 _TOPIC = attrgetter("topic")
 _PARTITION = attrgetter("partition")
+_MEMBER_ID = attrgetter("member_id")
+_TOPICS = attrgetter("topics")
+_OWNED = attrgetter("owned")
 
 
 def _int32(x: int) -> int:
@@ -98,9 +101,7 @@ class UniformGroup:
         """TopicPartition objects for flat indices, in that order."""
         if len(flat) == 0:
             return []
-        tix = self.flat_topic(flat)
-        names = np.array(self.topics, dtype=object)[tix].tolist()
-        return new_topic_partitions(names, (flat - self.base[tix]).tolist())
+        return partition_objects(self.topics, self.counts.tolist())[flat].tolist()
 
 
 @dataclass(slots=True)
@@ -119,7 +120,7 @@ class OwnedArrays:
 
 def member_iteration_order(spec: GroupSpec) -> list[str]:
     """Member ids as a `HashMap<String, ...>` filled in `spec.members` order iterates them."""
-    return list(_hashmap_order(tuple(m.member_id for m in spec.members)))
+    return list(_hashmap_order(tuple(map(_MEMBER_ID, spec.members))))
 
 
 @lru_cache(maxsize=16)
@@ -203,14 +204,19 @@ def _new_set(_key: object) -> JavaHashSet:
 
 
 def group_view(spec: GroupSpec) -> UniformGroup:
-    by_id = {m.member_id: m for m in spec.members}
+    by_id = dict(zip(map(_MEMBER_ID, spec.members), spec.members))
     ids = member_iteration_order(spec)
-    members = [by_id[i] for i in ids]
-    # members with equal subscriptions (usually most of them) are handled once per subscription
+    members = list(map(by_id.__getitem__, ids))
+    topics_of = list(map(_TOPICS, members))
+    # members with equal subscriptions (usually most of them) are handled once per
+    # subscription; members sharing one tuple object are grouped without hashing it
+    obj_ids = list(map(id, topics_of))
+    by_object = dict(zip(obj_ids, topics_of))
     group_of: dict[tuple[str, ...], int] = {}
-    member_group = [group_of.setdefault(m.topics, len(group_of)) for m in members]
+    group_of_object = {o: group_of.setdefault(t, len(group_of)) for o, t in by_object.items()}
+    member_group = list(map(group_of_object.__getitem__, obj_ids))
     group_subs = [[t for t in dict.fromkeys(topics) if t in spec.topics] for topics in group_of]
-    subs = [group_subs[g] for g in member_group]
+    subs = list(map(group_subs.__getitem__, member_group))
     topic_names = list(dict.fromkeys(t for lst in group_subs for t in lst))
     topic_index = {t: j for j, t in enumerate(topic_names)}
     counts = np.array([spec.topics[t].partitions for t in topic_names], dtype=np.int64)
@@ -218,16 +224,20 @@ def group_view(spec: GroupSpec) -> UniformGroup:
     if len(topic_names) > 1:
         base[1:] = np.cumsum(counts)[:-1]
     subscribed = np.zeros((len(members), len(topic_names)), dtype=bool)
-    member_group_arr = np.array(member_group, dtype=np.int64)
-    for g, lst in enumerate(group_subs):
-        if lst:
-            rows = np.flatnonzero(member_group_arr == g)
-            subscribed[np.ix_(rows, [topic_index[t] for t in lst])] = True
+    if len(group_subs) == 1:
+        if group_subs[0]:
+            subscribed[:, [topic_index[t] for t in group_subs[0]]] = True
+    else:
+        member_group_arr = np.array(member_group, dtype=np.int64)
+        for g, lst in enumerate(group_subs):
+            if lst:
+                rows = np.flatnonzero(member_group_arr == g)
+                subscribed[np.ix_(rows, [topic_index[t] for t in lst])] = True
     return UniformGroup(
         member_ids=ids,
         subscriptions=subs,
-        subscribed_names=[m.topics for m in members],
-        owned=[m.owned for m in members],
+        subscribed_names=topics_of,
+        owned=list(map(_OWNED, members)),
         topics=topic_names,
         topic_index=topic_index,
         counts=counts,

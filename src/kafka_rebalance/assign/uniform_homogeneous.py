@@ -57,12 +57,13 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     # groupSpec.isPartitionAssigned: some member's current assignment holds it
     taken = np.zeros(group.total, dtype=bool)
     taken[owned.flat[valid]] = True
-    fresh_parts = []
-    for t in topics:
-        j = group.topic_index[t]
-        r = np.arange(group.base[j], group.base[j] + group.counts[j])
-        fresh_parts.append(r[~taken[r]])
-    fresh = np.concatenate(fresh_parts)
+    # every partition, topics in `topics` order, minus the taken ones
+    js = np.fromiter(map(group.topic_index.__getitem__, topics), dtype=np.int64, count=len(topics))
+    lens = group.counts[js]
+    in_order = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(lens) - lens - group.base[js], lens
+    )
+    fresh = in_order[~taken[in_order]]
     total = group.total
     min_quota, extra = divmod(total, n)
 
@@ -75,20 +76,25 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     quotas = np.full(n, min_quota, dtype=np.int64)
     quotas[:extra] += 1
     slow = (held > quotas) | odd
-    kept_entries = np.flatnonzero(owned.first & ~slow[owned.member])
-    kept_objects = [owned.objects[k] for k in kept_entries.tolist()]
-    kept_count = np.bincount(owned.member[kept_entries], minlength=n).tolist()
+    kept_mask = owned.first & ~slow[owned.member]
+    kept_count_arr = np.bincount(owned.member[kept_mask], minlength=n)
+    owned_lens = np.fromiter(map(len, group.owned), dtype=np.int64, count=n)
+    # a member that keeps every entry of its list (the usual case) keeps the list itself
+    partly = np.flatnonzero(~slow & (kept_count_arr != owned_lens)).tolist()
+    target: list[list[TopicPartition]] = list(map(list, group.owned))
+    if partly:
+        member_of = owned.member
+        by_member: dict[int, list[TopicPartition]] = {i: [] for i in partly}
+        objects = owned.objects
+        for k in np.flatnonzero(kept_mask & np.isin(member_of, partly)).tolist():
+            by_member[int(member_of[k])].append(objects[k])
+        for i, kept_list in by_member.items():
+            target[i] = kept_list
     remaining = (quotas - np.where(slow, 0, held)).tolist()
 
-    target: list[list[TopicPartition]] = []
     revoked: list[tuple[str, int]] = []
-    pos = 0
     subscribed = set(topics)
-    for i in range(n):
-        if not slow[i]:
-            target.append(kept_objects[pos : pos + kept_count[i]])
-            pos += kept_count[i]
-            continue
+    for i in np.flatnonzero(slow).tolist():
         quota = remaining[i]
         kept: list[TopicPartition] = []
         for t, parts in current_assignment(group.owned[i]):
@@ -105,24 +111,26 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
                     else:
                         revoked.append((t, p))
         remaining[i] = quota
-        target.append(kept)
+        target[i] = kept
 
     # assignRemainingPartitions: deal the fresh, then the revoked partitions in order
     n_fresh, n_all = len(fresh), len(fresh) + len(revoked)
     fresh_tps = group.topic_partitions(fresh)
-    at = 0
-    for i in range(n):
-        quota = remaining[i]
-        if quota <= 0 or at >= n_all:
+    # members in order take their remaining quota from the queue (fresh, then revoked)
+    quota_arr = np.maximum(np.asarray(remaining, dtype=np.int64), 0)
+    reach = np.cumsum(quota_arr)
+    ends = np.minimum(reach, n_all)
+    starts = np.minimum(reach - quota_arr, n_all)
+    takers = np.flatnonzero(ends > starts)
+    for i, at, end in zip(takers.tolist(), starts[takers].tolist(), ends[takers].tolist()):
+        if end <= n_fresh:
+            target[i] += fresh_tps[at:end]
             continue
-        end = min(at + quota, n_all)
         if at < n_fresh:
-            target[i].extend(fresh_tps[at : min(end, n_fresh)])
-        if end > n_fresh:
-            target[i].extend(
-                TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh : end - n_fresh]
-            )
-        at = end
-    if at < n_all:
+            target[i] += fresh_tps[at:n_fresh]
+        target[i].extend(
+            TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh : end - n_fresh]
+        )
+    if (int(ends[-1]) if n else 0) < n_all:
         raise PartitionAssignorException("Partitions were left unassigned")
     return dict(zip(members, target))
