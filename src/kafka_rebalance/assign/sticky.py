@@ -29,12 +29,15 @@ from .sticky_common import (
     StickyContext,
     build_context,
     resolve_owned,
+    resolve_without_conflicts,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
+from .tpcache import partition_object_map
 from .userdata import grouped_partitions
 
 _TP_FIELDS = attrgetter("topic", "partition")
+_MEMBER_ID = attrgetter("member_id")
 
 
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
@@ -43,10 +46,12 @@ def _owned_tuples(m: MemberSubscription) -> list[TP]:
 
 def run_sticky(
     ctx: StickyContext,
+    res: OwnedResolution | None = None,
 ) -> tuple[dict[str, list[TP]], dict[TP, str] | None, OwnedResolution]:
     """AbstractStickyAssignor.assignPartitions: the builder's result and, for the
     constrained builder, the partitions it moved between owners."""
-    res = resolve_owned(ctx)
+    if res is None:
+        res = resolve_owned(ctx)
     rack = RackInfo(ctx)
     if res.all_equal:
         transferring: dict[TP, str] | None = {}
@@ -69,8 +74,20 @@ def _make_tp(topic: str, partition: int) -> TopicPartition:
     return o
 
 
-def _to_assignment(spec: GroupSpec, result: dict[str, list[TP]]) -> Assignment:
-    """Model objects for the result, reusing the members' owned TopicPartition objects."""
+def _to_assignment(
+    spec: GroupSpec, result: dict[str, list[TP]], ctx: StickyContext | None = None
+) -> Assignment:
+    """Model objects for the result: the shared objects of `tpcache` (every assigned
+    partition is one of the context's topics), else the members' own objects."""
+    if ctx is not None:
+        ppt = ctx.partitions_per_topic
+        lookup = partition_object_map(list(ppt), list(ppt.values())).__getitem__
+        try:
+            return {
+                mid: list(map(lookup, result.get(mid, ()))) for mid in map(_MEMBER_ID, spec.members)
+            }
+        except KeyError:  # an owned partition number past its topic's count, kept as Kafka does
+            pass
     known: dict[TP, TopicPartition] = {}
     for m in spec.members:
         known.update(zip(map(_TP_FIELDS, m.owned), m.owned))
@@ -88,7 +105,7 @@ class StickyAssignor:
     name = "sticky"
 
     @staticmethod
-    def member_data(m: MemberSubscription) -> MemberData:
+    def member_data(m: MemberSubscription, grouped: bool = True) -> MemberData:
         """What `StickyAssignor.memberData` decodes from the member's user data.
 
         The member writes V1 (V0 without a generation); decoding that gives the
@@ -99,15 +116,27 @@ class StickyAssignor:
         gen = None if m.generation == DEFAULT_GENERATION else m.generation
         if not m.owned:
             return MemberData([], gen)
+        if not grouped:  # the same partitions in the protocol field's order
+            return MemberData(_owned_tuples(m), gen)
         return MemberData(grouped_partitions(_owned_tuples(m)), gen)
 
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
         with _gc_paused():
-            ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
-            result, _, _ = run_sticky(ctx)
-            return _to_assignment(spec, result)
+            # The order of a member's owned partitions (its user data groups them by
+            # topic) matters only when partitions have several claimants or the
+            # subscriptions differ; otherwise the constrained builder sorts them
+            # anyway, so the grouping is skipped.
+            ctx = build_context(
+                spec, {m.member_id: self.member_data(m, grouped=False) for m in spec.members}
+            )
+            res = resolve_without_conflicts(ctx)
+            if res is None or not res.all_equal:
+                ctx.member_data = {m.member_id: self.member_data(m) for m in spec.members}
+                res = None
+            result, _, _ = run_sticky(ctx, res)
+            return _to_assignment(spec, result, ctx)
 
 
 class CooperativeStickyAssignor:
@@ -133,7 +162,7 @@ class CooperativeStickyAssignor:
                     by_member.setdefault(consumer, set()).add(tp)
                 for consumer, gone in by_member.items():
                     result[consumer] = [tp for tp in result[consumer] if tp not in gone]
-            return _to_assignment(spec, result)
+            return _to_assignment(spec, result, ctx)
 
 
 def partitions_transferring_ownership(

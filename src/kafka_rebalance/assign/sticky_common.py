@@ -16,8 +16,10 @@ Partitions are `(topic, partition)` tuples throughout; their Java hashCode is
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .base import AssignorFailure
@@ -25,6 +27,10 @@ from .javacompat import insertion_order, string_key
 
 TP = tuple[str, int]
 DEFAULT_GENERATION = -1
+_MEMBER_ID = attrgetter("member_id")
+_TOPICS = attrgetter("topics")
+_PARTITIONS = attrgetter("partitions")
+_FIRST = itemgetter(0)
 
 
 class KafkaAssignorFailure(AssignorFailure):
@@ -53,17 +59,34 @@ class StickyContext:
 
 
 def java_key_order(keys: Sequence[str]) -> list[str]:
-    """Iteration order of a default `new HashMap<>()` after putting `keys` in order."""
-    return insertion_order(list(keys))
+    """Iteration order of a default `new HashMap<>()` after putting `keys` in order.
+
+    Remembered for the last few key lists: a group's members rarely change
+    between rebalances, and the leader computes this order twice per run.
+    """
+    key = tuple(keys)
+    order = _KEY_ORDERS.get(key)
+    if order is None:
+        order = tuple(insertion_order(list(key)))
+        if len(_KEY_ORDERS) >= 16:
+            _KEY_ORDERS.pop(next(iter(_KEY_ORDERS)))
+        _KEY_ORDERS[key] = order
+    return list(order)
+
+
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def build_context(spec: GroupSpec, member_data: dict[str, MemberData]) -> StickyContext:
     """Leader-side inputs as `AbstractPartitionAssignor.assign(Cluster, GroupSubscription)` prepares them."""
-    order = java_key_order([m.member_id for m in spec.members])
-    subs = {m.member_id: m for m in spec.members}
+    ids = list(map(_MEMBER_ID, spec.members))
+    order = java_key_order(ids)
+    subs = dict(zip(ids, spec.members))
     ppt: dict[str, int] = {}
-    for mid in order:
-        for t in subs[mid].topics:
+    # distinct subscription objects in member order (members usually share one)
+    in_order = list(map(_TOPICS, map(subs.__getitem__, order)))
+    for topics in dict(zip(map(id, in_order), in_order)).values():
+        for t in topics:
             if t not in ppt:
                 meta = spec.topics.get(t)
                 if meta is not None and meta.partitions > 0:
@@ -88,7 +111,7 @@ class OwnedResolution:
 def resolve_owned(ctx: StickyContext) -> OwnedResolution:
     """`allSubscriptionsEqual`: equal subscriptions? plus still-valid owned partitions per member."""
     all_topics = ctx.partitions_per_topic
-    fast = _resolve_without_conflicts(ctx)
+    fast = resolve_without_conflicts(ctx)
     if fast is not None:
         return fast
     is_equal = True
@@ -134,6 +157,9 @@ def resolve_owned(ctx: StickyContext) -> OwnedResolution:
 def _subscriptions_equal(ctx: StickyContext) -> bool:
     is_equal = True
     subscribed: set[str] = set()
+    # members sharing one subscription object are checked once
+    if len(set(map(id, map(_TOPICS, ctx.subs.values())))) == 1:
+        return True
     for consumer in ctx.member_order:
         topics = ctx.subs[consumer].topics
         if not subscribed:
@@ -144,27 +170,30 @@ def _subscriptions_equal(ctx: StickyContext) -> bool:
     return is_equal
 
 
-def _resolve_without_conflicts(ctx: StickyContext) -> OwnedResolution | None:
-    """The common case, in bulk: no partition claimed twice, so no generation contest."""
+def resolve_without_conflicts(ctx: StickyContext) -> OwnedResolution | None:
+    """The common case, in bulk: no partition claimed twice, so no generation contest.
+
+    None when some partition is claimed twice (then `resolve_owned` decides).
+    The result does not depend on the order of each member's partitions
+    beyond keeping it in `owned`.
+    """
     all_topics = ctx.partitions_per_topic
-    owned: dict[str, list[TP]] = {}
-    total = 0
-    union: set[TP] = set()
-    max_gen = DEFAULT_GENERATION
-    for consumer in ctx.member_order:
-        md = ctx.member_data[consumer]
-        gen = DEFAULT_GENERATION if md.generation is None else md.generation
-        max_gen = max(max_gen, gen)
-        parts = md.partitions
-        if parts and not all_topics.keys() >= {tp[0] for tp in parts}:
-            parts = [tp for tp in parts if tp[0] in all_topics]
-        else:
-            parts = list(parts)
-        owned[consumer] = parts
-        total += len(parts)
-        union.update(parts)
-        if len(union) != total:
-            return None
+    mds = list(map(ctx.member_data.__getitem__, ctx.member_order))
+    lists = list(map(_PARTITIONS, mds))
+    flat = list(itertools.chain.from_iterable(lists))
+    gens = {md.generation for md in mds}
+    gens.discard(None)
+    max_gen = max(gens, default=DEFAULT_GENERATION)
+    max_gen = max(max_gen, DEFAULT_GENERATION)
+    if len(set(flat)) != len(flat):
+        return None
+    if all_topics.keys() >= set(map(_FIRST, flat)):
+        owned = dict(zip(ctx.member_order, map(list, lists)))
+    else:
+        owned = {
+            c: [tp for tp in parts if tp[0] in all_topics]
+            for c, parts in zip(ctx.member_order, lists)
+        }
     return OwnedResolution(
         _subscriptions_equal(ctx), owned, java_key_order(ctx.member_order), set(), max_gen
     )

@@ -12,12 +12,14 @@ Partitions leaving one owner for another are recorded for the cooperative assign
 
 from __future__ import annotations
 
+import itertools
 from operator import itemgetter
 
 import numpy as np
 
 from .javacompat import string_key
 from .sticky_common import TP, OwnedResolution, RackInfo, StickyContext, sorted_topics
+from .tpcache import partition_tuples
 
 
 def _partition_then_topic_key(topics):
@@ -28,10 +30,8 @@ def _partition_then_topic_key(topics):
     return lambda tp: (tp[1], keys.get(tp[0]) or string_key(tp[0]))
 
 
-def _check(p: int, n: int) -> int:
-    if 0 <= p < n:
-        return p
-    raise IndexError(p)
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 class _RackCount:
@@ -101,14 +101,18 @@ class ConstrainedAssignmentBuilder:
         multiple = self.res.multiple_owners
         min_q, max_q = self.min_quota, self.max_quota
         by_partition_then_topic = _partition_then_topic_key(self.ctx.partitions_per_topic)
+        owned_of = self.res.owned
         for consumer in self.res.owned_order:
-            owned = []
-            for tp in self.res.owned[consumer]:
-                if rack.consumer_racks and rack.racks_mismatch(consumer, tp):
-                    self.maybe_revoked[tp] = consumer
-                else:
-                    owned.append(tp)
-            owned.sort(key=by_partition_then_topic)
+            if rack.consumer_racks:
+                owned = []
+                for tp in owned_of[consumer]:
+                    if rack.racks_mismatch(consumer, tp):
+                        self.maybe_revoked[tp] = consumer
+                    else:
+                        owned.append(tp)
+                owned.sort(key=by_partition_then_topic)
+            else:
+                owned = sorted(owned_of[consumer], key=by_partition_then_topic)
             if multiple:
                 for tp in multiple:
                     if tp in owned:
@@ -145,26 +149,28 @@ class ConstrainedAssignmentBuilder:
         topics = sorted_topics(ppt)
         assigned = self.assigned_partitions
         if not assigned:
-            return [(t, p) for t in topics for p in range(ppt[t])]
+            return partition_tuples(topics, [ppt[t] for t in topics]).tolist()
         offsets: dict[str, int] = {}
         total = 0
         for t in topics:
             offsets[t] = total
             total += ppt[t]
-        try:
-            # global index in (topic, partition) order; a partition number out of range
-            # (or negative) raises and takes the exact two-pointer path below
-            gids = [offsets[t] + _check(p, ppt[t]) for t, p in assigned]
-        except (KeyError, IndexError):
-            gids = self._two_pointer_matches(assigned, offsets)
+        # global index in (topic, partition) order; a topic or partition number out of
+        # range takes the exact two-pointer path
+        k = len(assigned)
+        count_of = np.fromiter(
+            map(ppt.get, map(_FIRST, assigned), itertools.repeat(-1, k)), dtype=np.int64, count=k
+        )
+        part = np.fromiter(map(_SECOND, assigned), dtype=np.int64, count=k)
+        if (count_of >= 0).all() and ((part >= 0) & (part < count_of)).all():
+            offs = np.fromiter(map(offsets.__getitem__, map(_FIRST, assigned)), np.int64, k)
+            gids = offs + part
+        else:
+            gids = np.asarray(self._two_pointer_matches(assigned, offsets), dtype=np.int64)
         taken = np.zeros(total, dtype=bool)
-        taken[np.asarray(gids, dtype=np.int64)] = True
-        out: list[TP] = []
-        for t in topics:
-            n, off = ppt[t], offsets[t]
-            free = np.flatnonzero(~taken[off : off + n]).tolist()
-            out.extend(zip([t] * len(free), free))
-        return out
+        taken[gids] = True
+        table = partition_tuples(topics, [ppt[t] for t in topics])
+        return table[np.flatnonzero(~taken)].tolist()
 
     def _two_pointer_matches(self, assigned: list[TP], offsets: dict[str, int]) -> list[int]:
         """Kafka's walk stalls at the first kept partition that does not exist; only those before it match."""
@@ -258,29 +264,44 @@ class ConstrainedAssignmentBuilder:
         queue = exact + completed
         if remaining > len(queue):
             raise RuntimeError("No more unfilled consumers to be assigned.")
-        members = [under[i] for i in picks] + queue[:remaining]
         finished = set(completed)
         self.under = [c for c in under if c not in finished]
         self.exact = queue[remaining:]
         if remaining and min_q + 1 == max_q:
             self.current_over += remaining
+        # owner of each unassigned partition as an index into `takers` (under, then the
+        # queue's members not in under)
+        takers = list(under)
+        index_of = {c: i for i, c in enumerate(takers)}
+        for c in queue[:remaining]:
+            if c not in index_of:
+                index_of[c] = len(takers)
+                takers.append(c)
+        owner = np.concatenate(
+            (
+                pos[first],
+                np.fromiter(
+                    map(index_of.__getitem__, queue[:remaining]), dtype=np.int64, count=remaining
+                ),
+            )
+        )
         transferring = self.transferring
         if transferring is not None:
             maybe_revoked = self.maybe_revoked
             multiple = self.res.multiple_owners
             if maybe_revoked or multiple:
+                members = [takers[i] for i in owner.tolist()]
                 for tp, c in zip(unassigned, members):
                     prev = maybe_revoked.get(tp)
                     if (prev is not None and prev != c) or tp in multiple:
                         transferring[tp] = c
-        by_member: dict[str, list[TP]] = {}
-        for tp, c in zip(unassigned, members):
-            lst = by_member.get(c)
-            if lst is None:
-                lst = by_member[c] = []
-            lst.append(tp)
-        for c, tps in by_member.items():
-            assignment[c].extend(tps)
+        by_owner = np.argsort(owner, kind="stable")
+        gathered = list(map(unassigned.__getitem__, by_owner.tolist()))
+        counts = np.bincount(owner, minlength=len(takers))
+        ends = np.cumsum(counts)
+        some = np.flatnonzero(counts)
+        for i, e, c in zip(some.tolist(), ends[some].tolist(), counts[some].tolist()):
+            assignment[takers[i]] += gathered[e - c : e]
 
     def _assign_round_robin_stepwise(self, unassigned: list[TP]) -> None:
         """The same round robin one partition at a time, as Kafka loops (reference and fallback)."""

@@ -96,3 +96,38 @@ def partition_objects(topics: Sequence[str], counts: Sequence[int]) -> np.ndarra
         _TABLES.pop(next(iter(_TABLES)))
     _TABLES[key] = table
     return table
+
+
+_TUPLES: dict[tuple[tuple[str, ...], tuple[int, ...]], np.ndarray] = {}
+
+
+def partition_tuples(topics: Sequence[str], counts: Sequence[int]) -> np.ndarray:
+    """Object array of `(topic, partition)` tuples laid out like `partition_objects`."""
+    key = (tuple(topics), tuple(int(c) for c in counts))
+    table = _TUPLES.get(key)
+    if table is not None:
+        return table
+    table = np.empty(sum(key[1]), dtype=object)
+    table[:] = [(t, p) for t, n in zip(*key) for p in range(n)]
+    if len(_TUPLES) >= 4:
+        _TUPLES.pop(next(iter(_TUPLES)))
+    _TUPLES[key] = table
+    return table
+
+
+_MAPS: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[tuple[str, int], TopicPartition]] = {}
+
+
+def partition_object_map(
+    topics: Sequence[str], counts: Sequence[int]
+) -> dict[tuple[str, int], TopicPartition]:
+    """`(topic, partition)` -> its shared TopicPartition, for every partition of `topics`."""
+    key = (tuple(topics), tuple(int(c) for c in counts))
+    found = _MAPS.get(key)
+    if found is not None:
+        return found
+    found = dict(zip(partition_tuples(*key).tolist(), partition_objects(*key).tolist()))
+    if len(_MAPS) >= 4:
+        _MAPS.pop(next(iter(_MAPS)))
+    _MAPS[key] = found
+    return found
