@@ -16,8 +16,11 @@ how they read a member's state and in what they hand back:
 from __future__ import annotations
 
 import gc
+import itertools
 from contextlib import contextmanager
-from operator import attrgetter
+from operator import attrgetter, itemgetter
+
+import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from .sticky_common import (
@@ -33,11 +36,13 @@ from .sticky_common import (
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
-from .tpcache import partition_object_map
+from .tpcache import partition_objects
 from .userdata import grouped_partitions
 
 _TP_FIELDS = attrgetter("topic", "partition")
 _MEMBER_ID = attrgetter("member_id")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
@@ -80,14 +85,24 @@ def _to_assignment(
     """Model objects for the result: the shared objects of `tpcache` (every assigned
     partition is one of the context's topics), else the members' own objects."""
     if ctx is not None:
+        ids = list(map(_MEMBER_ID, spec.members))
+        lists = [result.get(mid, ()) for mid in ids]
         ppt = ctx.partitions_per_topic
-        lookup = partition_object_map(list(ppt), list(ppt.values())).__getitem__
-        try:
-            return {
-                mid: list(map(lookup, result.get(mid, ()))) for mid in map(_MEMBER_ID, spec.members)
-            }
-        except KeyError:  # an owned partition number past its topic's count, kept as Kafka does
-            pass
+        counts = np.fromiter(ppt.values(), dtype=np.int64, count=len(ppt))
+        offset_of = dict(zip(ppt, (np.cumsum(counts) - counts).tolist()))
+        count_of = dict(zip(ppt, counts.tolist()))
+        tps = list(itertools.chain.from_iterable(lists))
+        n = len(tps)
+        topics = list(map(_FIRST, tps))
+        part = np.fromiter(map(_SECOND, tps), dtype=np.int64, count=n)
+        limit = np.fromiter(map(count_of.get, topics, itertools.repeat(0, n)), np.int64, n)
+        # an owned partition number past its topic's count is kept as Kafka does: no shared object
+        if ((part >= 0) & (part < limit)).all():
+            flat = np.fromiter(map(offset_of.__getitem__, topics), np.int64, n) + part
+            objs = partition_objects(list(ppt), counts.tolist())[flat].tolist()
+            ends = np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
+            starts = ends - np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+            return dict(zip(ids, map(objs.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
     known: dict[TP, TopicPartition] = {}
     for m in spec.members:
         known.update(zip(map(_TP_FIELDS, m.owned), m.owned))

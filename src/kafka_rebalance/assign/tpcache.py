@@ -113,21 +113,3 @@ def partition_tuples(topics: Sequence[str], counts: Sequence[int]) -> np.ndarray
         _TUPLES.pop(next(iter(_TUPLES)))
     _TUPLES[key] = table
     return table
-
-
-_MAPS: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[tuple[str, int], TopicPartition]] = {}
-
-
-def partition_object_map(
-    topics: Sequence[str], counts: Sequence[int]
-) -> dict[tuple[str, int], TopicPartition]:
-    """`(topic, partition)` -> its shared TopicPartition, for every partition of `topics`."""
-    key = (tuple(topics), tuple(int(c) for c in counts))
-    found = _MAPS.get(key)
-    if found is not None:
-        return found
-    found = dict(zip(partition_tuples(*key).tolist(), partition_objects(*key).tolist()))
-    if len(_MAPS) >= 4:
-        _MAPS.pop(next(iter(_MAPS)))
-    _MAPS[key] = found
-    return found
