@@ -152,10 +152,10 @@ def plain_ranges(
         s = len(ranks)
         if s == 0:
             continue
-        n = np.asarray([counts[j] for j in js], dtype=np.int64)
-        q, extra = n // s, n % s
+        sizes = np.asarray([counts[j] for j in js], dtype=np.int64)
+        q, extra = sizes // s, sizes % s
         # subscribers past the largest partition count get nothing: leave them out of the grid
-        s = min(s, int(n.max()))
+        s = min(s, int(sizes.max()))
         ranks = ranks[:s]
         k = np.arange(s, dtype=np.int64)[:, None]
         ranks_l.append(np.repeat(ranks, len(js)))

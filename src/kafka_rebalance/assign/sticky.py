@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+from collections.abc import Callable
 from contextlib import contextmanager
 from operator import attrgetter, itemgetter
 
@@ -68,8 +69,9 @@ def run_sticky(
 
 
 _new = object.__new__
-_set_topic = TopicPartition.topic.__set__  # slot descriptors: skip the frozen __setattr__
-_set_partition = TopicPartition.partition.__set__
+# slot descriptors: skip the frozen __setattr__
+_set_topic: Callable[[TopicPartition, str], None] = TopicPartition.__dict__["topic"].__set__
+_set_partition: Callable[[TopicPartition, int], None] = TopicPartition.__dict__["partition"].__set__
 
 
 def _make_tp(topic: str, partition: int) -> TopicPartition:
@@ -86,7 +88,7 @@ def _to_assignment(
     partition is one of the context's topics), else the members' own objects."""
     if ctx is not None:
         ids = list(map(_MEMBER_ID, spec.members))
-        lists = [result.get(mid, ()) for mid in ids]
+        lists = [result.get(mid, []) for mid in ids]
         ppt = ctx.partitions_per_topic
         counts = np.fromiter(ppt.values(), dtype=np.int64, count=len(ppt))
         offset_of = dict(zip(ppt, (np.cumsum(counts) - counts).tolist()))

@@ -181,10 +181,8 @@ def resolve_without_conflicts(ctx: StickyContext) -> OwnedResolution | None:
     mds = list(map(ctx.member_data.__getitem__, ctx.member_order))
     lists = list(map(_PARTITIONS, mds))
     flat = list(itertools.chain.from_iterable(lists))
-    gens = {md.generation for md in mds}
-    gens.discard(None)
-    max_gen = max(gens, default=DEFAULT_GENERATION)
-    max_gen = max(max_gen, DEFAULT_GENERATION)
+    gens = {md.generation for md in mds if md.generation is not None}
+    max_gen = max(max(gens, default=DEFAULT_GENERATION), DEFAULT_GENERATION)
     if len(set(flat)) != len(flat):
         return None
     if all_topics.keys() >= set(map(_FIRST, flat)):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import itertools
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -24,8 +24,11 @@ from ..model import TopicPartition
 MAX_CACHED = 4_000_000
 
 _TP_NEW = TopicPartition.__new__
-_TP_SET_TOPIC = TopicPartition.topic.__set__  # slot descriptors: C-level field stores
-_TP_SET_PARTITION = TopicPartition.partition.__set__
+# slot descriptors: C-level field stores
+_TP_SET_TOPIC: Callable[[TopicPartition, str], None] = TopicPartition.__dict__["topic"].__set__
+_TP_SET_PARTITION: Callable[[TopicPartition, int], None] = TopicPartition.__dict__[
+    "partition"
+].__set__
 
 _BY_TOPIC: dict[str, tuple[TopicPartition, ...]] = {}
 _TABLES: dict[tuple[tuple[str, ...], tuple[int, ...]], np.ndarray] = {}

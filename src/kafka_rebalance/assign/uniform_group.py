@@ -226,7 +226,8 @@ def group_view(spec: GroupSpec) -> UniformGroup:
     subscribed = np.zeros((len(members), len(topic_names)), dtype=bool)
     if len(group_subs) == 1:
         if group_subs[0]:
-            subscribed[:, [topic_index[t] for t in group_subs[0]]] = True
+            cols = np.array([topic_index[t] for t in group_subs[0]], dtype=np.int64)
+            subscribed[:, cols] = True
     else:
         member_group_arr = np.array(member_group, dtype=np.int64)
         for g, lst in enumerate(group_subs):
