@@ -21,8 +21,11 @@ __all__ = ["UniformAssignor", "is_homogeneous", "topic_id", "topic_id_hash", "to
 
 
 def is_homogeneous(group: UniformGroup) -> bool:
-    """SubscriptionType.HOMOGENEOUS: every member subscribes to the same topic ids."""
-    distinct = {frozenset(s) for s in {id(s): s for s in group.subscriptions}.values()}
+    """SubscriptionType.HOMOGENEOUS as the coordinator decides it (ModernGroup.subscriptionType): every
+    subscribed topic name has every member. Names count whether or not the topic exists, so a member
+    subscribed to a missing topic the others do not name makes the group heterogeneous. That is the
+    same as every member naming the same set of topics."""
+    distinct = {frozenset(s) for s in {id(s): s for s in group.subscribed_names}.values()}
     return len(distinct) <= 1
 
 
