@@ -74,7 +74,17 @@ Assignment = dict[str, list[TopicPartition]]
 
 
 @dataclass(frozen=True, slots=True)
+class LogDir:
+    """One log directory (disk) of a broker; capacity in bytes when known."""
+
+    path: str
+    capacity_bytes: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Broker:
+    """A broker; capacities are bytes, bytes/s, and CPU in Cruise Control's percent (100 = one core)."""
+
     id: int
     rack: str | None = None
     alive: bool = True
@@ -82,6 +92,7 @@ class Broker:
     nw_in_bytes: float | None = None
     nw_out_bytes: float | None = None
     cpu: float | None = None
+    log_dirs: tuple[LogDir, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +114,8 @@ class PartitionReplicas:
     leader: int | None
     isr: tuple[int, ...]
     load: PartitionLoad | None = None
+    # log_dirs[i]: the log directory holding replicas[i] (None where unknown); None when not read
+    log_dirs: tuple[str | None, ...] | None = None
 
     @property
     def tp(self) -> TopicPartition:

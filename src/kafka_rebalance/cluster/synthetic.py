@@ -124,7 +124,9 @@ def synthetic_cluster(
     part_loads = [(p.load or PartitionLoad(), len(p.replicas)) for p in parts]  # every part has one
     total_disk = sum(load.size_bytes * rf for load, rf in part_loads)
     total_in = sum(load.bytes_in * rf for load, rf in part_loads)
-    total_out = sum(load.bytes_out for load, _ in part_loads)
+    # network out as Cruise Control counts it (consumers' bytes out plus replication to the followers),
+    # summed over every replica as if each led: the headroom PotentialNwOutGoal asks for
+    total_out = sum((load.bytes_out + load.bytes_in * (rf - 1)) * rf for load, rf in part_loads)
     n = max(brokers, 1)
     broker_list = [
         replace(

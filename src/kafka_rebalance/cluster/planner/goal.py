@@ -31,10 +31,22 @@ class Goal(ABC):
         return True
 
     def satisfied(self, state: PlanState) -> bool:
-        return True
+        return self.violation(state) <= 0
+
+    def violation(self, state: PlanState) -> float:
+        """How far the state is from this goal (0 when met): a later goal may never raise it."""
+        return 0.0
 
     def lower_bound(self, state: PlanState) -> int:
         return 0
+
+    def metric(self, state: PlanState) -> dict:
+        """The goal's figure for people and scripts: {"value", "limit"} (empty when it has none)."""
+        return {}
+
+    def explain(self, state: PlanState) -> str:
+        """Why the goal is not met (called only when it is not): the figure and the cause found."""
+        return "not met"
 
 
 class Context:
@@ -42,14 +54,28 @@ class Context:
 
     def __init__(self, state: PlanState) -> None:
         self.state = state
-        self.done: list[Goal] = []
+        self._done: list[Goal] = []
+        self._movers: list[Goal] = []
+        self._leaders: list[Goal] = []
         self.violations: list[str] = []
+
+    @property
+    def done(self) -> list[Goal]:
+        return self._done
+
+    def finished(self, goal: Goal) -> None:
+        """`goal` is optimized: from now on every move and leader change must keep it."""
+        self._done.append(goal)
+        if type(goal).accepts_move is not Goal.accepts_move:
+            self._movers.append(goal)
+        if type(goal).accepts_leader is not Goal.accepts_leader:
+            self._leaders.append(goal)
 
     def can_move(self, p: int, s: int, dst: int, ignore: tuple[type, ...] = ()) -> bool:
         st = self.state
         if not st.structurally_ok(p, s, dst):
             return False
-        for g in self.done:
+        for g in self._movers:
             if ignore and isinstance(g, ignore):
                 continue
             if not g.accepts_move(st, p, s, dst):
@@ -60,7 +86,10 @@ class Context:
         st = self.state
         if not st.can_lead(p, s):
             return False
-        return all(g.accepts_leader(st, p, s) for g in self.done)
+        return all(g.accepts_leader(st, p, s) for g in self._leaders)
+
+    def lead(self, p: int, s: int) -> None:
+        self.state.set_leader(p, s)
 
     def move(self, p: int, s: int, dst: int) -> None:
         self.state.move_replica(p, s, dst)

@@ -25,8 +25,18 @@ class OfflineReplicasGoal(Goal):
     def lower_bound(self, state: PlanState) -> int:
         return int(state.cnt[self._leaving(state)].sum())
 
-    def satisfied(self, state: PlanState) -> bool:
-        return self.lower_bound(state) == 0
+    def violation(self, state: PlanState) -> float:
+        return float(self.lower_bound(state))
+
+    def metric(self, state: PlanState) -> dict:
+        return {"value": self.lower_bound(state), "limit": 0, "measure": "replicas on dead or removed brokers"}
+
+    def explain(self, state: PlanState) -> str:
+        return (
+            f"{self.lower_bound(state):,} replicas stay on dead or removed brokers: "
+            f"{int(state.eligible.sum())} usable brokers for replication factors up to {int(state.rf.max())}, "
+            "or no usable broker has room"
+        )
 
     def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
         return bool(state.eligible[dst])
@@ -50,7 +60,11 @@ class OfflineReplicasGoal(Goal):
                     + 0.1 * state.tcnt[state.topic[p], elig]
                 )
                 # only brokers that keep the partition's rack spread and do not hold it yet
-                fits = ~np.isin(elig, state.rep[p, : state.rf[p]]) & state.rack_ok_many(p, s, elig)
+                fits = (
+                    ~np.isin(elig, state.rep[p, : state.rf[p]])
+                    & state.rack_ok_many(p, s, elig)
+                    & state.receives[elig]
+                )
                 score = np.where(fits, score, np.inf)
                 for dst in elig[np.argsort(score, kind="stable")].tolist():
                     if ctx.can_move(p, s, dst):

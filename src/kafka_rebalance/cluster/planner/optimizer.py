@@ -1,16 +1,19 @@
 """The optimizer: orders the goals for a mode, runs them, and reports the plan against its bounds.
 
 Modes (as Cruise Control's endpoints):
-- `full`: fix offline replicas, respect disk capacity, then even replica
-  counts, disk, bytes in (band x mean), each topic's spread, then leadership
-  (counts, bytes out, messages in) without moving data.
+- `full`: the goal list (Cruise Control's names and default order, see
+  registry), offline replicas moved right after the leading hard goals.
 - `add-brokers`: only the new brokers receive replicas, filled to the even count.
 - `remove-brokers`: the removed brokers' replicas move, nothing else does.
 - `leaders`: no data moves; preferred leaders re-chosen among ISR replicas.
 - `fix-offline`: only the replicas on dead brokers move (then leaders even out).
+- `demote`: the given brokers lead nothing and stand last in every replica list; no data moves
+  (Cruise Control's demote_broker).
 Replicas on dead brokers are moved in every mode but `leaders`.
 
-Everything is deterministic: stable sorts, no randomness, ties broken by index.
+After each goal the goals before it are measured again: if it made one of them worse, its work is
+undone (their `accepts_move`/`accepts_leader` normally prevent that; this is the guarantee). A hard
+goal left unmet makes the plan refused. Everything is deterministic: stable sorts, no randomness, ties broken by index.
 """
 
 from __future__ import annotations
@@ -18,21 +21,30 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...errors import InputError
-from ...model import Broker, ClusterSnapshot, PartitionReplicas
+from ...model import Broker, ClusterSnapshot
 from ..kafka_json import Reassignment
-from .capacity import CapacityGoal, DiskCapacityGoal, NetworkInboundCapacityGoal
+from .capacity import (
+    CpuCapacityGoal,
+    DiskCapacityGoal,
+    NetworkInboundCapacityGoal,
+    NetworkOutboundCapacityGoal,
+    ReplicaCapacityGoal,
+)
 from .goal import Context, Goal
 from .leader_distribution import LeaderDistributionGoal
+from .log_dirs import LogDirPlan, plan_log_dirs
+from .materialize import materialize
 from .offline_replicas import OfflineReplicasGoal
+from .options import PlanOptions
+from .preferred_leader import DemoteGoal
+from .registry import DEFAULT_GOALS, build_goals, parse_goals
 from .replica_distribution import ReplicaDistributionGoal
-from .resource_distribution import ResourceDistributionGoal
 from .state import PlanState
-from .topic_distribution import TopicReplicaDistributionGoal
 
 DEFAULT_PLAN_BAND = 1.09  # a margin inside Cruise Control's 1.10 balance band
 
@@ -43,6 +55,34 @@ class Mode(enum.Enum):
     REMOVE_BROKERS = "remove-brokers"
     LEADERS = "leaders"
     FIX_OFFLINE = "fix-offline"
+    DEMOTE = "demote"
+
+
+@dataclass(frozen=True)
+class GoalReport:
+    """One goal before and after the plan: its figure against its limit, met or not, and why not."""
+
+    goal: str
+    hard: bool
+    satisfied: bool
+    before: dict
+    after: dict
+    reason: str | None = None
+    rolled_back: bool = False  # its moves were undone: they made a goal before it worse
+
+    def as_dict(self) -> dict:
+        d = {
+            "goal": self.goal,
+            "hard": self.hard,
+            "satisfied": self.satisfied,
+            "before": self.before,
+            "after": self.after,
+        }
+        if self.reason:
+            d["reason"] = self.reason
+        if self.rolled_back:
+            d["rolled_back"] = True
+        return d
 
 
 @dataclass(frozen=True)
@@ -59,6 +99,10 @@ class PlanResult:
     goals: tuple[tuple[str, bool], ...]
     violations: tuple[str, ...]
     after_snapshot: ClusterSnapshot = field(repr=False)
+    reports: tuple[GoalReport, ...] = ()
+    reorder_only: int = 0
+    log_dirs: LogDirPlan | None = field(default=None, repr=False)
+    cpu_source: str = ""
 
     @property
     def complete(self) -> bool:
@@ -70,32 +114,84 @@ class PlanResult:
         """Every goal met; when not, the lower bound (on reaching all of them) may exceed the moves made."""
         return all(ok for _, ok in self.goals)
 
+    @property
+    def refused(self) -> bool:
+        """A hard goal is not met: the plan must not be applied (Cruise Control refuses it)."""
+        return any(r.hard and not r.satisfied for r in self.reports)
+
+    @property
+    def unmet(self) -> tuple[str, ...]:
+        """Each unmet goal with its reason, hard goals first."""
+        rs = sorted((r for r in self.reports if not r.satisfied), key=lambda r: not r.hard)
+        return tuple(f"{r.goal}: {r.reason}" for r in rs)
+
+    def headline(self) -> str:
+        """"120 replica moves in 308 partition reassignments; 188 only reorder replicas"."""
+        n = len(self.reassignments)
+        text = (
+            f"{self.replica_moves:,} replica moves in {n:,} partition reassignments; "
+            f"{self.reorder_only:,} only reorder replicas"
+        )
+        if self.log_dirs is not None and self.log_dirs.moves:
+            text += f"; {self.log_dirs.moves:,} replicas change log dir inside their broker"
+        return text
+
     def summary(self) -> dict:
-        return {
+        out = {
             "mode": self.mode.value,
             "complete": self.complete,
+            "refused": self.refused,
             "goals_satisfied": self.goals_satisfied,
+            "headline": self.headline(),
             "replica_moves": self.replica_moves,
             "bytes_moved": self.bytes_moved,
             "lower_bound_moves": self.lower_bound_moves,
             "leader_changes": self.leader_changes,
             "optimal_leader_changes": self.optimal_leader_changes,
             "partitions_changed": len(self.reassignments),
+            "reorder_only": self.reorder_only,
             "before": self.before,
             "after": self.after,
-            "goals": [{"goal": g, "satisfied": ok} for g, ok in self.goals],
+            "goals": [r.as_dict() for r in self.reports]
+            or [{"goal": g, "satisfied": ok} for g, ok in self.goals],
+            "unmet": list(self.unmet),
             "violations": list(self.violations),
+            "cpu_source": self.cpu_source,
         }
+        if self.log_dirs is not None:
+            ld = self.log_dirs
+            out["log_dirs"] = {
+                "moves": ld.moves,
+                "bytes_moved": ld.bytes_moved,
+                "before": ld.before,
+                "after": ld.after,
+                "over_capacity": list(ld.over_capacity),
+            }
+        return out
 
 
 def goals_for(
-    mode: Mode, state: PlanState, band: float, capacity_threshold: float, topic_spread: bool = True
+    mode: Mode,
+    state: PlanState,
+    band: float,
+    options: PlanOptions,
+    topic_spread: bool = True,
+    goal_names: tuple[str, ...] | None = None,
 ) -> list[Goal]:
+    t = options.threshold
     hard: list[Goal] = [
-        DiskCapacityGoal(capacity_threshold),
-        NetworkInboundCapacityGoal(capacity_threshold),
+        ReplicaCapacityGoal(options.max_replicas_per_broker),
+        DiskCapacityGoal(t("size_bytes")),
+        NetworkInboundCapacityGoal(t("bytes_in")),
+        NetworkOutboundCapacityGoal(t("nw_out")),
+        CpuCapacityGoal(t("cpu")),
         OfflineReplicasGoal(),
     ]
+    if mode is Mode.DEMOTE:
+        demoted = np.zeros(state.B, dtype=bool)
+        for b in options.demote_brokers:
+            demoted[state.index[b]] = True
+        return [DemoteGoal(demoted)]
     if mode is Mode.LEADERS:
         return [LeaderDistributionGoal(band, by_bytes=False)]
     if mode in (Mode.REMOVE_BROKERS, Mode.FIX_OFFLINE):
@@ -105,17 +201,12 @@ def goals_for(
             ReplicaDistributionGoal(band=None, receivers=state.new.copy()),
             LeaderDistributionGoal(band),
         ]
-    spread: list[Goal] = [TopicReplicaDistributionGoal()] if topic_spread else []
-    return (
-        hard
-        + [
-            ReplicaDistributionGoal(band=band),
-            ResourceDistributionGoal("size_bytes", band),
-            ResourceDistributionGoal("bytes_in", band),
-        ]
-        + spread
-        + [LeaderDistributionGoal(band)]
-    )
+    chosen = build_goals(goal_names or DEFAULT_GOALS, band, options, topic_spread)
+    # replicas leave dead brokers right after the leading hard goals (which they must respect)
+    k = 0
+    while k < len(chosen) and chosen[k].hard:
+        k += 1
+    return chosen[:k] + [OfflineReplicasGoal()] + chosen[k:]
 
 
 def plan(
@@ -123,19 +214,31 @@ def plan(
     mode: Mode | str = Mode.FULL,
     brokers: Sequence[int] = (),
     band: float = DEFAULT_PLAN_BAND,
-    capacity_threshold: float = 0.8,
+    capacity_threshold: float | None = None,
     leaders_by_bytes: bool = False,
     topic_spread: bool = True,
     broker_racks: Mapping[int, str] | None = None,
+    goals: Sequence[str] | str | None = None,
+    options: PlanOptions | None = None,
 ) -> PlanResult:
-    """Plan a reassignment; `brokers` are the brokers added or removed.
+    """Plan a reassignment; `brokers` are the brokers added, removed or demoted.
 
+    `goals` (full mode) is an ordered list of Cruise Control goal names, highest priority first.
+    `capacity_threshold` sets the disk and network-in thresholds (`options` sets each one).
     `topic_spread=False` drops the per-topic spread goal of `full` mode. `broker_racks` gives the racks of
     added brokers the snapshot does not list yet.
     """
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
     check_band(band)
-    check_capacity_threshold(capacity_threshold)
+    opts = options or PlanOptions()
+    if capacity_threshold is not None:
+        check_capacity_threshold(capacity_threshold)
+        th = dict(opts.capacity_thresholds)
+        th.update(size_bytes=capacity_threshold, bytes_in=capacity_threshold)
+        opts = replace(opts, capacity_thresholds=th)
+    goal_names = parse_goals(goals) if goals is not None else None
+    if goal_names is not None and mode is not Mode.FULL:
+        raise InputError(f"a goal list is for mode full only, not {mode.value}", field="goals")
     check_brokers_for_mode(mode, brokers)
     if mode is Mode.ADD_BROKERS:
         snapshot = with_new_brokers(snapshot, brokers, broker_racks or {})
@@ -145,38 +248,68 @@ def plan(
     for b in brokers:
         if b not in ids:
             raise InputError(f"broker {b} is not in the cluster", field="brokers")
-    if mode in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS) and not brokers:
+    if mode in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS, Mode.DEMOTE) and not brokers:
         raise InputError(f"mode {mode.value} needs --brokers", field="brokers")
+    if mode is Mode.DEMOTE:
+        opts = replace(opts, demote_brokers=tuple(brokers))
+    for fld in ("exclude_brokers_for_leadership", "exclude_brokers_for_replica_move"):
+        for b in getattr(opts, fld):
+            if b not in ids:
+                raise InputError(f"broker {b} is not in the cluster", field=fld)
     state = PlanState(
         snapshot,
         remove=tuple(brokers) if mode is Mode.REMOVE_BROKERS else (),
         new=tuple(brokers) if mode is Mode.ADD_BROKERS else (),
+        options=opts,
     )
-    goals = goals_for(mode, state, band, capacity_threshold, topic_spread)
+    goal_list = goals_for(mode, state, band, opts, topic_spread, goal_names)
     if mode is Mode.LEADERS and leaders_by_bytes:
-        goals = [LeaderDistributionGoal(band, by_bytes=True)]
+        goal_list = [LeaderDistributionGoal(band, by_bytes=True)]
     bound = 0
-    if mode is not Mode.LEADERS:
-        for g in goals:
-            if isinstance(
-                g,
-                (
-                    CapacityGoal,
-                    OfflineReplicasGoal,
-                    ReplicaDistributionGoal,
-                    ResourceDistributionGoal,
-                    TopicReplicaDistributionGoal,
-                ),
-            ):
-                bound = max(bound, g.lower_bound(state))
+    if mode not in (Mode.LEADERS, Mode.DEMOTE):
+        bound = max((g.lower_bound(state) for g in goal_list), default=0)
+    before_metrics = [g.metric(state) for g in goal_list]
     ctx = Context(state)
-    for g in goals:
+    rolled: set[int] = set()
+    for k, g in enumerate(goal_list):
+        g.earlier = list(ctx.done)  # type: ignore[attr-defined]
+        held = [h.violation(state) for h in ctx.done]
+        saved = state.save()
         g.optimize(state, ctx)
-        ctx.done.append(g)
-    status = tuple((g.name, bool(g.satisfied(state))) for g in goals)
+        if any(h.violation(state) > v + 1e-9 * max(1.0, abs(v)) for h, v in zip(ctx.done, held)):
+            state.restore(saved)  # a lower-priority goal never makes a higher one worse
+            rolled.add(k)
+        ctx.finished(g)
+    reports = []
+    for k, g in enumerate(goal_list):
+        ok = bool(g.satisfied(state))
+        reports.append(
+            GoalReport(
+                g.name,
+                bool(g.hard),
+                ok,
+                before_metrics[k],
+                g.metric(state),
+                None if ok else g.explain(state),
+                k in rolled,
+            )
+        )
+    status = tuple((r.goal, r.satisfied) for r in reports)
     moves, nbytes = state.moved_replicas()
-    reassign, after_snapshot, changes = _materialize(snapshot, state)
-    leader_goal = next((g for g in goals if isinstance(g, LeaderDistributionGoal)), None)
+    dirs = None
+    if mode is not Mode.DEMOTE:
+        dirs = plan_log_dirs(snapshot, state, band, opts.threshold("size_bytes"))
+    demoted = None
+    if mode is Mode.DEMOTE:
+        demoted = goal_list[0].demoted  # type: ignore[attr-defined]
+    reassign, after_snapshot, changes, reorder_only = materialize(
+        snapshot,
+        state,
+        demoted,
+        dirs.dirs if dirs else None,
+        set(dirs.moved) if dirs else None,
+    )
+    leader_goal = next((g for g in goal_list if isinstance(g, LeaderDistributionGoal)), None)
     after = state.ratios(np.nonzero(state.eligible)[0])
     return PlanResult(
         mode,
@@ -191,15 +324,20 @@ def plan(
         status,
         tuple(ctx.violations),
         after_snapshot,
+        tuple(reports),
+        reorder_only,
+        dirs,
+        state.cpu_source.value,
     )
 
 
 def check_brokers_for_mode(mode: Mode | str, brokers: Sequence[int]) -> None:
     """Only add-brokers and remove-brokers have brokers to add or remove; elsewhere they would be ignored."""
     mode = Mode(mode) if not isinstance(mode, Mode) else mode
-    if brokers and mode not in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS):
+    if brokers and mode not in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS, Mode.DEMOTE):
         raise InputError(
-            f"brokers are added or removed in modes add-brokers and remove-brokers only; mode "
+            f"brokers are added, removed or demoted in modes add-brokers, remove-brokers and demote "
+            f"only; mode "
             f"{mode.value} has no use for them (got {','.join(map(str, brokers))})",
             field="brokers",
         )
@@ -260,39 +398,3 @@ def with_new_brokers(
     return (
         ClusterSnapshot(snapshot.brokers + tuple(extra), snapshot.partitions) if extra else snapshot
     )
-
-
-def _materialize(snapshot: ClusterSnapshot, state: PlanState):
-    """Reassignment entries (planned leader first, other replicas in slot order) and the resulting snapshot."""
-    ids = state.broker_ids.tolist()
-    out: list[Reassignment] = []
-    parts: list[PartitionReplicas] = []
-    changes = 0
-    rep, rep0, lslot = state.rep, state.rep0, state.lslot
-    touched = set(
-        np.nonzero((rep != rep0).any(axis=1) | (lslot != 0) | (lslot != state.leader0))[0].tolist()
-    )
-    for i, p in enumerate(snapshot.partitions):
-        if i not in touched:
-            new_leader = p.replicas[0] if (p.leader is None and state.can_lead(i, 0)) else p.leader
-            if new_leader != p.leader:
-                changes += 1
-                parts.append(
-                    PartitionReplicas(p.topic, p.partition, p.replicas, new_leader, p.isr, p.load)
-                )
-            else:
-                parts.append(p)
-            continue
-        row = rep[i, : state.rf[i]].tolist()
-        ls = int(lslot[i])
-        order = [row[ls]] + [b for j, b in enumerate(row) if j != ls]
-        reps = tuple(ids[b] for b in order)
-        lead = reps[0]
-        if reps != p.replicas:
-            out.append(Reassignment(p.topic, p.partition, reps))
-        if lead != p.leader:
-            changes += 1
-        kept = set(p.isr) & set(reps)
-        isr = tuple(r for r in reps if r in kept or r not in p.replicas)
-        parts.append(PartitionReplicas(p.topic, p.partition, reps, lead, isr, p.load))
-    return out, ClusterSnapshot(snapshot.brokers, tuple(parts)), changes

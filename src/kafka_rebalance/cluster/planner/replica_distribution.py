@@ -53,8 +53,28 @@ class ReplicaDistributionGoal(Goal):
             return False
         return True
 
-    def satisfied(self, state: PlanState) -> bool:
-        return bool(((state.cnt <= self.hi) & (state.cnt >= self.lo)).all())
+    def violation(self, state: PlanState) -> float:
+        lo, hi = (self.lo, self.hi) if self.hi is not None else self._limits(state)[:2]
+        el = state.eligible
+        c = state.cnt
+        return float(np.maximum(0, c[el] - hi[el]).sum() + np.maximum(0, lo[el] - c[el]).sum())
+
+    def metric(self, state: PlanState) -> dict:
+        el = state.eligible
+        c = state.cnt[el]
+        mean = c.mean() if len(c) else 0.0
+        return {
+            "value": float(c.max() / mean) if mean > 0 else 1.0,
+            "limit": self.band if self.band is not None else float(self.hi[el].max() / mean)
+            if self.hi is not None and mean > 0
+            else 1.0,
+            "measure": "max/mean",
+        }
+
+    def explain(self, state: PlanState) -> str:
+        from .explain import explain_counts
+
+        return explain_counts(self, state)
 
     def _pick(self, state: PlanState, ctx: Context, d: int, r: int, k: int = 1) -> int:
         R = state.R
@@ -113,7 +133,9 @@ class ReplicaDistributionGoal(Goal):
         # totals over the eligible brokers do not change while replicas move between them
         self._disk_means = (max(state.disk[el].mean(), 1e-9), state.disk[el].sum() / n_el)
         self._bin_means = (max(state.bin[el].mean(), 1e-9), state.bin[el].sum() / n_el)
-        recv_mask = state.eligible if self.receivers is None else (state.eligible & self.receivers)
+        recv_mask = state.eligible & state.receives
+        if self.receivers is not None:
+            recv_mask = recv_mask & self.receivers
         for g in gs:
             stuck: set[tuple[int, int]] = set()
             dead_donors: set[int] = set()

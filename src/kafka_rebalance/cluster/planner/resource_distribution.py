@@ -1,123 +1,65 @@
-"""Replica-carried resources even across brokers: disk (size_bytes) and network in (bytes_in).
+"""Usage distribution goals (Cruise Control's DiskUsageDistributionGoal,
+NetworkInboundUsageDistributionGoal, NetworkOutboundUsageDistributionGoal, CpuUsageDistributionGoal,
+LeaderBytesInDistributionGoal): every broker at most band x its share of the cluster's load.
 
-Cruise Control's DiskUsageDistributionGoal / NetworkInboundUsageDistributionGoal:
-every broker at most band x mean. The busiest broker gives away the replica
-whose size best fits both its excess and the receiver's room; when the
-replica-count goal leaves the receiver no room, a swap (big replica out, a
-smaller one back) keeps counts where they are at the cost of two moves.
+A broker's share is 1 / brokers, or its share of the total capacity when every usable broker declares
+one (Cruise Control balances utilization: load / capacity against the cluster's average). Network out,
+CPU and leader bytes in follow leadership: transfers first, then replica moves. LeaderBytesIn moves
+leadership only.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .goal import Context, Goal
-from .replica_distribution import ReplicaDistributionGoal
+from .load_goal import LoadGoal
 from .state import PlanState
-from .targets import groups
+
+NAMES = {
+    "size_bytes": "DiskUsageDistributionGoal",
+    "bytes_in": "NetworkInboundUsageDistributionGoal",
+    "nw_out": "NetworkOutboundUsageDistributionGoal",
+    "cpu": "CpuUsageDistributionGoal",
+    "leader_bytes_in": "LeaderBytesInDistributionGoal",
+}
 
 
-class ResourceDistributionGoal(Goal):
+class ResourceDistributionGoal(LoadGoal):
     def __init__(self, resource: str, band: float) -> None:
-        if resource not in ("size_bytes", "bytes_in"):
+        if resource not in NAMES:
             raise ValueError(resource)
         self.resource = resource
         self.band = band
-        self.name = {
-            "size_bytes": "DiskUsageDistributionGoal",
-            "bytes_in": "NetworkInboundUsageDistributionGoal",
-        }[resource]
-        self.limit = np.inf
+        self.name = NAMES[resource]
+        self.replica_moves = resource != "leader_bytes_in"
 
-    def _limit(self, state: PlanState) -> float:
+    def weights(self, state: PlanState) -> np.ndarray:
+        """Each usable broker's share weight: its capacity when all declare one, else 1."""
         el = state.eligible
+        cap = state.capacity.get(self.resource)
+        if cap is not None and el.any() and np.isfinite(cap[el]).all() and (cap[el] > 0).all():
+            return np.where(el, cap, 0.0)
+        return el.astype(np.float64)
+
+    def limits(self, state: PlanState) -> np.ndarray:
+        w = self.weights(state)
         total = state.load(self.resource).sum()
-        return self.band * total / max(int(el.sum()), 1)
+        return self.band * total * w / max(w.sum(), 1e-300)
 
-    def accepts_move(self, state: PlanState, p: int, s: int, dst: int) -> bool:
-        load = state.load(self.resource)
-        v = state.partition_value(self.resource)[p]
-        return bool(load[dst] + v <= max(self.limit, load[dst]))
+    def ratio(self, state: PlanState) -> float:
+        """max over usable brokers of (load / weight) over (total / total weight): 1.0 is perfect."""
+        w = self.weights(state)
+        el = state.eligible & (w > 0)
+        total = state.load(self.resource).sum()
+        if not el.any() or total <= 0:
+            return 1.0
+        util = state.load(self.resource)[el] / w[el]
+        return float(util.max() / (total / w[el].sum()))
 
-    def satisfied(self, state: PlanState) -> bool:
-        return bool(
-            (state.load(self.resource)[state.eligible] <= self._limit(state) * (1 + 1e-9)).all()
-        )
+    def metric(self, state: PlanState) -> dict:
+        return {"value": self.ratio(state), "limit": self.band, "measure": "max/mean"}
 
-    def lower_bound(self, state: PlanState) -> int:
-        return state.replicas_to_shed(self.resource, self._limit(state))
+    def explain(self, state: PlanState) -> str:
+        from .explain import explain_load
 
-    def optimize(self, state: PlanState, ctx: Context) -> None:
-        self.limit = lim = self._limit(state)
-        load = state.load(self.resource)
-        vals = state.partition_value(self.resource)
-        R = state.R
-        el = np.nonzero(state.eligible)[0]
-        group_of = np.zeros(state.B, dtype=np.int64)
-        for k, g in enumerate(groups(state)):
-            group_of[g] = k  # replicas only move inside a group (a rack, when racks pin them)
-        stuck: set[int] = set()
-        while True:
-            over = [
-                b
-                for b in el[np.argsort(-load[el], kind="stable")].tolist()
-                if load[b] > lim and b not in stuck
-            ]
-            if not over:
-                return
-            a = over[0]
-            excess = load[a] - lim
-            slots = state.slots_on(a)
-            v = vals[slots // R]
-            moved = False
-            same = el[group_of[el] == group_of[a]]
-            for r in same[np.argsort(load[same], kind="stable")][:20].tolist():
-                if r == a:
-                    continue
-                room = lim - load[r]
-                if room <= 0:
-                    break
-                fit = (v > 0) & (v <= room)
-                if not fit.any():
-                    continue
-                # prefer the largest value not above the excess, then the smallest above it
-                key = np.where(v <= excess, excess - v, 2 * (v - excess) + excess)
-                key = np.where(fit, key, np.inf)
-                order = np.argsort(key, kind="stable")
-                for i in order[:200].tolist():
-                    if not np.isfinite(key[i]):
-                        break
-                    p, s = divmod(int(slots[i]), R)
-                    if ctx.can_move(p, s, r):
-                        ctx.move(p, s, r)
-                        moved = True
-                        break
-                    if self._swap(state, ctx, p, s, a, r, vals, lim):
-                        moved = True
-                        break
-                if moved:
-                    break
-            if not moved:
-                stuck.add(a)
-
-    def _swap(
-        self,
-        state: PlanState,
-        ctx: Context,
-        p: int,
-        s: int,
-        a: int,
-        r: int,
-        vals: np.ndarray,
-        lim: float,
-    ) -> bool:
-        """Move (p, s) a -> r past the count cap, then a smaller replica r -> a to restore counts."""
-
-        def smaller():  # computed only once the first move is allowed
-            cand = state.slots_on(r)
-            cv = vals[cand // state.R]
-            # y must be smaller than x: a sheds vx - vy (progress, even when one swap cannot finish the job)
-            idx = np.nonzero(cv < vals[p])[0]
-            yield from cand[idx[np.argsort(cv[idx], kind="stable")][:200]].tolist()
-
-        return ctx.swap(p, s, r, smaller(), (ReplicaDistributionGoal,))
+        return explain_load(self, state)

@@ -7,6 +7,13 @@ touches two brokers), never recomputed from the partitions.
 `rep[p, s]` is the broker index holding slot s of partition p (-1 pads short
 replica lists); slot order is the original replica order. `lslot[p]` is the
 slot that will lead once the plan is applied (its broker becomes replicas[0]).
+
+Every resource is carried the way Cruise Control's load model carries it: each
+replica carries `follower[r][p]`, the leader carries `follower[r][p] +
+extra[r][p]`. Network out is the leader's consumer bytes out plus replication
+to its RF - 1 followers; CPU is the leader's CPU and, on followers, Cruise
+Control's follower share of it (see `cpu_model`); potential network out is the
+network out each replica would carry if it led.
 """
 
 from __future__ import annotations
@@ -14,23 +21,42 @@ from __future__ import annotations
 import numpy as np
 
 from ...model import ClusterSnapshot
+from .cpu_model import partition_cpu
+from .options import PlanOptions
 
 LEADER_RESOURCES = ("leaders", "bytes_out", "messages_in")
 REPLICA_RESOURCES = ("replicas", "size_bytes", "bytes_in")
 RESOURCES = ("replicas", "leaders", "size_bytes", "bytes_in", "bytes_out", "messages_in")
+# resources whose loads are floats kept per broker
+LOADS = (
+    "size_bytes",
+    "bytes_in",
+    "bytes_out",
+    "messages_in",
+    "nw_out",
+    "cpu",
+    "potential_nw_out",
+    "leader_bytes_in",
+)
 
 
 class PlanState:
     """Mutable arrays; every change goes through move_replica / set_leader so loads stay exact."""
 
     def __init__(
-        self, snapshot: ClusterSnapshot, remove: tuple[int, ...] = (), new: tuple[int, ...] = ()
+        self,
+        snapshot: ClusterSnapshot,
+        remove: tuple[int, ...] = (),
+        new: tuple[int, ...] = (),
+        options: PlanOptions | None = None,
     ) -> None:
+        opts = options or PlanOptions()
+        self.options = opts
         ids = [b.id for b in snapshot.brokers]
         known = set(ids)
-        extra = sorted({r for p in snapshot.partitions for r in p.replicas if r not in known})
+        extra_ids = sorted({r for p in snapshot.partitions for r in p.replicas if r not in known})
         racks_by_id = {b.id: b.rack for b in snapshot.brokers}
-        self.broker_ids = np.array(ids + extra, dtype=np.int64)
+        self.broker_ids = np.array(ids + extra_ids, dtype=np.int64)
         self.index = {int(b): i for i, b in enumerate(self.broker_ids)}
         B = len(self.broker_ids)
         self.B = B
@@ -56,16 +82,38 @@ class PlanState:
             self.new[self.index[b]] = True
         # brokers that may hold replicas once the plan is applied
         self.eligible = self.alive & ~self.removed
+        # brokers that may receive a replica (Cruise Control's excluded_brokers_for_replica_move)
+        self.receives = self.eligible.copy()
+        # brokers that may receive leadership (excluded_brokers_for_leadership, demoted brokers)
+        self.leads = self.eligible.copy()
+        for b in opts.exclude_brokers_for_replica_move:
+            if b in self.index:
+                self.receives[self.index[b]] = False
+        for b in tuple(opts.exclude_brokers_for_leadership) + tuple(opts.demote_brokers):
+            if b in self.index:
+                self.leads[self.index[b]] = False
         # racks a replica can still be placed in; a partition must keep spanning min(RF, this many)
         self.eligible_racks = len(set(self.rack[self.eligible & (self.rack >= 0)].tolist()))
-        cap = {b.id: b.disk_bytes for b in snapshot.brokers}
-        self.disk_cap = np.array(
-            [cap.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64
-        )
-        nw_in = {b.id: b.nw_in_bytes for b in snapshot.brokers}
-        self.nw_in_cap = np.array(
-            [nw_in.get(b) or np.inf for b in self.broker_ids.tolist()], dtype=np.float64
-        )
+        by_id = {b.id: b for b in snapshot.brokers}
+
+        def cap(attr: str) -> np.ndarray:
+            return np.array(
+                [getattr(by_id[b], attr, None) if b in by_id else None for b in ids + extra_ids],
+                dtype=object,
+            )
+
+        self.capacity: dict[str, np.ndarray] = {}
+        for res, attr in (
+            ("size_bytes", "disk_bytes"),
+            ("bytes_in", "nw_in_bytes"),
+            ("nw_out", "nw_out_bytes"),
+            ("cpu", "cpu"),
+        ):
+            c = cap(attr)
+            self.capacity[res] = np.array([np.inf if v is None else v for v in c], dtype=float)
+        self.capacity["potential_nw_out"] = self.capacity["nw_out"]
+        self.disk_cap = self.capacity["size_bytes"]
+        self.nw_in_cap = self.capacity["bytes_in"]
 
         parts = snapshot.partitions
         P = len(parts)
@@ -78,6 +126,11 @@ class PlanState:
         self.topic = np.array([tix[p.topic] for p in parts], dtype=np.int32)
         self.partition_num = np.array([p.partition for p in parts], dtype=np.int64)
         self.rf = np.array([len(p.replicas) for p in parts], dtype=np.int32)
+        excluded_topic = np.array([opts.topic_excluded(t) for t in topics], dtype=bool)
+        # partitions of excluded topics: no replica moves and no leadership change
+        self.frozen = (
+            excluded_topic[self.topic] if P else np.zeros(0, dtype=bool)
+        )
         rep = np.full((P, R), -1, dtype=np.int32)
         isr = np.zeros((P, R), dtype=bool)
         leader = np.full(P, -1, dtype=np.int32)
@@ -108,6 +161,35 @@ class PlanState:
         self.bytes_out = np.array([x.bytes_out if x else 0.0 for x in load], dtype=np.float64)
         self.messages_in = np.array([x.messages_in if x else 0.0 for x in load], dtype=np.float64)
         self.size_bytes = np.array([x.size_bytes if x else 0.0 for x in load], dtype=np.float64)
+        sampled = np.array([x.cpu if x else 0.0 for x in load], dtype=np.float64)
+        cpu_lead, cpu_follow, self.cpu_source = partition_cpu(
+            self.bytes_in, self.bytes_out, sampled, opts.cpu_weights
+        )
+        nw_out = self.bytes_out + self.bytes_in * np.maximum(self.rf - 1, 0)
+        zero = np.zeros(P)
+        self.follower = {
+            "size_bytes": self.size_bytes,
+            "bytes_in": self.bytes_in,
+            "bytes_out": zero,
+            "messages_in": zero,
+            "nw_out": zero,
+            "cpu": cpu_follow,
+            "potential_nw_out": nw_out,
+            "leader_bytes_in": zero,
+        }
+        self.extra = {
+            "size_bytes": zero,
+            "bytes_in": zero,
+            "bytes_out": self.bytes_out,
+            "messages_in": self.messages_in,
+            "nw_out": nw_out,
+            "cpu": cpu_lead - cpu_follow,
+            "potential_nw_out": zero,
+            "leader_bytes_in": self.bytes_in,
+        }
+        # only resources some partition carries are updated per move
+        self._fol = [r for r in LOADS if self.follower[r].any()]
+        self._ext = [r for r in LOADS if self.extra[r].any()]
         self._recompute_loads()
         self._build_index()
         self.before = self._actual_ratios()
@@ -143,13 +225,18 @@ class PlanState:
         flat = self.rep[valid]
         rows = np.nonzero(valid)[0]
         self.cnt = np.bincount(flat, minlength=B).astype(np.int64)
-        self.disk = np.bincount(flat, weights=self.size_bytes[rows], minlength=B)
-        self.bin = np.bincount(flat, weights=self.bytes_in[rows], minlength=B)
         lb = self.leader_broker()
         has = lb >= 0
         self.lead = np.bincount(lb[has], minlength=B).astype(np.int64)
-        self.bout = np.bincount(lb[has], weights=self.bytes_out[has], minlength=B)
-        self.msg = np.bincount(lb[has], weights=self.messages_in[has], minlength=B)
+        self.loads: dict[str, np.ndarray] = {}
+        for r in LOADS:
+            v = np.bincount(flat, weights=self.follower[r][rows], minlength=B)
+            v += np.bincount(lb[has], weights=self.extra[r][has], minlength=B)
+            self.loads[r] = v
+        self.disk = self.loads["size_bytes"]
+        self.bin = self.loads["bytes_in"]
+        self.bout = self.loads["bytes_out"]
+        self.msg = self.loads["messages_in"]
         T = len(self.topic_names)
         self.tcnt = np.zeros((T, B), dtype=np.int32)
         np.add.at(self.tcnt, (self.topic[rows], flat), 1)
@@ -159,22 +246,27 @@ class PlanState:
         return self.rep[np.arange(self.P), self.lslot]
 
     def load(self, resource: str) -> np.ndarray:
-        return {
-            "replicas": self.cnt,
-            "leaders": self.lead,
-            "size_bytes": self.disk,
-            "bytes_in": self.bin,
-            "bytes_out": self.bout,
-            "messages_in": self.msg,
-        }[resource]
+        if resource == "replicas":
+            return self.cnt
+        if resource == "leaders":
+            return self.lead
+        return self.loads[resource]
 
     def partition_value(self, resource: str) -> np.ndarray:
-        return {
-            "size_bytes": self.size_bytes,
-            "bytes_in": self.bytes_in,
-            "bytes_out": self.bytes_out,
-            "messages_in": self.messages_in,
-        }[resource]
+        """What a follower replica of each partition carries (the leader carries `leader_value`)."""
+        return self.follower[resource]
+
+    def leader_value(self, resource: str) -> np.ndarray:
+        return self.follower[resource] + self.extra[resource]
+
+    def slot_value(self, resource: str, slots: np.ndarray) -> np.ndarray:
+        """What each flat slot (p*R + s) carries now: the leader's share when it leads."""
+        p = slots // self.R
+        v = self.follower[resource][p]
+        ext = self.extra[resource]
+        if ext.any():
+            v = v + np.where(self.lslot[p] == slots % self.R, ext[p], 0.0)
+        return v
 
     # -- per-broker replica index (flat slot ids p*R+s), kept current by move_replica ----
 
@@ -233,24 +325,30 @@ class PlanState:
         return gain | (rd == rs) | (now > self.racks_needed(p))
 
     def structurally_ok(self, p: int, s: int, dst: int) -> bool:
-        if not self.eligible[dst]:
+        """A move Kafka can make and the operator allows: to a receiving broker not holding p, rack spread
+        kept, and never a replica of an excluded topic (unless it leaves a dead or removed broker)."""
+        if not self.receives[dst]:
+            return False
+        if self.frozen[p] and self.eligible[self.rep[p, s]]:
             return False
         row = self.rep[p]
         if (row == dst).any():
             return False
+        if self.lslot[p] == s and not self.leads[dst]:
+            return False  # the leader's replica would carry leadership to an excluded broker
         return self.rack_ok(p, s, dst)
 
     # -- mutations ---------------------------------------------------------------
 
     def move_replica(self, p: int, s: int, dst: int) -> None:
         src = int(self.rep[p, s])
-        sz, bi = self.size_bytes[p], self.bytes_in[p]
         self.cnt[src] -= 1
         self.cnt[dst] += 1
-        self.disk[src] -= sz
-        self.disk[dst] += sz
-        self.bin[src] -= bi
-        self.bin[dst] += bi
+        loads = self.loads
+        for r in self._fol:
+            v = self.follower[r][p]
+            loads[r][src] -= v
+            loads[r][dst] += v
         t = self.topic[p]
         self.tcnt[t, src] -= 1
         self.tcnt[t, dst] += 1
@@ -270,31 +368,49 @@ class PlanState:
         self.lslot[p] = s
 
     def _shift_leadership(self, p: int, old: int, new: int) -> None:
-        """p's leader load (count, bytes out, messages in) goes from broker old to broker new."""
+        """p's leader load (count, bytes out, network out, CPU share...) goes from broker old to new."""
         self.lead[old] -= 1
         self.lead[new] += 1
-        self.bout[old] -= self.bytes_out[p]
-        self.bout[new] += self.bytes_out[p]
-        self.msg[old] -= self.messages_in[p]
-        self.msg[new] += self.messages_in[p]
+        loads = self.loads
+        for r in self._ext:
+            v = self.extra[r][p]
+            loads[r][old] -= v
+            loads[r][new] += v
 
     def replicas_to_shed(self, resource: str, limit: np.ndarray | float) -> int:
         """Lower bound on moves to bring every usable broker's load under `limit` (scalar or per broker):
         per broker over it, the fewest of its largest replicas whose values cover the excess."""
         lim = np.broadcast_to(np.asarray(limit, dtype=np.float64), (self.B,))
         load = self.load(resource)
-        vals = self.partition_value(resource)
         total = 0
         for b in np.nonzero(self.eligible & (load > lim))[0].tolist():
-            v = np.sort(vals[self.slots_on(b) // self.R])[::-1]
+            v = np.sort(self.slot_value(resource, self.slots_on(b)))[::-1]
             total += int(np.searchsorted(np.cumsum(v), load[b] - lim[b]) + 1)
         return total
 
     def can_lead(self, p: int, s: int) -> bool:
-        """After the plan a slot may lead if it is a new replica or was in the ISR on a staying broker."""
-        if self.rep[p, s] < 0 or not self.eligible[self.rep[p, s]]:
+        """After the plan a slot may lead if it is a new replica or was in the ISR on a staying broker,
+        on a broker allowed to lead; an excluded topic keeps its leader."""
+        b = self.rep[p, s]
+        if b < 0 or not self.eligible[b]:
             return False
-        return bool(self.rep[p, s] != self.rep0[p, s] or self.isr0[p, s])
+        if self.frozen[p] and s != self.lslot[p]:
+            return False
+        if not self.leads[b] and s != self.lslot[p]:
+            return False
+        return bool(b != self.rep0[p, s] or self.isr0[p, s])
+
+    # -- snapshots for rollback ----------------------------------------------------
+
+    def save(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.rep.copy(), self.lslot.copy()
+
+    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
+        """Back to a saved placement (a goal's work undone); loads and indexes rebuilt."""
+        self.rep = saved[0].copy()
+        self.lslot = saved[1].copy()
+        self._recompute_loads()
+        self._build_index()
 
     # -- summaries ---------------------------------------------------------------
 

@@ -45,9 +45,36 @@ class TopicReplicaDistributionGoal(Goal):
         t = state.topic[p]
         return bool(state.tcnt[t, dst] + 1 <= max(self.upper[t], state.tcnt[t, dst]))
 
-    def satisfied(self, state: PlanState) -> bool:
+    def violation(self, state: PlanState) -> float:
         up = self._upper(state)
-        return bool((state.tcnt[:, state.eligible] <= up[:, None]).all())
+        return float(np.maximum(0, state.tcnt[:, state.eligible] - up[:, None]).sum())
+
+    def metric(self, state: PlanState) -> dict:
+        up = self._upper(state)
+        el = state.eligible
+        if not el.any() or len(up) == 0:
+            return {}
+        over = state.tcnt[:, el] - up[:, None]
+        return {"value": max(0, int(over.max())), "limit": 0, "measure": "replicas over the topic limit"}
+
+    def explain(self, state: PlanState) -> str:
+        up = self._upper(state)
+        el = np.nonzero(state.eligible)[0]
+        over = state.tcnt[:, el] - up[:, None]
+        t, j = np.unravel_index(int(np.argmax(over)), over.shape)
+        b = int(el[j])
+        n_t = int(state.tcnt[t].sum())
+        held = int(state.tcnt[t, b])
+        frozen = bool(state.frozen[state.topic == t].any())
+        why = (
+            "the topic is excluded from moves"
+            if frozen
+            else "moves off it are refused by the goals before it (counts, disk, network)"
+        )
+        return (
+            f"topic {state.topic_names[t]}: broker {int(state.broker_ids[b])} holds {held} of its "
+            f"{n_t} replicas ({held / max(n_t, 1):.0%}), limit {int(up[t])}: {why}"
+        )
 
     def lower_bound(self, state: PlanState) -> int:
         """Each move takes one replica of one topic off one broker: the summed excess over the limits."""
