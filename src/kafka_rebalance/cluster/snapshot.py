@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InputError
-from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+from ..model import Broker, ClusterSnapshot, LogDir, PartitionLoad, PartitionReplicas
 
-_BROKER_KEYS = {"id", "rack", "alive", "alive_inferred", "capacity"}
+_BROKER_KEYS = {"id", "rack", "alive", "alive_inferred", "capacity", "log_dirs"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ def alive_inferred(snapshot: ClusterSnapshot) -> frozenset[int]:
 
 
 _CAPACITY_KEYS = {"disk_bytes", "nw_in_bytes", "nw_out_bytes", "cpu"}
-_PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load"}
+_PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load", "log_dirs"}
 _LOAD_KEYS = {"bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"}
 
 
@@ -83,6 +83,30 @@ def _numbers(doc: Any, where: str, keys: set[str]) -> dict[str, float]:
             raise InputError(f"expected a number >= 0, got {v!r}", field=f"{where}.{k}")
         out[k] = float(v)
     return out
+
+
+def _log_dirs(doc: Any, where: str) -> tuple[LogDir, ...]:
+    """A broker's log dirs: [{"path": "/data/1", "capacity_bytes": 1e12}, ...] (capacity optional)."""
+    if doc is None:
+        return ()
+    if not isinstance(doc, list):
+        raise InputError(f"expected a list of log dirs, got {doc!r}", field=where)
+    out = []
+    seen = set()
+    for i, d in enumerate(doc):
+        o = _obj(d, f"{where}[{i}]")
+        _check_keys(o, {"path", "capacity_bytes"}, f"{where}[{i}]")
+        path = o.get("path")
+        if not isinstance(path, str) or not path:
+            raise InputError(f"expected a directory path, got {path!r}", field=f"{where}[{i}].path")
+        if path in seen:
+            raise InputError(f"log dir {path!r} listed twice", field=f"{where}[{i}].path")
+        seen.add(path)
+        cap = _numbers(
+            {"capacity_bytes": o.get("capacity_bytes")}, f"{where}[{i}]", {"capacity_bytes"}
+        )
+        out.append(LogDir(path, cap.get("capacity_bytes")))
+    return tuple(out)
 
 
 def parse_snapshot(doc: Any) -> ClusterSnapshot:
@@ -142,6 +166,7 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
                 cap.get("nw_in_bytes"),
                 cap.get("nw_out_bytes"),
                 cap.get("cpu"),
+                _log_dirs(b.get("log_dirs"), f"{where}.log_dirs"),
             )
         )
     partitions: list[PartitionReplicas] = []
@@ -195,7 +220,22 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         if p.get("load") is not None:
             ld = _numbers(p["load"], f"{where}.load", _LOAD_KEYS)
             load = PartitionLoad(**ld)
-        partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr), load))
+        dirs = None
+        if p.get("log_dirs") is not None:
+            d = p["log_dirs"]
+            if (
+                not isinstance(d, list)
+                or len(d) != len(replicas)
+                or not all(x is None or (isinstance(x, str) and x) for x in d)
+            ):
+                raise InputError(
+                    f"expected one log dir (or null) per replica ({len(replicas)}), got {d!r}",
+                    field=f"{where}.log_dirs",
+                )
+            dirs = tuple(d)
+        partitions.append(
+            PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr), load, dirs)
+        )
     if guessed:
         return InferredLivenessSnapshot(tuple(brokers), tuple(partitions), frozenset(guessed))
     return ClusterSnapshot(tuple(brokers), tuple(partitions))
@@ -224,6 +264,14 @@ def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
         }
         if cap:
             d["capacity"] = cap
+        if b.log_dirs:
+            d["log_dirs"] = [
+                {
+                    "path": x.path,
+                    **({"capacity_bytes": x.capacity_bytes} if x.capacity_bytes else {}),
+                }
+                for x in b.log_dirs
+            ]
         brokers.append(d)
     parts = []
     for p in snapshot.partitions:
@@ -243,6 +291,8 @@ def snapshot_to_json(snapshot: ClusterSnapshot) -> dict:
             }
             if p.load.cpu:
                 d["load"]["cpu"] = p.load.cpu
+        if p.log_dirs is not None:
+            d["log_dirs"] = list(p.log_dirs)
         parts.append(d)
     return {"brokers": brokers, "partitions": parts}
 

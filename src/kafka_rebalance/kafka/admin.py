@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
+from ..model import Broker, ClusterSnapshot, LogDir, PartitionLoad, PartitionReplicas
 from .client_config import client_kwargs, load_client_config
 from .properties import parse_properties
 
@@ -221,6 +221,9 @@ class KafkaAdmin:
         topics = self.client.describe_topics()
         live = {b["node_id"]: b.get("rack") for b in cluster["brokers"]}
         sizes: dict[tuple[str, int], dict[int, int]] = {}
+        # the log dir of each replica, and every log dir of each broker (empty ones too)
+        replica_dir: dict[tuple[str, int], dict[int, str]] = {}
+        broker_dirs: dict[int, list[str]] = {}
         if not self._supports(35):
             _log.warning("the brokers do not support DescribeLogDirs: partition sizes are unknown")
         for node in sorted(live) if self._supports(35) else ():
@@ -233,13 +236,15 @@ class KafkaAdmin:
                     exc,
                 )
                 continue
-            for err, _dir, dir_topics in resp.log_dirs:
+            for err, log_dir, dir_topics in resp.log_dirs:
                 if err:
                     continue
+                broker_dirs.setdefault(node, []).append(log_dir)
                 for name, parts in dir_topics:
                     for index, size, _lag, is_future in parts:
                         if not is_future:
                             sizes.setdefault((name, index), {})[node] = size
+                            replica_dir.setdefault((name, index), {})[node] = log_dir
         referenced: set[int] = set()
         partitions = []
         for t in sorted(topics, key=lambda t: t["topic"]):
@@ -258,12 +263,19 @@ class KafkaAdmin:
                         else max(by_broker.values())
                     )
                     load = PartitionLoad(size_bytes=float(size))
+                on = replica_dir.get(key)
+                dirs = tuple(on.get(r) for r in p["replicas"]) if on else None
                 partitions.append(
                     PartitionReplicas(
-                        key[0], key[1], tuple(p["replicas"]), leader, tuple(p["isr"]), load
+                        key[0], key[1], tuple(p["replicas"]), leader, tuple(p["isr"]), load, dirs
                     )
                 )
-        brokers = [Broker(i, live[i], True) for i in sorted(live)]
+        brokers = [
+            Broker(
+                i, live[i], True, log_dirs=tuple(LogDir(d) for d in sorted(broker_dirs.get(i, ())))
+            )
+            for i in sorted(live)
+        ]
         brokers += [Broker(i, None, False) for i in sorted(referenced - set(live))]
         return ClusterSnapshot(tuple(sorted(brokers, key=lambda b: b.id)), tuple(partitions))
 

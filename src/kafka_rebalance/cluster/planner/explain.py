@@ -71,7 +71,7 @@ def _rack_note(state: PlanState, a: int, values: np.ndarray, limit: float) -> st
     g = next(g for g in groups(state) if a in g.tolist())
     el = g[state.eligible[g]]
     share = values[el].sum() / max(len(el), 1)
-    if share > limit or len(el) < max(1, state.eligible.sum() // max(len(state.rack_names), 1)):
+    if share > limit:
         return (
             f"rack {state.rack_names[state.rack[a]]} has only {len(el)} brokers and, with one "
             f"replica per rack, keeps its {values[el].sum() / max(values.sum(), 1e-300):.0%} of the load"
@@ -138,17 +138,29 @@ def explain_counts(goal, state: PlanState) -> str:
     lo = goal.lo if goal.lo is not None else goal._limits(state)[0]
     over = el[c[el] > hi[el]]
     under = el[c[el] < lo[el]]
-    a = int(over[np.argmax(c[over] - hi[over])]) if len(over) else int(under[0])
+    if len(over):
+        a = int(over[np.argmax(c[over] - hi[over])])
+    elif len(under):
+        a = int(under[0])
+    else:
+        a = int(el[np.argmax(c[el])])
     head = f"replicas max/mean {m['value']:.2f} > {m['limit']:.2f} (broker {_bid(state, a)})"
     causes: list[str] = []
+    mean = c[el].sum() / max(len(el), 1)
+    if mean > 0 and np.ceil(mean) / mean > m["limit"]:
+        causes.append(
+            f"counts are whole numbers: {int(c[el].sum()):,} replicas on {len(el)} brokers put "
+            f"{int(np.ceil(mean))} on some, already {np.ceil(mean) / mean:.2f} x the mean"
+        )
     t = int(np.argmax(state.tcnt[:, a]))
     n_t = int(state.tcnt[t].sum())
     held = int(state.tcnt[t, a])
-    if n_t and held / n_t > 2.0 / max(len(el), 1) and held > 1:
+    if n_t and held / n_t > 1.5 / max(len(el), 1) and held > 1:
         causes.append(
             f"broker {_bid(state, a)} holds {held / n_t:.0%} of topic {state.topic_names[t]}'s replicas"
         )
-    note = _rack_note(state, a, c.astype(float), float(hi[a]))
+    band = goal.band if goal.band is not None else 1.0
+    note = _rack_note(state, a, c.astype(float), band * mean)
     if note:
         causes.append(note)
     slots = state.slots_on(a)
@@ -176,13 +188,13 @@ def explain_leaders(goal, state: PlanState) -> str:
     alone = 0
     for p in led.tolist():
         others = [
-            t
-            for t in range(int(state.rf[p]))
-            if t != state.lslot[p] and state.can_lead(p, t)
+            t for t in range(int(state.rf[p])) if t != state.lslot[p] and state.can_lead(p, t)
         ]
         alone += not others
     if alone:
-        causes.append(f"{alone:,} of its partitions have no other replica that can lead (ISR, exclusions)")
+        causes.append(
+            f"{alone:,} of its partitions have no other replica that can lead (ISR, exclusions)"
+        )
     if state.frozen[led].any():
         causes.append(f"{int(state.frozen[led].sum()):,} are of excluded topics")
     if not causes:

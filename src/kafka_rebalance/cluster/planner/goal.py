@@ -66,9 +66,13 @@ class Context:
     def finished(self, goal: Goal) -> None:
         """`goal` is optimized: from now on every move and leader change must keep it."""
         self._done.append(goal)
-        if type(goal).accepts_move is not Goal.accepts_move:
+        self.guard(goal)
+
+    def guard(self, goal: Goal) -> None:
+        """Every move and leader change from now on must keep `goal` (a hard goal met from the start)."""
+        if type(goal).accepts_move is not Goal.accepts_move and goal not in self._movers:
             self._movers.append(goal)
-        if type(goal).accepts_leader is not Goal.accepts_leader:
+        if type(goal).accepts_leader is not Goal.accepts_leader and goal not in self._leaders:
             self._leaders.append(goal)
 
     def can_move(self, p: int, s: int, dst: int, ignore: tuple[type, ...] = ()) -> bool:

@@ -37,7 +37,9 @@ def materialize(
     for i, p in enumerate(snapshot.partitions):
         pdirs = dirs.get(i) if dirs else None
         if i not in touched:
-            new_leader = p.leader if p.leader is not None or not state.can_lead(i, 0) else p.replicas[0]
+            new_leader = (
+                p.leader if p.leader is not None or not state.can_lead(i, 0) else p.replicas[0]
+            )
             if new_leader != p.leader:
                 changes += 1
                 parts.append(
@@ -52,7 +54,9 @@ def materialize(
         ls = int(lslot[i])
         order = [ls] + [j for j in range(len(row)) if j != ls]
         if demoted is not None and demoted.any():
-            order = [j for j in order if not demoted[row[j]]] + [j for j in order if demoted[row[j]]]
+            order = [j for j in order if not demoted[row[j]]] + [
+                j for j in order if demoted[row[j]]
+            ]
         reps = tuple(ids[row[j]] for j in order)
         lead = ids[row[ls]]
         new_dirs = None
@@ -62,7 +66,9 @@ def materialize(
             log_dirs = None
             if new_dirs is not None and any(d is not None for d in new_dirs):
                 log_dirs = tuple(
-                    d if d is not None and (i in dirs_moved or reps[k] not in p.replicas) else ANY_LOG_DIR
+                    d
+                    if d is not None and (i in dirs_moved or reps[k] not in p.replicas)
+                    else ANY_LOG_DIR
                     for k, d in enumerate(new_dirs)
                 )
                 if all(d == ANY_LOG_DIR for d in log_dirs):

@@ -29,7 +29,11 @@ class OfflineReplicasGoal(Goal):
         return float(self.lower_bound(state))
 
     def metric(self, state: PlanState) -> dict:
-        return {"value": self.lower_bound(state), "limit": 0, "measure": "replicas on dead or removed brokers"}
+        return {
+            "value": self.lower_bound(state),
+            "limit": 0,
+            "measure": "replicas on dead or removed brokers",
+        }
 
     def explain(self, state: PlanState) -> str:
         return (

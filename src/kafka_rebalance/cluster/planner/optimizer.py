@@ -37,6 +37,7 @@ from .capacity import (
 )
 from .goal import Context, Goal
 from .leader_distribution import LeaderDistributionGoal
+from .load_goal import LoadGoal
 from .log_dirs import LogDirPlan, plan_log_dirs
 from .materialize import materialize
 from .offline_replicas import OfflineReplicasGoal
@@ -69,6 +70,10 @@ class GoalReport:
     after: dict
     reason: str | None = None
     rolled_back: bool = False  # its moves were undone: they made a goal before it worse
+    # distance from the goal right after its own optimization and at the end of the plan: the goals
+    # after it may not raise it (final <= own)
+    violation_own: float = 0.0
+    violation_final: float = 0.0
 
     def as_dict(self) -> dict:
         d = {
@@ -126,7 +131,7 @@ class PlanResult:
         return tuple(f"{r.goal}: {r.reason}" for r in rs)
 
     def headline(self) -> str:
-        """"120 replica moves in 308 partition reassignments; 188 only reorder replicas"."""
+        """ "120 replica moves in 308 partition reassignments; 188 only reorder replicas"."""
         n = len(self.reassignments)
         text = (
             f"{self.replica_moves:,} replica moves in {n:,} partition reassignments; "
@@ -270,16 +275,28 @@ def plan(
         bound = max((g.lower_bound(state) for g in goal_list), default=0)
     before_metrics = [g.metric(state) for g in goal_list]
     ctx = Context(state)
+    # hard goals met from the start hold throughout, whatever their place in the list
+    kept: list[Goal] = []
+    for g in goal_list:
+        if g.hard:
+            if isinstance(g, LoadGoal):
+                g.optimize_limits(state)
+            if g.satisfied(state):
+                kept.append(g)
+                ctx.guard(g)
     rolled: set[int] = set()
+    own: list[float] = []
     for k, g in enumerate(goal_list):
         g.earlier = list(ctx.done)  # type: ignore[attr-defined]
-        held = [h.violation(state) for h in ctx.done]
+        watch = ctx.done + [h for h in kept if h is not g and h not in ctx.done]
+        held = [h.violation(state) for h in watch]
         saved = state.save()
         g.optimize(state, ctx)
-        if any(h.violation(state) > v + 1e-9 * max(1.0, abs(v)) for h, v in zip(ctx.done, held)):
+        if any(h.violation(state) > v + 1e-9 * max(1.0, abs(v)) for h, v in zip(watch, held)):
             state.restore(saved)  # a lower-priority goal never makes a higher one worse
             rolled.add(k)
         ctx.finished(g)
+        own.append(g.violation(state))
     reports = []
     for k, g in enumerate(goal_list):
         ok = bool(g.satisfied(state))
@@ -292,6 +309,8 @@ def plan(
                 g.metric(state),
                 None if ok else g.explain(state),
                 k in rolled,
+                own[k],
+                g.violation(state),
             )
         )
     status = tuple((r.goal, r.satisfied) for r in reports)

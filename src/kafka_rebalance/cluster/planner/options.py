@@ -67,7 +67,9 @@ class PlanOptions:
         return self.capacity_thresholds.get(resource, DEFAULT_CAPACITY_THRESHOLDS[resource])
 
     def topic_excluded(self, topic: str) -> bool:
-        return self.exclude_topics is not None and re.fullmatch(self.exclude_topics, topic) is not None
+        return (
+            self.exclude_topics is not None and re.fullmatch(self.exclude_topics, topic) is not None
+        )
 
 
 _THRESHOLD_FIELDS = {

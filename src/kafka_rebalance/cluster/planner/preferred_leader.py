@@ -27,7 +27,11 @@ class PreferredLeaderElectionGoal(Goal):
         return float(self._off(state).sum())
 
     def metric(self, state: PlanState) -> dict:
-        return {"value": int(self.violation(state)), "limit": 0, "measure": "leaders not on the first replica"}
+        return {
+            "value": int(self.violation(state)),
+            "limit": 0,
+            "measure": "leaders not on the first replica",
+        }
 
     def explain(self, state: PlanState) -> str:
         off = np.nonzero(self._off(state))[0]
@@ -61,7 +65,11 @@ class DemoteGoal(Goal):
         return float(self._led(state).sum())
 
     def metric(self, state: PlanState) -> dict:
-        return {"value": int(self.violation(state)), "limit": 0, "measure": "partitions led by demoted brokers"}
+        return {
+            "value": int(self.violation(state)),
+            "limit": 0,
+            "measure": "partitions led by demoted brokers",
+        }
 
     def explain(self, state: PlanState) -> str:
         led = np.nonzero(self._led(state))[0]

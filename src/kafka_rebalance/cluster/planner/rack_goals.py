@@ -57,7 +57,11 @@ class RackAwareGoal(Goal):
         return int(np.maximum(0, np.minimum(state.rf, state.eligible_racks) - spread).sum())
 
     def metric(self, state: PlanState) -> dict:
-        return {"value": int(self.violation(state)), "limit": 0, "measure": "partitions short of racks"}
+        return {
+            "value": int(self.violation(state)),
+            "limit": 0,
+            "measure": "partitions short of racks",
+        }
 
     def explain(self, state: PlanState) -> str:
         bad = np.nonzero(self.bad(state))[0]
@@ -67,7 +71,11 @@ class RackAwareGoal(Goal):
             for b in state.rep[p, : state.rf[p]].tolist()
         ]
         frozen = int(state.frozen[bad].sum())
-        why = f"{frozen} of them are of excluded topics" if frozen else "no broker of a missing rack accepts the replica"
+        why = (
+            f"{frozen} of them are of excluded topics"
+            if frozen
+            else "no broker of a missing rack accepts the replica"
+        )
         return (
             f"{len(bad):,} partitions span fewer racks than min(RF, {state.eligible_racks} racks), "
             f"e.g. {state.topic_names[state.topic[p]]}-{state.partition_num[p]} on {', '.join(racks)}: {why}"
@@ -120,7 +128,11 @@ class RackAwareDistributionGoal(Goal):
         return float(self.bad(state).sum())
 
     def metric(self, state: PlanState) -> dict:
-        return {"value": int(self.violation(state)), "limit": 0, "measure": "partitions unevenly over racks"}
+        return {
+            "value": int(self.violation(state)),
+            "limit": 0,
+            "measure": "partitions unevenly over racks",
+        }
 
     def explain(self, state: PlanState) -> str:
         bad = np.nonzero(self.bad(state))[0]
@@ -136,9 +148,9 @@ class RackAwareDistributionGoal(Goal):
         if rs == rd or rd < 0:
             return rs == rd
         K = len(state.rack_names)
-        c = np.bincount(
-            np.maximum(state.rack[state.rep[p, : state.rf[p]]], 0), minlength=K
-        ).astype(np.int64)
+        c = np.bincount(np.maximum(state.rack[state.rep[p, : state.rf[p]]], 0), minlength=K).astype(
+            np.int64
+        )
         have = usable_racks(state)
         before = c[have].max() - c[have].min() if have.any() else 0
         if rs >= 0:

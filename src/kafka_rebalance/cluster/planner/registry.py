@@ -88,9 +88,7 @@ def parse_goals(text: str | Sequence[str]) -> tuple[str, ...]:
     for x in items:
         name = by_lower.get(x.rsplit(".", 1)[-1].lower())
         if name is None:
-            raise InputError(
-                f"unknown goal {x!r} (known: {', '.join(GOAL_NAMES)})", field="goals"
-            )
+            raise InputError(f"unknown goal {x!r} (known: {', '.join(GOAL_NAMES)})", field="goals")
         if name in out:
             raise InputError(f"goal {name} listed twice", field="goals")
         out.append(name)
@@ -99,7 +97,9 @@ def parse_goals(text: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def build_goals(names: Sequence[str], band: float, options: PlanOptions, topic_spread: bool = True) -> list[Goal]:
+def build_goals(
+    names: Sequence[str], band: float, options: PlanOptions, topic_spread: bool = True
+) -> list[Goal]:
     t = options.threshold
     make = {
         "RackAwareGoal": lambda: RackAwareGoal(),

@@ -59,13 +59,21 @@ class ReplicaDistributionGoal(Goal):
         c = state.cnt
         return float(np.maximum(0, c[el] - hi[el]).sum() + np.maximum(0, lo[el] - c[el]).sum())
 
+    def satisfied(self, state: PlanState) -> bool:
+        """Within the reachable targets and, in band mode, max/mean within the band (Cruise Control's test)."""
+        if self.violation(state) > 0:
+            return False
+        return self.band is None or self.metric(state)["value"] <= self.band + 1e-9
+
     def metric(self, state: PlanState) -> dict:
         el = state.eligible
         c = state.cnt[el]
         mean = c.mean() if len(c) else 0.0
         return {
             "value": float(c.max() / mean) if mean > 0 else 1.0,
-            "limit": self.band if self.band is not None else float(self.hi[el].max() / mean)
+            "limit": self.band
+            if self.band is not None
+            else float(self.hi[el].max() / mean)
             if self.hi is not None and mean > 0
             else 1.0,
             "measure": "max/mean",

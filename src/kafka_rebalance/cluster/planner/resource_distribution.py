@@ -54,7 +54,8 @@ class ResourceDistributionGoal(LoadGoal):
         if not el.any() or total <= 0:
             return 1.0
         util = state.load(self.resource)[el] / w[el]
-        return float(util.max() / (total / w[el].sum()))
+        mean = total / w[el].sum()
+        return float(util.max() / mean) if mean > 0 else 1.0
 
     def metric(self, state: PlanState) -> dict:
         return {"value": self.ratio(state), "limit": self.band, "measure": "max/mean"}

@@ -128,9 +128,7 @@ class PlanState:
         self.rf = np.array([len(p.replicas) for p in parts], dtype=np.int32)
         excluded_topic = np.array([opts.topic_excluded(t) for t in topics], dtype=bool)
         # partitions of excluded topics: no replica moves and no leadership change
-        self.frozen = (
-            excluded_topic[self.topic] if P else np.zeros(0, dtype=bool)
-        )
+        self.frozen = excluded_topic[self.topic] if P else np.zeros(0, dtype=bool)
         rep = np.full((P, R), -1, dtype=np.int32)
         isr = np.zeros((P, R), dtype=bool)
         leader = np.full(P, -1, dtype=np.int32)

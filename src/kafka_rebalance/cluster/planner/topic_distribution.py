@@ -55,7 +55,11 @@ class TopicReplicaDistributionGoal(Goal):
         if not el.any() or len(up) == 0:
             return {}
         over = state.tcnt[:, el] - up[:, None]
-        return {"value": max(0, int(over.max())), "limit": 0, "measure": "replicas over the topic limit"}
+        return {
+            "value": max(0, int(over.max())),
+            "limit": 0,
+            "measure": "replicas over the topic limit",
+        }
 
     def explain(self, state: PlanState) -> str:
         up = self._upper(state)
