@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster import kafka_json
+from ..cluster.capacity_file import CapacityConfig, apply_capacities
 from ..cluster.election import (
     AutoRebalanceResult,
     Controller,
@@ -27,7 +28,7 @@ from ..cluster.leader_skew import (
     kraft_imbalanced_partitions,
     zk_leader_imbalance,
 )
-from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, PlanResult
+from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, PlanOptions, PlanResult
 from ..cluster.planner import plan as run_planner
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, SkewReport, skew_report
 from ..errors import InputError
@@ -360,16 +361,23 @@ def plan(
     mode: str | Mode = Mode.FULL,
     brokers: Sequence[int] = (),
     band: float = DEFAULT_PLAN_BAND,
-    capacity_threshold: float = 0.8,
+    capacity_threshold: float | None = None,
     leaders_by: str = "count",
     compare_generate: bool = False,
     seed: int = 0,
     topic_spread: bool = True,
     broker_racks: dict[int, str] | None = None,
+    goals: Sequence[str] | str | None = None,
+    options: PlanOptions | None = None,
+    capacity: CapacityConfig | None = None,
 ) -> PlanOutcome:
-    """A minimal-move reassignment plan for `mode` (full, add-brokers, remove-brokers, leaders, fix-offline)."""
+    """A minimal-move reassignment plan for `mode` (full, add-brokers, remove-brokers, leaders,
+    fix-offline, demote), with Cruise Control's `goals` (full mode) and `options` (thresholds,
+    exclusions); `capacity` (a parsed capacity file) sets every broker's capacities first."""
     if compare_generate:
         check_seed(seed)
+    if capacity is not None:
+        snap = apply_capacities(snap, capacity)
     res = run_planner(
         snap,
         mode.value if isinstance(mode, Mode) else mode,
@@ -379,6 +387,8 @@ def plan(
         leaders_by_bytes=(leaders_by == "bytes"),
         topic_spread=topic_spread,
         broker_racks=broker_racks,
+        goals=goals,
+        options=options,
     )
     gen = None
     if compare_generate:

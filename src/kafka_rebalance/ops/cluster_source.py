@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import io_util
+from ..cluster.capacity_file import CapacityConfig, parse_capacity
 from ..cluster.snapshot import alive_inferred, parse_snapshot, parse_snapshot_text, with_loads
 from ..errors import InputError
 from ..model import ClusterSnapshot, PartitionLoad
@@ -107,3 +108,15 @@ def read_loads(path: str | Path) -> dict[tuple[str, int], PartitionLoad]:
             bytes_in, bytes_out, messages_in, size_bytes, cpu=float(cpu[i] or 0.0)
         )
     return out
+
+
+def read_capacity_file(path: str | Path) -> CapacityConfig:
+    """A Cruise Control capacity file (capacity.json, capacityJBOD.json, capacityCores.json)."""
+    try:
+        doc = io_util.read_structured(path)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
+    try:
+        return parse_capacity(doc)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None

@@ -78,6 +78,13 @@ class CpuCapacityGoal(CapacityGoal):
             return np.full(state.B, np.inf)
         return super().limits(state)
 
+    def metric(self, state: PlanState) -> dict:
+        from .cpu_model import CpuSource
+
+        if state.cpu_source is CpuSource.RELATIVE:
+            return {}  # not checked: no CPU sample gives the estimate a unit
+        return super().metric(state)
+
 
 class PotentialNwOutGoal(CapacityGoal):
     name = "PotentialNwOutGoal"

@@ -134,8 +134,8 @@ def explain_counts(goal, state: PlanState) -> str:
     m = goal.metric(state)
     el = np.nonzero(state.eligible)[0]
     c = state.cnt
-    hi = goal.hi if goal.hi is not None else goal._limits(state)[1]
-    lo = goal.lo if goal.lo is not None else goal._limits(state)[0]
+    hi = goal.hi if len(goal.hi) else goal._limits(state)[1]
+    lo = goal.lo if len(goal.lo) else goal._limits(state)[0]
     over = el[c[el] > hi[el]]
     under = el[c[el] < lo[el]]
     if len(over):

@@ -95,9 +95,12 @@ class LoadGoal(Goal):
         lead_ok = self.leadership and state.extra[r].any()
         stuck: set[int] = set()
         while True:
-            over = el[(load[el] > lim[el] * (1 + TOL))]
-            over = [b for b in over[np.argsort(-(load[over] - lim[over]), kind="stable")].tolist()]
-            over = [b for b in over if b not in stuck]
+            hot = el[(load[el] > lim[el] * (1 + TOL))]
+            over = [
+                b
+                for b in hot[np.argsort(-(load[hot] - lim[hot]), kind="stable")].tolist()
+                if b not in stuck
+            ]
             if not over:
                 return
             a = over[0]

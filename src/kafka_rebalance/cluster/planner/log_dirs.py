@@ -119,8 +119,9 @@ def plan_log_dirs(
                 break
             excess = use[b][hi] - mean * w[hi]
             room = mean * w[lo] - use[b][lo]
-            if cap[lo] is not None:
-                room = min(room, threshold * float(cap[lo]) - use[b][lo]) if over_cap else room
+            cap_lo = cap[lo]
+            if cap_lo is not None and over_cap:
+                room = min(room, threshold * cap_lo - use[b][lo])
             cands = [c for c in by_dir[hi] if c[0] <= max(room, 0) + 1e-9]
             if not cands:
                 break

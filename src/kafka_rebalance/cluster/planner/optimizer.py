@@ -142,7 +142,7 @@ class PlanResult:
         return text
 
     def summary(self) -> dict:
-        out = {
+        out: dict[str, object] = {
             "mode": self.mode.value,
             "complete": self.complete,
             "refused": self.refused,

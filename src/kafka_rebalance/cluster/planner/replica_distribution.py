@@ -54,7 +54,7 @@ class ReplicaDistributionGoal(Goal):
         return True
 
     def violation(self, state: PlanState) -> float:
-        lo, hi = (self.lo, self.hi) if self.hi is not None else self._limits(state)[:2]
+        lo, hi = (self.lo, self.hi) if len(self.hi) else self._limits(state)[:2]
         el = state.eligible
         c = state.cnt
         return float(np.maximum(0, c[el] - hi[el]).sum() + np.maximum(0, lo[el] - c[el]).sum())
@@ -74,7 +74,7 @@ class ReplicaDistributionGoal(Goal):
             "limit": self.band
             if self.band is not None
             else float(self.hi[el].max() / mean)
-            if self.hi is not None and mean > 0
+            if len(self.hi) and mean > 0
             else 1.0,
             "measure": "max/mean",
         }
