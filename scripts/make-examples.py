@@ -32,10 +32,10 @@ def main() -> int:
         rolling_restart,
         synthetic_cluster,
     )
-    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records, log_end_offsets
     from kafka_rebalance.demo.telemetry import metric_samples, write_parquet
     from kafka_rebalance.io_util import atomic_write_json, atomic_write_text, read_structured
     from kafka_rebalance.sim.api import parse_simulation_scenario, simulate_scenario
+    from kafka_rebalance.sim.offsets_topic import consumer_offsets_records, log_end_offsets
 
     base = synthetic_cluster(
         brokers=6,

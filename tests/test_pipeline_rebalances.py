@@ -393,11 +393,11 @@ def test_demo_rolling_restart_durations_match_the_simulators_event_log(spark, tm
     """Before: every episode lasted 9-14 ms (the last member's commit to the record). Now the start is within a
     few ms of the simulator's PreparingRebalance when a LeaveGroup starts the rebalance, and within a heartbeat
     interval after it when a JoinGroup does (the first member learns at its next heartbeat)."""
-    from kafka_rebalance.demo.consumer_offsets import (
+    from kafka_rebalance.demo.run import START_MS
+    from kafka_rebalance.sim.offsets_topic import (
         consumer_offsets_records,
         simulate_recording_group_metadata,
     )
-    from kafka_rebalance.demo.run import START_MS
 
     sc = rolling_restart()
     res, writes = simulate_recording_group_metadata(sc)
@@ -453,11 +453,11 @@ def _group_metadata_values(table: pa.Table) -> list:
     "name,protocol", [("eager", "range"), ("cooperative", "cooperative-sticky")]
 )
 def test_demo_group_metadata_records_carry_the_coordinators_leader_and_protocol(name, protocol):
-    from kafka_rebalance.demo.consumer_offsets import (
+    from kafka_rebalance.sim.api import simulate_scenario
+    from kafka_rebalance.sim.offsets_topic import (
         consumer_offsets_records,
         simulate_recording_group_metadata,
     )
-    from kafka_rebalance.sim.api import simulate_scenario
 
     sc = rolling_restart(name, 200_000)
     res, writes = simulate_recording_group_metadata(sc)
@@ -488,8 +488,8 @@ def test_demo_group_metadata_records_carry_the_coordinators_leader_and_protocol(
 
 
 def test_event_log_alone_leaves_the_leader_unknown():
-    from kafka_rebalance.demo.consumer_offsets import consumer_offsets_records
     from kafka_rebalance.sim.api import simulate_scenario
+    from kafka_rebalance.sim.offsets_topic import consumer_offsets_records
 
     res = simulate_scenario(rolling_restart("eager", 130_000))
     gms = _group_metadata_values(consumer_offsets_records(res.events, 0, protocol="range"))

@@ -81,4 +81,5 @@ def _umask() -> int:
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
+    """Write `obj` as JSON to `path`: a temporary file beside it, then a rename (never half-written)."""
     atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")

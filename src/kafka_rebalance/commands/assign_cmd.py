@@ -12,12 +12,8 @@ from typing import Any
 from rich.console import Console
 
 from .. import io_util, output, textfmt
-from ..assign.base import AssignorFailure
-from ..assign.registry import NAMES, SERVER_SIDE, get_assignor
-from ..assign.rounds import run_rounds
-from ..assign.stats import round_stats
 from ..errors import InputError
-from ..model import parse_group_scenario
+from ..ops.assign import STRATEGIES, assign_partitions, check
 
 
 def register(subparsers) -> None:
@@ -28,7 +24,9 @@ def register(subparsers) -> None:
         "(JSON or YAML, see docs/formats.md section 1), round after round, with stats.",
     )
     p.add_argument("file", metavar="FILE", help="group scenario: topics, members, optional rounds")
-    p.add_argument("--strategy", required=True, metavar="S", help=f"one of: {', '.join(NAMES)}")
+    p.add_argument(
+        "--strategy", required=True, metavar="S", help=f"one of: {', '.join(STRATEGIES)}"
+    )
     p.add_argument(
         "--rounds",
         type=int,
@@ -43,51 +41,11 @@ def register(subparsers) -> None:
 def compute(path: str, strategy: str, rounds: int | None = None) -> dict[str, Any]:
     """The command's JSON result; InputError (naming file and field) for bad input."""
     try:
-        assignor = get_assignor(strategy)
+        check(strategy, rounds)
     except InputError as exc:
-        raise InputError(exc.message, field="--strategy") from None
-    if rounds is not None and rounds < 1:
-        raise InputError(f"must be >= 1, got {rounds}", field="--rounds")
+        raise InputError(exc.message, field=f"--{exc.field}") from None
     doc = io_util.read_structured(path)
-    try:
-        scenario = parse_group_scenario(doc)
-    except InputError as exc:
-        raise exc.in_file(path) from None
-    n = rounds if rounds is not None else scenario.rounds
-    if strategy in SERVER_SIDE:
-        _no_shared_ownership(scenario.spec, path)
-    try:
-        results = run_rounds(assignor, scenario.spec, n)
-    except AssignorFailure as exc:
-        raise InputError(
-            f"Kafka's {strategy} assignor fails on this input: {exc}", source=path
-        ) from None
-    out_rounds = []
-    for spec, result in results:
-        assignment = {
-            m.member_id: [[tp.topic, tp.partition] for tp in result.get(m.member_id, ())]
-            for m in spec.members
-        }
-        # members the assignor returned that the spec does not list (never expected) stay visible
-        for member, tps in result.items():
-            assignment.setdefault(member, [[tp.topic, tp.partition] for tp in tps])
-        out_rounds.append({"assignment": assignment, "stats": round_stats(spec, result).to_json()})
-    return {"strategy": strategy, "rounds": out_rounds}
-
-
-def _no_shared_ownership(spec, path: str) -> None:
-    """A server-side target assignment never has one partition owned by two members (KIP-848)."""
-    owner: dict = {}
-    for i, m in enumerate(spec.members):
-        for j, tp in enumerate(m.owned):
-            if tp in owner and owner[tp] != m.member_id:
-                raise InputError(
-                    f"{tp} is also owned by {owner[tp]!r}; a server-side assignor's current "
-                    "assignment never holds a partition twice",
-                    source=path,
-                    field=f"members[{i}].owned[{j}]",
-                )
-            owner[tp] = m.member_id
+    return assign_partitions(doc, strategy, rounds, source=path).to_json()
 
 
 def run(args) -> int:

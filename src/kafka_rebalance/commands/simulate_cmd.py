@@ -14,8 +14,7 @@ from rich.console import Console
 
 from .. import io_util, output, textfmt
 from ..errors import InputError
-from ..sim.api import COMPARE_VARIANTS, compare, simulate_scenario
-from ..sim.event_log import write_events
+from ..ops.simulate import COMPARE_VARIANTS, check_variants, compare, simulate
 from ..sim.scenario import parse_simulation_scenario
 
 if TYPE_CHECKING:
@@ -60,12 +59,10 @@ def run(args) -> int:
         raise InputError("expected a path ending in .jsonl or .parquet", field="--events-out")
     if args.compare:
         names = [n.strip() for n in args.compare.split(",") if n.strip()]
-        for n in names:
-            if n not in COMPARE_VARIANTS:
-                raise InputError(
-                    f"unknown variant {n!r} (known: {', '.join(COMPARE_VARIANTS)})",
-                    field="--compare",
-                )
+        try:
+            check_variants(names)
+        except InputError as exc:
+            raise InputError(exc.message, field="--compare") from None
         if args.events_out:
             raise InputError("--events-out cannot be combined with --compare", field="--events-out")
         with _Progress(sc.duration_ms * len(names)) as prog:
@@ -73,17 +70,17 @@ def run(args) -> int:
             def cb(name: str, now: int, end: int) -> None:
                 prog.update(names.index(name) * sc.duration_ms + now, f"{name}")
 
-            result = {"compare": compare(sc, names, progress=cb)}
+            result = compare(sc, names, progress=cb).to_json()
         output.emit(result, args.format, _compare_table)
         return 0
     with _Progress(sc.duration_ms) as prog:
-        res = simulate_scenario(
+        res = simulate(
             sc,
             progress=lambda now, end: prog.update(now, sc.name or "simulate"),
-            collect_events=bool(args.events_out),
+            events=bool(args.events_out),
         )
     if args.events_out:
-        write_events(res.events, args.events_out)
+        res.write_events(args.events_out)
     output.emit(res.summary, args.format, _table)
     return 0
 

@@ -11,22 +11,24 @@ Steps (each shown as it runs):
  4. the Spark jobs: load model, offsets, lag, a small sweep;
  5. skew, preferred leader election, leader balance and a reassignment plan
     on the load model's snapshot, compared with Kafka's `--generate`;
- 6. `cluster execute` of the plan through the real kafka-python client against
-    the simulated cluster;
+ 6. `kafka-rebalance cluster execute` of the plan (in a process of its own, through
+    the real kafka-python client) against the simulated cluster;
  7. the HTML report.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..io_util import atomic_write_json
-from ..model import ClusterSnapshot
+from .. import ClusterSnapshot
+from .. import write_json as atomic_write_json
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: telemetry starts here
 
@@ -125,8 +127,7 @@ class Demo:
     # -- 1. cluster -------------------------------------------------------------------------
 
     def make_cluster(self) -> None:
-        from ..cluster.snapshot import snapshot_to_json
-        from ..cluster.synthetic import add_empty_broker, rolling_restart, synthetic_cluster
+        from .. import add_empty_broker, rolling_restart, snapshot_to_json, synthetic_cluster
 
         base = synthetic_cluster(
             brokers=self.cfg.brokers,
@@ -158,36 +159,19 @@ class Demo:
     # -- 3. simulations ---------------------------------------------------------------------
 
     def simulate(self) -> None:
-        from ..sim.api import (
-            COMPARE_VARIANTS,
-            parse_simulation_scenario,
-            simulate_scenario,
-            variant,
-        )
-        from ..sim.event_log import write_events
-        from .consumer_offsets import (
-            consumer_offsets_records,
-            log_end_offsets,
-            ownership_intervals,
-            simulate_recording_group_metadata,
-        )
+        from .. import COMPARE_VARIANTS, consumer_offsets_records, log_end_offsets, simulate
+        from .ownership import ownership_intervals
         from .telemetry import write_parquet
 
         doc = rolling_restart_scenario(self.cfg.scale, self.cfg.seed)
-        sc = parse_simulation_scenario(doc)
         compare: dict[str, dict] = {}
         ownership: dict[str, dict] = {}
         for name in COMPARE_VARIANTS:
             self.progress("simulate", name)
-            writes = None
-            if (
-                name == "eager"
-            ):  # the __consumer_offsets telemetry carries the coordinator's own GroupMetadata
-                res, writes = simulate_recording_group_metadata(variant(sc, name))
-            else:
-                res = simulate_scenario(variant(sc, name))
+            # the __consumer_offsets telemetry carries the eager coordinator's own GroupMetadata
+            res = simulate(doc, variant=name, events=True, record_group_metadata=name == "eager")
             compare[name] = res.summary
-            write_events(res.events, str(self._path("simulations", f"{name}.events.jsonl")))
+            res.write_events(self._path("simulations", f"{name}.events.jsonl"))
             intervals, stops = ownership_intervals(res.events, doc["duration_ms"])
             ownership[name] = {
                 "duration_ms": doc["duration_ms"],
@@ -195,7 +179,9 @@ class Demo:
                 "stops": stops,
             }
             if name == "eager":
-                records = consumer_offsets_records(res.events, START_MS, group_metadata=writes)
+                records = consumer_offsets_records(
+                    res.events, START_MS, group_metadata=res.group_metadata
+                )
                 write_parquet(records, self._path("telemetry", "consumer_offsets.parquet"))
                 self.report["cards"]["__consumer_offsets records"] = records.num_rows
         atomic_write_json(self._path("simulations", "compare.json"), compare)
@@ -211,11 +197,13 @@ class Demo:
     def spark_jobs(self) -> None:
         from pyspark.sql import SparkSession
 
-        from ..pipeline.session import get_spark
+        from .. import spark_session
 
         # Reuse a session someone else started (tests, notebooks) and leave it running for them.
         owned = SparkSession.getActiveSession() is None
-        spark = get_spark(self.cfg.master, shuffle_partitions=8, app_name="kafka-rebalance-demo")
+        spark = spark_session(
+            self.cfg.master, shuffle_partitions=8, app_name="kafka-rebalance-demo"
+        )
         try:
             self._spark_jobs(spark)
         finally:
@@ -223,13 +211,9 @@ class Demo:
                 spark.stop()
 
     def _spark_jobs(self, spark) -> None:
-        from ..pipeline.lag import run_lag
-        from ..pipeline.load_model import run_load_model
-        from ..pipeline.offsets import run_offsets
-        from ..pipeline.sweep import run_sweep
+        from .. import LoadModelConfig, run_lag, run_load_model, run_offsets, run_sweep
 
         self.progress("spark", "load-model")
-        from ..pipeline.load_model import LoadModelConfig
 
         # Samples every 5 minutes: 12 per 1-hour window, Cruise Control's default of 5 windows.
         lm = run_load_model(
@@ -270,34 +254,23 @@ class Demo:
     # -- 5. cluster analysis ----------------------------------------------------------------
 
     def analyse_cluster(self) -> None:
-        from ..cluster import kafka_json
-        from ..cluster.election import apply_preferred_election, preferred_election
-        from ..cluster.planner import Mode
-        from ..cluster.snapshot import parse_snapshot_text
-        from ..ops.cluster import plan, skew
+        from .. import Mode, elect, load_snapshot, plan, skew
 
         snap_path = self.out / "load_model" / "snapshot.json"
-        snap = (
-            parse_snapshot_text(snap_path.read_text(encoding="utf-8"))
-            if snap_path.exists()
-            else self.cluster
-        )
+        snap = load_snapshot(snap_path) if snap_path.exists() else self.cluster
         # The load model knows loads, the synthetic cluster knows the new empty broker and leaders.
         snap = _with_brokers_of(snap, self.cluster)
         self.snapshot = snap
         before = skew(snap, 1.10, 10.0).to_json()
         atomic_write_json(self._path("cluster", "skew_before.json"), before)
-        election = preferred_election(snap)
-        atomic_write_json(
-            self._path("plans", "preferred_election.json"),
-            kafka_json.election_json(list(election.elect)),
-        )
-        elected = apply_preferred_election(snap, election.elect)
+        election = elect(snap)
+        atomic_write_json(self._path("plans", "preferred_election.json"), election.election_json())
+        elected = election.after
         leaders_res = plan(elected, Mode.LEADERS, [])
         leaders = leaders_res.to_json()
         atomic_write_json(
             self._path("plans", "leaders_reassignment.json"),
-            kafka_json.reassignment_json(leaders_res.reassignments),
+            leaders_res.reassignment_json(),
             indent=None,
         )
         plan_res = plan(
@@ -306,14 +279,14 @@ class Demo:
         add_broker = plan_res.to_json()
         atomic_write_json(
             self._path("plans", "add_broker_reassignment.json"),
-            kafka_json.reassignment_json(plan_res.reassignments),
+            plan_res.reassignment_json(),
             indent=None,
         )
         full_res = plan(snap, Mode.FULL, [])
         full = full_res.to_json()
         atomic_write_json(
             self._path("plans", "full_reassignment.json"),
-            kafka_json.reassignment_json(full_res.reassignments),
+            full_res.reassignment_json(),
             indent=None,
         )
         after = skew(full_res.after_snapshot, 1.10, 10.0).to_json()
@@ -352,7 +325,7 @@ class Demo:
                 "replica moves (add broker)": add_broker["replica_moves"],
                 "lower bound": add_broker["lower_bound_moves"],
                 "kafka --generate moves": add_broker.get("generate", {}).get("replica_moves", 0),
-                "preferred elections": len(election.elect),
+                "preferred elections": len(election.partitions),
                 "leader changes (balance)": leaders["leader_changes"],
             }
         )
@@ -360,14 +333,14 @@ class Demo:
     # -- 6. execute -------------------------------------------------------------------------
 
     def execute(self) -> None:
-        from ..cli import main as cli_main
-        from ..kafka.sim_cluster import SimCluster
+        from .. import SimCluster
 
         state = self.out / "plans" / "add_broker_execution.state.json"
         if state.exists():
             state.unlink()
         with SimCluster(self.snapshot, speedup=self.cfg.execute_speedup) as sim:
-            args = [
+            # the command a person would run, in a process of its own, against the simulated cluster
+            argv = [
                 "cluster",
                 "execute",
                 "--reassignment-json-file",
@@ -384,16 +357,19 @@ class Demo:
                 "--format",
                 "json",
             ]
-            import contextlib
-            import io
-
-            buf = io.StringIO()
-            with contextlib.redirect_stdout(buf):
-                rc = cli_main(args)
-            result = json.loads(buf.getvalue() or "{}")
+            proc = subprocess.run(
+                [sys.executable, "-m", "kafka_rebalance", *argv],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            rc = proc.returncode
+            result = json.loads(proc.stdout or "{}")
             final = sim.snapshot()
         if rc != 0:
-            raise RuntimeError(f"cluster execute failed with exit code {rc}: {result}")
+            raise RuntimeError(
+                f"cluster execute failed with exit code {rc}: {result or proc.stderr[-2000:]}"
+            )
         target = json.loads(self.plan_file.read_text())
         wanted = {(p["topic"], p["partition"]): tuple(p["replicas"]) for p in target["partitions"]}
         got = {(p.topic, p.partition): p.replicas for p in final.partitions}
@@ -412,7 +388,7 @@ class Demo:
     # -- 7. report --------------------------------------------------------------------------
 
     def write_report(self) -> Path:
-        from ..report.build import write_report
+        from .. import write_report
 
         self.report["timings_s"] = self.timings
         atomic_write_json(self.out / "report.json", self.report)

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..model import ClusterSnapshot
+from .. import ClusterSnapshot
 
 DAY_MS = 24 * 3600 * 1000
 

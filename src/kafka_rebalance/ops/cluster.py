@@ -18,6 +18,7 @@ from ..cluster.election import (
     AutoRebalanceResult,
     Controller,
     ElectionPlan,
+    apply_preferred_election,
     auto_leader_rebalance,
     preferred_election,
 )
@@ -219,6 +220,7 @@ def skew(
     threshold: float = DEFAULT_BALANCE_THRESHOLD,
     leader_imbalance_per_broker_percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
 ) -> SkewResult:
+    """Max/mean per resource against `threshold`, and leader imbalance as ZooKeeper and KRaft see it."""
     pct = leader_imbalance_per_broker_percentage
     return SkewResult(
         report=skew_report(snap, threshold),
@@ -237,6 +239,7 @@ class ElectionResult:
     """The partitions a preferred leader election elects (and why the others are skipped)."""
 
     plan: ElectionPlan
+    after: ClusterSnapshot = field(repr=False)  # the cluster once they are elected
 
     @property
     def partitions(self) -> list[TopicPartition]:
@@ -296,7 +299,8 @@ def elect(
     topics: Sequence[str] | None = None,
 ) -> ElectionResult:
     """Preferred leader election, as kafka-leader-election.sh --election-type PREFERRED decides it."""
-    return ElectionResult(preferred_election(snap, partitions, topics))
+    ep = preferred_election(snap, partitions, topics)
+    return ElectionResult(ep, apply_preferred_election(snap, ep.elect))
 
 
 def auto_elect(
@@ -304,6 +308,7 @@ def auto_elect(
     controller: str | Controller,
     leader_imbalance_per_broker_percentage: float = DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
 ) -> AutoElectionResult:
+    """What `auto.leader.rebalance.enable` would elect with a `zk` or `kraft` controller."""
     check_percentage(leader_imbalance_per_broker_percentage)
     return AutoElectionResult(
         auto_leader_rebalance(snap, Controller(controller), leader_imbalance_per_broker_percentage)

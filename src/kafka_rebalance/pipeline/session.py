@@ -9,6 +9,7 @@ import sys
 def get_spark(
     master: str | None = None, shuffle_partitions: int = 8, app_name: str = "kafka-rebalance"
 ):
+    """A SparkSession for the pipeline jobs (`master` default: $SPARK_MASTER, else local[*])."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"

@@ -224,6 +224,7 @@ def run_one(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> dict[str, Any]:
+    """Simulate every point of a sweep grid (docs/formats.md) on Spark; write sweep.parquet under `out`."""
     import time
 
     from pyspark.sql.types import _parse_datatype_string

@@ -1,4 +1,4 @@
-"""Turn a simulation's event log into what a real cluster would hold.
+"""Turn a simulation's event log into the topics a real cluster would hold.
 
 `__consumer_offsets` records (Kafka-source schema, encoded with the group
 record codecs) from the simulator's commit events and its GroupMetadata
@@ -34,8 +34,8 @@ from ..group.records import (
 )
 
 if TYPE_CHECKING:
-    from ..sim.api import SimulationResult
-    from ..sim.scenario import Scenario
+    from .api import SimulationResult
+    from .scenario import Scenario
 
 KAFKA_SOURCE_SCHEMA = pa.schema(
     [
@@ -74,8 +74,8 @@ def simulate_recording_group_metadata(
     nothing in the simulator changes. Classic groups only: a KIP-848 group
     writes ConsumerGroup records, not GroupMetadata.
     """
-    from ..sim.api import simulate_scenario
-    from ..sim.offsets_store import _group_value
+    from .api import simulate_scenario
+    from .offsets_store import _group_value
 
     if sc.protocol == "consumer":
         raise ValueError(
@@ -251,50 +251,3 @@ def log_end_offsets(
             "log_end_offset": pa.array(leo, pa.int64()),
         }
     )
-
-
-def ownership_intervals(
-    events: Iterable[dict[str, Any]], duration_ms: int
-) -> tuple[list[dict], list[dict]]:
-    """Who owned which partition when (from assigned/revoked/lost), and the members' protocol pauses."""
-    open_: dict[tuple[str, str], int] = {}
-    intervals: list[dict] = []
-    stops: list[dict] = []
-    for ev in events:
-        kind, member, ts = ev["kind"], ev["member"], int(ev["ts_ms"])
-        if kind == "assigned":
-            for p in ev["partitions"]:
-                open_.setdefault((member, p), ts)
-        elif kind in ("revoked", "lost"):
-            for p in ev["partitions"]:
-                start = open_.pop((member, p), None)
-                if start is not None:
-                    intervals.append(
-                        {"partition": p, "member": member, "start_ms": start, "end_ms": ts}
-                    )
-        elif kind == "paused":
-            d = json.loads(ev["detail"] or "{}")
-            if d.get("ms", 0) > 0 and "since_ms" in d:
-                stops.append(
-                    {
-                        "start_ms": int(d["since_ms"]),
-                        "end_ms": int(d["since_ms"]) + int(d["ms"]),
-                        "member": member,
-                    }
-                )
-    for (member, p), start in open_.items():
-        intervals.append(
-            {"partition": p, "member": member, "start_ms": start, "end_ms": duration_ms}
-        )
-    intervals.sort(key=lambda iv: (iv["partition"], iv["start_ms"]))
-    return intervals, _merge(stops)
-
-
-def _merge(stops: list[dict]) -> list[dict]:
-    out: list[dict] = []
-    for s in sorted(stops, key=lambda s: s["start_ms"]):
-        if out and s["start_ms"] <= out[-1]["end_ms"]:
-            out[-1]["end_ms"] = max(out[-1]["end_ms"], s["end_ms"])
-        else:
-            out.append({"start_ms": s["start_ms"], "end_ms": s["end_ms"]})
-    return out
