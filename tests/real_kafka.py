@@ -78,6 +78,7 @@ def start(
     log_dirs: int = 1,
     state_dir: Path | None = None,
     timeout: float = 240,
+    args: tuple[str, ...] = (),
 ) -> RealKafka:
     """Start a fresh cluster with `start-kafka.sh` (raises RuntimeError with its stderr on failure)."""
     cmd = [str(KAFKA_HOME / "start-kafka.sh"), "-q", "-n", str(brokers)]
@@ -90,6 +91,7 @@ def start(
         cmd += ["--prop", p]
     if state_dir is not None:
         cmd += ["--dir", str(state_dir)]
+    cmd += list(args)  # e.g. --ports/--controller-port for listeners given with props
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"start-kafka.sh failed ({out.returncode}): {out.stderr[-2000:]}")

@@ -429,10 +429,8 @@ class KafkaAdmin:
             wanted.setdefault(broker, set()).add((topic, part))
         out: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
         for broker, parts in sorted(wanted.items()):
-            by_topic: dict[str, list[int]] = {}
-            for t, p in sorted(parts):
-                by_topic.setdefault(t, []).append(p)
-            resp = self._send(broker, DescribeLogDirsRequest[0](topics=list(by_topic.items())))
+            # all topics: kafka-python's v0 request types `partitions` as one INT32, not an array
+            resp = self._send(broker, DescribeLogDirsRequest[0](topics=None))
             for err, path, dir_topics in resp.log_dirs:
                 if err:
                     continue

@@ -30,7 +30,7 @@ from ..errors import InputError
 JKS_MAGIC = 0xFEEDFEED
 JCEKS_MAGIC = 0xCECECECE
 # The JDK's KeyProtector algorithm (sun.security.provider.KeyProtector).
-_KEY_PROTECTOR_OID = bytes.fromhex("2b0601040102110101")  # 1.3.6.1.4.1.42.2.17.1.1
+_KEY_PROTECTOR_OID = bytes.fromhex("2b060104012a02110101")  # 1.3.6.1.4.1.42.2.17.1.1
 
 
 @dataclass(frozen=True)
@@ -295,11 +295,17 @@ def build_context(
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
+    # TLS 1.2 unless ssl.enabled.protocols asks for TLSv1.3 alone: a TLS 1.3 broker sends session
+    # tickets after the handshake, and kafka-python closes a connection that has data to read with
+    # no request in flight ("Socket EVENT_READ without in-flight-requests"), at random.
     versions = {"TLSV1.2": ssl.TLSVersion.TLSv1_2, "TLSV1.3": ssl.TLSVersion.TLSv1_3}
-    chosen = [versions[p.upper()] for p in protocols if p.upper() in versions]
-    if chosen:
-        ctx.minimum_version = min(chosen)
-        ctx.maximum_version = max(chosen)
+    chosen = [versions[p.upper()] for p in protocols if p.upper() in versions] or [
+        ssl.TLSVersion.TLSv1_2
+    ]
+    if ssl.TLSVersion.TLSv1_2 in chosen:
+        chosen = [ssl.TLSVersion.TLSv1_2]
+    ctx.minimum_version = min(chosen)
+    ctx.maximum_version = max(chosen)
     if trusted is None:
         ctx.load_default_certs()
     else:
