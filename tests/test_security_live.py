@@ -324,9 +324,9 @@ def test_log_dir_moves_with_their_throttle_match_kafkas_tool(secure_kafka, tmp_p
             if p["partition"].startswith(topic)
         }
 
-    from kafka_rebalance.kafka.admin import KafkaAdmin
-
     import time
+
+    from kafka_rebalance.kafka.admin import KafkaAdmin
 
     deadline = time.monotonic() + 30
     with KafkaAdmin(bs) as ka:
