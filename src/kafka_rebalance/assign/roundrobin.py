@@ -8,9 +8,11 @@ per topic. Mirrors clients/.../consumer/RoundRobinAssignor.java.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
-from ..model import Assignment, GroupSpec
+from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from .range import (
     group_by_owner,
     member_info_order,
@@ -18,7 +20,36 @@ from .range import (
     subscribed_topics,
     subscriber_matrix,
 )
-from .tpcache import partition_objects
+from .tpcache import partition_objects, topic_objects
+
+_SMALL = 20_000  # partitions (and member x topic cells) up to which plain loops beat numpy
+
+
+def _small_round_robin(
+    spec: GroupSpec, ring: list[MemberSubscription], topics: list[str], counts: list[int]
+) -> Assignment:
+    """The same deal in plain loops (same output, order included), for small groups."""
+    n_members = len(ring)
+    index = {t: j for j, t in enumerate(topics)}
+    takers: list[list[int]] = [[] for _ in topics]
+    cols: dict[int, list[int]] = {}
+    for i, m in enumerate(ring):
+        js = cols.get(id(m.topics))
+        if js is None:
+            js = cols[id(m.topics)] = sorted({index[t] for t in m.topics if t in index})
+        for j in js:
+            takers[j].append(i)
+    out: list[list[TopicPartition]] = [[] for _ in ring]
+    pos = 0  # the CircularIterator's cursor, as a ring position
+    for j, t in enumerate(topics):
+        n, who = counts[j], takers[j]
+        s = len(who)
+        first = bisect_left(who, pos) % s
+        for p, tp in enumerate(topic_objects(t, n)[:n]):
+            out[who[(first + p) % s]].append(tp)
+        pos = (who[(first + n - 1) % s] + 1) % n_members
+    by_member = dict(zip([m.member_id for m in ring], out))
+    return {m.member_id: by_member[m.member_id] for m in spec.members}
 
 
 class RoundRobinAssignor:
@@ -36,6 +67,9 @@ class RoundRobinAssignor:
             for t in sort_java_strings(subscribed_topics(spec.members))
             if t in spec.topics and spec.topics[t].partitions > 0
         ]
+        counts = [spec.topics[t].partitions for t in topics]
+        if sum(counts) <= _SMALL and n_members * len(topics) <= _SMALL:
+            return _small_round_robin(spec, ring, topics, counts)
         subscribed = subscriber_matrix(ring, topics)
         owners, flats = [], []
         base = 0

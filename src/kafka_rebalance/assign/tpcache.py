@@ -88,13 +88,8 @@ def partition_objects(topics: Sequence[str], counts: Sequence[int]) -> np.ndarra
     table = _TABLES.get(key)
     if table is not None:
         return table
-    total = sum(key[1])
-    table = np.empty(total, dtype=object)
-    pos = 0
-    for t, n in zip(*key):
-        if n > 0:
-            table[pos : pos + n] = topic_objects(t, n)[:n]
-            pos += n
+    parts = (topic_objects(t, n)[:n] for t, n in zip(*key) if n > 0)
+    table = np.fromiter(itertools.chain.from_iterable(parts), dtype=object, count=sum(key[1]))
     if len(_TABLES) >= 16:
         _TABLES.pop(next(iter(_TABLES)))
     _TABLES[key] = table
@@ -110,8 +105,8 @@ def partition_tuples(topics: Sequence[str], counts: Sequence[int]) -> np.ndarray
     table = _TUPLES.get(key)
     if table is not None:
         return table
-    table = np.empty(sum(key[1]), dtype=object)
-    table[:] = [(t, p) for t, n in zip(*key) for p in range(n)]
+    pairs = ((t, p) for t, n in zip(*key) for p in range(n))
+    table = np.fromiter(pairs, dtype=object, count=sum(key[1]))
     if len(_TUPLES) >= 4:
         _TUPLES.pop(next(iter(_TUPLES)))
     _TUPLES[key] = table

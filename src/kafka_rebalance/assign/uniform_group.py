@@ -229,11 +229,14 @@ def group_view(spec: GroupSpec) -> UniformGroup:
             cols = np.array([topic_index[t] for t in group_subs[0]], dtype=np.int64)
             subscribed[:, cols] = True
     else:
-        member_group_arr = np.array(member_group, dtype=np.int64)
-        for g, lst in enumerate(group_subs):
-            if lst:
-                rows = np.flatnonzero(member_group_arr == g)
-                subscribed[np.ix_(rows, [topic_index[t] for t in lst])] = True
+        # one (member, topic) cell per subscription, filled in one numpy call
+        group_cols = [[topic_index[t] for t in lst] for lst in group_subs]
+        member_cols = list(map(group_cols.__getitem__, member_group))
+        lens = np.fromiter(map(len, member_cols), dtype=np.int64, count=len(members))
+        cells = int(lens.sum())
+        rows = np.repeat(np.arange(len(members), dtype=np.int64), lens)
+        cols = np.fromiter(itertools.chain.from_iterable(member_cols), np.int64, count=cells)
+        subscribed[rows, cols] = True
     return UniformGroup(
         member_ids=ids,
         subscriptions=subs,

@@ -53,8 +53,11 @@ class _Balancer:
         if len(members) == 0:
             raise ValueError("Cannot balance an empty subscriber list.")
         sizes = self.sizes
-        members = np.asarray(members)
-        sm = members[np.lexsort((members, sizes[members]))].tolist()
+        if len(members) <= 64:
+            sm = sorted(members, key=lambda m: (sizes[m], m))
+        else:
+            arr = np.asarray(members)
+            sm = arr[np.lexsort((arr, np.asarray(sizes)[arr]))].tolist()
         self.sorted_members = sm
         self.least_end = 0
         self.least_count = sizes[sm[0]] - 1
@@ -124,6 +127,8 @@ class _Builder:
         self.leftovers: dict[int, set[int]] = {}
         self.owned = flatten_owned(group)
         self.keep = np.zeros(0, dtype=bool)
+        self.size_list: list[int] = []
+        self.subscriber_lists: list[list[int]] = []
 
     # -- ordering ----------------------------------------------------------------
 
@@ -191,10 +196,12 @@ class _Builder:
         old = int(self.owners[flat])
         if old != -1:
             self.sizes[old] -= 1
+            self.size_list[old] -= 1
             if self.leftovers and old in self.leftovers:
                 self.leftovers[old].discard(flat)
         self.owners[flat] = idx
         self.sizes[idx] += 1
+        self.size_list[idx] += 1
 
     def balance(self) -> None:
         topics = [j for j in range(len(self.group.topics)) if len(self.subscribers[j]) >= 2]
@@ -202,7 +209,10 @@ class _Builder:
             return
         ordered = self.sorted_topics(topics)
         last = -1
-        balancer = _Balancer(self.sizes)
+        # the balancer reads sizes one at a time: a list (kept equal to `sizes`) is faster
+        self.size_list = self.sizes.tolist()
+        self.subscriber_lists = [subs.tolist() for subs in self.subscribers]
+        balancer = _Balancer(self.size_list)
         for _ in range(MAX_ITERATION_COUNT):
             for i, j in enumerate(ordered):
                 if i == last:
@@ -212,9 +222,9 @@ class _Builder:
                     last = i
 
     def balance_topic(self, j: int, balancer: _Balancer) -> int:
-        subs = self.subscribers[j]
-        sz = self.sizes[subs]
-        if int(sz.max()) - int(sz.min()) <= 1:
+        subs = self.subscriber_lists[j]
+        sz = list(map(self.size_list.__getitem__, subs))
+        if max(sz) - min(sz) <= 1:
             return 0  # what balancer.initialize would report; nothing to move
         balancer.initialize(subs)
         base = int(self.group.base[j])
