@@ -29,8 +29,11 @@ test: $(DEVSTAMP)
 	@bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
+# Assignors beside Kafka's Java assignors (../shared/java-assignors), table into BENCHMARKS.md.
+# Cases 4-5 (a million partitions) take minutes: `make bench BENCH_CASES=1,2,3` for a quick run.
+BENCH_CASES ?= 1,2,3,4,5
 bench: $(DEVSTAMP)
-	$(BIN)/python bench/assignors.py
+	$(BIN)/python bench/assignors.py --cases $(BENCH_CASES)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -252,8 +252,8 @@ def group_view(spec: GroupSpec) -> UniformGroup:
 
 def flatten_owned(group: UniformGroup) -> OwnedArrays:
     """All owned entries as arrays; entries of unknown topics or out-of-range partitions get flat -1."""
-    lens = [len(o) for o in group.owned]
     objects = list(itertools.chain.from_iterable(group.owned))
+    lens = list(map(len, group.owned)) if objects else [0] * len(group.owned)
     n = len(objects)
     member = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
     topic = np.fromiter(

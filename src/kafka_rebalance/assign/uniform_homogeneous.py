@@ -10,6 +10,7 @@ group-coordinator/.../assignor/UniformHomogeneousAssignmentBuilder.java.
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 
 import numpy as np
@@ -81,7 +82,8 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     owned_lens = np.fromiter(map(len, group.owned), dtype=np.int64, count=n)
     # a member that keeps every entry of its list (the usual case) keeps the list itself
     partly = np.flatnonzero(~slow & (kept_count_arr != owned_lens)).tolist()
-    target: list[list[TopicPartition]] = list(map(list, group.owned))
+    any_owned = len(owned.objects) > 0
+    target: list[list[TopicPartition]] = list(map(list, group.owned)) if any_owned else []
     if partly:
         member_of = owned.member
         by_member: dict[int, list[TopicPartition]] = {i: [] for i in partly}
@@ -121,13 +123,14 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
     reach = np.cumsum(quota_arr)
     ends = np.minimum(reach, n_all)
     starts = np.minimum(reach - quota_arr, n_all)
-    takers = np.flatnonzero(ends > starts)
-    for i, at, end in zip(takers.tolist(), starts[takers].tolist(), ends[takers].tolist()):
-        if end <= n_fresh:
-            target[i] += fresh_tps[at:end]
-            continue
-        if at < n_fresh:
-            target[i] += fresh_tps[at:n_fresh]
+    # every member's share of the fresh partitions is one slice (empty for most when few are free)
+    shares = map(
+        fresh_tps.__getitem__,
+        map(slice, np.minimum(starts, n_fresh).tolist(), np.minimum(ends, n_fresh).tolist()),
+    )
+    target = list(map(operator.add, target, shares)) if any_owned else list(shares)
+    past = np.flatnonzero(ends > np.maximum(starts, n_fresh))
+    for i, at, end in zip(past.tolist(), starts[past].tolist(), ends[past].tolist()):
         target[i].extend(
             TopicPartition(t, p) for t, p in revoked[max(at, n_fresh) - n_fresh : end - n_fresh]
         )
