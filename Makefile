@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test install install-dev bench clean
+.PHONY: run test lint install install-dev bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,12 @@ install-dev: $(DEVSTAMP)
 run: $(STAMP)
 	$(BIN)/kafka-rebalance demo
 
-test: $(DEVSTAMP)
+# ruff (lint and format) and mypy first: seconds, before minutes of tests.
+lint: $(DEVSTAMP)
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
+
+test: lint
 	@bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 

@@ -19,7 +19,12 @@ def test_cluster_has_three_brokers_and_tools_work(real_kafka) -> None:
     if real_kafka.home is None:
         return
     out = real_kafka.tool(
-        "kafka-topics.sh", "--bootstrap-server", real_kafka.bootstrap, "--describe", "--topic", topic
+        "kafka-topics.sh",
+        "--bootstrap-server",
+        real_kafka.bootstrap,
+        "--describe",
+        "--topic",
+        topic,
     )
     lines = [ln for ln in out.stdout.splitlines() if f"Topic: {topic}\tPartition:" in ln]
     assert len(lines) == 3

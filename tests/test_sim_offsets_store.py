@@ -10,8 +10,8 @@ from kafka_rebalance.group.records import (
     encode_record,
 )
 from kafka_rebalance.model import TopicPartition
-from kafka_rebalance.sim.subscription import Subscription
 from kafka_rebalance.sim.offsets_store import SimOffsetsStore
+from kafka_rebalance.sim.subscription import Subscription
 
 TPS = [TopicPartition("orders", i) for i in range(4)]
 INDEX = {tp: i for i, tp in enumerate(TPS)}
