@@ -90,18 +90,20 @@ def _to_assignment(
         ids = list(map(_MEMBER_ID, spec.members))
         lists = [result.get(mid, []) for mid in ids]
         ppt = ctx.partitions_per_topic
-        counts = np.fromiter(ppt.values(), dtype=np.int64, count=len(ppt))
-        offset_of = dict(zip(ppt, (np.cumsum(counts) - counts).tolist()))
-        count_of = dict(zip(ppt, counts.tolist()))
+        # one slot more, 0: an unknown topic (index -1) has no partition
+        counts = np.fromiter(itertools.chain(ppt.values(), (0,)), np.int64, count=len(ppt) + 1)
+        base = np.cumsum(counts) - counts
+        index_of = {t: j for j, t in enumerate(ppt)}
         tps = list(itertools.chain.from_iterable(lists))
         n = len(tps)
-        topics = list(map(_FIRST, tps))
+        tix = np.fromiter(
+            map(index_of.get, map(_FIRST, tps), itertools.repeat(-1, n)), np.int64, count=n
+        )
         part = np.fromiter(map(_SECOND, tps), dtype=np.int64, count=n)
-        limit = np.fromiter(map(count_of.get, topics, itertools.repeat(0, n)), np.int64, n)
         # an owned partition number past its topic's count is kept as Kafka does: no shared object
-        if ((part >= 0) & (part < limit)).all():
-            flat = np.fromiter(map(offset_of.__getitem__, topics), np.int64, n) + part
-            objs = partition_objects(list(ppt), counts.tolist())[flat].tolist()
+        if ((part >= 0) & (part < counts[tix])).all():
+            flat = base[tix] + part
+            objs = partition_objects(list(ppt), counts[:-1].tolist())[flat].tolist()
             ends = np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
             starts = ends - np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
             return dict(zip(ids, map(objs.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
