@@ -3,4 +3,4 @@
 A command module sets `func(args) -> int` on its parser; the CLI calls it.
 """
 
-COMMANDS = ("demo", "assign", "simulate", "cluster", "pipeline", "report")
+COMMANDS = ("demo", "assign", "simulate", "cluster", "pipeline", "report", "group")
