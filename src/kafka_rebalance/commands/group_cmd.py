@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +23,7 @@ from ..errors import InputError
 from ..kafka import group_reset as gr
 from ..kafka import group_views as gv
 from ..kafka.groups import Group, GroupAdmin, GroupRuntimeError
+from .assign_cmd import compact_partitions
 
 FORMATS = ("table", "json", "kafka")
 
@@ -88,7 +87,9 @@ def register(subparsers) -> None:
         metavar="TOPIC[:P,...]",
         help="scope: a topic, or some of its partitions (repeatable)",
     )
-    r.add_argument("--all-topics", action="store_true", help="scope: every partition with a committed offset")
+    r.add_argument(
+        "--all-topics", action="store_true", help="scope: every partition with a committed offset"
+    )
     spec = r.add_mutually_exclusive_group()
     spec.add_argument("--to-earliest", action="store_true")
     spec.add_argument("--to-latest", action="store_true")
@@ -97,7 +98,9 @@ def register(subparsers) -> None:
     spec.add_argument("--shift-by", type=int, metavar="N")
     spec.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss")
     spec.add_argument("--by-duration", metavar="PnDTnHnMnS")
-    spec.add_argument("--from-file", metavar="CSV", help="Kafka's reset plan CSV ([group,]topic,partition,offset)")
+    spec.add_argument(
+        "--from-file", metavar="CSV", help="Kafka's reset plan CSV ([group,]topic,partition,offset)"
+    )
     r.add_argument("--export", action="store_true", help="print the plan as Kafka's CSV")
     mode = r.add_mutually_exclusive_group()
     mode.add_argument("--execute", action="store_true", help="commit the new offsets")
@@ -105,9 +108,9 @@ def register(subparsers) -> None:
     _format(r)
     r.set_defaults(func=_guard(run_reset))
 
-    from . import group_lag_cmd
+    from .group_lag_cmd import register_lag
 
-    group_lag_cmd.register(sub, _connection, _format, _guard)
+    register_lag(sub, _connection, _format, _guard)
 
 
 # -- shared flags ----------------------------------------------------------------------------------
@@ -253,7 +256,9 @@ def run_describe(args: argparse.Namespace) -> int:
             if view == "offsets":
                 committed = admin.committed(gid)
                 tps = {tp for m in g.members for tp in m.assignment} | set(committed)
-                ends = admin.log_offsets(sorted(tps, key=lambda tp: (tp.topic, tp.partition)), "latest")
+                ends = admin.log_offsets(
+                    sorted(tps, key=lambda tp: (tp.topic, tp.partition)), "latest"
+                )
                 item["rows"] = gv.offset_rows(g, committed, ends)
             elif view == "members":
                 item["rows"] = gv.member_rows(g)
@@ -263,7 +268,7 @@ def run_describe(args: argparse.Namespace) -> int:
                 topics = {t for m in g.members for t in (m.subscribed_topics or ())} | {
                     tp.topic for m in g.members for tp in m.assignment
                 }
-                counts = {tp.topic: 0 for tp in []}
+                counts: dict[str, int] = {}
                 if topics:
                     for tp in admin.topic_partitions(sorted(topics)):
                         counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)
@@ -347,7 +352,16 @@ def _table_describe(console: Console, item: dict, verbose: bool) -> None:
         textfmt.print_table(
             console,
             title,
-            ["TOPIC", ">PARTITION", ">CURRENT-OFFSET", ">LOG-END-OFFSET", ">LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"],
+            [
+                "TOPIC",
+                ">PARTITION",
+                ">CURRENT-OFFSET",
+                ">LOG-END-OFFSET",
+                ">LAG",
+                "CONSUMER-ID",
+                "HOST",
+                "CLIENT-ID",
+            ],
             rows,
         )
     elif item["view"] == "members":
@@ -359,11 +373,20 @@ def _table_describe(console: Console, item: dict, verbose: bool) -> None:
                 cols += [">MEMBER-EPOCH", "TARGET-ASSIGNMENT"]
         rows = []
         for r in item["rows"]:
-            row = [r.consumer_id, r.group_instance_id or textfmt.DASH, r.host, r.client_id, textfmt.count(r.partitions)]
+            row = [
+                r.consumer_id,
+                r.group_instance_id or textfmt.DASH,
+                r.host,
+                r.client_id,
+                textfmt.count(r.partitions),
+            ]
             if verbose:
                 row.append(_assignment_cell(r.assignment))
                 if kip848:
-                    row += [textfmt.count(r.member_epoch), _assignment_cell(r.target_assignment or ())]
+                    row += [
+                        textfmt.count(r.member_epoch),
+                        _assignment_cell(r.target_assignment or ()),
+                    ]
             rows.append(row)
         textfmt.print_table(console, title, cols, rows)
     else:
@@ -382,17 +405,23 @@ def _table_describe(console: Console, item: dict, verbose: bool) -> None:
             ]
         textfmt.print_kv(console, title, pairs)
     if "what_if" in item:
-        item["what_if"].print_table(console)
+        _print_what_if(console, item["what_if"])
+
+
+def _print_what_if(console: Console, w) -> None:
+    rows = [
+        [m, _assignment_cell(w.live.get(m, ())), _assignment_cell(w.proposed.get(m, ()))]
+        for m in w.live
+    ]
+    title = f"what if {w.strategy}: {textfmt.count(w.moved)} partitions would move" + (
+        " (over 2 cooperative rounds)" if w.rounds == 2 else ""
+    )
+    textfmt.print_table(console, title, ["MEMBER", "LIVE", w.strategy.upper()], rows)
 
 
 def _assignment_cell(tps: Sequence) -> str:
-    """`topic: 0, 1, 2; other: 3` (topics and partitions in order)."""
-    by_topic: dict[str, list[int]] = {}
-    for tp in tps:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    if not by_topic:
-        return textfmt.DASH
-    return "; ".join(f"{t}: {', '.join(str(p) for p in sorted(ps))}" for t, ps in sorted(by_topic.items()))
+    """`topic: 0-2; other: 3` (the assign command's compact form)."""
+    return compact_partitions([[tp.topic, tp.partition] for tp in tps]) or textfmt.DASH
 
 
 # -- reset-offsets ---------------------------------------------------------------------------------
@@ -433,7 +462,9 @@ def run_reset(args: argparse.Namespace) -> int:
     if args.topic and args.all_topics:
         raise InputError("give --topic or --all-topics, not both", field="--topic")
     if not args.topic and not args.all_topics and spec.kind != "from-file":
-        raise InputError("One of the reset scopes should be defined: --all-topics, --topic.", field="--topic")
+        raise InputError(
+            "One of the reset scopes should be defined: --all-topics, --topic.", field="--topic"
+        )
     named, whole = gr.parse_topic_args(args.topic)
     with admin_for(args) as admin:
         ids = _group_ids(args, admin)
@@ -441,7 +472,10 @@ def run_reset(args: argparse.Namespace) -> int:
         active = [g for g in groups.values() if g.active]
         if active:
             for g in active:
-                who = ", ".join(f"{m.member_id} ({m.client_id}@{m.host})" for m in g.members) or "none listed"
+                who = (
+                    ", ".join(f"{m.member_id} ({m.client_id}@{m.host})" for m in g.members)
+                    or "none listed"
+                )
                 print(
                     f"kafka-rebalance group reset-offsets: error: group '{g.group_id}' is {g.state}, "
                     f"not inactive; offsets can only be reset when it has no active members. "
@@ -452,6 +486,7 @@ def run_reset(args: argparse.Namespace) -> int:
         scope_topics = named + admin.topic_partitions(whole) if args.topic else []
         plan: dict[str, dict] = {}
         warnings: list[str] = []
+        notices: list[str] = []
         for gid in gr.java_group_order(ids):
             if args.all_topics:
                 scope = list(gr.java_map_order({tp: 0 for tp in admin.committed(gid)}))
@@ -462,11 +497,16 @@ def run_reset(args: argparse.Namespace) -> int:
             res = gr.plan_reset(admin, gid, scope, spec)
             plan[gid] = res.offsets
             warnings.extend(res.warnings)
+            notices.extend(f"\nWarn: {n}" for n in res.notices)
+            notices.extend(f"\nError: {e}" for e in res.errors)
         if args.execute:
             for gid, offsets in plan.items():
                 admin.alter_offsets(gid, offsets)
     for w in warnings:
-        print(f"Warn: {w}", file=sys.stderr)
+        print(f"WARN {w}", file=sys.stderr)
+    for n in notices:
+        # Kafka prints these on stdout, before the table; ours keep stdout for the table/JSON/CSV
+        print(n, file=sys.stdout if args.format == "kafka" and not args.export else sys.stderr)
     if args.export:
         _write_stdout(gr.export_csv(plan, single_group=len(args.group) == 1) + "\n")
     elif args.format == "json":
@@ -494,19 +534,12 @@ def run_reset(args: argparse.Namespace) -> int:
             for tp, off in sorted(offsets.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
         ]
         what = "committed" if args.execute else "dry run, nothing committed (add --execute)"
-        textfmt.print_table(Console(), f"new offsets: {what}", ["GROUP", "TOPIC", ">PARTITION", ">NEW-OFFSET"], rows)
+        textfmt.print_table(
+            Console(), f"new offsets: {what}", ["GROUP", "TOPIC", ">PARTITION", ">NEW-OFFSET"], rows
+        )
     return 0
 
 
 def _write_stdout(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write temp then rename, so nothing is half-written."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

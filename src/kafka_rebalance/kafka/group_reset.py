@@ -118,7 +118,9 @@ def parse_duration_ms(text: str) -> int:
     return -ms if neg == "-" else ms
 
 
-def parse_csv_plan(text: str, groups: Sequence[str], source: str) -> dict[str, dict[TopicPartition, int]]:
+def parse_csv_plan(
+    text: str, groups: Sequence[str], source: str
+) -> dict[str, dict[TopicPartition, int]]:
     """parseResetPlan: `topic,partition,offset` (one --group given) or `group,topic,partition,offset`."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     plan: dict[str, dict[TopicPartition, int]] = {}
@@ -126,7 +128,9 @@ def parse_csv_plan(text: str, groups: Sequence[str], source: str) -> dict[str, d
     for i, r in enumerate(rows, 1):
         if single:
             if len(r) != 3:
-                raise InputError(f"line {i}: expected topic,partition,offset, got {r}", source=source)
+                raise InputError(
+                    f"line {i}: expected topic,partition,offset, got {r}", source=source
+                )
             group, (topic, p, off) = groups[0], r
         else:
             if len(r) != 4:
@@ -138,7 +142,8 @@ def parse_csv_plan(text: str, groups: Sequence[str], source: str) -> dict[str, d
             plan.setdefault(group, {})[TopicPartition(topic, int(p))] = int(off)
         except ValueError:
             raise InputError(
-                f"line {i}: partition and offset must be integers, got {p!r}, {off!r}", source=source
+                f"line {i}: partition and offset must be integers, got {p!r}, {off!r}",
+                source=source,
             ) from None
     return plan
 
@@ -149,7 +154,11 @@ def export_csv(plan: Mapping[str, Mapping[TopicPartition, int]], single_group: b
     w = csv.writer(buf, lineterminator="\n")
     for group, offsets in plan.items():
         for tp, off in offsets.items():
-            w.writerow([tp.topic, tp.partition, off] if single_group else [group, tp.topic, tp.partition, off])
+            w.writerow(
+                [tp.topic, tp.partition, off]
+                if single_group
+                else [group, tp.topic, tp.partition, off]
+            )
     return buf.getvalue()
 
 
@@ -200,11 +209,17 @@ def java_group_order(groups: Iterable[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ResetResult:
+    """New offsets; `warnings` Kafka logs (stderr), `notices` it prints on stdout (`Warn: ...`)."""
+
     offsets: dict[TopicPartition, int]
     warnings: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # printError on stdout: `Error: ...`
 
 
-def plan_reset(admin, group_id: str, scope: Sequence[TopicPartition], spec: ResetSpec) -> ResetResult:
+def plan_reset(
+    admin, group_id: str, scope: Sequence[TopicPartition], spec: ResetSpec
+) -> ResetResult:
     """prepareOffsetsToReset for one group: the new offset of every partition in scope."""
 
     def need(offsets: Mapping[TopicPartition, int | None], what: str) -> dict[TopicPartition, int]:
@@ -239,7 +254,7 @@ def plan_reset(admin, group_id: str, scope: Sequence[TopicPartition], spec: Rese
         else:
             requested = dict((spec.plan or {}).get(group_id, {}))
             if not requested:
-                warnings.append(f"No reset plan for group {group_id} found")
+                return ResetResult({}, (), (), (f"No reset plan for group {group_id} found",))
         keys = list(requested)
         done, w = clamp(
             requested, admin.log_offsets(keys, "earliest"), admin.log_offsets(keys, "latest")
@@ -248,13 +263,13 @@ def plan_reset(admin, group_id: str, scope: Sequence[TopicPartition], spec: Rese
     if spec.kind in ("to-datetime", "by-duration"):
         found = admin.log_offsets(scope, int(spec.value or 0))
         empty = [tp for tp, off in found.items() if off is None or off < 0]
-        for tp in empty:
-            warnings.append(
-                f"Partition {tp.partition} from topic {tp.topic} is empty. Falling back to latest known offset."
-            )
+        notices = tuple(
+            f"Partition {tp.partition} from topic {tp.topic} is empty. Falling back to latest known offset."
+            for tp in java_map_order({tp: 0 for tp in empty})
+        )
         got = {tp: off for tp, off in found.items() if tp not in empty}
         got.update(need(admin.log_offsets(empty, "latest"), "ending"))
-        return ResetResult(java_map_order(need(got, "timestamp")), tuple(warnings))
+        return ResetResult(java_map_order(need(got, "timestamp")), (), notices)
     if spec.kind == "to-current":
         committed = admin.committed(group_id)
         have = {tp: committed[tp] for tp in scope if tp in committed}

@@ -106,7 +106,9 @@ def offset_rows(
         end = log_end.get(tp)
         lag = end - off if off is not None and off != -1 and end is not None else None
         if member is None:
-            return OffsetRow(group.group_id, tp.topic, tp.partition, off, end, lag, None, None, None)
+            return OffsetRow(
+                group.group_id, tp.topic, tp.partition, off, end, lag, None, None, None
+            )
         return OffsetRow(
             group.group_id,
             tp.topic,
@@ -278,7 +280,9 @@ def kafka_text_members(rows: Sequence[MemberRow], verbose: bool) -> str:
         parts += [_pad(h, wh), _pad(cl, wcl), _pad(n, 15)]
         return " ".join(parts) + " "
 
-    out = "\n" + cells("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+    out = "\n" + cells(
+        "GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS"
+    )
     if verbose:
         out += "ASSIGNMENT"
     out += "\n"

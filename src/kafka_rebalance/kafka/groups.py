@@ -172,7 +172,9 @@ class GroupAdmin:
             state = _STATE_NAMES.get(getattr(g.state, "name", "UNKNOWN"), "Unknown")
             out.append(
                 GroupListing(
-                    g.group_id, _TYPE_NAMES.get(getattr(g.type, "name", "UNKNOWN"), "Unknown"), state
+                    g.group_id,
+                    _TYPE_NAMES.get(getattr(g.type, "name", "UNKNOWN"), "Unknown"),
+                    state,
                 )
             )
         # librdkafka does not know Assigning/Reconciling: ask the coordinator for those.
@@ -395,7 +397,9 @@ class GroupAdmin:
         )
         futures = self._client.alter_consumer_group_offsets([req], **self._timeout_kw)
         res = self._wait(futures[group_id], f"commit offsets of {group_id!r}")
-        errors = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in res.topic_partitions if tp.error]
+        errors = [
+            f"{tp.topic}-{tp.partition}: {tp.error}" for tp in res.topic_partitions if tp.error
+        ]
         if errors:
             raise GroupRuntimeError(f"commit offsets of {group_id!r} failed: {'; '.join(errors)}")
 

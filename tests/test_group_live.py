@@ -1,0 +1,455 @@
+"""`kafka-rebalance group` against kafka-consumer-groups.sh on the real Kafka 4.0 broker.
+
+Four groups, each driven by a different real client, share one setup: classic and KIP-848
+confluent-kafka groups (two members each), a classic kafka-python group and a KIP-848 group
+of Kafka's own Java console consumer. Everything produced is consumed first, so offsets are
+frozen while both tools describe the groups; each view is compared text for text with
+`--format kafka` (retried a few times: both tools read a live group one after the other).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+
+from group_live import LiveConsumers, wait_for
+from kafka_rebalance.cli import main
+
+RUN = uuid.uuid4().hex[:6]
+T_A, T_B = f"ga-{RUN}", f"gb-{RUN}"
+G_CLASSIC, G_848 = f"g-classic-{RUN}", f"g-848-{RUN}"
+G_KP, G_JAVA = f"g-kpy-{RUN}", f"g-java-{RUN}"
+ALL = [G_CLASSIC, G_848, G_KP, G_JAVA]
+_RUNNING: dict[str, LiveConsumers] = {}
+
+
+def ours(capsys, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(["group", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def live(real_kafka):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    b = real_kafka.bootstrap
+    admin = AdminClient({"bootstrap.servers": b})
+    for f in admin.create_topics(
+        [NewTopic(t, n, 1, config={"retention.ms": "-1"}) for t, n in ((T_A, 4), (T_B, 2))]
+    ).values():
+        f.result()
+    p = Producer({"bootstrap.servers": b})
+    for i in range(40):
+        p.produce(T_A, f"a{i}".encode(), partition=i % 4, timestamp=1_700_000_000_000 + i * 1000)
+    for i in range(20):
+        p.produce(T_B, f"b{i}".encode(), partition=i % 2, timestamp=1_700_000_000_000 + i * 1000)
+    p.flush()
+    c = LiveConsumers(b)
+    _RUNNING["c"] = c
+    c.confluent(G_CLASSIC, [T_A, T_B], 2)
+    c.confluent(G_848, [T_A, T_B], 2, protocol="consumer")
+    c.kafka_python(G_KP, [T_A])
+    c.java(real_kafka.home, G_JAVA, T_B)
+    expected = {G_CLASSIC: 60, G_848: 60, G_KP: 40, G_JAVA: 20}
+
+    def settled():
+        from kafka_rebalance.kafka.groups import GroupAdmin
+
+        with GroupAdmin(b) as a:
+            ds = a.describe(ALL)
+            if any(d.state != "Stable" for d in ds.values()):
+                return False
+            return all(sum(a.committed(g).values()) == n for g, n in expected.items())
+
+    try:
+        wait_for(settled, timeout=90, what="all four groups Stable with everything committed")
+        yield real_kafka
+    finally:
+        c.stop_all()
+
+
+def kafka_tool(real_kafka, *args: str) -> tuple[str, str]:
+    r = real_kafka.tool(
+        "kafka-consumer-groups.sh", "--bootstrap-server", real_kafka.bootstrap, *args, check=False
+    )
+    return r.stdout, r.stderr
+
+
+def _norm_err(text: str) -> list[str]:
+    """Kafka logs through log4j (`[date] WARN msg (class)`); ours prints `WARN msg`."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\[[^]]+\] (WARN|ERROR) (.*) \([\w.$]+\)$", line)
+        out.append(f"{m.group(1)} {m.group(2)}" if m else line)
+    return sorted(x for x in out if x.strip())
+
+
+def same_as_kafka(capsys, k, kafka_args: list[str], our_args: list[str], tries: int = 3):
+    """Our --format kafka text equals the tool's, on stdout and on stderr."""
+    for _ in range(tries):
+        theirs, their_err = kafka_tool(k, *kafka_args)
+        rc, out, err = ours(
+            capsys, *our_args, "--bootstrap-server", k.bootstrap, "--format", "kafka"
+        )
+        if out == theirs and _norm_err(err) == _norm_err(their_err):
+            return rc, out
+    assert out == theirs
+    assert _norm_err(err) == _norm_err(their_err)
+    return rc, out
+
+
+# -- describe: every view, both protocols, four clients --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "view", [[], ["--offsets"], ["--members"], ["--members", "--verbose"], ["--state"]]
+)
+def test_describe_view_is_kafkas(live, capsys, view):
+    groups = [a for g in ALL for a in ("--group", g)]
+    rc, out = same_as_kafka(
+        capsys, live, ["--describe", *groups, *view], ["describe", *groups, *view]
+    )
+    assert rc == 0
+    for g in ALL:
+        assert g in out
+
+
+def test_describe_json_rows_are_the_tools_rows(live, capsys):
+    """The JSON view carries the same rows as the tool's default table (raw numbers)."""
+    theirs, _ = kafka_tool(live, "--describe", "--group", G_848, "--group", G_KP)
+    their_rows = sorted(
+        tuple(line.split()) for line in theirs.splitlines() if line and not line.startswith("GROUP")
+    )
+    rc, out, _ = ours(
+        capsys,
+        "describe",
+        "--group",
+        G_848,
+        "--group",
+        G_KP,
+        "--bootstrap-server",
+        live.bootstrap,
+        "--format",
+        "json",
+    )
+    assert rc == 0
+    doc = json.loads(out)
+    rows = sorted(
+        tuple(
+            "-" if r[k] is None else str(r[k])
+            for k in (
+                "group",
+                "topic",
+                "partition",
+                "current_offset",
+                "log_end_offset",
+                "lag",
+                "consumer_id",
+                "host",
+                "client_id",
+            )
+        )
+        for g in doc["groups"]
+        for r in g["offsets"]
+    )
+    assert rows == their_rows
+    g848 = next(g for g in doc["groups"] if g["group"] == G_848)
+    assert g848["type"] == "Consumer" and g848["state"] == "Stable"
+    assert g848["group_epoch"] >= 1 and g848["assignment_epoch"] == g848["group_epoch"]
+
+
+def test_kip848_members_carry_epochs_and_targets(live, capsys):
+    """A Stable KIP-848 group: every member at the group epoch, target = current assignment."""
+    for g in (G_848, G_JAVA):
+        rc, out, _ = ours(
+            capsys,
+            "describe",
+            "--group",
+            g,
+            "--members",
+            "--verbose",
+            "--bootstrap-server",
+            live.bootstrap,
+            "--format",
+            "json",
+        )
+        assert rc == 0
+        grp = json.loads(out)["groups"][0]
+        assert grp["type"] == "Consumer"
+        for m in grp["members_detail"]:
+            assert m["member_epoch"] == grp["group_epoch"]
+            assert sorted(map(tuple, m["target_assignment"])) == sorted(map(tuple, m["assignment"]))
+    rc, table, _ = ours(
+        capsys,
+        "describe",
+        "--group",
+        G_848,
+        "--members",
+        "--verbose",
+        "--bootstrap-server",
+        live.bootstrap,
+    )
+    assert "MEMBER-EPOCH" in table and "TARGET-ASSIGNMENT" in table
+    assert "None" not in table and "[" not in table
+
+
+def test_list_is_kafkas(live, capsys):
+    theirs, _ = kafka_tool(live, "--list")
+    rc, out, _ = ours(capsys, "list", "--bootstrap-server", live.bootstrap, "--format", "kafka")
+    assert rc == 0
+    assert sorted(out.splitlines()) == sorted(theirs.splitlines())
+    theirs, _ = kafka_tool(live, "--list", "--state", "--type")
+    rc, out, _ = ours(
+        capsys,
+        "list",
+        "--state",
+        "--type",
+        "--bootstrap-server",
+        live.bootstrap,
+        "--format",
+        "kafka",
+    )
+    assert sorted(out.splitlines()) == sorted(theirs.splitlines())
+    rc, out, _ = ours(
+        capsys,
+        "list",
+        "--type",
+        "consumer",
+        "--bootstrap-server",
+        live.bootstrap,
+        "--format",
+        "json",
+    )
+    mine = {g["group"] for g in json.loads(out)["groups"]}
+    assert {G_848, G_JAVA} <= mine and not mine & {G_CLASSIC, G_KP}
+
+
+def test_what_if_same_strategy_moves_nothing(live, capsys):
+    """Our Kafka-exact range (classic, librdkafka leader) and uniform (the broker's) reproduce the live assignment."""
+    for g, strategy in ((G_CLASSIC, "range"), (G_848, "uniform"), (G_JAVA, "uniform")):
+        rc, out, _ = ours(
+            capsys,
+            "describe",
+            "--group",
+            g,
+            "--state",
+            "--assignor",
+            strategy,
+            "--bootstrap-server",
+            live.bootstrap,
+            "--format",
+            "json",
+        )
+        assert rc == 0
+        w = json.loads(out)["groups"][0]["what_if"]
+        assert w["partitions_moved"] == 0, w
+    rc, out, _ = ours(
+        capsys,
+        "describe",
+        "--group",
+        G_CLASSIC,
+        "--state",
+        "--assignor",
+        "roundrobin",
+        "--bootstrap-server",
+        live.bootstrap,
+        "--format",
+        "json",
+    )
+    w = json.loads(out)["groups"][0]["what_if"]
+    proposed = [tuple(tp) for m in w["members"] for tp in m["proposed"]]
+    assert len(proposed) == len(set(proposed)) == 6
+    live_owner = {tuple(tp): m["member_id"] for m in w["members"] for tp in m["live"]}
+    new_owner = {tuple(tp): m["member_id"] for m in w["members"] for tp in m["proposed"]}
+    assert w["partitions_moved"] == sum(live_owner[tp] != new_owner[tp] for tp in live_owner)
+    rc, out, _ = ours(
+        capsys,
+        "describe",
+        "--group",
+        G_CLASSIC,
+        "--assignor",
+        "nope",
+        "--bootstrap-server",
+        live.bootstrap,
+    )
+    assert rc == 2
+
+
+# -- reset-offsets --------------------------------------------------------------------------
+
+
+def test_reset_refuses_active_group_naming_members(live, capsys):
+    rc, out, err = ours(
+        capsys,
+        "reset-offsets",
+        "--group",
+        G_KP,
+        "--all-topics",
+        "--to-earliest",
+        "--bootstrap-server",
+        live.bootstrap,
+    )
+    assert rc == 1
+    assert "Stable" in err and f"kp-{G_KP}" in err
+    theirs, _ = kafka_tool(
+        live, "--reset-offsets", "--group", G_KP, "--all-topics", "--to-earliest"
+    )
+    assert "can only be reset if the group" in theirs
+
+
+RESET_SPECS = [
+    ["--to-earliest"],
+    ["--to-latest"],
+    ["--to-current"],
+    ["--to-offset", "3"],
+    ["--to-offset", "1000"],
+    ["--shift-by", "-4"],
+    ["--shift-by", "-1000"],
+    ["--shift-by", "7"],
+    ["--to-datetime", "2023-11-14T22:13:25.000"],
+    ["--to-datetime", "2023-11-14T23:13:25.000+01:00"],
+    ["--to-datetime", "2099-01-01T00:00:00.000Z"],
+    ["--by-duration", "PT1H"],
+]
+
+
+@pytest.fixture(scope="module")
+def stopped(live):
+    """The confluent groups, stopped: Empty, offsets at the log end."""
+    from kafka_rebalance.kafka.groups import GroupAdmin
+
+    _RUNNING["c"].stop(G_CLASSIC)
+    _RUNNING["c"].stop(G_848)
+    with GroupAdmin(live.bootstrap) as a:
+        wait_for(
+            lambda: all(d.state == "Empty" for d in a.describe([G_CLASSIC, G_848]).values()),
+            timeout=60,
+            what="the confluent groups Empty",
+        )
+    return live
+
+
+@pytest.mark.parametrize("spec", RESET_SPECS, ids=lambda s: " ".join(s))
+def test_reset_dry_run_is_kafkas(stopped, capsys, spec):
+    """Both groups (classic and KIP-848) in one call; scopes alternate between the specs."""
+    scope = ["--all-topics"] if RESET_SPECS.index(spec) % 2 else ["--topic", T_A, "--topic", f"{T_B}:1"]
+    args = ["--group", G_CLASSIC, "--group", G_848, *scope, *spec]
+    rc, out = same_as_kafka(
+        capsys, stopped, ["--reset-offsets", *args, "--dry-run"], ["reset-offsets", *args]
+    )
+    assert rc == 0
+    assert "NEW-OFFSET" in out and G_CLASSIC in out and G_848 in out
+
+
+def test_reset_execute_export_and_from_file(stopped, capsys, tmp_path):
+    k = stopped
+    rc, out, _ = ours(
+        capsys,
+        "reset-offsets",
+        "--group",
+        G_848,
+        "--topic",
+        f"{T_A}:0,1",
+        "--to-offset",
+        "2",
+        "--execute",
+        "--bootstrap-server",
+        k.bootstrap,
+        "--format",
+        "json",
+    )
+    assert rc == 0 and json.loads(out)["executed"] is True
+    theirs, _ = kafka_tool(k, "--describe", "--group", G_848, "--offsets")
+    committed = {
+        (r[1], r[2]): r[3]
+        for r in (line.split() for line in theirs.splitlines())
+        if r and r[0] == G_848
+    }
+    assert committed[(T_A, "0")] == committed[(T_A, "1")] == "2"
+    assert committed[(T_A, "2")] == "10"
+    # --export: Kafka's CSV (this broker's tool cannot write it: its CSV library is a stand-in)
+    rc, csv_text, _ = ours(
+        capsys,
+        "reset-offsets",
+        "--group",
+        G_CLASSIC,
+        "--topic",
+        T_B,
+        "--shift-by",
+        "-2",
+        "--export",
+        "--bootstrap-server",
+        k.bootstrap,
+    )
+    assert rc == 0
+    lines = [x for x in csv_text.splitlines() if x]
+    assert sorted(lines) == [f"{T_B},0,8", f"{T_B},1,8"]
+    plan = tmp_path / "plan.csv"
+    plan.write_text(csv_text)
+    rc, out, _ = ours(
+        capsys,
+        "reset-offsets",
+        "--group",
+        G_CLASSIC,
+        "--from-file",
+        str(plan),
+        "--execute",
+        "--bootstrap-server",
+        k.bootstrap,
+        "--format",
+        "kafka",
+    )
+    assert rc == 0
+    theirs, _ = kafka_tool(k, "--describe", "--group", G_CLASSIC)
+    got = {
+        (r[1], r[2]): r[3]
+        for r in (line.split() for line in theirs.splitlines())
+        if r and r[0] == G_CLASSIC
+    }
+    assert got[(T_B, "0")] == got[(T_B, "1")] == "8"
+    # multi-group export carries the group column and reads back the same
+    rc, csv2, _ = ours(
+        capsys,
+        "reset-offsets",
+        "--group",
+        G_CLASSIC,
+        "--group",
+        G_848,
+        "--topic",
+        f"{T_B}:0",
+        "--to-offset",
+        "5",
+        "--export",
+        "--bootstrap-server",
+        k.bootstrap,
+    )
+    assert sorted(x for x in csv2.splitlines() if x) == sorted(
+        [f"{G_CLASSIC},{T_B},0,5", f"{G_848},{T_B},0,5"]
+    )
+
+
+def test_reset_bad_input_exits_2(stopped, capsys):
+    b = stopped.bootstrap
+    for args in (
+        ["--group", G_CLASSIC, "--to-earliest"],  # no scope
+        ["--group", G_CLASSIC, "--all-topics"],  # no spec
+        ["--group", G_CLASSIC, "--topic", f"{T_A}:x", "--to-earliest"],
+        ["--group", G_CLASSIC, "--all-topics", "--to-datetime", "yesterday"],
+        ["--group", G_CLASSIC, "--all-topics", "--by-duration", "1h"],
+    ):
+        rc, _, err = ours(capsys, "reset-offsets", *args, "--bootstrap-server", b)
+        assert rc == 2, (args, err)
+
+
+def test_unreachable_cluster_exits_1(capsys):
+    rc, _, err = ours(
+        capsys, "describe", "--group", "x", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1500"
+    )
+    assert rc == 1
+    assert "error" in err
