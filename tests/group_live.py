@@ -53,6 +53,39 @@ class LiveConsumers:
         for t in ts:
             t.start()
 
+    def pausable(self, group: str, topic: str) -> threading.Event:
+        """One classic confluent consumer that stops fetching (stays in the group) once the event is set."""
+        from confluent_kafka import Consumer
+
+        stop = self.stops.setdefault(group, threading.Event())
+        pause = threading.Event()
+
+        def run() -> None:
+            c = Consumer(
+                {
+                    "bootstrap.servers": self.bootstrap,
+                    "group.id": group,
+                    "auto.offset.reset": "earliest",
+                    "client.id": f"ck-{group}",
+                    "auto.commit.interval.ms": 100,
+                    "session.timeout.ms": 6000,
+                    "heartbeat.interval.ms": 500,
+                }
+            )
+            c.subscribe([topic])
+            paused = False
+            while not stop.is_set():
+                if pause.is_set() and not paused and c.assignment():
+                    c.pause(c.assignment())
+                    paused = True
+                c.poll(0.1)
+            c.close()
+
+        t = threading.Thread(target=run, daemon=True)
+        self.threads.setdefault(group, []).append(t)
+        t.start()
+        return pause
+
     def kafka_python(self, group: str, topics: list[str]) -> None:
         from kafka import KafkaConsumer
 

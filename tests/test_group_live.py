@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 
 import pytest
@@ -338,7 +339,9 @@ def stopped(live):
 @pytest.mark.parametrize("spec", RESET_SPECS, ids=lambda s: " ".join(s))
 def test_reset_dry_run_is_kafkas(stopped, capsys, spec):
     """Both groups (classic and KIP-848) in one call; scopes alternate between the specs."""
-    scope = ["--all-topics"] if RESET_SPECS.index(spec) % 2 else ["--topic", T_A, "--topic", f"{T_B}:1"]
+    scope = (
+        ["--all-topics"] if RESET_SPECS.index(spec) % 2 else ["--topic", T_A, "--topic", f"{T_B}:1"]
+    )
     args = ["--group", G_CLASSIC, "--group", G_848, *scope, *spec]
     rc, out = same_as_kafka(
         capsys, stopped, ["--reset-offsets", *args, "--dry-run"], ["reset-offsets", *args]
@@ -453,3 +456,164 @@ def test_unreachable_cluster_exits_1(capsys):
     )
     assert rc == 1
     assert "error" in err
+
+
+# -- lag: Burrow's rules and kafka-lag-exporter's metrics on live groups ----------------------------
+
+
+def _scrape(port: int) -> dict[tuple[str, frozenset], float]:
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^(kafka_\w+)\{(.*)\} (\S+)$", line)
+        if m:
+            labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
+    """Committed offsets, log ends and lag as kafka-consumer-groups.sh reports them (groups left lagging by the resets)."""
+    import socket
+
+    from kafka_rebalance.kafka.group_lag import LagCollector, LagMonitor, serve_metrics
+    from kafka_rebalance.kafka.groups import GroupAdmin
+
+    groups = [G_CLASSIC, G_848]
+    theirs, _ = kafka_tool(stopped, "--describe", *[a for g in groups for a in ("--group", g)])
+    tool = {
+        (r[0], r[1], int(r[2])): (int(r[3]), int(r[4]), int(r[5]))
+        for r in (line.split() for line in theirs.splitlines())
+        if r and r[0] in groups
+    }
+    assert any(v[2] > 0 for v in tool.values())  # the resets left some lag
+    rc, out, _ = ours(
+        capsys,
+        "lag",
+        "--once",
+        *[a for g in groups for a in ("--group", g)],
+        "--bootstrap-server",
+        stopped.bootstrap,
+        "--format",
+        "json",
+    )
+    assert rc == 0
+    doc = json.loads(out)
+    mine = {
+        (g["group"], p["topic"], p["partition"]): (p["committed"], p["log_end_offset"], p["lag"])
+        for g in doc["groups"]
+        for p in g["partitions"]
+    }
+    assert mine == tool
+    for g in doc["groups"]:
+        assert g["max_lag"] == max(v[2] for k, v in tool.items() if k[0] == g["group"])
+    rc, _, _ = ours(
+        capsys,
+        "lag",
+        "--once",
+        "--check",
+        "--group",
+        G_CLASSIC,
+        "--bootstrap-server",
+        stopped.bootstrap,
+    )
+    assert rc == 3  # a lagging group with no members: Burrow's STOP -> ERR
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with GroupAdmin(stopped.bootstrap) as admin:
+        monitor = LagMonitor(admin, tuple(groups))
+        collector = LagCollector(monitor, "test")
+        server = serve_metrics(collector, port)
+        try:
+            monitor.sample(int(time.time() * 1000))
+            collector.update(monitor.evaluate())
+            metrics = _scrape(port)
+        finally:
+            server.shutdown()
+    for (g, t, p), (off, _end, lag) in tool.items():
+        key = lambda name: next(
+            v
+            for (n, labels), v in metrics.items()
+            if n == name
+            and {("group", g), ("topic", t), ("partition", str(p)), ("cluster_name", "test")}
+            <= labels
+        )
+        assert key("kafka_consumergroup_group_lag") == lag
+        assert key("kafka_consumergroup_group_offset") == off
+    for g in groups:
+        labels = frozenset({("cluster_name", "test"), ("group", g)})
+        assert metrics[("kafka_consumergroup_group_max_lag", labels)] == max(
+            v[2] for k, v in tool.items() if k[0] == g
+        )
+        assert metrics[("kafka_consumergroup_group_sum_lag", labels)] == sum(
+            v[2] for k, v in tool.items() if k[0] == g
+        )
+        assert metrics[("kafka_consumergroup_group_status", labels)] in (1.0, 3.0)
+
+
+def test_stalled_consumer_turns_stall_then_stop_within_burrows_window(real_kafka):
+    """intervals=3: OK while keeping up; STALL (group ERR) once 3 samples show the same commit with lag;
+    after the consumer leaves, STOP once the time since the last commit exceeds the window's span."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from kafka_rebalance.kafka.group_lag import LagMonitor
+    from kafka_rebalance.kafka.groups import GroupAdmin
+    from kafka_rebalance.pipeline.burrow import BurrowConfig, Status
+
+    b = real_kafka.bootstrap
+    topic, group = f"gs-{RUN}", f"g-stall-{RUN}"
+    topic_admin = AdminClient({"bootstrap.servers": b})
+    for f in topic_admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        f.result()
+    prod = Producer({"bootstrap.servers": b})
+    for _i in range(5):
+        prod.produce(topic, b"x")
+    prod.flush()
+    c = LiveConsumers(b)
+    pause = c.pausable(group, topic)
+    try:
+        with GroupAdmin(b) as admin:
+            wait_for(
+                lambda: sum(admin.committed(group).values()) == 5,
+                timeout=60,
+                what="the consumer caught up",
+            )
+            monitor = LagMonitor(admin, (group,), BurrowConfig(intervals=3))
+
+            def step() -> tuple[Status, Status]:
+                monitor.sample(int(time.time() * 1000))
+                g = monitor.evaluate()[0]
+                return g.status, g.partitions[0].status
+
+            for _ in range(3):
+                assert step() == (Status.OK, Status.OK)
+                time.sleep(0.3)
+            pause.set()
+            time.sleep(1.0)
+            for _i in range(10):
+                prod.produce(topic, b"y")
+            prod.flush()
+            seen = [step()]
+            for _ in range(3):
+                time.sleep(0.3)
+                seen.append(step())
+            # the ring still holds a caught-up commit for two samples, then only the stalled one
+            assert seen[0] == (Status.OK, Status.OK) and seen[1] == (Status.OK, Status.OK)
+            assert seen[2] == (Status.ERR, Status.STALL), seen
+            c.stop(group)
+            wait_for(
+                lambda: admin.describe([group])[group].state == "Empty",
+                timeout=30,
+                what="group Empty",
+            )
+            store = next(iter(monitor.stores.values()))
+            span_ms = store.commits[-1].timestamp - store.commits[0].timestamp
+            time.sleep(span_ms / 1000 + 1.5)
+            assert step() == (Status.ERR, Status.STOP)
+    finally:
+        c.stop_all()

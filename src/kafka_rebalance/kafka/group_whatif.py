@@ -77,11 +77,11 @@ def what_if(group: Group, partition_counts: Mapping[str, int], strategy: str) ->
     """Run `strategy` on the live members; a second round when a cooperative first round held back."""
     members = []
     for m in group.members:
-        topics = m.subscribed_topics or tuple(dict.fromkeys(tp.topic for tp in m.assignment))
+        subscribed = m.subscribed_topics or tuple(dict.fromkeys(tp.topic for tp in m.assignment))
         members.append(
             MemberSubscription(
                 m.member_id,
-                tuple(topics),
+                tuple(subscribed),
                 owned=tuple(m.assignment),
                 generation=m.generation if m.generation >= 0 else 1,
                 rack=m.rack,

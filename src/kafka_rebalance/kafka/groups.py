@@ -20,6 +20,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError
 from ..model import TopicPartition
@@ -104,7 +105,7 @@ class GroupAdmin:
     bootstrap: str
     command_config: str | None = None
     timeout_ms: int = 5000
-    _client: object = field(default=None, init=False, repr=False)
+    _client: Any = field(default=None, init=False, repr=False)
     _plaintext: bool = field(default=True, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -379,7 +380,7 @@ class GroupAdmin:
         if not topics:
             return []
         futures = self._client.describe_topics(TopicCollection(list(topics)), **self._timeout_kw)
-        out = []
+        out: list[TopicPartition] = []
         for name in topics:
             d = self._wait(futures[name], f"describe topic {name!r}")
             out.extend(TopicPartition(name, p.id) for p in d.partitions)
