@@ -18,7 +18,8 @@ unknown and the what-if takes topics from the live assignment.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,8 @@ _STATE_NAMES = {
 }
 _TYPE_NAMES = {"UNKNOWN": "Unknown", "CONSUMER": "Consumer", "CLASSIC": "Classic"}
 GROUP_ID_NOT_FOUND = 69
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+_RETRIABLE = {14, 15, 16}
 
 
 class GroupRuntimeError(RuntimeError):
@@ -147,17 +150,33 @@ class GroupAdmin:
         self._plaintext = out.get("security.protocol", "PLAINTEXT") == "PLAINTEXT"
         return out
 
-    def _wait(self, future, what: str):
+    def _wait(self, make: Callable[[], Any], what: str):
+        """The result of the future `make()` returns, re-asking while the error is retriable.
+
+        A coordinator that is moving or still loading `__consumer_offsets` answers
+        NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS; Kafka's admin client retries those
+        until its timeout, and so do we.
+        """
         from confluent_kafka import KafkaException
 
-        try:
-            return future.result(timeout=self.timeout_ms / 1000 + 5)
-        except KafkaException as exc:
-            raise GroupRuntimeError(f"{what} failed: {exc.args[0]}") from None
-        except Exception as exc:  # concurrent.futures.TimeoutError and the like
-            raise GroupRuntimeError(
-                f"{what} failed: {type(exc).__name__} (is {self.bootstrap} reachable?)"
-            ) from None
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while True:
+            try:
+                return make().result(timeout=self.timeout_ms / 1000 + 5)
+            except KafkaException as exc:
+                err = exc.args[0]
+                retriable = (
+                    getattr(err, "code", lambda: None)() in _RETRIABLE
+                    or getattr(err, "retriable", lambda: False)()
+                )
+                if retriable and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise GroupRuntimeError(f"{what} failed: {err}") from None
+            except Exception as exc:  # concurrent.futures.TimeoutError and the like
+                raise GroupRuntimeError(
+                    f"{what} failed: {type(exc).__name__} (is {self.bootstrap} reachable?)"
+                ) from None
 
     @property
     def _timeout_kw(self) -> dict:
@@ -167,7 +186,9 @@ class GroupAdmin:
 
     def list_groups(self) -> list[GroupListing]:
         """Every consumer group (classic and consumer), as ListGroups reports them."""
-        result = self._wait(self._client.list_consumer_groups(**self._timeout_kw), "ListGroups")
+        result = self._wait(
+            lambda: self._client.list_consumer_groups(**self._timeout_kw), "ListGroups"
+        )
         out = []
         for g in result.valid:
             state = _STATE_NAMES.get(getattr(g.state, "name", "UNKNOWN"), "Unknown")
@@ -194,10 +215,14 @@ class GroupAdmin:
         """Describe groups; KIP-848 groups get their epochs and target assignments."""
         if not group_ids:
             return {}
-        futures = self._client.describe_consumer_groups(list(group_ids), **self._timeout_kw)
         out: dict[str, Group] = {}
-        for gid, fut in futures.items():
-            d = self._wait(fut, f"describe group {gid!r}")
+        for gid in dict.fromkeys(group_ids):
+            d = self._wait(
+                lambda gid=gid: self._client.describe_consumer_groups([gid], **self._timeout_kw)[
+                    gid
+                ],
+                f"describe group {gid!r}",
+            )
             out[gid] = _group_from_confluent(d)
         if self._plaintext:
             for gid, g in list(out.items()):
@@ -234,13 +259,19 @@ class GroupAdmin:
         )
 
         assert g.coordinator is not None
-        resp = self._call(
-            g.coordinator,
-            CONSUMER_GROUP_DESCRIBE_REQUEST,
-            CONSUMER_GROUP_DESCRIBE_RESPONSE,
-            0,
-            {"group_ids": [g.group_id]},
-        )
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while True:
+            resp = self._call(
+                g.coordinator,
+                CONSUMER_GROUP_DESCRIBE_REQUEST,
+                CONSUMER_GROUP_DESCRIBE_RESPONSE,
+                0,
+                {"group_ids": [g.group_id]},
+            )
+            codes = {d["error_code"] for d in resp["groups"]}
+            if not codes & _RETRIABLE or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
         for d in resp["groups"]:
             if d["group_id"] != g.group_id or d["error_code"] != 0:
                 continue
@@ -329,10 +360,12 @@ class GroupAdmin:
         """The group's committed offsets (OffsetFetch for all partitions); none -> not in the map."""
         from confluent_kafka import ConsumerGroupTopicPartitions
 
-        futures = self._client.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group_id)], **self._timeout_kw
+        res = self._wait(
+            lambda: self._client.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(group_id)], **self._timeout_kw
+            )[group_id],
+            f"fetch committed offsets of {group_id!r}",
         )
-        res = self._wait(futures[group_id], f"fetch committed offsets of {group_id!r}")
         out = {}
         for tp in res.topic_partitions or ():
             if tp.error is None and tp.offset >= 0:
@@ -379,10 +412,14 @@ class GroupAdmin:
 
         if not topics:
             return []
-        futures = self._client.describe_topics(TopicCollection(list(topics)), **self._timeout_kw)
         out: list[TopicPartition] = []
         for name in topics:
-            d = self._wait(futures[name], f"describe topic {name!r}")
+            d = self._wait(
+                lambda name=name: self._client.describe_topics(
+                    TopicCollection([name]), **self._timeout_kw
+                )[name],
+                f"describe topic {name!r}",
+            )
             out.extend(TopicPartition(name, p.id) for p in d.partitions)
         return out
 
@@ -396,8 +433,10 @@ class GroupAdmin:
         req = ConsumerGroupTopicPartitions(
             group_id, [CTP(tp.topic, tp.partition, off) for tp, off in offsets.items()]
         )
-        futures = self._client.alter_consumer_group_offsets([req], **self._timeout_kw)
-        res = self._wait(futures[group_id], f"commit offsets of {group_id!r}")
+        res = self._wait(
+            lambda: self._client.alter_consumer_group_offsets([req], **self._timeout_kw)[group_id],
+            f"commit offsets of {group_id!r}",
+        )
         errors = [
             f"{tp.topic}-{tp.partition}: {tp.error}" for tp in res.topic_partitions if tp.error
         ]
