@@ -87,7 +87,9 @@ def start(
         cmd += ["--venv", str(venv)]
     if log_dirs != 1:
         cmd += ["--log-dirs", str(log_dirs)]
-    for p in props:
+    # Tests write records with historical timestamps (2023): time-based retention, checked every
+    # 5 minutes, would delete them while the session's cluster is still in use.
+    for p in ("log.retention.ms=-1", *props):
         cmd += ["--prop", p]
     if state_dir is not None:
         cmd += ["--dir", str(state_dir)]

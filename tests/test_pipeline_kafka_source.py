@@ -18,7 +18,17 @@ pytestmark = pytest.mark.timeout(240)
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for fut in admin.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1)], request_timeout=20
+        # records carry 2023 timestamps: without retention.ms=-1 the broker's time-based retention
+        # (checked every 5 min) deletes them while the session's cluster is still in use
+        [
+            NewTopic(
+                name,
+                num_partitions=partitions,
+                replication_factor=1,
+                config={"retention.ms": "-1"},
+            )
+        ],
+        request_timeout=20,
     ).values():
         fut.result(timeout=30)
 
