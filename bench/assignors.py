@@ -101,6 +101,11 @@ def side_by_side_table(rows: list[dict]) -> list[str]:
     return out
 
 
+def _repeats(rows: list[dict]) -> str:
+    warm = sorted({int(r.get("repeat", 10)) for r in rows if r["case"] < 4})
+    return "/".join(map(str, warm)) or "10"
+
+
 def summary(rows: list[dict]) -> str:
     ok = [r for r in rows if "error" not in r]
     at_most_one = [r for r in ok if r["python_best"] <= r["java_best"]]
@@ -181,7 +186,7 @@ def section(body: list[str], command: str, started: str, load: str, cases: list[
         f"<!-- {SECTION}:start -->",
         f"## Partition assignors beside Kafka's Java assignors (`{SECTION}`)",
         "",
-        f"Command: `{command}` (`make bench`)  ",
+        f"Command: `{command}` (`make bench` runs it for cases 1-5)  ",
         f"Run {started} on {platform.machine()} with {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; load average at start {load}. The machine was shared with "
         "other jobs, so absolute times are noisy: the two sides alternate single runs, and the "
@@ -228,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         default=Path(os.environ.get("JAVA_ASSIGNORS_HARNESS") or HARNESS),
         help="side_by_side.py of Kafka's Java assignors (default ../shared/java-assignors/)",
     )
-    ap.add_argument("--from-json", type=Path, help="rows of an earlier harness run (--json)")
+    ap.add_argument(
+        "--from-json", type=Path, nargs="+", help="rows of earlier harness runs (their --json)"
+    )
+    ap.add_argument("--note", default="", help="a sentence added under the table (e.g. how it ran)")
     ap.add_argument("--python-only", action="store_true", help="no JDK: time ours alone")
     ap.add_argument("--repeat", type=int, default=5, help="--python-only: runs per pass")
     ap.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
@@ -257,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
     else:
         if args.from_json:
-            rows = json.loads(args.from_json.read_text(encoding="utf-8"))
+            rows = [r for f in args.from_json for r in json.loads(f.read_text(encoding="utf-8"))]
             rows = [r for r in rows if r["case"] in cases and r["assignor"] in assignors]
         elif not args.harness.is_file():
             print(
@@ -272,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             "Measured with Kafka's assignors harness (`side_by_side.py`, its README says how): "
             "Kafka's own assignors (compiled from Kafka's sources) and ours get the same group in "
             "one run; Java is warmed up (at least 2 s of `assign()`, so it runs C2 code) and the "
-            "two sides then alternate 10 timed runs each, except cases 4 and 5: one cold run per "
-            "side. *owned*: every member owns Java's fresh result at generation 1 (the assignors "
+            f"two sides then alternate {_repeats(rows)} timed runs each, except cases 4 and 5: one "
+            "cold run per side. *owned*: every member owns Java's fresh result at generation 1 (the assignors "
             "that read owned partitions). Ratio = Python / Java time (best of the runs, and "
             "median); *identical*: every member's partitions equal Java's.",
             "",
@@ -281,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             "",
             summary(rows),
         ]
+        if args.note:
+            body += ["", args.note]
     text = section(body, command, started, load, cases)
     print(text)
     if not args.no_write:
