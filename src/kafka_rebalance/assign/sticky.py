@@ -24,6 +24,7 @@ from operator import attrgetter, itemgetter
 import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+from .javacompat import string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
     TP,
@@ -31,9 +32,11 @@ from .sticky_common import (
     OwnedResolution,
     RackInfo,
     StickyContext,
+    _subscriptions_equal,
     build_context,
     resolve_owned,
     resolve_without_conflicts,
+    sorted_topics,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
@@ -42,6 +45,8 @@ from .userdata import grouped_partitions
 
 _TP_FIELDS = attrgetter("topic", "partition")
 _MEMBER_ID = attrgetter("member_id")
+_OWNED = attrgetter("owned")
+_RACK = attrgetter("rack")
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 
@@ -150,6 +155,9 @@ class StickyAssignor:
             ctx = build_context(
                 spec, {m.member_id: self.member_data(m, grouped=False) for m in spec.members}
             )
+            dealt = fresh_deal(spec, ctx)
+            if dealt is not None:
+                return dealt
             res = resolve_without_conflicts(ctx)
             if res is None or not res.all_equal:
                 ctx.member_data = {m.member_id: self.member_data(m) for m in spec.members}
@@ -172,6 +180,9 @@ class CooperativeStickyAssignor:
             return {}
         with _gc_paused():
             ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+            dealt = fresh_deal(spec, ctx)
+            if dealt is not None:
+                return dealt
             result, transferring, _ = run_sticky(ctx)
             if transferring is None:
                 transferring = partitions_transferring_ownership(ctx, result)
@@ -182,6 +193,40 @@ class CooperativeStickyAssignor:
                 for consumer, gone in by_member.items():
                     result[consumer] = [tp for tp in result[consumer] if tp not in gone]
             return _to_assignment(spec, result, ctx)
+
+
+def fresh_deal(spec: GroupSpec, ctx: StickyContext) -> Assignment | None:
+    """The constrained builder's result when nobody owns a partition, in bulk; None otherwise.
+
+    With equal subscriptions, no racks, no owned partitions and at least one
+    partition per member, every member is below minQuota and the builder's
+    round robin deals the partitions (topics in name order) to the members
+    sorted by id: partition i goes to member i mod n, and the
+    `total % n` left after minQuota passes go to the first members, one
+    each. Nothing moves, so cooperative-sticky gives the same.
+    """
+    members = spec.members
+    n = len(members)
+    ppt = ctx.partitions_per_topic
+    total = ctx.total_partitions
+    if (
+        not ppt
+        or total < n
+        or any(map(_OWNED, members))
+        or any(map(_RACK, members))
+        or not _subscriptions_equal(ctx)
+    ):
+        return None
+    topics = sorted_topics(ppt)
+    table = partition_objects(topics, [ppt[t] for t in topics])
+    min_quota, extra = divmod(total, n)
+    # row r: member r's partitions r, r + n, r + 2n, ... (one per round robin pass)
+    lists = table[: n * min_quota].reshape(min_quota, n).T.tolist()
+    for r, tp in enumerate(table[n * min_quota :].tolist()):
+        lists[r].append(tp)
+    by_rank = sorted(map(_MEMBER_ID, members), key=string_key)
+    out = dict(zip(by_rank, lists))
+    return {mid: out[mid] for mid in map(_MEMBER_ID, members)}
 
 
 def partitions_transferring_ownership(
