@@ -11,15 +11,21 @@ from typing import Any
 from .errors import InputError
 
 
-def read_structured(path: str | os.PathLike) -> Any:
-    """Load a JSON or YAML file; errors name the file and the position."""
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file the user named; InputError naming it when it is missing or unreadable."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", source=str(p)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", source=str(p)) from None
+
+
+def read_structured(path: str | os.PathLike) -> Any:
+    """Load a JSON or YAML file; errors name the file and the position."""
+    p = Path(path)
+    text = read_text(p)
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
 

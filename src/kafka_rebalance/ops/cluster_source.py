@@ -25,12 +25,7 @@ def read_snapshot_file(
 ) -> ClusterSnapshot:
     """The cluster in a snapshot file (JSON or describe text); `note` hears about brokers taken as alive."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+    text = io_util.read_text(path)
     try:
         snap = parse_snapshot_text(text)
     except InputError as exc:
