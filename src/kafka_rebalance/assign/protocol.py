@@ -182,12 +182,17 @@ class _Reader:
     def int32(self) -> int:
         return _I32.unpack(self._take(4))[0]
 
-    def string(self, field: str, nullable: bool = False) -> str | None:
+    def nullable_string(self, field: str) -> str | None:
+        n = self.int16()
+        return None if n < 0 else self._string_body(field, n)
+
+    def string(self, field: str) -> str:
         n = self.int16()
         if n < 0:
-            if nullable:
-                return None
             raise SchemaException(f"non-nullable field {field} was serialized as null")
+        return self._string_body(field, n)
+
+    def _string_body(self, field: str, n: int) -> str:
         try:
             return bytes(self._take(n)).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -238,7 +243,7 @@ def decode_subscription(buf: bytes) -> Subscription:
     if version >= 2:
         generation = r.int32()
     if version >= 3:
-        rack = r.string("rackId", nullable=True)
+        rack = r.nullable_string("rackId")
     return Subscription(topics, user_data, tuple(owned), generation, rack or None)
 
 

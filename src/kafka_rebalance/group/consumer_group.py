@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
 from ..model import TopicMetadata, TopicPartition
 from .consumer_group_model import (
@@ -111,7 +112,7 @@ class _Tx:
         self.partition_owners = group.partition_owners
         self.static_members = group.static_members
         self.target_assignment = group.target_assignment
-        self.changes: dict[str, object] = {}
+        self.changes: dict[str, Any] = {}  # ConsumerGroup fields to replace, by name
         self._copied: set[str] = set()
         self.unreconciled = (
             group.unreconciled
@@ -552,7 +553,7 @@ def on_session_timeout(
     m = group.members.get(member_id)
     if m is None or m.session_deadline_ms is None or m.session_deadline_ms > now_ms:
         return group, []
-    tx, effects = _Tx(group), []
+    tx, effects = _Tx(group), list[Effect]()
     _fence(tx, member_id, "session timeout", effects)
     return tx.build(now_ms), effects
 
@@ -569,7 +570,7 @@ def on_rebalance_timeout(
         or m.rebalance_deadline_ms > now_ms
     ):
         return group, []
-    tx, effects = _Tx(group), []
+    tx, effects = _Tx(group), list[Effect]()
     _fence(tx, member_id, "rebalance timeout", effects)
     return tx.build(now_ms), effects
 

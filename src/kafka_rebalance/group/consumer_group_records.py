@@ -196,10 +196,13 @@ def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes
         return key, None
     out = bytearray(_I16.pack(0))
     if t in (3, 6):
+        assert isinstance(v, GroupEpochValue)
         out += _I32.pack(v.epoch)
     elif t == 4:
+        assert isinstance(v, PartitionMetadataValue)
         out += _w_carray([_w_partition_metadata_topic(topic) for topic in v.topics])
     elif t == 5:
+        assert isinstance(v, MemberMetadataValue)
         out += (
             _w_string(v.instance_id, "InstanceId", True, True)
             + _w_string(v.rack_id, "RackId", True, True)
@@ -213,8 +216,10 @@ def encode_consumer_group_record(rec: ConsumerGroupRecord) -> tuple[bytes, bytes
             + _w_string(v.server_assignor, "ServerAssignor", True, True)
         )
     elif t == 7:
+        assert isinstance(v, TargetAssignmentValue)
         out += _w_topic_partitions(v.partitions)
     else:
+        assert isinstance(v, CurrentAssignmentValue)
         out += (
             _I32.pack(v.member_epoch)
             + _I32.pack(v.previous_member_epoch)
@@ -248,8 +253,8 @@ def _r_partition_metadata_topic(r: _Reader) -> PartitionMetadataTopic:
     for _ in range(r.array_len("PartitionMetadata", True)):
         partition = r.int32("Partition")
         racks = tuple(r.string("Racks", True) for _ in range(r.array_len("Racks", True)))
-        partitions.append(PartitionRacks(partition, racks, r.tagged_fields()))  # type: ignore[arg-type]
-    return PartitionMetadataTopic(tid, name, n, tuple(partitions), r.tagged_fields())  # type: ignore[arg-type]
+        partitions.append(PartitionRacks(partition, racks, r.tagged_fields()))
+    return PartitionMetadataTopic(tid, name, n, tuple(partitions), r.tagged_fields())
 
 
 def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGroupRecord:
@@ -263,7 +268,7 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
     group = k.string("GroupId", False)
     member = k.string("MemberId", False) if t in _MEMBER_TYPES else None
     if value is None:
-        return ConsumerGroupRecord(t, group, member, None)  # type: ignore[arg-type]
+        return ConsumerGroupRecord(t, group, member, None)
     r = _Reader(bytes(value), "value")
     r.pos = 0
     version = r.int16("version")
@@ -282,24 +287,24 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
         topics = tuple(_r_partition_metadata_topic(r) for _ in range(r.array_len("Topics", True)))
         v = PartitionMetadataValue(topics, r.tagged_fields())
     elif t == 5:
-        instance = r.string("InstanceId", True, True)
-        rack = r.string("RackId", True, True)
+        instance = r.nullable_string("InstanceId", True)
+        rack = r.nullable_string("RackId", True)
         client_id = r.string("ClientId", True)
         client_host = r.string("ClientHost", True)
         names = tuple(
             r.string("SubscribedTopicNames", True)
             for _ in range(r.array_len("SubscribedTopicNames", True))
         )
-        regex = r.string("SubscribedTopicRegex", True, True)
+        regex = r.nullable_string("SubscribedTopicRegex", True)
         timeout = r.int32("RebalanceTimeoutMs")
-        assignor = r.string("ServerAssignor", True, True)
+        assignor = r.nullable_string("ServerAssignor", True)
         v = MemberMetadataValue(
             instance,
             rack,
             client_id,
             client_host,
             names,
-            regex,  # type: ignore[arg-type]
+            regex,
             timeout,
             assignor,
             r.tagged_fields(),
@@ -313,7 +318,7 @@ def decode_consumer_group_record(key: bytes, value: bytes | None) -> ConsumerGro
         assigned = _r_topic_partitions(r, "AssignedPartitions")
         pending = _r_topic_partitions(r, "PartitionsPendingRevocation")
         v = CurrentAssignmentValue(epoch, prev, state, assigned, pending, r.tagged_fields())
-    return ConsumerGroupRecord(t, group, member, v)  # type: ignore[arg-type]
+    return ConsumerGroupRecord(t, group, member, v)
 
 
 def decode_any(key: bytes, value: bytes | None) -> OffsetsRecord | ConsumerGroupRecord:
@@ -436,21 +441,25 @@ def replay_consumer_groups(
             if v is None:
                 del groups[rec.group_id]
             else:
+                assert isinstance(v, GroupEpochValue)
                 st["epoch"] = v.epoch
         elif rec.record_type == 6:
-            st["assignment_epoch"] = v.epoch if v is not None else 0
+            st["assignment_epoch"] = v.epoch if isinstance(v, GroupEpochValue) else 0
         elif rec.record_type == 4:
             st["meta"] = (
-                {} if v is None else {topic.name: topic.num_partitions for topic in v.topics}
+                {topic.name: topic.num_partitions for topic in v.topics}
+                if isinstance(v, PartitionMetadataValue)
+                else {}
             )
         elif rec.record_type == 5:
             st["members"].pop(rec.member_id, None) if v is None else st["members"].__setitem__(
                 rec.member_id, v
             )
         elif rec.record_type == 7:
-            st["target"].pop(rec.member_id, None) if v is None else st["target"].__setitem__(
-                rec.member_id, tps(v.partitions)
-            )
+            if isinstance(v, TargetAssignmentValue):
+                st["target"][rec.member_id] = tps(v.partitions)
+            else:
+                st["target"].pop(rec.member_id, None)
         elif rec.record_type == 8:
             st["current"].pop(rec.member_id, None) if v is None else st["current"].__setitem__(
                 rec.member_id, v

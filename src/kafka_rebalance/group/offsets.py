@@ -257,7 +257,7 @@ class GroupSnapshot:
         )
 
 
-def consumer_protocol_topics(buf: bytes) -> list[str]:
+def consumer_protocol_topics(buf: bytes | bytearray | memoryview) -> list[str]:
     """The topics of a ConsumerProtocolSubscription, read as version 0 whatever its header says.
 
     ClassicGroup.computeSubscribedTopics reads the version header, then parses version 0 (topics,
@@ -515,7 +515,7 @@ def validate_offset_fetch(group: GroupView | None, req: OffsetFetchRequest) -> E
     if group is None or (group.type is GroupType.CLASSIC and group.state == "Dead"):
         return Errors.GROUP_ID_NOT_FOUND
     if group.type is GroupType.CONSUMER and not (req.member_id is None and req.member_epoch < 0):
-        if req.member_id not in group.members:
+        if req.member_id is None or req.member_id not in group.members:
             return Errors.UNKNOWN_MEMBER_ID
         if req.member_epoch != group.members[req.member_id]:
             classic = req.member_id in group.classic_protocol_members

@@ -250,15 +250,19 @@ class _Reader:
             shift += 7
         raise self.fail(f"varint {what} is longer than 5 bytes")
 
-    def string(self, what: str, flexible: bool, nullable: bool = False) -> str | None:
-        if flexible:
-            n = self.uvarint(what) - 1
-        else:
-            n = self.int16(what)
+    def nullable_string(self, what: str, flexible: bool) -> str | None:
+        n = self.uvarint(what) - 1 if flexible else self.int16(what)
+        if n < 0:  # Kafka reads any negative length of a nullable string as null
+            return None
+        return self._string_body(what, n)
+
+    def string(self, what: str, flexible: bool) -> str:
+        n = self.uvarint(what) - 1 if flexible else self.int16(what)
         if n < 0:
-            if nullable:  # Kafka reads any negative length of a nullable string as null
-                return None
             raise self.fail(f"non-nullable field {what} was serialized as null")
+        return self._string_body(what, n)
+
+    def _string_body(self, what: str, n: int) -> str:
         if n > 0x7FFF:
             raise self.fail(f"string field {what} had invalid length {n}")
         return self.take(n, what).decode("utf-8", errors="replace")
@@ -432,9 +436,9 @@ def decode_key(key: bytes) -> RecordKey:
     if rtype in OFFSET_COMMIT_KEY_VERSIONS:
         group = r.string("group", False)
         topic = r.string("topic", False)
-        return OffsetCommitKey(group, topic, r.int32("partition"), rtype)  # type: ignore[arg-type]
+        return OffsetCommitKey(group, topic, r.int32("partition"), rtype)
     if rtype == GROUP_METADATA_KEY_VERSION:
-        return GroupMetadataKey(r.string("group", False), rtype)  # type: ignore[arg-type]
+        return GroupMetadataKey(r.string("group", False), rtype)
     raise UnknownRecordTypeError(
         f"unknown record type {rtype} (this decoder reads 0-2)", part="key", version=rtype
     )
@@ -466,20 +470,20 @@ def _read_offset_commit_value(r: _Reader, v: int) -> OffsetCommitValue:
     commit_ts = r.int64("commitTimestamp")
     expire_ts = r.int64("expireTimestamp") if v == 1 else DEFAULT_TIMESTAMP
     tagged = r.tagged_fields() if flex else ()
-    return OffsetCommitValue(offset, metadata, commit_ts, leader_epoch, expire_ts, v, tagged)  # type: ignore[arg-type]
+    return OffsetCommitValue(offset, metadata, commit_ts, leader_epoch, expire_ts, v, tagged)
 
 
 def _read_group_metadata_value(r: _Reader, v: int) -> GroupMetadataValue:
     flex = v >= 4
     protocol_type = r.string("protocolType", flex)
     generation = r.int32("generation")
-    protocol = r.string("protocol", flex, nullable=True)
-    leader = r.string("leader", flex, nullable=True)
+    protocol = r.nullable_string("protocol", flex)
+    leader = r.nullable_string("leader", flex)
     current_ts = r.int64("currentStateTimestamp") if v >= 2 else -1
     members = []
     for _ in range(r.array_len("members", flex)):
         member_id = r.string("memberId", flex)
-        instance_id = r.string("groupInstanceId", flex, nullable=True) if v >= 3 else None
+        instance_id = r.nullable_string("groupInstanceId", flex) if v >= 3 else None
         client_id = r.string("clientId", flex)
         client_host = r.string("clientHost", flex)
         rebalance_timeout = r.int32("rebalanceTimeout") if v >= 1 else -1
@@ -492,7 +496,7 @@ def _read_group_metadata_value(r: _Reader, v: int) -> GroupMetadataValue:
                 member_id,
                 client_id,
                 client_host,
-                session_timeout,  # type: ignore[arg-type]
+                session_timeout,
                 subscription,
                 assignment,
                 rebalance_timeout,
@@ -506,7 +510,7 @@ def _read_group_metadata_value(r: _Reader, v: int) -> GroupMetadataValue:
         generation,
         protocol,
         leader,
-        tuple(members),  # type: ignore[arg-type]
+        tuple(members),
         current_ts,
         v,
         tagged,
