@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(300)]
 PASSWORD = "store-secret"
 
 
