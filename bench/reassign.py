@@ -1,13 +1,13 @@
 """Reassignment at size on a real 3-broker Kafka cluster: our plan + execute next to kafka-reassign-partitions.sh.
 
-Two identical topic sets (TOPICS x PARTITIONS, RF 2, every replica on brokers 1 and 2, a little data
-in each partition) are created. For set A we time `kafka-rebalance cluster plan` (full mode: it
-moves replicas onto the empty broker 3) and `kafka-rebalance cluster execute --execute
---throttle` (which waits for the moves, verifies, clears the throttles and elects the preferred
-leaders), then `--verify`. For set B, Kafka's tool executes the same plan (topic names mapped)
-with the same throttle, then `--verify` is run until it reports every partition completed (the
-tool's way to finish: it then clears the throttles). Times are wall clock, side by side in one
-run; the machine is shared, so only ratios mean much.
+One topic set (TOPICS x PARTITIONS, RF 2, every replica on brokers 1 and 2, one small record in
+each partition) is created. We time `kafka-rebalance cluster plan` (full mode: it moves replicas
+onto the empty broker 3) and `kafka-rebalance cluster execute --execute --throttle` (which waits
+for the moves, verifies, clears the throttles and elects the preferred leaders), then `--verify`.
+The rollback JSON it printed puts everything back (our execute again, timed too), and then Kafka's
+tool executes the same plan with the same throttle, with `--verify` run until it reports every
+partition completed (the tool's way to finish: it then clears the throttles). Times are wall
+clock, side by side in one run; the machine is shared, so only ratios mean much.
 
     .venv/bin/python bench/reassign.py [--topics 20] [--partitions 100] [--throttle 50000000]
         [--bootstrap-server HOST:PORT] [--json FILE]
@@ -55,7 +55,7 @@ def create_set(
         )
     finally:
         admin.close()
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "acks": "all"})
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "acks": 1})
     value = b"r" * record_bytes
     for t in range(topics):
         for p in range(partitions):
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--partitions", type=int, default=100, help="per topic")
-    ap.add_argument("--record-bytes", type=int, default=4096, help="data per partition")
+    ap.add_argument("--record-bytes", type=int, default=1024, help="data per partition")
     ap.add_argument("--throttle", type=int, default=50_000_000, help="bytes/s, both tools")
     ap.add_argument("--bootstrap-server", default=None)
     ap.add_argument("--json", type=Path, default=None)
@@ -96,15 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         n = args.topics * args.partitions
         t0 = time.perf_counter()
-        create_set(bootstrap, "ours", args.topics, args.partitions, args.record_bytes)
-        create_set(bootstrap, "kafkas", args.topics, args.partitions, args.record_bytes)
+        create_set(bootstrap, "set", args.topics, args.partitions, args.record_bytes)
         setup_s = time.perf_counter() - t0
         plan = work / "plan.json"
         snap = work / "snap.json"
         sh([*CLI, "cluster", "describe", "--bootstrap-server", bootstrap, "--output", str(snap)])
-        # plan only the "ours" topics (the snapshot without the other set)
         doc = json.loads(snap.read_text())
-        doc["partitions"] = [p for p in doc["partitions"] if p["topic"].startswith("ours-")]
+        doc["partitions"] = [p for p in doc["partitions"] if p["topic"].startswith("set-")]
         snap.write_text(json.dumps(doc))
         plan_s, out = timed(
             [
@@ -121,25 +119,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         assert plan.exists(), out.stderr
         moves = json.loads(plan.read_text())["partitions"]
-        theirs_plan = work / "plan-kafka.json"
-        theirs_plan.write_text(
-            json.dumps(
-                {
-                    "version": 1,
-                    "partitions": [
-                        {**m, "topic": m["topic"].replace("ours-", "kafkas-", 1)} for m in moves
-                    ],
-                }
-            )
-        )
-        ours_s, out = timed(
-            [
-                *CLI, "cluster", "execute", "--bootstrap-server", bootstrap,
-                "--reassignment-json-file", str(plan), "--execute", "--throttle", str(args.throttle),
-                "--max-moves-per-broker", str(n), "--max-moves", str(n), "--poll-interval", "0.5",
-                "--format", "json",
-            ]
-        )  # fmt: skip
+        theirs_plan = plan
+
+        def ours(plan_path: Path) -> tuple[float, subprocess.CompletedProcess]:
+            return timed(
+                [
+                    *CLI, "cluster", "execute", "--bootstrap-server", bootstrap,
+                    "--reassignment-json-file", str(plan_path), "--execute",
+                    "--throttle", str(args.throttle), "--max-moves-per-broker", str(n),
+                    "--max-moves", str(n), "--poll-interval", "0.5", "--format", "json",
+                    "--state-file", str(plan_path) + ".state",
+                ]
+            )  # fmt: skip
+
+        ours_s, out = ours(plan)
         assert out.returncode == 0, out.stderr[-2000:]
         verify_s, vout = timed(
             [
@@ -148,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )  # fmt: skip
         assert "still in progress" not in vout.stdout
+        rollback = work / "plan.json.rollback.json"
+        back_s, out = ours(rollback)
+        assert out.returncode == 0, out.stderr[-2000:]
         tool = str(KAFKA / "bin" / "kafka-reassign-partitions.sh")
         start = time.perf_counter()
         out = sh(
@@ -170,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
         kafka_s = time.perf_counter() - start
         result = {
-            "partitions_per_set": n,
+            "partitions": n,
             "partitions_in_plan": len(moves),
             "replica_moves": sum(1 for m in moves for r in m["replicas"] if r == 3),
             "throttle": args.throttle,
@@ -178,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             "plan_seconds": round(plan_s, 2),
             "ours_execute_seconds": round(ours_s, 2),
             "ours_verify_seconds": round(verify_s, 2),
+            "ours_rollback_execute_seconds": round(back_s, 2),
             "kafka_execute_until_verified_seconds": round(kafka_s, 2),
             "kafka_verify_rounds": rounds,
             "ratio_ours_over_kafka": round(ours_s / kafka_s, 3),
