@@ -175,7 +175,81 @@ def case_decommission(args) -> dict:
     return {"case": "4 decommission 1, 3, 5 brokers", "runs": rows}
 
 
-CASES = {1: case_add, 2: case_skewed, 3: case_rolling, 4: case_decommission}
+def with_cpu_and_capacity(snap, seed: int = SEED):
+    """CPU samples per partition (0.7 x bytes in + 0.15 x bytes out per MB/s, lognormal noise, as a
+    load model would give) and a CPU capacity per broker 2.5x the even share (Cruise Control percent)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    noise = rng.lognormal(0.0, 0.2, size=len(snap.partitions))
+    parts = tuple(
+        replace(
+            p,
+            load=replace(
+                p.load, cpu=(0.7 * p.load.bytes_in + 0.15 * p.load.bytes_out) / 1e6 * float(n)
+            ),
+        )
+        for p, n in zip(snap.partitions, noise)
+    )
+    total = sum(p.load.cpu * 1.3 for p in parts)  # leaders plus the followers' share, roughly
+    brokers = tuple(replace(b, cpu=2.5 * total / len(snap.brokers)) for b in snap.brokers)
+    return replace(snap, brokers=brokers, partitions=parts)
+
+
+def case_goals(args) -> dict:
+    """Cruise Control's default goal list with capacities (disk, network in/out, CPU) on a skewed cluster."""
+    from kafka_rebalance.cluster.planner import plan
+    from kafka_rebalance.cluster.synthetic import synthetic_cluster
+
+    snap = with_cpu_and_capacity(
+        synthetic_cluster(
+            brokers=args.brokers, partitions=args.partitions, seed=SEED, skew=args.skew
+        )
+    )
+    t0 = time.perf_counter()
+    cpu0 = time.process_time()
+    res = plan(snap, "full")
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    goals = [
+        {
+            "goal": r.goal,
+            "hard": r.hard,
+            "satisfied": r.satisfied,
+            "before": r.before.get("value"),
+            "after": r.after.get("value"),
+            "limit": r.after.get("limit"),
+            "reason": r.reason,
+        }
+        for r in res.reports
+    ]
+    dist = [
+        g
+        for g in goals
+        if g["goal"].endswith("DistributionGoal") and g["goal"] != "TopicReplicaDistributionGoal"
+    ]
+    return {
+        "case": "5 Cruise Control default goals with capacities",
+        "replicas": sum(len(p.replicas) for p in snap.partitions),
+        "replica_moves": res.replica_moves,
+        "lower_bound_moves": res.lower_bound_moves,
+        "headline": res.headline(),
+        "bytes_moved": res.bytes_moved,
+        "leader_changes": res.leader_changes,
+        "refused": res.refused,
+        "hard_goals_met": all(g["satisfied"] for g in goals if g["hard"]),
+        "distribution_max_after": max(g["after"] for g in dist),
+        "goals": goals,
+        "cpu_source": res.cpu_source,
+        "racks_valid": rack_valid(res.after_snapshot),
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
+
+
+CASES = {1: case_add, 2: case_skewed, 3: case_rolling, 4: case_decommission, 5: case_goals}
 
 
 def child(args) -> None:
@@ -239,6 +313,27 @@ def markdown(results: list[dict], args) -> str:
                 f"(complete {row['complete']}); racks "
                 f"valid {row['racks_valid']}; {row['wall_s']:.1f} s | moves = replicas on them |"
             )
+    if "5" in r:
+        g = r["5"]
+        hard = ", ".join(
+            f"{x['goal']} {x['before']:.2f} -> {x['after']:.2f}"
+            for x in g["goals"]
+            if x["hard"] and isinstance(x.get("after"), float)
+        )
+        dist = ", ".join(
+            f"{x['goal'].replace('DistributionGoal', '')} {x['before']:.2f} -> {x['after']:.3f}"
+            for x in g["goals"]
+            if x["goal"].endswith("DistributionGoal")
+            and x["goal"] != "TopicReplicaDistributionGoal"
+        )
+        lines.append(
+            f"| 5 Cruise Control's default goals with capacities ({g['replicas']:,} replicas, skew "
+            f"{args.skew}) | {g['headline']} (lower bound {g['lower_bound_moves']:,}); every hard goal met "
+            f"{g['hard_goals_met']} (used/capacity: {hard}); distribution max/mean: {dist}; CPU "
+            f"{g['cpu_source']}; racks valid {g['racks_valid']}; {g['wall_s']:.1f} s wall, "
+            f"{g['cpu_s']:.1f} s CPU, peak RSS {g['peak_rss_mb']:.0f} MB | < 60 s, < 2 GB, hard goals met, "
+            "distribution max/mean <= 1.09 |"
+        )
     return "\n".join(lines)
 
 

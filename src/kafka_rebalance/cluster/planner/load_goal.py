@@ -23,6 +23,7 @@ class LoadGoal(Goal):
     leadership = True  # may transfer leadership (when the resource follows the leader)
     replica_moves = True
     receivers_tried = 20
+    swaps_tried = 8  # per receiver: a failed swap costs two moves and their undoing
 
     def limits(self, state: PlanState) -> np.ndarray:
         raise NotImplementedError
@@ -176,6 +177,7 @@ class LoadGoal(Goal):
                 continue
             key = np.where(v <= excess, excess - v, 2 * (v - excess) + excess)
             key = np.where(fit, key, np.inf)
+            swaps = 0
             for i in np.argsort(key, kind="stable")[:200].tolist():
                 if not np.isfinite(key[i]):
                     break
@@ -183,8 +185,10 @@ class LoadGoal(Goal):
                 if ctx.can_move(p, s, dst):
                     ctx.move(p, s, dst)
                     return True
-                if self._swap(state, ctx, p, s, dst, v[i]):
-                    return True
+                if swaps < self.swaps_tried:
+                    swaps += 1
+                    if self._swap(state, ctx, p, s, dst, v[i]):
+                        return True
         return False
 
     def _swap(self, state: PlanState, ctx: Context, p: int, s: int, dst: int, vp: float) -> bool:

@@ -18,14 +18,11 @@ from .state import PlanState
 def rack_counts(state: PlanState) -> np.ndarray:
     """(P, racks) replicas of each partition per rack, over usable brokers."""
     K = len(state.rack_names)
-    out = np.zeros((state.P, max(K, 1)), dtype=np.int32)
     if K == 0:
-        return out
-    b = np.maximum(state.rep, 0)
-    ok = (state.rep >= 0) & (state.rack[b] >= 0)
-    rows = np.nonzero(ok)[0]
-    np.add.at(out, (rows, state.rack[b][ok]), 1)
-    return out
+        return np.zeros((state.P, 1), dtype=np.int32)
+    r = np.where(state.rep >= 0, state.rack[np.maximum(state.rep, 0)], -1)
+    # one-hot over the few racks: (P, R, K) booleans summed over the slots
+    return (r[:, :, None] == np.arange(K)[None, None, :]).sum(axis=1, dtype=np.int32)
 
 
 def usable_racks(state: PlanState) -> np.ndarray:
