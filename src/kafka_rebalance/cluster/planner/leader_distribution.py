@@ -119,19 +119,60 @@ class LeaderDistributionGoal(Goal):
             self._limits = limits
             return
         # the exact choice breaks an earlier goal: back, then only changes every earlier goal accepts
-        for p in np.nonzero(state.lslot != saved)[0].tolist():
-            state.set_leader(p, int(saved[p]))
+        state.set_leaders(saved)
         self._limits = []
         self.optimal_changes = None
         self._greedy(state, ctx, float(sol.upper))
-        self._limits = [("leaders", float(max(sol.upper, state.lead[state.eligible].max())))]
+        upper = float(max(sol.upper, state.lead[state.eligible].max()))
+        self._limits = [("leaders", upper)]
+        if self.by_bytes:
+            n = max(n_lead_brokers, 1)
+            for name in ("bytes_out", "messages_in"):
+                w = state.extra[name]
+                if w.sum() > 0:
+                    lim = self.band * w.sum() / n
+                    self._greedy_weight(state, ctx, name, lim, upper)
+                    self._limits.append(
+                        (name, float(max(lim, state.load(name)[state.eligible].max())))
+                    )
 
     def _apply(self, state: PlanState, choice: np.ndarray) -> None:
-        for p in np.nonzero(choice >= 0)[0].tolist():
-            row = state.rep[p]
-            s = int(np.nonzero(row == choice[p])[0][0])
-            if s != state.lslot[p]:
-                state.set_leader(p, s)
+        has = choice >= 0
+        slot = np.argmax(state.rep == choice[:, None], axis=1)
+        state.set_leaders(np.where(has, slot, state.lslot))
+
+    def _greedy_weight(
+        self, state: PlanState, ctx: Context, name: str, lim: float, upper: float
+    ) -> None:
+        """Leadership off brokers above `lim` of a leader-carried weight, keeping counts <= upper,
+        earlier weights under their limits, and every earlier goal (ctx.can_lead)."""
+        R = state.R
+        load = state.load(name)
+        w = state.extra[name]
+        el = np.nonzero(state.eligible)[0]
+        earlier = list(self._limits)
+        for a in el[np.argsort(-load[el], kind="stable")].tolist():
+            if load[a] <= lim:
+                break
+            slots = state.slots_on(a)
+            led = slots[state.lslot[slots // R] == slots % R] // R
+            for p in led[np.argsort(-w[led], kind="stable")].tolist():
+                if load[a] <= lim:
+                    break
+                for t in range(int(state.rf[p])):
+                    b = int(state.rep[p, t])
+                    if b < 0 or t == state.lslot[p] or state.lead[b] + 1 > upper:
+                        continue
+                    if load[b] + w[p] > lim:
+                        continue
+                    if any(
+                        r != "leaders" and state.load(r)[b] + state.extra[r][p] > x
+                        for r, x in earlier
+                    ):
+                        continue
+                    if ctx.can_lead(p, t):
+                        ctx.lead(p, t)
+                        break
 
     def _greedy(self, state: PlanState, ctx: Context, upper: float) -> None:
         R = state.R

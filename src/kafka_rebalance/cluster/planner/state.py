@@ -365,6 +365,11 @@ class PlanState:
             self._shift_leadership(p, old, new)
         self.lslot[p] = s
 
+    def set_leaders(self, lslot: np.ndarray) -> None:
+        """Every partition's planned leader slot at once (loads recomputed: O(partitions))."""
+        self.lslot = lslot.astype(np.int32, copy=True)
+        self._recompute_loads()
+
     def _shift_leadership(self, p: int, old: int, new: int) -> None:
         """p's leader load (count, bytes out, network out, CPU share...) goes from broker old to new."""
         self.lead[old] -= 1
