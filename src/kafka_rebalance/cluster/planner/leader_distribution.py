@@ -123,15 +123,15 @@ class LeaderDistributionGoal(Goal):
         self._limits = []
         self.optimal_changes = None
         self._greedy(state, ctx, float(sol.upper))
-        upper = float(max(sol.upper, state.lead[state.eligible].max()))
-        self._limits = [("leaders", upper)]
+        top = float(max(sol.upper, state.lead[state.eligible].max()))
+        self._limits = [("leaders", top)]
         if self.by_bytes:
             n = max(n_lead_brokers, 1)
             for name in ("bytes_out", "messages_in"):
                 w = state.extra[name]
                 if w.sum() > 0:
                     lim = self.band * w.sum() / n
-                    self._greedy_weight(state, ctx, name, lim, upper)
+                    self._greedy_weight(state, ctx, name, lim, top)
                     self._limits.append(
                         (name, float(max(lim, state.load(name)[state.eligible].max())))
                     )
