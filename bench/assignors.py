@@ -234,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         help="side_by_side.py of Kafka's Java assignors (default ../shared/java-assignors/)",
     )
     ap.add_argument(
-        "--from-json", type=Path, nargs="+", help="rows of earlier harness runs (their --json)"
+        "--from-json",
+        type=Path,
+        nargs="+",
+        help="rows of earlier harness runs (their --json); a later file's row replaces an earlier one",
     )
     ap.add_argument("--note", default="", help="a sentence added under the table (e.g. how it ran)")
     ap.add_argument("--python-only", action="store_true", help="no JDK: time ours alone")
@@ -265,7 +268,20 @@ def main(argv: list[str] | None = None) -> int:
         ]
     else:
         if args.from_json:
-            rows = [r for f in args.from_json for r in json.loads(f.read_text(encoding="utf-8"))]
+            # a later file's row replaces an earlier one for the same (case, pass, assignor)
+            by_key: dict[tuple, dict] = {}
+            for f in args.from_json:
+                for r in json.loads(f.read_text(encoding="utf-8")):
+                    by_key[(r["case"], r["pass"], r["assignor"])] = r
+            order = {
+                (c, p, a): i
+                for i, (c, a, p) in enumerate(
+                    (c, a, p) for c in CASES for a in ALL for p in ("fresh", "owned")
+                )
+            }
+            rows = sorted(
+                by_key.values(), key=lambda r: order[(r["case"], r["pass"], r["assignor"])]
+            )
             rows = [r for r in rows if r["case"] in cases and r["assignor"] in assignors]
         elif not args.harness.is_file():
             print(
