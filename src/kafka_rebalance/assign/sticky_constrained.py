@@ -97,6 +97,13 @@ class ConstrainedAssignmentBuilder:
         return self.assignment
 
     def _assign_owned_partitions(self) -> None:
+        if not self.rack.consumer_racks and not self.res.multiple_owners:
+            self._assign_owned_partitions_in_bulk()
+            return
+        self._assign_owned_partitions_stepwise()
+
+    def _assign_owned_partitions_stepwise(self) -> None:
+        """Kafka's loop, member by member (racks, contested partitions; the reference)."""
         rack = self.rack
         multiple = self.res.multiple_owners
         min_q, max_q = self.min_quota, self.max_quota
@@ -137,6 +144,52 @@ class ConstrainedAssignmentBuilder:
                     self.maybe_revoked[tp] = consumer
                 if self.current_over < self.expected_over:
                     self.exact.append(consumer)
+
+    def _assign_owned_partitions_in_bulk(self) -> None:
+        """The same steps without racks or contested partitions: one sort of every owned
+        partition by (member, partition, topic), then each member's quota decides."""
+        order = self.res.owned_order
+        lists = [self.res.owned[c] for c in order]
+        lens = [len(x) for x in lists]
+        flat = list(itertools.chain.from_iterable(lists))
+        if flat:
+            k = len(flat)
+            rank = {t: i for i, t in enumerate(sorted_topics(self.ctx.partitions_per_topic))}
+            by_topic = np.fromiter(
+                map(rank.get, map(_FIRST, flat), itertools.repeat(-1, k)), np.int64, count=k
+            )
+            if (by_topic < 0).any():  # a topic outside the context: the stepwise path
+                self._assign_owned_partitions_stepwise()
+                return
+            part = np.fromiter(map(_SECOND, flat), dtype=np.int64, count=k)
+            member = np.repeat(np.arange(len(order), dtype=np.int64), lens)
+            flat = list(map(flat.__getitem__, np.lexsort((by_topic, part, member)).tolist()))
+        min_q, max_q = self.min_quota, self.max_quota
+        expected = self.expected_over
+        assignment, maybe_revoked = self.assignment, self.maybe_revoked
+        under, exact = self.under, self.exact
+        kept: list[list[TP]] = []
+        pos = 0
+        for consumer, n in zip(order, lens):
+            if n < min_q:
+                keep = n
+                under.append(consumer)
+            elif n >= max_q and self.current_over < expected:
+                self.current_over += 1
+                if self.current_over == expected:
+                    exact.clear()
+                keep = max_q
+            else:
+                keep = min_q
+                if self.current_over < expected:
+                    exact.append(consumer)
+            mine = flat[pos : pos + keep]
+            assignment[consumer] = mine
+            kept.append(mine)
+            for tp in flat[pos + keep : pos + n]:
+                maybe_revoked[tp] = consumer
+            pos += n
+        self.assigned_partitions = list(itertools.chain.from_iterable(kept))
 
     def _unassigned_partitions(self) -> list[TP]:
         """All partitions (topics sorted, then partition) minus those kept.
