@@ -1,6 +1,7 @@
 """Log dirs on the real broker: the live snapshot reads each replica's directory (DescribeLogDirs), the
-plan balances directories inside each broker, Kafka's own kafka-reassign-partitions.sh applies its
-`log_dirs`, and kafka-log-dirs.sh --describe shows every replica where the plan put it."""
+plan balances directories inside each broker, `cluster execute --execute` applies its `log_dirs`
+(AlterReplicaLogDirs), and kafka-log-dirs.sh --describe shows every replica where the plan put it.
+Kafka's own kafka-reassign-partitions.sh sets the starting placement."""
 
 from __future__ import annotations
 
@@ -125,7 +126,27 @@ def test_log_dir_moves_run_on_the_real_broker(jbod_kafka, tmp_path):
     assert ld is not None and ld.before == 2.0 and ld.moves > 0 and ld.after == pytest.approx(best)
     entries = [e for e in res.reassignments if e.topic == topic]
     assert entries and all(e.log_dirs is not None for e in entries)
-    run_reassign(jbod_kafka, tmp_path / "plan.json", reassignment_json(entries))
+    # the plan goes through our own executor (AlterReplicaLogDirs for the log_dirs)
+    from kafka_rebalance.cli import main
+
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(reassignment_json(entries)))
+    rc = main(
+        [
+            "cluster",
+            "execute",
+            "--bootstrap-server",
+            jbod_kafka.bootstrap,
+            "--reassignment-json-file",
+            str(plan_file),
+            "--execute",
+            "--output-dir",
+            str(tmp_path / "exec"),
+            "--format",
+            "json",
+        ]
+    )
+    assert rc == 0
     after = where(jbod_kafka, topic)
     planned = {
         (r, p.partition): d
