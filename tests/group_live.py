@@ -24,7 +24,10 @@ class LiveConsumers:
     threads: dict[str, list[threading.Thread]] = field(default_factory=dict)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
 
-    def confluent(self, group: str, topics: list[str], n: int, protocol: str = "classic") -> None:
+    def confluent(
+        self, group: str, topics: list[str], n: int, protocol: str = "classic", static: bool = False
+    ) -> None:
+        """n members; with `static`, member 0 has a group.instance.id (KIP-345)."""
         from confluent_kafka import Consumer
 
         stop = self.stops.setdefault(group, threading.Event())
@@ -37,6 +40,8 @@ class LiveConsumers:
                 "client.id": f"ck-{group}-{i}",
                 "auto.commit.interval.ms": 200,
             }
+            if static and i == 0:
+                conf["group.instance.id"] = f"static-{group}"
             if protocol == "consumer":
                 conf["group.protocol"] = "consumer"
             else:
@@ -86,17 +91,17 @@ class LiveConsumers:
         t.start()
         return pause
 
-    def kafka_python(self, group: str, topics: list[str]) -> None:
+    def kafka_python(self, group: str, topics: list[str], n: int = 1) -> None:
         from kafka import KafkaConsumer
 
         stop = self.stops.setdefault(group, threading.Event())
 
-        def run() -> None:
+        def run(i: int) -> None:
             c = KafkaConsumer(
                 *topics,
                 bootstrap_servers=self.bootstrap.split(","),
                 group_id=group,
-                client_id=f"kp-{group}",
+                client_id=f"kp-{group}-{i}",
                 auto_offset_reset="earliest",
                 auto_commit_interval_ms=200,
                 session_timeout_ms=6000,
@@ -106,9 +111,10 @@ class LiveConsumers:
                 c.poll(timeout_ms=200)
             c.close()
 
-        t = threading.Thread(target=run, daemon=True)
-        self.threads.setdefault(group, []).append(t)
-        t.start()
+        ts = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
+        self.threads.setdefault(group, []).extend(ts)
+        for t in ts:
+            t.start()
 
     def java(self, home, group: str, topic: str, protocol: str = "consumer") -> None:
         """Kafka's console consumer, KIP-848 by default; output discarded, killed by PID."""
