@@ -57,6 +57,10 @@ class ClassicCoordinator:
         self.by_member_id: dict[
             str, str
         ] = {}  # member id -> member name (the simulator's routing table)
+        # the broker handles one request per connection at a time: while a JoinGroup or SyncGroup is
+        # parked in the group (awaiting the join phase / the leader), later requests on that client's
+        # connection wait behind it (client -> requests queued, in order)
+        self.muted: dict[str, list[tuple]] = {}
         self.hb_history: dict[
             str, tuple
         ] = {}  # member id -> (phase base, stop time, generation, client)
@@ -68,6 +72,10 @@ class ClassicCoordinator:
         return self.group is not None
 
     def receive(self, kind: str, req: Any, name: str) -> None:
+        queued = self.muted.get(req.client)
+        if queued is not None:
+            queued.append((self.receive, kind, req, name))
+            return
         now = self.w.loop.now
         g = self.group
         if g is None:
@@ -83,10 +91,12 @@ class ClassicCoordinator:
                     (HeartbeatResponse(req.client, err), (req.generation_id, req.member_id)),
                 )
             return
-        if kind == "join":
-            fx = g.join(req, now)
-        elif kind == "sync":
-            fx = g.sync(req, now)
+        if kind == "join" or kind == "sync":
+            fx = g.join(req, now) if kind == "join" else g.sync(req, now)
+            self.apply(fx)
+            if not self._answers(fx, req.client):
+                self.muted[req.client] = []  # parked: the connection waits for its answer
+            return
         elif kind == "heartbeat":
             self.apply(g.heartbeat(req, now), (req.generation_id, req.member_id))
             return
@@ -110,6 +120,23 @@ class ClassicCoordinator:
     ) -> None:
         """An OffsetCommit sent at `sent_ms`. Failures are answered, and successes the member waits
         for (`answer`)."""
+        queued = self.muted.get(client)
+        if queued is not None:
+            queued.append(
+                (
+                    self.commit,
+                    name,
+                    client,
+                    member_id,
+                    instance_id,
+                    generation,
+                    offsets,
+                    why,
+                    answer,
+                    sent_ms,
+                )
+            )
+            return
         w = self.w
         g = self.group
         err = (
@@ -181,6 +208,28 @@ class ClassicCoordinator:
             w.reply(*replies[0])
         elif replies:
             w.reply_many(replies)
+        if self.muted:
+            for r in replies:
+                if r[1] == "join" or r[1] == "sync":
+                    self._unmute(r[0])
+
+    @staticmethod
+    def _answers(fx: list, client: str) -> bool:
+        for e in fx:
+            t = type(e)
+            if (t is JoinGroupResponse or t is SyncGroupResponse) and e.client == client:
+                return True
+        return False
+
+    def _unmute(self, client: str) -> None:
+        """The parked request was answered: the connection's next requests are handled, in order."""
+        queued = self.muted.pop(client, None)
+        while queued:
+            fn, *args = queued.pop(0)
+            fn(*args)
+            if client in self.muted:  # parked again: the rest keeps waiting behind it
+                self.muted[client].extend(queued)
+                return
 
     def _on_state(self, e: StateChanged) -> None:
         w = self.w
@@ -292,6 +341,7 @@ class ClassicCoordinator:
                 )
                 mem.awaiting_sync = None
         old.mark_dead(now)
+        self.muted = {}  # the connections drop with the coordinator: what waited on them is gone
         self.group = None
         self.epoch += 1
         self.up_at = now + down_ms

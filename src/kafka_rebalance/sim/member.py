@@ -141,7 +141,11 @@ class SimMember(RebalanceClient):
         if self.generation >= 0 and self.owned:
             self._commit_positions("close")
         if self.owned:
-            w.revoke(self, list(self.owned), "close")
+            # ConsumerCoordinator.onLeavePrepare: mid-rebalance (or with no generation) they are lost
+            if self.join_inflight or self.generation < 0:
+                w.lose(self, list(self.owned), "close during rebalance")
+            else:
+                w.revoke(self, list(self.owned), "close")
         self.owned, self.positions = [], {}
         if self.instance_id is None and self.member_id:
             w.send(

@@ -1,0 +1,160 @@
+"""Run the fidelity comparison: each scenario on a real 3-broker Kafka with Java consumers and in the
+simulator, side by side (see fidelity.py for the scenarios and measures).
+
+    .venv/bin/python bench/fidelity/run.py                        # all scenarios, own cluster
+    .venv/bin/python bench/fidelity/run.py --scenario join-cooperative,crash-eager
+    .venv/bin/python bench/fidelity/run.py --json out.json --markdown out.md
+
+Starts a cluster with ../shared/kafka (stopped at the end), or uses $KAFKA_BOOTSTRAP; with
+$KAFKA_DIR too (start-kafka.sh's state folder) the coordinator's log is read, else generations are
+those the members saw. Takes about 1 min per
+scenario of wall time; the machine running it should be otherwise quiet for durations to mean much.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent.parent / "src"))
+sys.path.insert(0, str(HERE.parent.parent / "tests"))
+
+import fidelity as fd  # noqa: E402
+import real_kafka as rk  # noqa: E402
+
+COLUMNS = (
+    "scenario",
+    "generations Kafka",
+    "generations sim (seeds)",
+    "members/gen Kafka | sim",
+    "moves (revoked/assigned) Kafka",
+    "moves sim (seeds equal to Kafka's)",
+    "duration Kafka",
+    "duration sim (median, range)",
+    "duplicates Kafka",
+    "duplicates sim (median, range)",
+)
+
+
+def _gens(sims: list[fd.Measures]) -> str:
+    c: dict[int, int] = {}
+    for s in sims:
+        c[s.generations] = c.get(s.generations, 0) + 1
+    return ", ".join(f"{g} ({n})" for g, n in sorted(c.items()))
+
+
+def _ms(x: float | None) -> str:
+    return "n/a" if x is None else f"{x / 1000:,.1f} s"
+
+
+def _spread(values: list, fmt) -> str:
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return "n/a"
+    mid = vals[len(vals) // 2]
+    return f"{fmt(mid)} ({fmt(vals[0])} to {fmt(vals[-1])})"
+
+
+def row(name: str, real: fd.Measures, sims: list[fd.Measures]) -> list[str]:
+    moves = " ".join(f"{r}/{a}" for r, a in real.moves) or "-"
+    same = sum(s.moves == real.moves for s in sims)
+    mg = " ".join(map(str, real.members_per_generation)) or "-"
+    ms = " ".join(map(str, sims[0].members_per_generation)) or "-"
+    return [
+        name,
+        str(real.generations),
+        _gens(sims),
+        f"{mg} / {ms}",
+        moves,
+        f"{same} of {len(sims)}",
+        _ms(real.duration_ms),
+        _spread([s.duration_ms for s in sims], _ms),
+        f"{real.duplicates:,}",
+        _spread([s.duplicates for s in sims], lambda v: f"{v:,}"),
+    ]
+
+
+def markdown(rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--scenario",
+        default="all",
+        help="comma-separated names, or all: " + ", ".join(s.name for s in fd.SCENARIOS),
+    )
+    ap.add_argument(
+        "--seeds", type=int, default=5, help="simulator seeds per scenario (the real run is one)"
+    )
+    ap.add_argument(
+        "--json", type=Path, help="write every measure and the raw callbacks/log lines here"
+    )
+    ap.add_argument("--markdown", type=Path, help="write the table as markdown here")
+    args = ap.parse_args()
+    known = {s.name: s for s in fd.SCENARIOS}
+    names = list(known) if args.scenario == "all" else args.scenario.split(",")
+    for n in names:
+        if n not in known:
+            print(
+                f"error: --scenario: unknown scenario {n!r} (known: {', '.join(known)})",
+                file=sys.stderr,
+            )
+            return 2
+    reason = rk.unavailable_reason()
+    if reason:
+        print(f"error: {reason}", file=sys.stderr)
+        return 1
+    cluster = rk.external() if os.environ.get("KAFKA_BOOTSTRAP") else rk.start(brokers=3)
+    # an external cluster's state folder (start-kafka.sh's $KAFKA_DIR) gives its coordinator's log too
+    state_dir = Path(os.environ["KAFKA_DIR"]) if os.environ.get("KAFKA_DIR") else cluster.state_dir
+    rows: list[list[str]] = []
+    out: dict = {}
+    try:
+        for n in names:
+            sc = known[n]
+            real, t_event, raw = fd.run_real(
+                sc,
+                cluster.bootstrap,
+                rk.KAFKA_HOME,
+                state_dir,
+                lambda *a: cluster.tool(
+                    "kafka-topics.sh", "--bootstrap-server", cluster.bootstrap, *a
+                ),
+            )
+            sims = [fd.run_sim(sc, t_event, seed) for seed in range(1, args.seeds + 1)]
+            rows.append(row(n, real, sims))
+            print(markdown(rows[-1:]).splitlines()[-1], flush=True)
+            out[n] = {
+                "kafka": real.to_json(),
+                "simulator": [s.to_json() for s in sims],
+                "t_event_ms": t_event,
+                "raw": raw,
+            }
+    except subprocess.CalledProcessError as e:
+        print(f"error: {e.cmd[0]} failed: {e.stderr}", file=sys.stderr)
+        return 1
+    finally:
+        cluster.stop()
+    table = markdown(rows)
+    print(table)
+    if args.markdown:
+        args.markdown.write_text(table + "\n", encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
