@@ -14,7 +14,9 @@ Steps, as in AbstractStickyAssignor:
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, insort
+from operator import itemgetter
 
 import numpy as np
 
@@ -28,11 +30,8 @@ from .sticky_common import (
     StickyContext,
 )
 
-
-def _check(p: int, n: int) -> int:
-    if 0 <= p < n:
-        return p
-    raise IndexError(p)
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 class SortedMembers:
@@ -169,8 +168,8 @@ class GeneralAssignmentBuilder:
             self.current.setdefault(c, [])
         self.owner: dict[TP, str] = {}
         for c, parts in self.current.items():
-            for tp in parts:
-                self.owner[tp] = c
+            self.owner.update(zip(parts, itertools.repeat(c)))
+        self.max_sizes: dict[str, int] = {}
         tc = self.topic_consumers
         # topics with the same subscriber set share a group id (bulk assignment runs)
         groups: dict[frozenset[str], int] = {}
@@ -225,7 +224,12 @@ class GeneralAssignmentBuilder:
     def _assign_owned_partitions(self) -> list[TP]:
         assigned: list[TP] = []
         rack = self.rack
+        cts = self.consumer_topic_set
         for c, parts in self.current.items():
+            if not rack.consumer_racks and cts[c].issuperset(map(_FIRST, parts)):
+                # every owned topic is known and still subscribed: all kept
+                assigned += parts
+                continue
             subscribed = set(self.ctx.subs[c].topics)
             keep = []
             for tp in parts:
@@ -248,7 +252,12 @@ class GeneralAssignmentBuilder:
         ppt = self.ctx.partitions_per_topic
         offsets = self.topic_offset
         try:
-            gids = [offsets[t] + _check(p, ppt[t]) for t, p in assigned]
+            k = len(assigned)
+            part = np.fromiter(map(_SECOND, assigned), dtype=np.int64, count=k)
+            limit = np.fromiter(map(ppt.__getitem__, map(_FIRST, assigned)), np.int64, count=k)
+            if not ((part >= 0) & (part < limit)).all():
+                raise IndexError
+            gids = np.fromiter(map(offsets.__getitem__, map(_FIRST, assigned)), np.int64, k) + part
         except IndexError:
             # Kafka's two-pointer walk stalls at the first kept partition that does not exist
             rank = self.topic_rank
@@ -266,11 +275,16 @@ class GeneralAssignmentBuilder:
     # -- balance ----------------------------------------------------------------
 
     def _max_assignment_size(self, c: str) -> int:
-        topics = self.consumer_topics[c]
-        ppt = self.ctx.partitions_per_topic
-        if len(topics) == len(ppt):
-            return self.ctx.total_partitions
-        return sum(ppt[t] for t in topics)
+        size = self.max_sizes.get(c)
+        if size is None:
+            topics = self.consumer_topics[c]
+            ppt = self.ctx.partitions_per_topic
+            if len(topics) == len(ppt):
+                size = self.ctx.total_partitions
+            else:
+                size = sum(ppt[t] for t in topics)
+            self.max_sizes[c] = size  # subscriptions do not change during a build
+        return size
 
     def _is_balanced(self) -> bool:
         """Kafka's isBalanced(): sizes within one, or no member short of its maximum could
