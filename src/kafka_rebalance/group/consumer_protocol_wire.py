@@ -78,12 +78,17 @@ class _Reader:
     def int32(self) -> int:
         return _I32.unpack(self.take(4))[0]
 
-    def string(self, field: str, nullable: bool = False) -> str | None:
+    def nullable_string(self, field: str) -> str | None:
+        n = self.int16()
+        return None if n < 0 else self._string_body(field, n)
+
+    def string(self, field: str) -> str:
         n = self.int16()
         if n < 0:
-            if nullable:
-                return None
             raise SchemaException(f"non-nullable field {field} was serialized as null")
+        return self._string_body(field, n)
+
+    def _string_body(self, field: str, n: int) -> str:
         try:
             return self.take(n).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -105,7 +110,7 @@ class _Reader:
             topic = self.string("topic")
             n = self.count("partitions")
             out.append((topic, struct.unpack(f">{n}i", self.take(4 * n)) if n else ()))
-        return tuple(out)  # type: ignore[return-value]
+        return tuple(out)
 
     def rest(self) -> bytes:
         out = self.buf[self.pos :]
@@ -142,7 +147,7 @@ def decode_subscription_wire(buf: bytes) -> SubscriptionWire:
     user_data = r.bytes_()
     owned: TopicGroups = r.groups("ownedPartitions") if version >= 1 else ()
     generation = r.int32() if version >= 2 else -1
-    rack = r.string("rackId", nullable=True) if version >= 3 else None
+    rack = r.nullable_string("rackId") if version >= 3 else None
     return SubscriptionWire(version, topics, user_data, owned, generation, rack, r.rest())
 
 

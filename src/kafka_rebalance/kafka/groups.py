@@ -217,10 +217,8 @@ class GroupAdmin:
             return {}
         out: dict[str, Group] = {}
         for gid in dict.fromkeys(group_ids):
-            d = self._wait(
-                lambda gid=gid: self._client.describe_consumer_groups([gid], **self._timeout_kw)[
-                    gid
-                ],
+            d = self._wait(  # _wait calls the lambda at once, in this iteration
+                lambda: self._client.describe_consumer_groups([gid], **self._timeout_kw)[gid],
                 f"describe group {gid!r}",
             )
             out[gid] = _group_from_confluent(d)
@@ -415,7 +413,7 @@ class GroupAdmin:
         out: list[TopicPartition] = []
         for name in topics:
             d = self._wait(
-                lambda name=name: self._client.describe_topics(
+                lambda: self._client.describe_topics(  # _wait calls it at once
                     TopicCollection([name]), **self._timeout_kw
                 )[name],
                 f"describe topic {name!r}",

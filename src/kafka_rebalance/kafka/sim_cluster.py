@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import signal
 import sys
@@ -120,7 +121,7 @@ class SimCluster:
         for i, b in enumerate(self.state.live_brokers()):
             port = self.base_port + i if self.base_port else 0
             server = await asyncio.start_server(
-                lambda r, w, bid=b.id: self._serve(bid, r, w), self.host, port
+                functools.partial(self._serve, b.id), self.host, port
             )
             self._servers.append(server)
             self.ports[b.id] = server.sockets[0].getsockname()[1]
@@ -348,7 +349,7 @@ class SimCluster:
     def _h_alter_configs(self, broker_id: int, version: int, body: dict) -> dict:
         validate = bool(body.get("validate_only"))
         return self._alter_each(
-            body.get("resources"),
+            body.get("resources") or [],
             lambda res: self.state.alter(
                 res["resource_type"],
                 res["resource_name"],
@@ -360,7 +361,7 @@ class SimCluster:
     def _h_incremental_alter_configs(self, broker_id: int, version: int, body: dict) -> dict:
         validate = bool(body.get("validate_only"))
         return self._alter_each(
-            body.get("resources"),
+            body.get("resources") or [],
             lambda res: self.state.incremental_alter(
                 res["resource_type"],
                 res["resource_name"],
@@ -412,7 +413,7 @@ class SimCluster:
         keys = (
             sorted(st.partitions)
             if elect_all
-            else [(t["topic"], p) for t in requested for p in t.get("partitions") or []]
+            else [(t["topic"], p) for t in requested or () for p in t.get("partitions") or []]
         )
         if etype not in (0, 1):
             return {

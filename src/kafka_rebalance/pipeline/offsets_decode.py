@@ -122,7 +122,15 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
     """Decode one batch row by row with the shared codecs (group.records)."""
     import pyarrow as pa
 
-    from ..group.records import OffsetCommitKey, RecordDecodeError, decode_key, decode_value
+    from ..group.records import (
+        GroupMetadataValue,
+        OffsetCommitKey,
+        OffsetCommitValue,
+        RecordDecodeError,
+        RecordKey,
+        decode_key,
+        decode_value,
+    )
 
     # decode_record(key, value) is decode_key + decode_value; keys repeat (one per group/topic/partition),
     # so each distinct key is decoded once per task.
@@ -154,6 +162,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
     for i in range(n):
         key, value = keys[i], values[i]
         bad = None
+        k: RecordKey | None = None
         if ts_valid is not None and not ts_valid[i]:
             bad = "null timestamp"
         elif parts[i] is None or offs[i] is None:
@@ -170,7 +179,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
                 v = None if value is None else decode_value(k.version, value)
             except RecordDecodeError as exc:
                 bad = f"{exc.part}: {exc.reason}"
-        if bad is not None:
+        if bad is not None or k is None:
             kind[i] = "quarantine"
             reason[i] = bad
             cols["detail"][i] = (
@@ -182,7 +191,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
         group[i] = k.group
         if not isinstance(k, OffsetCommitKey):
             kind[i] = "group_metadata"
-            if v is not None:
+            if isinstance(v, GroupMetadataValue):
                 vv[i] = v.version
                 cols["protocol_type"][i] = v.protocol_type
                 cols["generation"][i] = v.generation
@@ -194,7 +203,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
             kind[i] = "offset_commit"
             topic[i] = k.topic
             part[i] = k.partition
-            if v is not None:
+            if isinstance(v, OffsetCommitValue):
                 vv[i] = v.version
                 offset[i] = v.offset
                 epoch[i] = v.leader_epoch

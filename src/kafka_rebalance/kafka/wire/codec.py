@@ -354,9 +354,11 @@ def _write_value(w: Writer, f: Field, v, version: int, flexible: bool) -> None:
     nullable = version in f.nullable
     where = f.name
     if f.struct_single:
+        assert isinstance(f.type, tuple)  # a struct field's type is its fields
         _write_struct(w, f.type, version, flexible, v or {})
         return
     if not f.is_array:
+        assert isinstance(f.type, str)  # a scalar field's type is a primitive name
         _write_primitive(w, f.type, v, compact, nullable, where)
         return
     if v is None:
@@ -377,8 +379,10 @@ def _write_value(w: Writer, f: Field, v, version: int, flexible: bool) -> None:
 def _read_value(r: Reader, f: Field, version: int, flexible: bool):
     compact = flexible and f.flexible
     if f.struct_single:
+        assert isinstance(f.type, tuple)
         return _read_struct(r, f.type, version, flexible)
     if not f.is_array:
+        assert isinstance(f.type, str)
         return _read_primitive(r, f.type, compact)
     n = r.uvarint() - 1 if compact else r.int32()
     if n < 0:
