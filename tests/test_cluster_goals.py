@@ -185,6 +185,9 @@ def test_no_plan_breaks_a_hard_goal_moves_an_excluded_topic_or_worsens_a_higher_
             assert report[name].satisfied == after[name], (name, report[name])
     if any(r.hard and not r.satisfied for r in res.reports):
         assert res.refused and res.unmet and all(": " in u for u in res.unmet)
+    else:  # a plan that is not refused meets every hard goal in its list, dead brokers or not
+        assert not res.refused
+        assert all(after[name] for name in set(goals) & HARD_GOALS & set(after))
     # excluded topics: never moved (except replicas leaving a dead broker), leader kept
     for b, a in zip(snap.partitions, res.after_snapshot.partitions):
         if excluded and re.fullmatch(excluded, b.topic):
