@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -334,3 +335,19 @@ def test_cli_table_names_unmet_goals(capsys, snap_file):
     assert rc == 0
     assert "replica moves in" in text and "goals (in priority order)" in text
     assert "None" not in text and "True" not in text and "e+" not in text
+
+
+def test_intra_broker_goals_are_reported_and_an_overfull_disk_refuses_the_plan():
+    res = plan(jbod_cluster(), "full")
+    rep = {r.goal: r for r in res.reports}
+    assert rep["IntraBrokerDiskCapacityGoal"].satisfied
+    assert rep["IntraBrokerDiskUsageDistributionGoal"].before["value"] == 2.0
+    assert rep["IntraBrokerDiskUsageDistributionGoal"].satisfied
+    # 24 replicas of 50 bytes on 3 brokers: 400 bytes each, two directories of 200 (160 usable)
+    small = (LogDir("/d1", 200.0), LogDir("/d2", 200.0))
+    snap = jbod_cluster()
+    snap = ClusterSnapshot(tuple(replace(b, log_dirs=small) for b in snap.brokers), snap.partitions)
+    res = plan(snap, "full")
+    rep = {r.goal: r for r in res.reports}
+    assert not rep["IntraBrokerDiskCapacityGoal"].satisfied and res.refused
+    assert "log dirs stay above 80% of their capacity" in rep["IntraBrokerDiskCapacityGoal"].reason

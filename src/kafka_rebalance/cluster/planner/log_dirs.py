@@ -25,6 +25,8 @@ class LogDirPlan:
     before: float  # worst directory use over its broker's mean, over brokers with several dirs
     after: float
     over_capacity: tuple[str, ...]  # "broker:dir" still above threshold x capacity
+    over_before: tuple[str, ...] = ()  # ... and before the plan
+    has_capacity: bool = False  # some directory declares a capacity
 
 
 def _broker_dirs(snapshot: ClusterSnapshot, state: PlanState) -> dict[int, dict[str, float | None]]:
@@ -138,10 +140,24 @@ def plan_log_dirs(
             moves += 1
             nbytes += sz
     after = max((_worst(use[b], bdirs[b]) for b in use), default=1.0)
-    over = tuple(
-        f"{int(state.broker_ids[b])}:{d}"
-        for b, cap in sorted(bdirs.items())
-        for d, c in sorted(cap.items())
-        if c is not None and use[b][d] > threshold * c
+
+    def over_in(u: dict[int, dict[str, float]]) -> tuple[str, ...]:
+        return tuple(
+            f"{int(state.broker_ids[b])}:{d}"
+            for b, cap in sorted(bdirs.items())
+            for d, c in sorted(cap.items())
+            if c is not None and u[b][d] > threshold * c
+        )
+
+    has_cap = any(c is not None for cap in bdirs.values() for c in cap.values())
+    return LogDirPlan(
+        dirs,
+        frozenset(moved),
+        moves,
+        nbytes,
+        before,
+        after,
+        over_in(use),
+        over_in(before_use),
+        has_cap,
     )
-    return LogDirPlan(dirs, frozenset(moved), moves, nbytes, before, after, over)

@@ -313,11 +313,13 @@ def plan(
                 g.violation(state),
             )
         )
-    status = tuple((r.goal, r.satisfied) for r in reports)
     moves, nbytes = state.moved_replicas()
     dirs = None
     if mode is not Mode.DEMOTE:
         dirs = plan_log_dirs(snapshot, state, band, opts.threshold("size_bytes"))
+    if dirs is not None:
+        reports += _log_dir_reports(dirs, band, opts.threshold("size_bytes"))
+    status = tuple((r.goal, r.satisfied) for r in reports)
     demoted = None
     if mode is Mode.DEMOTE:
         demoted = goal_list[0].demoted  # type: ignore[attr-defined]
@@ -348,6 +350,42 @@ def plan(
         dirs,
         state.cpu_source.value,
     )
+
+
+def _log_dir_reports(ld: LogDirPlan, band: float, threshold: float) -> list[GoalReport]:
+    """Cruise Control's intra-broker goals, judged on the directory plan."""
+    out = []
+    if ld.has_capacity:
+        n = len(ld.over_capacity)
+        out.append(
+            GoalReport(
+                "IntraBrokerDiskCapacityGoal",
+                True,
+                n == 0,
+                {"value": len(ld.over_before), "limit": 0, "measure": "log dirs over capacity"},
+                {"value": n, "limit": 0, "measure": "log dirs over capacity"},
+                None
+                if n == 0
+                else f"{n} log dirs stay above {threshold:.0%} of their capacity "
+                f"({', '.join(ld.over_capacity[:5])}): the other directories of their broker "
+                "have no room for their replicas",
+            )
+        )
+    ok = ld.after <= band + 1e-9
+    out.append(
+        GoalReport(
+            "IntraBrokerDiskUsageDistributionGoal",
+            False,
+            ok,
+            {"value": float(ld.before), "limit": band, "measure": "max/mean"},
+            {"value": float(ld.after), "limit": band, "measure": "max/mean"},
+            None
+            if ok
+            else f"worst log dir/its broker's mean {ld.after:.2f} > {band:.2f}: the replicas are "
+            "too few or too large to split evenly over the directories (or of excluded topics)",
+        )
+    )
+    return out
 
 
 def check_brokers_for_mode(mode: Mode | str, brokers: Sequence[int]) -> None:
