@@ -6,7 +6,7 @@ optional and a missing part is said, not silently dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -317,8 +317,9 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
     lag = doc.get("lag")
     if lag:
         sec = Section("Lag and Burrow status")
-        series = {
-            k: ([p[0] for p in v], [p[1] for p in v]) for k, v in (lag.get("series") or {}).items()
+        series: dict[str, tuple[Sequence[float], Sequence[float]]] = {
+            str(k): ([p[0] for p in v], [p[1] for p in v])
+            for k, v in (lag.get("series") or {}).items()
         }
         if series:
             sec.figures.append(lag_figure(series, lag.get("title", "Consumer lag")))

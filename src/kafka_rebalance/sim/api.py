@@ -69,11 +69,11 @@ def simulate_scenario(
     that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes)."""
     events: list[dict] = []
     sink = events.append if collect_events else None
-    if sc.protocol == "consumer":
-        from .consumer_world import ConsumerSimulation as World
-    else:
-        from .world import Simulation as World
-    world = World(sc, sink)
+    from .consumer_world import ConsumerSimulation
+    from .world import Simulation
+
+    world_type = ConsumerSimulation if sc.protocol == "consumer" else Simulation
+    world = world_type(sc, sink)
     if on_world is not None:
         on_world(world)
     cb: Callable[[int], None] | None = None

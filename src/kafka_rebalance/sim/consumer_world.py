@@ -47,7 +47,7 @@ class ConsumerCoordinator:
             heartbeat_interval_ms=g.heartbeat_interval_ms,
             max_size=g.group_max_size,
         )
-        self.group = cg.new_group(g.id, world.topic_metadata(), 0)
+        self.group: cg.ConsumerGroup | None = cg.new_group(g.id, world.topic_metadata(), 0)
         self.up_at = 0
         self.epoch = 0
         self.offsets: dict = {}
@@ -221,7 +221,7 @@ class ConsumerSimMember(SimMember):
             g.rebalance_timeout_ms or g.max_poll_interval_ms,
             _SERVER_ASSIGNOR[g.server_assignor],
         )
-        self.pending_rec = None
+        self.pending_rec: cgm.Reconciliation | None = None
         self.lost_pending: list[int] = []
         self.hb_token = 0
         super().start()
@@ -395,7 +395,7 @@ class ConsumerSimulation(Simulation):
     def __init__(self, sc, sink=None) -> None:
         super().__init__(sc, sink)
         self.members = {m.name: ConsumerSimMember(self, m.name, m.rack) for m in sc.members}
-        self.coord = ConsumerCoordinator(self)
+        self.coord = self.consumer_coord = ConsumerCoordinator(self)
 
     def topic_metadata(self) -> dict[str, TopicMetadata]:
         return {t: TopicMetadata(t, n) for t, n in self.partition_counts().items()}
@@ -405,7 +405,7 @@ class ConsumerSimulation(Simulation):
             return super()._deliver(client, kind, resp)
         name = client.partition("#")[0]
         m = self.members.get(name)
-        if m is None or not m.alive or m.client != client:
+        if not isinstance(m, ConsumerSimMember) or not m.alive or m.client != client:
             return
         m.on_cheartbeat_response(resp)
 
@@ -416,4 +416,4 @@ class ConsumerSimulation(Simulation):
 
     def _add_partitions(self, topic: str, count: int) -> None:
         super()._add_partitions(topic, count)
-        self.coord.update_topics()
+        self.consumer_coord.update_topics()

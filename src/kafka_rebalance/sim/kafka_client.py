@@ -299,11 +299,8 @@ class SimCluster:
         with self.lock:
             n = 0
             for gid in sorted(set(self.coordinators) | set(self.store.groups)):
-                view = (
-                    self.group_view(gid)
-                    if gid in self.coordinators
-                    else self.store.groups[gid].view()
-                )
+                live = self.group_view(gid) if gid in self.coordinators else None
+                view = live if live is not None else self.store.groups[gid].view()
                 result = expire_offsets(self.store, view, self.now_ms, self.offsets_config)
                 for record in result.records:
                     self._append(record)

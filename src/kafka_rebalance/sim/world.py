@@ -20,6 +20,7 @@ from ..group.coordinator_location import partition_for
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .coordinator import ClassicCoordinator
 from .engine import EventLoop
+from .host import SimCoordinator
 from .member import SimMember
 from .partitions import PartitionTable
 from .scenario import Scenario
@@ -41,7 +42,7 @@ class Simulation:
         self.members: dict[str, SimMember] = {}
         for m in sc.members:
             self.members[m.name] = SimMember(self, m.name, m.rack)
-        self.coord = ClassicCoordinator(self)
+        self.coord: SimCoordinator = ClassicCoordinator(self)
         # books
         self.rebalances = 0
         self.generation = 0
