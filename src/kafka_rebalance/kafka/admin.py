@@ -172,8 +172,15 @@ class KafkaAdmin:
         try:
             self.client = KafkaAdminClient(**kwargs)
         except KafkaError as exc:
+            hint = ""
+            if kwargs.get("security_protocol", "PLAINTEXT") != "PLAINTEXT":
+                # kafka-python reports a failed SASL login or TLS handshake as a version problem
+                hint = (
+                    f" (with security.protocol={kwargs['security_protocol']}: the broker may have "
+                    f"refused the credentials or the certificates of {command_config})"
+                )
             raise InputError(
-                f"cannot connect to {bootstrap}: {exc}", field="--bootstrap-server"
+                f"cannot connect to {bootstrap}: {exc}{hint}", field="--bootstrap-server"
             ) from None
 
     def close(self) -> None:
