@@ -1,7 +1,7 @@
 """Log dirs on the real broker: the live snapshot reads each replica's directory (DescribeLogDirs), the
 plan balances directories inside each broker, `cluster execute --execute` applies its `log_dirs`
 (AlterReplicaLogDirs), and kafka-log-dirs.sh --describe shows every replica where the plan put it.
-Kafka's own kafka-reassign-partitions.sh sets the starting placement."""
+Our executor also sets the starting placement (every replica in its broker's first directory)."""
 
 from __future__ import annotations
 
@@ -85,16 +85,8 @@ def test_log_dir_moves_run_on_the_real_broker(jbod_kafka, tmp_path):
     for p in ours:
         for r, d in zip(p.replicas, p.log_dirs):
             assert before[(r, p.partition)] == d
-    # weigh the replicas so that, on each broker, one directory holds all the bytes
     heavy = {b.id: b.log_dirs[0].path for b in snap.brokers}
-    parts = []
-    for p in snap.partitions:
-        if p.topic != topic:
-            parts.append(replace(p, load=PartitionLoad()))
-            continue
-        size = 1e6 if all(heavy[r] == d for r, d in zip(p.replicas, p.log_dirs)) else 0.0
-        parts.append(replace(p, load=PartitionLoad(size_bytes=size)))
-    # move every replica of the topic onto its broker's first directory first (Kafka's own tool)
+    # move every replica of the topic onto its broker's first directory first
     first = [
         {
             "topic": topic,
@@ -104,17 +96,16 @@ def test_log_dir_moves_run_on_the_real_broker(jbod_kafka, tmp_path):
         }
         for p in ours
     ]
-    run_reassign(jbod_kafka, tmp_path / "first.json", {"version": 1, "partitions": first})
+    execute(jbod_kafka, tmp_path / "first.json", {"version": 1, "partitions": first})
+    # read back live: every replica of the topic in its broker's first directory; give them equal sizes
+    snap = snapshot_from_bootstrap(jbod_kafka.bootstrap)
+    for p in snap.partitions:
+        if p.topic == topic:
+            assert p.log_dirs == tuple(heavy[r] for r in p.replicas)
     snap = replace(
         snap,
         partitions=tuple(
-            replace(
-                p,
-                log_dirs=tuple(heavy[r] for r in p.replicas),
-                load=PartitionLoad(size_bytes=1e6),
-            )
-            if p.topic == topic
-            else replace(p, load=PartitionLoad())
+            replace(p, load=PartitionLoad(size_bytes=1e6 if p.topic == topic else 0.0))
             for p in snap.partitions
         ),
     )
@@ -127,26 +118,7 @@ def test_log_dir_moves_run_on_the_real_broker(jbod_kafka, tmp_path):
     entries = [e for e in res.reassignments if e.topic == topic]
     assert entries and all(e.log_dirs is not None for e in entries)
     # the plan goes through our own executor (AlterReplicaLogDirs for the log_dirs)
-    from kafka_rebalance.cli import main
-
-    plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps(reassignment_json(entries)))
-    rc = main(
-        [
-            "cluster",
-            "execute",
-            "--bootstrap-server",
-            jbod_kafka.bootstrap,
-            "--reassignment-json-file",
-            str(plan_file),
-            "--execute",
-            "--output-dir",
-            str(tmp_path / "exec"),
-            "--format",
-            "json",
-        ]
-    )
-    assert rc == 0
+    execute(jbod_kafka, tmp_path / "plan.json", reassignment_json(entries))
     after = where(jbod_kafka, topic)
     planned = {
         (r, p.partition): d
@@ -162,28 +134,24 @@ def test_log_dir_moves_run_on_the_real_broker(jbod_kafka, tmp_path):
         assert abs(on.count(b.log_dirs[0].path) - on.count(b.log_dirs[1].path)) <= 1
 
 
-def run_reassign(cluster, path, doc) -> None:
+def execute(cluster, path, doc) -> None:
+    """`cluster execute --execute` on a plan: reassignments, then AlterReplicaLogDirs for log_dirs."""
+    from kafka_rebalance.cli import main
+
     path.write_text(json.dumps(doc))
-    cluster.tool(
-        "kafka-reassign-partitions.sh",
-        "--bootstrap-server",
-        cluster.bootstrap,
-        "--reassignment-json-file",
-        str(path),
-        "--execute",
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        out = cluster.tool(
-            "kafka-reassign-partitions.sh",
+    rc = main(
+        [
+            "cluster",
+            "execute",
             "--bootstrap-server",
             cluster.bootstrap,
             "--reassignment-json-file",
             str(path),
-            "--verify",
-            check=False,
-        ).stdout
-        if "is still in progress" not in out and "in progress" not in out:
-            return
-        time.sleep(1)
-    raise AssertionError(f"reassignment did not finish: {out}")
+            "--execute",
+            "--output-dir",
+            str(path.parent / (path.stem + "-exec")),
+            "--format",
+            "json",
+        ]
+    )
+    assert rc == 0
