@@ -296,3 +296,84 @@ def test_sasl_plain_scram_and_oauthbearer_client_credentials(secure_kafka, tmp_p
     msg = " ".join(cap.err.split())
     assert rc == 2 and "Traceback" not in msg and "refused the credentials" in msg, msg
     assert "badpw.properties" in msg
+
+
+def test_log_dir_moves_with_their_throttle_match_kafkas_tool(secure_kafka, tmp_path, capsys):
+    from kafka_rebalance.cli import main as cli_main
+
+    cluster, bs = secure_kafka["cluster"], secure_kafka["plain"]
+    node = cluster.state_dir / "node-1"
+    dirs = [str(node / "data-1"), str(node / "data-2")]
+    topic = f"jbod-{uuid.uuid4().hex[:6]}"
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bs)
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)])
+    finally:
+        admin.close()
+
+    def where() -> dict[int, str]:
+        out = cluster.tool(
+            "kafka-log-dirs.sh", "--bootstrap-server", bs, "--describe", "--topic-list", topic
+        ).stdout
+        doc = json.loads(next(ln for ln in out.splitlines() if ln.startswith("{")))
+        return {
+            int(p["partition"].rsplit("-", 1)[1]): d["logDir"]
+            for b in doc["brokers"]
+            for d in b["logDirs"]
+            for p in d["partitions"]
+            if p["partition"].startswith(topic)
+        }
+
+    import time
+
+    from kafka_rebalance.kafka.admin import KafkaAdmin
+
+    deadline = time.monotonic() + 30
+    with KafkaAdmin(bs) as ka:
+        while True:  # the broker creates the logs a moment after the topic exists
+            found = ka.describe_replica_log_dirs([(topic, 0, 1), (topic, 1, 1)])
+            before = {p: cur for (_t, p, _b), (cur, _f) in found.items()}
+            if len(before) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    assert sorted(before) == [0, 1] and set(before.values()) <= set(dirs)
+    target = {p: dirs[1] if before[p] == dirs[0] else dirs[0] for p in before}
+    plan = tmp_path / "dirs.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "partitions": [
+                    {"topic": topic, "partition": p, "replicas": [1], "log_dirs": [d]}
+                    for p, d in target.items()
+                ],
+            }
+        )
+    )
+    argv = ["cluster", "execute", "--bootstrap-server", bs, "--reassignment-json-file", str(plan)]
+    rc = cli_main(
+        [
+            *argv,
+            "--execute",
+            "--replica-alter-log-dirs-throttle",
+            "10000000",
+            "--poll-interval",
+            "0.2",
+        ]
+    )
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "The replica-alter-dir throttle limit was set to 10000000 B/s" in cap.err
+    assert "Successfully started moving log directory to" in cap.err
+    assert where() == target  # kafka-log-dirs.sh sees every replica in its planned dir
+    theirs = cluster.tool(
+        "kafka-reassign-partitions.sh", "--bootstrap-server", bs, "--reassignment-json-file",
+        str(plan), "--verify", "--preserve-throttles",
+    ).stdout  # fmt: skip
+    assert cli_main([*argv, "--verify"]) == 0
+    ours = capsys.readouterr().out
+    replica_lines = lambda t: [ln for ln in t.splitlines() if "replica" in ln]  # noqa: E731
+    assert replica_lines(ours) == replica_lines(theirs)
+    assert f"Reassignment of replica {topic}-0-1 completed successfully." in ours
