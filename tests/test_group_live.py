@@ -599,6 +599,49 @@ def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
         )
         assert metrics[("kafka_consumergroup_group_status", labels)] in (1.0, 3.0)
 
+    # the command itself: `group lag --prometheus-port` serves the same figures until killed
+    import subprocess
+    import sys
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kafka_rebalance",
+            "group",
+            "lag",
+            "--bootstrap-server",
+            stopped.bootstrap,
+            "--group",
+            G_CLASSIC,
+            "--interval",
+            "1",
+            "--prometheus-port",
+            str(port),
+            "--cluster-name",
+            "cli",
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        first = json.loads(proc.stdout.readline())  # printed after the first evaluation
+        assert first["groups"][0]["group"] == G_CLASSIC
+        metrics = _scrape(port)
+    finally:
+        proc.kill()
+        proc.wait()
+    labels = frozenset({("cluster_name", "cli"), ("group", G_CLASSIC)})
+    assert metrics[("kafka_consumergroup_group_max_lag", labels)] == max(
+        v[2] for k, v in tool.items() if k[0] == G_CLASSIC
+    )
+
 
 def test_stalled_consumer_turns_stall_then_stop_within_burrows_window(real_kafka):
     """intervals=3: OK while keeping up; STALL (group ERR) once 3 samples show the same commit with lag;

@@ -261,3 +261,35 @@ def test_time_lag_interpolates_log_end_points():
     p = mon.evaluate()[0].partitions[0]
     assert p.lag == 15
     assert math.isclose(p.time_lag_s, 15.0)  # now (t0+20 s) minus t0+5 s
+
+
+# -- bad input exits 2 before any request ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["describe"],  # no --group / --all-groups
+        ["describe", "--group", "g", "--all-groups"],
+        ["describe", "--group", "g", "--verbose"],  # --verbose without --members
+        ["describe", "--group", "g", "--assignor", "nope"],
+        ["list", "--state", "Nope"],
+        ["list", "--type", "share"],
+        ["reset-offsets", "--group", "g", "--all-topics"],  # no spec
+        ["reset-offsets", "--group", "g", "--to-earliest"],  # no scope
+        ["reset-offsets", "--group", "g", "--all-topics", "--to-datetime", "2024-01-01"],
+        ["reset-offsets", "--group", "g", "--all-topics", "--from-file", "/nonexistent.csv"],
+        ["lag", "--interval", "0"],
+        ["lag", "--samples", "0"],
+        ["lag", "--minimum-complete", "2"],
+        ["lag", "--format", "kafka"],
+        ["describe", "--group", "g", "--timeout", "0"],
+    ],
+)
+def test_bad_input_exits_2(args, capsys):
+    from kafka_rebalance.cli import main
+
+    rc = main(["group", *args, "--bootstrap-server", "127.0.0.1:1"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "error:" in err and "Traceback" not in err
