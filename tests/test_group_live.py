@@ -705,3 +705,50 @@ def test_stalled_consumer_turns_stall_then_stop_within_burrows_window(real_kafka
             assert step() == (Status.ERR, Status.STOP)
     finally:
         c.stop_all()
+
+
+# -- delete-offsets and delete: last, they change the groups ------------------------------------------
+
+
+def test_delete_offsets_and_delete_are_kafkas(stopped, capsys):
+    k = stopped
+    # refused on an active group: same group, same moment, nothing changes
+    same_as_kafka(
+        capsys,
+        k,
+        ["--delete-offsets", "--group", G_KP, "--topic", T_A],
+        ["delete-offsets", "--group", G_KP, "--topic", T_A],
+    )
+    same_as_kafka(capsys, k, ["--delete", "--group", G_JAVA], ["delete", "--group", G_JAVA])
+    rc, _, _ = ours(capsys, "delete", "--group", G_JAVA, "--bootstrap-server", k.bootstrap)
+    assert rc == 1  # NON_EMPTY_GROUP
+    # on the two Empty groups: ours on one, Kafka's on the other, texts equal but for the name
+    theirs, _ = kafka_tool(k, "--delete-offsets", "--group", G_848, "--topic", f"{T_B}:0,1")
+    rc, out, _ = ours(
+        capsys,
+        "delete-offsets",
+        "--group",
+        G_CLASSIC,
+        "--topic",
+        f"{T_B}:0,1",
+        "--bootstrap-server",
+        k.bootstrap,
+        "--format",
+        "kafka",
+    )
+    assert rc == 0 and out == theirs.replace(G_848, G_CLASSIC)
+    assert "Successful" in out
+    theirs, _ = kafka_tool(k, "--delete", "--group", G_848)
+    rc, out, _ = ours(
+        capsys,
+        "delete",
+        "--group",
+        G_CLASSIC,
+        "--bootstrap-server",
+        k.bootstrap,
+        "--format",
+        "kafka",
+    )
+    assert rc == 0 and out == theirs.replace(G_848, G_CLASSIC)
+    rc, out, _ = ours(capsys, "list", "--bootstrap-server", k.bootstrap, "--format", "json")
+    assert not {G_CLASSIC, G_848} & {g["group"] for g in json.loads(out)["groups"]}

@@ -334,3 +334,92 @@ def kafka_text_list(listings: Sequence, include_type: bool, include_state: bool)
         return " ".join(_pad(c, w) for c, w in zip(cells, widths)) + "\n"
 
     return line(header) + "".join(line(r) for r in fmt_rows)
+
+
+def kafka_text_delete(results: Mapping[str, str | None]) -> tuple[str, bool]:
+    """deleteGroups' text (HashMap order of the group ids) and whether every deletion succeeded."""
+    from ..assign.javacompat import JavaHashMap
+
+    def order(ids):
+        m = JavaHashMap()
+        for g in ids:
+            m.put(g, True)
+        return list(m.keys())
+
+    ok = order([g for g, e in results.items() if e is None])
+    failed = order([g for g, e in results.items() if e is not None])
+    if not failed:
+        return f"Deletion of requested consumer groups ('{', '.join(ok)}') was successful.\n", True
+    out = "\nError: Deletion of some consumer groups failed:\n"
+    out += "".join(
+        f"* Group '{g}' could not be deleted due to: {java_exception(results[g] or '')}\n"
+        for g in failed
+    )
+    if ok:
+        joined = "'".join(ok)
+        out += f"\nThese consumer groups were deleted successfully: '{joined}', '\n"
+    return out, False
+
+
+# Errors.java: the exception class and message the Java admin raises for an error code.
+_JAVA_ERRORS = {
+    "UNKNOWN_TOPIC_OR_PARTITION": (
+        "UnknownTopicOrPartitionException",
+        "This server does not host this topic-partition.",
+    ),
+    "INVALID_GROUP_ID": ("InvalidGroupIdException", "The configured groupId is invalid."),
+    "TOPIC_AUTHORIZATION_FAILED": ("TopicAuthorizationException", "Topic authorization failed."),
+    "GROUP_AUTHORIZATION_FAILED": ("GroupAuthorizationException", "Group authorization failed."),
+    "NON_EMPTY_GROUP": ("GroupNotEmptyException", "The group is not empty."),
+    "GROUP_ID_NOT_FOUND": ("GroupIdNotFoundException", "The group id does not exist."),
+    "GROUP_SUBSCRIBED_TO_TOPIC": (
+        "GroupSubscribedToTopicException",
+        "Deleting offsets of a topic is forbidden while the consumer group is actively "
+        "subscribed to it.",
+    ),
+}
+
+
+def java_exception(error: str, wrapped: bool = True) -> str:
+    """The Java exception's toString for an error name (inside ExecutionException's when `wrapped`)."""
+    cls, message = _JAVA_ERRORS.get(error, ("KafkaException", error))
+    inner = f"org.apache.kafka.common.errors.{cls}: {message}"
+    return f"java.util.concurrent.ExecutionException: {inner}" if wrapped else inner
+
+
+_TOP_ERRORS = {
+    "INVALID_GROUP_ID": "'{g}' is not valid.",
+    "GROUP_ID_NOT_FOUND": "'{g}' does not exist.",
+    "GROUP_AUTHORIZATION_FAILED": "Access to '{g}' is not authorized.",
+    "NON_EMPTY_GROUP": "Deleting offsets of a consumer group '{g}' is forbidden if the group is not empty.",
+}
+
+
+def kafka_text_delete_offsets(
+    group: str, topics: Sequence[str], top: str, partitions: Mapping[TopicPartition, str | None]
+) -> str:
+    """deleteOffsets' text: the outcome line, then TOPIC/PARTITION/STATUS sorted as the tool sorts."""
+    if top == "NONE":
+        out = f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}\n"
+    elif top in _TOP_ERRORS:
+        out = "\nError: " + _TOP_ERRORS[top].format(g=group) + "\n"
+    elif top in (
+        "GROUP_SUBSCRIBED_TO_TOPIC",
+        "TOPIC_AUTHORIZATION_FAILED",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+    ):
+        out = "\nError: Encounter some partition level error, see the follow-up details:\n"
+    else:
+        out = f"\nError: Encounter some unknown error: {top}\n"
+
+    def line(t: str, p: str, st: str) -> str:
+        return f"\n{t.ljust(30)} {p.ljust(15)} {st.ljust(15)}"
+
+    out += line("TOPIC", "PARTITION", "STATUS")
+    for tp, err in sorted(
+        partitions.items(), key=lambda kv: string_key(kv[0].topic + str(kv[0].partition))
+    ):
+        part = str(tp.partition) if tp.partition >= 0 else "Not Provided"
+        status = "Successful" if err is None else f"Error: :{java_exception(err, wrapped=False)}"
+        out += line(tp.topic, part, status)
+    return out + "\n"

@@ -441,6 +441,61 @@ class GroupAdmin:
         if errors:
             raise GroupRuntimeError(f"commit offsets of {group_id!r} failed: {'; '.join(errors)}")
 
+    # -- deleting ------------------------------------------------------------------------------
+
+    def delete_groups(self, group_ids: Sequence[str]) -> dict[str, str | None]:
+        """DeleteGroups: each group's error name, or None when it was deleted."""
+        from confluent_kafka import KafkaException
+
+        out: dict[str, str | None] = {}
+        futures = self._client.delete_consumer_groups(list(group_ids), **self._timeout_kw)
+        for gid, fut in futures.items():
+            try:
+                fut.result(timeout=self.timeout_ms / 1000 + 5)
+                out[gid] = None
+            except KafkaException as exc:
+                err = exc.args[0]
+                out[gid] = err.name() if hasattr(err, "name") else str(err)
+        return out
+
+    def delete_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> tuple[str, dict[TopicPartition, str | None]]:
+        """OffsetDelete to the coordinator: (top-level error name, each partition's error or None)."""
+        from .wire.group_messages import OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE
+
+        g = self.describe([group_id])[group_id]
+        if g.coordinator is None:
+            raise GroupRuntimeError(f"no coordinator for group {group_id!r}")
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        resp = self._call(
+            g.coordinator,
+            OFFSET_DELETE_REQUEST,
+            OFFSET_DELETE_RESPONSE,
+            0,
+            {
+                "group_id": group_id,
+                "topics": [
+                    {"name": t, "partitions": [{"partition_index": p} for p in ps]}
+                    for t, ps in by_topic.items()
+                ],
+            },
+        )
+        top = resp["error_code"]
+        result: dict[TopicPartition, str | None] = {}
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                code = p["error_code"] or top
+                result[TopicPartition(t["name"], p["partition_index"])] = (
+                    error_name(code) if code else None
+                )
+        for tp in partitions:
+            result.setdefault(tp, error_name(top) if top else None)
+        first = next((e for e in result.values() if e), None)
+        return (error_name(top) if top else first or "NONE"), result
+
     def close(self) -> None:
         self._client = None
 
@@ -449,6 +504,14 @@ class GroupAdmin:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def error_name(code: int) -> str:
+    """Kafka's Errors name for a protocol error code (GROUP_SUBSCRIBED_TO_TOPIC, ...)."""
+    import kafka.errors as errors
+
+    cls = errors.for_code(code)
+    return getattr(cls, "message", None) or f"error code {code}"
 
 
 def _recv(s: socket.socket, n: int) -> bytes:

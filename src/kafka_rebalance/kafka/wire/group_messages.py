@@ -132,3 +132,30 @@ def decode_group_response(response: Message, version: int, payload: bytes) -> tu
     r = Reader(payload)
     head = RESPONSE_HEADER.decode(1 if response.is_flexible(version) else 0, r)
     return head["correlation_id"], response.decode(version, r)
+
+
+OFFSET_DELETE = 47
+
+OFFSET_DELETE_REQUEST = _msg(
+    "OffsetDeleteRequest",
+    OFFSET_DELETE,
+    "0",
+    "none",
+    F("group_id", "string"),
+    F("topics", [F("name", "string"), F("partitions", [F("partition_index", "int32")])]),
+)
+OFFSET_DELETE_RESPONSE = _msg(
+    "OffsetDeleteResponse",
+    OFFSET_DELETE,
+    "0",
+    "none",
+    F("error_code", "int16"),
+    F("throttle_time_ms", "int32"),
+    F(
+        "topics",
+        [
+            F("name", "string"),
+            F("partitions", [F("partition_index", "int32"), F("error_code", "int16")]),
+        ],
+    ),
+)
