@@ -108,20 +108,9 @@ def register(subparsers) -> None:
     _format(r)
     r.set_defaults(func=_guard(run_reset))
 
-    dl = sub.add_parser("delete", help="delete groups (--delete); only groups without members")
-    _connection(dl)
-    _groups(dl)
-    _format(dl)
-    dl.set_defaults(func=_guard(run_delete))
+    from .group_delete_cmd import register_delete
 
-    do = sub.add_parser(
-        "delete-offsets", help="delete a group's committed offsets (--delete-offsets)"
-    )
-    _connection(do)
-    do.add_argument("--group", required=True, metavar="GROUP")
-    do.add_argument("--topic", action="append", required=True, metavar="TOPIC[:P,...]")
-    _format(do)
-    do.set_defaults(func=_guard(run_delete_offsets))
+    register_delete(sub, _connection, _groups, _format, _guard)
 
     from .group_lag_cmd import register_lag
 
@@ -558,60 +547,3 @@ def run_reset(args: argparse.Namespace) -> int:
 def _write_stdout(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
-
-
-# -- delete, delete-offsets ------------------------------------------------------------------------
-
-
-def run_delete(args: argparse.Namespace) -> int:
-    with admin_for(args) as admin:
-        ids = _group_ids(args, admin)
-        results = admin.delete_groups(ids)
-    text, ok = gv.kafka_text_delete(results)
-    if args.format == "json":
-        _emit_json(
-            {"groups": [{"group": g, "deleted": e is None, "error": e} for g, e in results.items()]}
-        )
-    elif args.format == "kafka":
-        _write_stdout(text)
-    else:
-        textfmt.print_table(
-            Console(),
-            "deleted groups",
-            ["GROUP", "RESULT"],
-            [[g, "deleted" if e is None else e] for g, e in results.items()],
-        )
-    return 0 if ok else 1
-
-
-def run_delete_offsets(args: argparse.Namespace) -> int:
-    named, whole = gr.parse_topic_args(args.topic)
-    with admin_for(args) as admin:
-        partitions = named + (admin.topic_partitions(whole) if whole else [])
-        top, results = admin.delete_offsets(args.group, partitions)
-    if args.format == "json":
-        _emit_json(
-            {
-                "group": args.group,
-                "error": None if top == "NONE" else top,
-                "partitions": [
-                    {"topic": tp.topic, "partition": tp.partition, "error": e}
-                    for tp, e in sorted(
-                        results.items(), key=lambda kv: (kv[0].topic, kv[0].partition)
-                    )
-                ],
-            }
-        )
-    elif args.format == "kafka":
-        _write_stdout(gv.kafka_text_delete_offsets(args.group, args.topic, top, results))
-    else:
-        textfmt.print_table(
-            Console(),
-            f"{args.group}: offsets deleted" if top == "NONE" else f"{args.group}: {top}",
-            ["TOPIC", ">PARTITION", "STATUS"],
-            [
-                [tp.topic, textfmt.count(tp.partition), "deleted" if e is None else e]
-                for tp, e in sorted(results.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
-            ],
-        )
-    return 0 if top == "NONE" else 1
