@@ -22,7 +22,9 @@ class _Node:
     def __init__(self, key: Any, h: int) -> None:
         self.key = key
         self.h = h
-        self.parent = self.left = self.right = None
+        self.parent: _Node | None = None
+        self.left: _Node | None = None
+        self.right: _Node | None = None
         self.red = False
 
 
@@ -198,7 +200,7 @@ class TreeBin:
         self.compare = compare
         self.order: list[_Node] = [_Node(k, h) for k, h in keys_hashes]
         self.nodes: dict[Any, _Node] = {n.key: n for n in self.order}
-        self.root = None
+        self.root: _Node | None = None
         self._treeify()
 
     def _treeify(self) -> None:
@@ -211,7 +213,7 @@ class TreeBin:
                 root = x
                 continue
             k, h = x.key, x.h
-            p = root
+            p: _Node = root
             while True:
                 ph = p.h
                 if ph > h:
@@ -221,8 +223,8 @@ class TreeBin:
                 else:
                     d = self.compare(k, p.key)
                 xp = p
-                p = p.left if d <= 0 else p.right
-                if p is None:
+                nxt = p.left if d <= 0 else p.right
+                if nxt is None:
                     x.parent = xp
                     if d <= 0:
                         xp.left = x
@@ -230,6 +232,7 @@ class TreeBin:
                         xp.right = x
                     root = _balance_insertion(root, x)
                     break
+                p = nxt
         self.root = root
         self._move_root_to_front(root)
 
@@ -242,6 +245,7 @@ class TreeBin:
     def put(self, key: Any, h: int) -> None:
         """putTreeVal for a key known to be absent."""
         root = self.root
+        assert root is not None  # put is only called on a bin that is a tree
         p = root
         while True:
             ph = p.h
@@ -252,8 +256,8 @@ class TreeBin:
             else:
                 d = self.compare(key, p.key)
             xp = p
-            p = p.left if d <= 0 else p.right
-            if p is None:
+            nxt = p.left if d <= 0 else p.right
+            if nxt is None:
                 x = _Node(key, h)
                 if d <= 0:
                     xp.left = x
@@ -265,6 +269,7 @@ class TreeBin:
                 self.root = _balance_insertion(root, x)
                 self._move_root_to_front(self.root)
                 return
+            p = nxt
 
     def remove(self, key: Any, movable: bool) -> bool:
         """removeTreeNode; returns True when the bin became a plain bin (or empty)."""
@@ -273,6 +278,7 @@ class TreeBin:
         if not self.order:
             return True
         root = self.root
+        assert root is not None  # the bin still holds nodes
         if movable and (root.right is None or root.left is None or root.left.left is None):
             return True
         pl, pr = p.left, p.right

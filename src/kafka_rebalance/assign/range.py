@@ -262,14 +262,12 @@ def member_info_indices(members: Sequence[MemberSubscription]) -> list[int]:
     if set(map(_INSTANCE_ID, members)) <= {None} and all(map(str.isascii, ids)):
         # no static member, and ASCII ids: code point order is String.compareTo order
         return sorted(range(len(ids)), key=ids.__getitem__)
-    return sorted(
-        range(len(ids)),
-        key=lambda i: (
-            (0, string_key(members[i].instance_id))
-            if members[i].instance_id is not None
-            else (1, string_key(ids[i]))
-        ),
-    )
+    # static members first, by group.instance.id; then the others by member id
+    keys = [
+        (1, string_key(mid)) if (iid := m.instance_id) is None else (0, string_key(iid))
+        for m, mid in zip(members, ids)
+    ]
+    return sorted(range(len(ids)), key=keys.__getitem__)
 
 
 class _TopicState:

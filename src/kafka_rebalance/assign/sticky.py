@@ -118,8 +118,8 @@ def _to_assignment(
     out: Assignment = {}
     get = known.get
     for m in spec.members:
-        tps = result.get(m.member_id, ())
-        out[m.member_id] = [get(tp) or _make_tp(tp[0], tp[1]) for tp in tps]
+        mine = result.get(m.member_id) or ()
+        out[m.member_id] = [get(tp) or _make_tp(tp[0], tp[1]) for tp in mine]
     return out
 
 

@@ -58,7 +58,7 @@ class _RackCount:
         self.counts.clear()
 
     def any_of(self, racks: frozenset[str] | None) -> bool:
-        return bool(racks) and any(r in self.counts for r in racks)
+        return racks is not None and any(r in self.counts for r in racks)
 
 
 class ConstrainedAssignmentBuilder:

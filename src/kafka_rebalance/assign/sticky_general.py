@@ -262,11 +262,12 @@ class GeneralAssignmentBuilder:
             # Kafka's two-pointer walk stalls at the first kept partition that does not exist
             rank = self.topic_rank
             assigned.sort(key=lambda tp: (rank[tp[0]], tp[1]))
-            gids = []
+            walked: list[int] = []
             for t, p in assigned:
                 if not (0 <= p < ppt[t]):
                     break
-                gids.append(offsets[t] + p)
+                walked.append(offsets[t] + p)
+            gids = np.asarray(walked, dtype=np.int64)
         taken = np.zeros(len(self.sorted_all_partitions), dtype=bool)
         taken[np.asarray(gids, dtype=np.int64)] = True
         sap = self.sorted_all_partitions
@@ -501,7 +502,7 @@ class GeneralAssignmentBuilder:
                     balanced = self._is_balanced()
                 if balanced:
                     break
-                consumer = self.owner.get(tp)
+                consumer = self.owner[tp]  # every partition walked here has an owner
                 mine = len(current[consumer])
                 p = prev.get(tp)
                 if p is not None and p[0] not in current:
