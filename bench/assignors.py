@@ -186,7 +186,7 @@ def section(body: list[str], command: str, started: str, load: str, cases: list[
         f"<!-- {SECTION}:start -->",
         f"## Partition assignors beside Kafka's Java assignors (`{SECTION}`)",
         "",
-        f"Command: `{command}` (`make bench` runs it for cases 1-5)  ",
+        f"Command: `{command}` (`make bench` measures afresh: the harness on cases 1-5)  ",
         f"Run {started} on {platform.machine()} with {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; load average at start {load}. The machine was shared with "
         "other jobs, so absolute times are noisy: the two sides alternate single runs, and the "
@@ -258,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    command = ".venv/bin/python bench/assignors.py" + (" " + " ".join(argv) if argv else "")
+    shown = [a for i, a in enumerate(argv) if a != "--note" and (i == 0 or argv[i - 1] != "--note")]
+    command = ".venv/bin/python bench/assignors.py" + (" " + " ".join(shown) if shown else "")
     if args.python_only:
         body = [
             "Python alone (no JDK here): best of the repeats, *owned* = every member owning "
