@@ -382,11 +382,13 @@ def test_sessions_only_sparks_writer_matches_write_through_spark(spark, tmp_path
     ).metadata.created_by.startswith("parquet-mr")
 
 
-def test_spark_only_derivation_for_cluster_masters_equals_the_reference(
-    spark, records, expected, ours, tmp_path
+def test_unshared_path_for_cluster_masters_equals_the_reference(
+    spark, records, expected, ours, tmp_path, monkeypatch
 ):
-    """On a non-local master the job derives every table inside Spark: same tables, same summary."""
-    summary = off._run_in_spark(spark, str(records), tmp_path / "out")
+    """Where tasks and driver may not share files (a cluster master, a URI output), the side tables travel
+    in the accumulator and Spark writes every table: same tables, same summary."""
+    monkeypatch.setattr(off, "_shares_files", lambda spark, outdir: False)
+    summary = off.run_offsets(spark, str(records), str(tmp_path / "out"))
     assert_same(written(spark, tmp_path / "out"), expected)
     ours_summary = ours[0]
     keep = (

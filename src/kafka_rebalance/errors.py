@@ -18,3 +18,7 @@ class InputError(ValueError):
     def in_file(self, source: str) -> InputError:
         """The same error, now naming the file it came from."""
         return self if self.source else InputError(self.message, source=source, field=self.field)
+
+
+class RuntimeFailure(RuntimeError):
+    """A failure at run time (a Spark job lost its output, a cluster unreachable): exit code 1."""

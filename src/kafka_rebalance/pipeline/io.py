@@ -1,8 +1,14 @@
-"""Reading inputs and writing outputs for the Spark jobs: validated, never half-written.
+"""Reading inputs and writing outputs for the Spark jobs: validated, never half-written, never silent.
 
 Outputs are Parquet folders written by Spark into a hidden temporary folder
 beside the target and then renamed into place, so a reader never sees a
-partial `commits.parquet`. Quarantined rows share one schema across jobs:
+partial `commits.parquet`. A URI (`hdfs://`, `s3a://`, `file://`) or a glob is
+Spark's business: it goes to Spark untouched, local checks apply only to plain
+local paths, and a URI output is staged and renamed through Hadoop's
+FileSystem, nothing local created. After each write the driver counts the
+rows it can see against the rows the executors wrote (an `Observation`): an
+output with no data files, or fewer rows, is a RuntimeFailure (exit 1), the
+usual cause being no file system shared by the driver and the executors. Quarantined rows share one schema across jobs:
 `source` (which input), `reason` (why it was set aside), `detail` (the row,
 as JSON or hex, for a person to look at).
 """
@@ -11,30 +17,135 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RuntimeFailure
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+
+
+def is_uri(path: Any) -> bool:
+    """`scheme:/...` (hdfs://, s3a://, file:/, file:///); a Path object never is."""
+    return isinstance(path, UriPath) or (isinstance(path, str) and bool(_URI.match(path)))
+
+
+def is_glob(path: Any) -> bool:
+    return isinstance(path, str) and any(c in path for c in "*?[{")
+
+
+def is_local(path: Any) -> bool:
+    """A plain local path: the only kind the jobs check, create or rename themselves."""
+    return not is_uri(path) and not is_glob(path)
+
+
+class UriPath(str):
+    """An output location given as a URI; `/` joins like Path does (Path would fold `//`)."""
+
+    def __truediv__(self, name: str) -> UriPath:
+        return UriPath(self.rstrip("/") + "/" + name)
+
+    @property
+    def name(self) -> str:
+        return self.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> UriPath:
+        return UriPath(self.rstrip("/").rsplit("/", 1)[0])
+
+
+def location(path: Any) -> Path | UriPath:
+    """An output location: a UriPath for a URI, else a local Path."""
+    return UriPath(str(path)) if is_uri(path) else Path(path)
+
+
+def _hadoop(path: str):
+    """(FileSystem, hadoop Path) of a URI through the active session's JVM."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise RuntimeFailure(f"{path}: a URI output needs a running Spark session")
+    p = spark._jvm.org.apache.hadoop.fs.Path(str(path))
+    return p.getFileSystem(spark._jsc.hadoopConfiguration()), p
+
+
+def path_exists(path: Path | UriPath) -> bool:
+    """Whether a local path or a URI exists, as the driver sees it."""
+    return _exists(path)
+
+
+def _exists(path: Path | UriPath) -> bool:
+    if isinstance(path, UriPath):
+        fs, p = _hadoop(path)
+        return bool(fs.exists(p))
+    return path.exists()
+
+
+def _remove(path: Path | UriPath) -> None:
+    if isinstance(path, UriPath):
+        fs, p = _hadoop(path)
+        fs.delete(p, True)
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _data_files(path: Path | UriPath) -> list[str]:
+    """The Parquet data files of an output folder as the driver sees them (Spark's hidden names skipped)."""
+    if isinstance(path, UriPath):
+        fs, p = _hadoop(path)
+        if not fs.exists(p):
+            return []
+        names = [str(st.getPath().getName()) for st in fs.listStatus(p)]
+    else:
+        names = [f.name for f in path.iterdir()] if path.is_dir() else []
+    return sorted(n for n in names if not n.startswith((".", "_")))
+
+
+def check_written(spark, path: Path | UriPath, expected: int | None, what: str) -> int:
+    """Rows the driver sees in `path` (it just wrote), checked against the rows the executors wrote."""
+    files = _data_files(path)
+    if isinstance(path, UriPath):
+        seen = spark.read.parquet(str(path)).count() if files else 0
+    else:
+        import pyarrow.parquet as pq
+
+        seen = sum(pq.ParquetFile(str(path / f)).metadata.num_rows for f in files)
+    if not files or (expected is not None and seen != expected):
+        found = "no data files" if not files else f"{seen:,} row(s)"
+        wrote = "" if expected is None else f"the executors wrote {expected:,} row(s) but "
+        raise RuntimeFailure(
+            f"{what}: {wrote}the driver finds {found} in {path}: the driver and the executors "
+            "likely share no file system; write --out to a location both see (a shared mount, "
+            "hdfs://, s3a://)"
+        )
+    return seen
+
 
 QUARANTINE_COLUMNS = ("source", "reason", "detail")
 
 
 def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: str):
-    """Read a Parquet file or folder and check the columns a job needs are there."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", source=str(p))
-    nanos = _nanosecond_columns(p)
+    """Read a Parquet file or folder (or a URI or glob, Spark's to resolve) and check the columns a job needs."""
+    p = str(path)
+    if is_local(path):
+        if not Path(p).exists():
+            raise InputError("file not found", source=p)
+        nanos = _nanosecond_columns(Path(p))
+    else:
+        nanos = _nanosecond_columns(p)
     try:
         if nanos:
             # pandas writes timestamp[ns], which Spark only reads as a long of nanoseconds.
             spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
-        df = spark.read.parquet(str(p))
+        df = spark.read.parquet(p)
     except Exception as exc:  # AnalysisException and friends: unreadable input
         raise InputError(
-            f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=str(p)
+            f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=p
         ) from None
     if nanos:
         from pyspark.sql import functions as F
@@ -54,40 +165,73 @@ def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: 
     return df
 
 
-def _nanosecond_columns(p: Path) -> list[str]:
-    """Columns stored as timestamp[ns] (as pandas writes them), read from one file's footer."""
+def _nanosecond_columns(p: Path | str) -> list[str]:
+    """Columns stored as timestamp[ns] (as pandas writes them), read from one file's footer.
+
+    For a URI or glob the driver looks only when it can see the files locally (file: URIs, local globs).
+    """
     try:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
+        if isinstance(p, str):
+            import glob
+
+            local = re.sub(r"^file:(//)?", "", p) if p.startswith("file:") else p
+            if is_uri(local):
+                return []
+            matches = sorted(glob.glob(local)) if is_glob(local) else [local]
+            if not matches:
+                return []
+            p = Path(matches[0])
         schema = ds.dataset(str(p), format="parquet").schema
     except Exception:
         return []
     return [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
 
 
-def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> None:
-    """Write `df` as a Parquet folder at `path`, replacing what was there only once complete."""
-    target = Path(path)
+def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> int:
+    """Write `df` as a Parquet folder at `path`, replacing what was there only once complete and checked.
+
+    Returns the rows written.
+    """
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    target = location(path)
     tmp = staging_folder(target)
-    out = df.coalesce(files) if files else df
+    rows = Observation()
+    out = (df.coalesce(files) if files else df).observe(rows, F.count(F.lit(1)).alias("rows"))
     try:
         out.write.mode("overwrite").parquet(str(tmp))
+        n = int(rows.get["rows"])
+        check_written(df.sparkSession, tmp, n, f"writing {target.name}")
         publish_folder(tmp, target)
+        return n
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        if _exists(tmp):
+            _remove(tmp)
 
 
-def staging_folder(path: str | os.PathLike) -> Path:
+def staging_folder(path: Any) -> Any:
     """A fresh hidden folder beside `path` to write an output into before publish_folder."""
-    target = Path(path)
+    target = location(path)
+    if isinstance(target, UriPath):
+        return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     target.parent.mkdir(parents=True, exist_ok=True)
     return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
 
 
-def publish_folder(tmp: Path, target: Path) -> None:
+def publish_folder(tmp: Any, target: Any) -> None:
     """Move a completely written folder to `target`, replacing what was there."""
+    if isinstance(target, UriPath):
+        fs, t = _hadoop(target)
+        _, src = _hadoop(tmp)
+        if fs.exists(t):
+            fs.delete(t, True)
+        if not fs.rename(src, t):
+            raise RuntimeFailure(f"could not rename {tmp} to {target}")
+        return
     if target.exists():
         old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
         os.replace(target, old)
@@ -177,14 +321,17 @@ def check_column_types(df, spec: dict[str, str], source: str) -> None:
 
 
 @contextlib.contextmanager
-def staged_output(out: str | os.PathLike) -> Iterator[Path]:
+def staged_output(out: str | os.PathLike) -> Iterator[Any]:
     """A hidden folder beside `out` to write every output into; published only when all are written.
 
     A new `out` appears by one rename; into an existing folder each output is
     moved in by rename (each complete) after all were written. On any error
     nothing is published and the staging folder is removed.
     """
-    target = Path(out)
+    target = location(out)
+    if isinstance(target, UriPath):
+        yield from _staged_uri(target)
+        return
     if target.exists() and not target.is_dir():
         raise InputError("exists and is not a folder", source=str(target))
     stage = staging_folder(target)
@@ -202,3 +349,40 @@ def staged_output(out: str | os.PathLike) -> Iterator[Path]:
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def _staged_uri(target: UriPath) -> Iterator[UriPath]:
+    """staged_output for a URI, through Hadoop's FileSystem (nothing local is created)."""
+    stage = staging_folder(target)
+    fs, st = _hadoop(stage)
+    fs.mkdirs(st)
+    try:
+        yield stage
+        _, t = _hadoop(target)
+        if not fs.exists(t):
+            if not fs.rename(st, t):
+                raise RuntimeFailure(f"could not rename {stage} to {target}")
+        else:
+            for entry in sorted(fs.listStatus(st), key=lambda e: str(e.getPath().getName())):
+                name = str(entry.getPath().getName())
+                publish_folder(stage / name, target / name)
+    finally:
+        if fs.exists(st):
+            fs.delete(st, True)
+
+
+def write_json(path: Any, doc: Any) -> None:
+    """A JSON file at a local path (atomically) or a URI (through Hadoop's FileSystem)."""
+    import json
+
+    from ..io_util import atomic_write_json
+
+    if not isinstance(path, UriPath):
+        atomic_write_json(Path(path), doc)
+        return
+    fs, p = _hadoop(path)
+    stream = fs.create(p, True)
+    try:
+        stream.write(bytearray(json.dumps(doc, indent=2).encode() + b"\n"))
+    finally:
+        stream.close()

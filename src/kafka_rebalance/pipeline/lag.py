@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -28,6 +27,9 @@ from .io import (
     check_column_types,
     empty_quarantine,
     epoch_ms,
+    is_glob,
+    location,
+    path_exists,
     quarantine_rows,
     read_parquet,
     staged_output,
@@ -167,8 +169,10 @@ def run_lag(
     from pyspark.sql import functions as F
 
     config.check()
-    commits_path = Path(offsets_dir) / "commits.parquet"
-    commits_src = str(commits_path if commits_path.exists() else offsets_dir)
+    commits_src = str(offsets_dir)
+    if not is_glob(offsets_dir):
+        commits_path = location(offsets_dir) / "commits.parquet"
+        commits_src = str(commits_path if path_exists(commits_path) else offsets_dir)
     commits = read_parquet(spark, commits_src, COMMIT_COLUMNS, "commits")
     check_column_types(commits, COMMIT_TYPES, commits_src)
     leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
-from ..io_util import atomic_write_json, read_structured
+from ..io_util import read_structured
 from .io import (
     check_column_types,
     empty_quarantine,
@@ -39,6 +39,7 @@ from .io import (
     quarantine_rows,
     read_parquet,
     staged_output,
+    write_json,
     write_parquet,
 )
 
@@ -373,7 +374,7 @@ def _model(
             raise InputError(
                 f"the samples give an invalid cluster snapshot: {exc}", source=samples
             ) from None
-        atomic_write_json(outdir / "snapshot.json", snap)
+        write_json(outdir / "snapshot.json", snap)
         write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
     finally:
         per_window.unpersist()

@@ -20,21 +20,28 @@ Outputs (docs/formats.md section 5):
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
 
 from . import offsets_pass as op
-from .io import publish_folder, read_parquet, staging_folder, write_parquet
-from .offsets_decode import DECODED_SCHEMA, SOURCE_COLUMNS, arrow_schema, decode, source_frame
+from .io import (
+    check_written,
+    is_local,
+    location,
+    publish_folder,
+    read_parquet,
+    staging_folder,
+    write_parquet,
+)
+from .offsets_decode import DECODED_SCHEMA, SOURCE_COLUMNS, arrow_schema, source_frame
 from .offsets_files import plan_files
 from .offsets_tables import (
-    commits_of,
     commits_select,
     group_metadata_arrow,
     group_metadata_of,
     latest_arrow,
-    latest_offsets_of,
     latest_select,
     quarantine_arrow,
     quarantine_of,
@@ -49,36 +56,37 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     One Spark pass decodes every record and writes commits.parquet; the other
     outputs come from what that pass handed back on the side (offsets_pass:
     latest-offset candidates, GroupMetadata and quarantined rows, commit
-    segments, counts), so the records are read and decoded once.
+    segments, counts), so the records are read and decoded once, on any master.
+    On a local master with a local output the tasks hand their side tables over
+    through files and write commits themselves (spark_files); elsewhere the side
+    tables travel in the accumulator and Spark's writer writes every output.
     """
-    import shutil
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from .rebalances import rebalances_from_records, rebalances_of, segments_are_exact
     from .spark_files import SparkFiles
 
-    outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
+    outdir = location(out)
+    if isinstance(outdir, Path):
+        outdir.mkdir(parents=True, exist_ok=True)
+    shared = _shares_files(spark, outdir)
     phases: dict[str, float] = {}
     phase = _phase_clock(phases)
-
-    if not spark.sparkContext.master.startswith("local"):
-        # the single pass has tasks read and write files the driver reads back: one machine only
-        return _run_in_spark(spark, records, outdir, source_df)
     restore = None
     tasks = None
     if source_df is None:
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-        tasks = plan_files(records)
+        tasks = plan_files(str(records)) if is_local(records) else None
     acc = op.accumulator(spark)
-    spill = outdir / f".pass-side-{uuid.uuid4().hex}"  # the tasks' side tables (PassState.spill)
-    spill.mkdir()
+    spill = None
+    if shared:  # the tasks' side tables (PassState.spill)
+        spill = outdir / f".pass-side-{uuid.uuid4().hex}"
+        spill.mkdir()
     target = outdir / "commits.parquet"
     staging = staging_folder(target)
     writer = None
-    if tasks is not None:
+    if tasks is not None and shared:
         writer = SparkFiles.for_frame(
             spark, str(staging), commits_select(spark.createDataFrame([], op.COMMIT_DDL))
         )
@@ -86,23 +94,26 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     try:
         if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
             staging.mkdir()
-            op.file_pass(spark, tasks, acc, writer, str(spill)).collect()
+            written = op.file_pass(spark, tasks, acc, writer, str(spill)).collect()
             writer.finish()
+            check_written(spark, staging, sum(r["rows"] for r in written), "writing commits")
             publish_folder(staging, target)
         elif tasks is not None:
             write_parquet(
-                commits_select(op.file_pass(spark, tasks, acc, spill_dir=str(spill))), target
+                commits_select(op.file_pass(spark, tasks, acc, spill_dir=_str(spill))), target
             )
         else:
-            if records is not None:
-                restore = _split_finely(spark, records)
+            if records is not None and is_local(records):
+                restore = _split_finely(spark, str(records))
             write_parquet(
-                commits_select(op.frame_pass(source_frame(source_df), acc, str(spill))), target
+                commits_select(op.frame_pass(source_frame(source_df), acc, _str(spill))), target
             )
         state = acc.value.load_spilled()
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(spill, ignore_errors=True)
+        if isinstance(staging, Path):
+            shutil.rmtree(staging, ignore_errors=True)
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
         if restore is not None:
             spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
     phase("decode_commits")
@@ -112,6 +123,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     empty = spark.createDataFrame([], DECODED_SCHEMA)  # for the output schemas; never run
     _write_small(
         spark,
+        shared,
         outdir / "latest_offsets.parquet",
         latest_select(spark.createDataFrame([], op.LATEST_DDL)),
         lambda f: latest_arrow(latest, f.schema),
@@ -119,6 +131,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     )
     _write_small(
         spark,
+        shared,
         outdir / "group_metadata.parquet",
         group_metadata_of(empty),
         lambda f: group_metadata_arrow(spark, side, f.schema),
@@ -126,6 +139,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     )
     _write_small(
         spark,
+        shared,
         outdir / "quarantine.parquet",
         quarantine_of(empty),
         lambda f: quarantine_arrow(side, f.schema),
@@ -136,9 +150,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
     segments = pa.concat_tables(state.segments) if state.segments else None
     episodes = None
-    if (
-        n_gm <= LOCAL_REBALANCES
-    ):  # a small history: episodes built on the driver from the pass's tables
+    if n_gm <= LOCAL_REBALANCES:  # a small history: episodes built on the driver
         gm_rows = (
             side.filter(pc.equal(side.column("kind"), "group_metadata"))
             if side is not None
@@ -152,63 +164,25 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
             episodes = rebalances_of(gm, segments=seg_df)
         else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
             episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
-    write_parquet(episodes, outdir / "rebalances.parquet", files=1)
+    n_episodes = write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
     return _summary(
         state.counts.items(),
         0 if latest is None else latest.num_rows,
-        _rows(outdir / "rebalances.parquet"),
+        n_episodes,
         phases,
         outdir,
     )
 
 
-def _run_in_spark(spark, records: str | None, outdir: Path, source_df=None) -> dict[str, Any]:
-    """Every table derived inside Spark from one decoded scratch folder (no data through the driver).
+def _shares_files(spark, outdir) -> bool:
+    """Whether the tasks and the driver share the output's file system for sure: a local master, a local path."""
+    return spark.sparkContext.master.startswith("local") and isinstance(outdir, Path)
 
-    For a cluster master, where tasks cannot share files with the driver. Same outputs as the single
-    pass (tests/test_pipeline_offsets_pass.py checks it), several times slower.
-    """
-    import shutil
 
-    from .rebalances import rebalances_of
-
-    scratch = outdir / f".decoded-{uuid.uuid4().hex}.parquet"
-    restore = None
-    if source_df is None:
-        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
-        restore = _split_finely(spark, records)
-    phases: dict[str, float] = {}
-    phase = _phase_clock(phases)
-
-    try:
-        decode(source_df).write.mode("overwrite").parquet(str(scratch))
-        phase("decode")
-        decoded = spark.read.parquet(str(scratch))
-        write_parquet(commits_of(decoded), outdir / "commits.parquet")
-        phase("commits")
-        write_parquet(latest_offsets_of(decoded), outdir / "latest_offsets.parquet", files=1)
-        write_parquet(group_metadata_of(decoded), outdir / "group_metadata.parquet", files=1)
-        write_parquet(quarantine_of(decoded), outdir / "quarantine.parquet", files=1)
-        phase("latest_group_metadata_quarantine")
-        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
-        cm = spark.read.parquet(str(outdir / "commits.parquet"))
-        write_parquet(rebalances_of(gm, cm), outdir / "rebalances.parquet", files=1)
-        phase("rebalances")
-        stats = decoded.groupBy("kind", "tombstone", "reason").count().collect()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        if restore is not None:
-            spark.conf.set("spark.sql.files.maxPartitionBytes", restore)
-    stats = [((r["kind"], r["tombstone"], r["reason"]), int(r["count"])) for r in stats]
-    return _summary(
-        stats,
-        _rows(outdir / "latest_offsets.parquet"),
-        _rows(outdir / "rebalances.parquet"),
-        phases,
-        outdir,
-    )
+def _str(path) -> str | None:
+    return None if path is None else str(path)
 
 
 def _phase_clock(phases: dict[str, float]):
@@ -274,19 +248,17 @@ def _latest_table(state):
     )
 
 
-def _write_small(spark, target: Path, frame, arrow, spark_df) -> None:
+def _write_small(spark, shared: bool, target, frame, arrow, spark_df) -> None:
     """One-file output: from Arrow in Spark's layout (spark_files) when the session allows, else through Spark.
 
     `frame` is the output's (analysed, never run) DataFrame, for its schema;
     `arrow(files)` builds the rows as a pyarrow table; `spark_df()` the
     equivalent DataFrame for Spark's writer.
     """
-    import shutil
-
     from .spark_files import SparkFiles
 
     staging = staging_folder(target)
-    files = SparkFiles.for_frame(spark, str(staging), frame)
+    files = SparkFiles.for_frame(spark, str(staging), frame) if shared else None
     if files is None:
         write_parquet(spark_df(), target, files=1)
         return
@@ -295,6 +267,7 @@ def _write_small(spark, target: Path, frame, arrow, spark_df) -> None:
         if table is not None:
             files.write_table(table)
         files.finish()
+        check_written(spark, staging, None if table is None else table.num_rows, target.name)
         publish_folder(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -326,13 +299,6 @@ def _empty_side():
     import pyarrow as pa
 
     return arrow_schema(pa.timestamp("us", tz="UTC")).empty_table()
-
-
-def _rows(path: Path) -> int:
-    """Rows of a Parquet folder we just wrote, from the footers (no Spark job)."""
-    import pyarrow.parquet as pq
-
-    return sum(pq.ParquetFile(str(f)).metadata.num_rows for f in sorted(path.glob("*.parquet")))
 
 
 def _split_finely(spark, path: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io_util import read_structured
-from .io import write_parquet
+from .io import location, write_parquet
 
 CLIENT_ONLY = {"roundrobin", "sticky", "cooperative-sticky"}
 SERVER_ONLY = {"uniform"}
@@ -246,7 +246,7 @@ def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> d
         rows = df.orderBy("scenario").collect()
         wall = time.perf_counter() - t0
         if out:
-            write_parquet(df.orderBy("scenario"), Path(out) / "sweep.parquet", files=1)
+            write_parquet(df.orderBy("scenario"), location(out) / "sweep.parquet", files=1)
     finally:
         df.unpersist()
     failed = [r for r in rows if r["error"]]
