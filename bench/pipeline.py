@@ -4,6 +4,7 @@
     .venv/bin/python bench/pipeline.py --write               # ... and puts it in BENCHMARKS.md
     .venv/bin/python bench/pipeline.py --partitions 2000 --records 1000000 --sweep 8   # smaller
     .venv/bin/python bench/pipeline.py --only offsets --repeat 3              # offsets alone, median of 3
+    .venv/bin/python bench/pipeline.py --cluster --records 2000000 --repeat 3 # offsets: standalone vs local[2]
 
 Cases (each job in a fresh process, so each gets its own JVM and Spark session):
   load-model  24 h of 1-minute samples for 20,000 leader partitions (28.8 M rows), local[2],
@@ -11,6 +12,8 @@ Cases (each job in a fresh process, so each gets its own JVM and Spark session):
   offsets     10 M `__consumer_offsets` records (offset commits, 0.1% tombstones, 0.05% corrupt,
               plus group metadata records), local[2]; goal > 200 k records/s
   sweep       N simulations (classic/consumer x assignors x static, seeds) on local[1] and local[2]
+  --cluster   the offsets job on a standalone cluster (a master and one 2-core worker on 127.0.0.1,
+              tests/spark_cluster.py) and on local[2], alternating, same input; prints the ratio
 
 Inputs are generated with numpy/pyarrow (not Spark), once, under --data (default /tmp). Wall
 times include reading the input and writing every output; not JVM start-up.
@@ -252,7 +255,9 @@ def child(job: str, args: argparse.Namespace) -> dict:
     return summary
 
 
-def run_child(job: str, master: str, inp: Path, out: Path, shuffle: int) -> dict:
+def run_child(
+    job: str, master: str, inp: Path, out: Path, shuffle: int, env: dict | None = None
+) -> dict:
     cmd = [
         sys.executable,
         __file__,
@@ -268,7 +273,10 @@ def run_child(job: str, master: str, inp: Path, out: Path, shuffle: int) -> dict
         str(shuffle),
     ]
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+        cmd,
+        capture_output=True,
+        text=True,
+        env=env or dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"),
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{job} failed:\n{proc.stderr[-3000:]}")
@@ -323,6 +331,52 @@ def write_section(text: str) -> None:
     atomic_write_text(BENCHMARKS, new)
 
 
+def cluster_vs_local(args) -> int:
+    """The offsets job on a standalone cluster and on local[2], alternating runs on one input."""
+    import statistics
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import spark_cluster
+
+    data = Path(args.data)
+    recs = data / f"records-{args.records}"
+    if not recs.exists():
+        info = gen_records(recs, args.records)
+        (recs / "_info.json").write_text(json.dumps(info))
+    home = Path(tempfile.mkdtemp(prefix="bench-spark-cluster-"))
+    cluster = spark_cluster.start(home, cores=2, memory="4g")
+    times: dict[str, list[float]] = {"local[2]": [], "standalone": []}
+    phases: dict[str, list] = {"local[2]": [], "standalone": []}
+    try:
+        for _ in range(args.repeat):
+            for name, master, env in (
+                ("local[2]", "local[2]", None),
+                ("standalone", cluster.url, cluster.env()),
+            ):
+                before = load_avg()
+                r = run_child("offsets", master, recs, data / "out-offsets", 8, env)
+                times[name].append(r["wall_s"])
+                phases[name].append(r.get("phases_s"))
+                print(
+                    f"{name}: {r['records']:,} records in {r['wall_s']:.1f} s "
+                    f"(load {before} -> {load_avg()}; phases {r.get('phases_s')})",
+                    file=sys.stderr,
+                )
+    finally:
+        cluster.stop()
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print("| master | runs (s) | median (s) |")
+    print("|---|---|---|")
+    for k, v in times.items():
+        print(f"| {k} | {', '.join(f'{x:.1f}' for x in v)} | {med[k]:.1f} |")
+    print(f"\nstandalone / local[2] = {med['standalone'] / med['local[2]']:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -340,6 +394,9 @@ def main() -> int:
         default=1,
         help="run offsets this many times; the row shows the median",
     )
+    ap.add_argument(
+        "--cluster", action="store_true", help="offsets on a standalone cluster vs local[2]"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)
@@ -350,6 +407,8 @@ def main() -> int:
         summary = child(args.child, args)
         print(json.dumps(summary, default=str))
         return 0
+    if args.cluster:
+        return cluster_vs_local(args)
 
     data = Path(args.data)
     jobs = args.only or ["load-model", "offsets", "sweep"]

@@ -66,3 +66,18 @@ def pytest_collection_modifyitems(config, items):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for reason in _REAL_KAFKA_SKIPS:
         terminalreporter.write_line(f"real-broker tests skipped: {reason}")
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A standalone Spark master and one worker on 127.0.0.1 (tests/spark_cluster.py), stopped by PID."""
+    import spark_cluster as sc
+
+    reason = sc.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    cluster = sc.start(tmp_path_factory.mktemp("spark-cluster"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

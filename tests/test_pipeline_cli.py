@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,8 +134,11 @@ def test_offsets_then_lag_json(spark, capsys, tmp_path):
             str(tmp_path / "off"),
             "--format",
             "json",
+            "--conf",
+            "spark.kafka_rebalance.probe=a=b",
         ],
     )
+    assert spark.conf.get("spark.kafka_rebalance.probe") == "a=b"  # --conf reached the session
     for k in ("commits", "latest_offsets", "group_metadata", "rebalances", "quarantined"):
         assert isinstance(doc[k], int), k
     assert (doc["commits"], doc["latest_offsets"], doc["quarantined"]) == (5, 1, 1)
@@ -234,6 +238,10 @@ def test_stdout_is_json_alone_in_a_fresh_process(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)  # the whole of stdout is one JSON object
     assert doc["scenarios"] == 1 and proc.stdout.count("\n") == 1
+    # quiet Spark: no JVM or log4j line on stderr; Spark's log is a file in the output folder
+    assert not re.search(r"WARN|INFO|log4j|^WARNING: ", proc.stderr, re.M), proc.stderr
+    log = tmp_path / "o" / "_spark.log"
+    assert doc["spark_log"] == str(log) and "log4j" in log.read_text()
 
 
 @pytest.mark.parametrize(
@@ -324,4 +332,14 @@ def test_wrong_sample_type_exits_2_naming_file_and_column(spark, capsys, tmp_pat
     )
     err = capsys.readouterr().err
     assert rc == 2 and str(tmp_path / "s.parquet") in err and "'bytes_in'" in err and "'abc'" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("bad", ["no-equals-sign", "=value"])
+def test_bad_conf_is_refused_before_spark(bad, capsys, tmp_path):
+    rc = main(
+        ["pipeline", "sweep", str(tmp_path / "g.json"), "--out", str(tmp_path / "o"), "--conf", bad]
+    )
+    assert rc == 2
+    assert "--conf: expected KEY=VALUE" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

@@ -159,3 +159,62 @@ def test_rebalance_episodes(decoded):
     assert second["start_source"] == "commit" and second["duration_ms"] == 1500
     assert list(second["joined"]) == ["c"] and list(second["left"]) == ["b-1"]
     assert second["partitions_moved"] == 2 and second["partitions_assigned"] == 4
+
+
+def test_kip848_records_decode_and_give_consumer_protocol_episodes(spark, tmp_path):
+    """A consumer-protocol group's records (types 3-8) are decoded, not quarantined: consumer_groups.parquet
+    holds them, and rebalances.parquet has an episode per group epoch (start at the epoch bump, end when
+    every member of the new target reached it), beside the classic group's."""
+    from kafka_rebalance.group import consumer_group_records as cgr
+
+    t = cgr.topic_uuid("t")
+    tid = __import__("base64").urlsafe_b64encode(t).decode().rstrip("=")
+
+    def rec(rtype, member, value, ts):
+        key, val = cgr.encode_consumer_group_record(
+            cgr.ConsumerGroupRecord(rtype, "cg", member, value)
+        )
+        return key, val, ts
+
+    meta = cgr.MemberMetadataValue(None, None, "client", "/127.0.0.1", ("t",))
+    rows = [
+        rec(5, "m1", meta, 100),
+        rec(3, None, cgr.GroupEpochValue(1), 100),
+        rec(7, "m1", cgr.TargetAssignmentValue(((t, (0, 1)),)), 101),
+        rec(6, None, cgr.GroupEpochValue(1), 101),
+        rec(8, "m1", cgr.CurrentAssignmentValue(1, 0, 0, ((t, (0, 1)),), ()), 150),
+        rec(5, "m2", meta, 200),  # m2 joins: epoch 2 moves partition 1 to it
+        rec(3, None, cgr.GroupEpochValue(2), 200),
+        rec(7, "m1", cgr.TargetAssignmentValue(((t, (0,)),)), 201),
+        rec(7, "m2", cgr.TargetAssignmentValue(((t, (1,)),)), 201),
+        rec(6, None, cgr.GroupEpochValue(2), 201),
+        rec(8, "m1", cgr.CurrentAssignmentValue(2, 1, 0, ((t, (0,)),), ()), 260),
+        rec(8, "m2", cgr.CurrentAssignmentValue(2, 0, 0, ((t, (1,)),), ()), 300),
+        rec(5, "m3", None, 400),  # a member tombstone
+        (*encode_record(gm(1, [member("a-1", [0])], T0 + 500)), 500),
+    ]
+    pq.write_table(records_table(rows), tmp_path / "records.parquet")
+    summary = run_offsets(spark, str(tmp_path / "records.parquet"), str(tmp_path / "out"))
+    assert summary["quarantined"] == 0 and summary["consumer_group_records"] == 13
+    cg = pd.read_parquet(tmp_path / "out" / "consumer_groups.parquet").sort_values("record_offset")
+    assert list(cg["record"])[:3] == [
+        "ConsumerGroupMemberMetadata",
+        "ConsumerGroupMetadata",
+        "ConsumerGroupTargetAssignmentMember",
+    ]
+    last = cg.iloc[11]
+    assert (last["member_id"], last["epoch"], last["previous_epoch"]) == ("m2", 2, 0)
+    assert [(p["topic"], p["partition"]) for p in last["partitions"]] == [(tid, 1)]
+    assert cg.iloc[12]["tombstone"] and cg.iloc[0]["value_json"].startswith('{"instance_id": null')
+    eps = pd.read_parquet(tmp_path / "out" / "rebalances.parquet")
+    consumer = eps[eps["protocol"] == "consumer"].sort_values("generation_to")
+    assert len(eps) == 3 and list(consumer["generation_to"]) == [1, 2]
+    first, second = consumer.iloc[0], consumer.iloc[1]
+    assert first["duration_ms"] == 50 and first["partitions_assigned"] == 2
+    assert second["start"] == pd.Timestamp(T0 + 200, unit="ms")
+    assert second["duration_ms"] == 100 and list(second["joined"]) == ["m2"]
+    assert (second["members_before"], second["members_after"], second["partitions_moved"]) == (
+        1,
+        2,
+        1,
+    )

@@ -1,21 +1,28 @@
 """`kafka-rebalance pipeline load-model|offsets|lag|sweep`: the Spark jobs (docs/formats.md section 5).
 
 Spark runs local by default (`local[*]`, bound to 127.0.0.1) or on any
-master given by `--master` (or SPARK_MASTER). With `--format json` the
-summary is the only thing on stdout: while a job runs, file descriptor 1
-points at stderr, so nothing Spark or its JVM prints can reach stdout.
+master given by `--master`, `--conf spark.master=...`, spark-submit or
+SPARK_MASTER. Spark stays quiet: the JVM this command starts writes its log
+to a file (`_spark.log` in the output folder; `--verbose` shows it on
+stderr instead), and a progress line per stage goes to stderr when it is a
+terminal (or with `--progress`). With `--format json` the summary is the only
+thing on stdout: while a job runs, file descriptor 1 points elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .. import output, textfmt
+from ..errors import InputError, RuntimeFailure
 
 
 def register(subparsers) -> None:
@@ -75,14 +82,17 @@ def register(subparsers) -> None:
     lg = sub.add_parser(
         "lag", help="commits + log-end offsets -> lag over time and Burrow's statuses"
     )
-    lg.add_argument(
-        "--offsets", required=True, metavar="DIR", help="output folder of `pipeline offsets`"
+    lsrc = lg.add_mutually_exclusive_group(required=True)
+    lsrc.add_argument("--offsets", metavar="DIR", help="output folder of `pipeline offsets`")
+    lsrc.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="a live cluster: commits from __consumer_offsets, log-end offsets from the brokers now",
     )
     lg.add_argument(
         "--log-end",
-        required=True,
         metavar="PATH",
-        help="log-end samples: ts, topic, partition, log_end_offset",
+        help="log-end samples: ts, topic, partition, log_end_offset (with --offsets)",
     )
     lg.add_argument("--out", required=True, metavar="DIR")
     lg.add_argument(
@@ -118,37 +128,120 @@ def register(subparsers) -> None:
 
 def _common(parser, job) -> None:
     parser.add_argument(
-        "--master", default=None, help="Spark master (default local[*], or SPARK_MASTER)"
+        "--master",
+        default=None,
+        help="Spark master (default: spark.master from --conf, spark-submit's, SPARK_MASTER, else local[*])",
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for the session (repeatable), as spark-submit's --conf",
     )
     parser.add_argument("--shuffle-partitions", type=int, default=8)
+    parser.add_argument(
+        "--verbose", action="store_true", help="Spark's log on stderr instead of a file"
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="a progress line per Spark stage on stderr even when it is not a terminal",
+    )
     output.add_format_flag(parser)
     parser.set_defaults(func=lambda args: _run(args, job))
 
 
+def spark_conf(pairs: list[str]) -> dict[str, str]:
+    """`--conf KEY=VALUE` flags as a dict; a flag without `=` or with an empty key is bad input."""
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"expected KEY=VALUE, got {pair!r}", source="--conf")
+        conf[key.strip()] = value
+    return conf
+
+
 @contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Point fd 1 at stderr while Spark runs (the JVM inherits it), then restore it."""
+def _fds_to(fd: int, *targets: int) -> Iterator[None]:
+    """Point file descriptors `targets` at `fd` (processes started meanwhile inherit it), then restore them."""
     sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    sys.stderr.flush()
+    saved = [os.dup(t) for t in targets]
+    for t in targets:
+        os.dup2(fd, t)
     try:
         yield
     finally:
         sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+        sys.stderr.flush()
+        for t, s in zip(targets, saved):
+            os.dup2(s, t)
+            os.close(s)
+
+
+def _log_file(args) -> Path:
+    """Where the JVM's output goes until the job ends: a temp file, copied under --out afterwards."""
+    fd, name = tempfile.mkstemp(prefix=f"kafka-rebalance-{args.job}-", suffix=".log")
+    os.close(fd)
+    return Path(name)
+
+
+def _keep_log(log: Path, out: str) -> Path:
+    """Copy the log under a local output folder the job wrote (else it stays where it is)."""
+    from ..pipeline.io import is_local
+
+    target = Path(out) / "_spark.log"
+    if is_local(out) and Path(out).is_dir():
+        try:
+            shutil.copyfile(log, target)
+            log.unlink()
+            return target
+        except OSError:
+            pass
+    return log
 
 
 def _run(args, job) -> int:
+    from pyspark.sql import SparkSession
+
     from ..pipeline.session import get_spark
 
     t0 = time.perf_counter()
+    conf = spark_conf(args.conf)
     check = _PRECHECKS.get(job)
     # options and small inputs: refused before Spark starts, nothing written; the job gets what was checked
     checked = check(args) if check is not None else None
-    with _stdout_to_stderr():
-        spark = get_spark(args.master, args.shuffle_partitions, f"kafka-rebalance-{args.job}")
-        summary = job(spark, args, checked)
+    quiet = not args.verbose and SparkSession.getActiveSession() is None
+    log = _log_file(args) if quiet else None
+    level = "INFO" if args.verbose else "WARN" if quiet else "ERROR"
+    try:
+        with open(log or os.devnull, "ab") as sink:
+            # the JVM (and the Python workers it starts) keep the descriptors they were started with:
+            # quiet, its stdout and stderr are the log file; else stderr. Our stdout stays clean.
+            target = sink.fileno() if quiet else 2
+            with _fds_to(target, *((1, 2) if quiet else (1,))):
+                spark = get_spark(
+                    args.master, args.shuffle_partitions, f"kafka-rebalance-{args.job}", conf, level
+                )
+            with _fds_to(target, 1), _progress(spark, args):
+                summary = job(spark, args, checked)
+    except RuntimeFailure as exc:
+        print(f"kafka-rebalance pipeline {args.job}: error: {exc}", file=sys.stderr)
+        if log is not None:
+            print(f"Spark's log: {log}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if not _is_spark_failure(exc):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}", file=sys.stderr)
+        if log is not None:
+            print(f"Spark's log: {log}", file=sys.stderr)
+        return 1
+    if log is not None:
+        summary["spark_log"] = str(_keep_log(log, args.out))
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
     output.emit(summary, args.format, _table)
     if getattr(args, "check", False):
@@ -157,6 +250,30 @@ def _run(args, job) -> int:
             print(f"check failed: {f}", file=sys.stderr)
         return 3 if findings else 0
     return 0
+
+
+def _is_spark_failure(exc: BaseException) -> bool:
+    """A failure inside Spark (a task, the JVM, an unreachable master), not a bug of ours: exit 1."""
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return False
+    return isinstance(exc, (Py4JError, PySparkException))
+
+
+@contextlib.contextmanager
+def _progress(spark, args) -> Iterator[None]:
+    """A progress line per stage on stderr: when it is a terminal, or asked with --progress."""
+    if not (args.progress or sys.stderr.isatty()):
+        yield
+        return
+    from rich.console import Console
+
+    from ..pipeline.progress import StageProgress
+
+    with StageProgress(spark, Console(file=sys.stderr, force_terminal=sys.stderr.isatty())):
+        yield
 
 
 def lag_check_findings(summary: dict[str, Any]) -> list[str]:
@@ -202,6 +319,13 @@ def _offsets(spark, args, _checked=None) -> dict[str, Any]:
 
 
 def _lag_config(args):
+    if args.offsets and not args.log_end:
+        raise InputError("--log-end is required with --offsets", source="--log-end")
+    if args.bootstrap_server and args.log_end:
+        raise InputError(
+            "--log-end goes with --offsets; with --bootstrap-server the brokers give the log-end offsets",
+            source="--log-end",
+        )
     from ..pipeline.burrow import BurrowConfig
     from ..pipeline.lag import LagConfig
 
@@ -221,6 +345,17 @@ def _lag_config(args):
 def _lag(spark, args, cfg) -> dict[str, Any]:
     from ..pipeline.lag import run_lag
 
+    if args.bootstrap_server:
+        from ..pipeline.live import live_commits, live_log_end
+
+        commits = live_commits(spark, args.bootstrap_server)
+        try:
+            leo = live_log_end(spark, args.bootstrap_server, commits)
+            return run_lag(
+                spark, args.bootstrap_server, args.bootstrap_server, args.out, cfg, commits, leo
+            )
+        finally:
+            commits.unpersist()
     return run_lag(spark, args.offsets, args.log_end, args.out, cfg)
 
 

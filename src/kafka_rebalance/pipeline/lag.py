@@ -162,20 +162,32 @@ LEO_TYPES = {"ts": "time", "topic": "string", "partition": "integral", "log_end_
 
 
 def run_lag(
-    spark, offsets_dir: str, log_end: str, out: str, config: LagConfig = LagConfig()
+    spark,
+    offsets_dir: str,
+    log_end: str,
+    out: str,
+    config: LagConfig = LagConfig(),
+    commits=None,
+    leo_raw=None,
 ) -> dict[str, Any]:
-    """Options and inputs are checked before anything is written; the outputs appear together."""
+    """Options and inputs are checked before anything is written; the outputs appear together.
+
+    `commits` and `leo_raw` are DataFrames to use instead of reading `offsets_dir` and `log_end`
+    (which then only name the source in messages): a live cluster's (live.py).
+    """
     import pandas as pd
     from pyspark.sql import functions as F
 
     config.check()
     commits_src = str(offsets_dir)
-    if not is_glob(offsets_dir):
-        commits_path = location(offsets_dir) / "commits.parquet"
-        commits_src = str(commits_path if path_exists(commits_path) else offsets_dir)
-    commits = read_parquet(spark, commits_src, COMMIT_COLUMNS, "commits")
+    if commits is None:
+        if not is_glob(offsets_dir):
+            commits_path = location(offsets_dir) / "commits.parquet"
+            commits_src = str(commits_path if path_exists(commits_path) else offsets_dir)
+        commits = read_parquet(spark, commits_src, COMMIT_COLUMNS, "commits")
     check_column_types(commits, COMMIT_TYPES, commits_src)
-    leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")
+    if leo_raw is None:
+        leo_raw = read_parquet(spark, log_end, LEO_COLUMNS, "log-end offsets")
     check_column_types(leo_raw, LEO_TYPES, str(log_end))
     order_col = (
         F.col("record_offset").cast("long")

@@ -39,6 +39,7 @@ from .offsets_decode import DECODED_SCHEMA, SOURCE_COLUMNS, arrow_schema, source
 from .offsets_files import plan_files
 from .offsets_tables import (
     commits_select,
+    consumer_groups_of,
     group_metadata_arrow,
     group_metadata_of,
     latest_arrow,
@@ -164,6 +165,16 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
             episodes = rebalances_of(gm, segments=seg_df)
         else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
             episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
+    consumer = (
+        side.filter(pc.equal(side.column("kind"), "consumer_group")) if side is not None else None
+    )
+    if consumer is not None and consumer.num_rows:
+        write_parquet(
+            consumer_groups_of(_from_arrow(spark, consumer, DECODED_SCHEMA)),
+            outdir / "consumer_groups.parquet",
+            files=1,
+        )
+        episodes = episodes.unionByName(_consumer_episodes(spark, consumer))
     n_episodes = write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
@@ -174,6 +185,26 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         phases,
         outdir,
     )
+
+
+def _consumer_episodes(spark, consumer):
+    """KIP-848 groups' episodes (consumer_rebalances.py) as a DataFrame of rebalances.EPISODE_SCHEMA."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .consumer_rebalances import consumer_episodes
+    from .rebalances import EPISODE_SCHEMA, _frame
+
+    cols = ["group", "key_version", "member_id", "tombstone", "epoch", "partitions"]
+    micros = consumer.column("record_ts").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+    ts_ms = pc.floor(pc.divide(micros.cast(pa.float64()), 1000)).cast(pa.int64()).to_pylist()
+    rows = consumer.select(cols).to_pylist()
+    for r, t in zip(rows, ts_ms):
+        r["ts_ms"] = t
+    eps = consumer_episodes(rows)
+    if not eps:
+        return spark.createDataFrame([], EPISODE_SCHEMA)
+    return spark.createDataFrame(_frame(eps), EPISODE_SCHEMA)
 
 
 def _shares_files(spark, outdir) -> bool:
@@ -220,6 +251,7 @@ def _summary(
         "group_metadata": counts.get("group_metadata", 0),
         "group_tombstones": tombstones.get("group_metadata", 0),
         "rebalances": rebalances,
+        "consumer_group_records": counts.get("consumer_group", 0),
         "quarantined": counts.get("quarantine", 0),
         "quarantine_reasons": reasons,
         "phases_s": phases,

@@ -16,6 +16,7 @@ from typing import Any
 
 SOURCE_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
 
+TP_TYPE = "struct<topic:string, partition:int>"
 MEMBER_TYPE = (
     "struct<member_id:string, group_instance_id:string, client_id:string, client_host:string, "
     "rebalance_timeout:int, session_timeout:int, topics:array<string>, "
@@ -27,12 +28,89 @@ DECODED_SCHEMA = (
     "group string, topic string, partition int, offset long, leader_epoch int, metadata string, "
     "commit_timestamp long, expire_timestamp long, "
     "protocol_type string, generation int, protocol string, leader string, current_state_timestamp long, "
-    f"members array<{MEMBER_TYPE}>, detail string"
+    f"members array<{MEMBER_TYPE}>, detail string, "
+    f"member_id string, epoch int, previous_epoch int, member_state int, "
+    f"partitions array<{TP_TYPE}>, pending array<{TP_TYPE}>"
 )
 _FIELDS = [
     f.strip().split(" ", 1)[0]
-    for f in DECODED_SCHEMA.replace(f"array<{MEMBER_TYPE}>", "M").split(",")
+    for f in DECODED_SCHEMA.replace(f"array<{MEMBER_TYPE}>", "M")
+    .replace(f"array<{TP_TYPE}>", "P")
+    .split(",")
 ]
+# KIP-848 record types (the key's version) and their names in Kafka
+CONSUMER_GROUP_RECORDS = {
+    3: "ConsumerGroupMetadata",
+    4: "ConsumerGroupPartitionMetadata",
+    5: "ConsumerGroupMemberMetadata",
+    6: "ConsumerGroupTargetAssignmentMetadata",
+    7: "ConsumerGroupTargetAssignmentMember",
+    8: "ConsumerGroupCurrentMemberAssignment",
+}
+
+
+def topic_id_string(raw: bytes) -> str:
+    """A topic id as Kafka prints it (Uuid.toString: URL-safe base64, no padding)."""
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _tps(entries) -> list[dict[str, Any]]:
+    return [{"topic": topic_id_string(e[0]), "partition": p} for e in entries for p in sorted(e[1])]
+
+
+def _consumer_group_row(cols: dict[str, list], i: int, rec) -> None:
+    """A KIP-848 record's fields into row i (kind consumer_group); detail holds type 4/5 values as JSON."""
+    import json
+
+    from ..group import consumer_group_records as cgr
+
+    cols["kind"][i] = "consumer_group"
+    cols["key_version"][i] = rec.record_type
+    cols["group"][i] = rec.group_id
+    cols["member_id"][i] = rec.member_id
+    cols["tombstone"][i] = rec.value is None
+    v = rec.value
+    if v is None:
+        return
+    cols["value_version"][i] = 0
+    if isinstance(v, cgr.GroupEpochValue):
+        cols["epoch"][i] = v.epoch
+    elif isinstance(v, cgr.TargetAssignmentValue):
+        cols["partitions"][i] = _tps(v.partitions)
+    elif isinstance(v, cgr.CurrentAssignmentValue):
+        cols["epoch"][i] = v.member_epoch
+        cols["previous_epoch"][i] = v.previous_member_epoch
+        cols["member_state"][i] = v.state
+        cols["partitions"][i] = _tps(v.assigned)
+        cols["pending"][i] = _tps(v.pending_revocation)
+    elif isinstance(v, cgr.MemberMetadataValue):
+        cols["detail"][i] = json.dumps(
+            {
+                "instance_id": v.instance_id,
+                "rack_id": v.rack_id,
+                "client_id": v.client_id,
+                "client_host": v.client_host,
+                "subscribed_topic_names": list(v.subscribed_topic_names),
+                "subscribed_topic_regex": v.subscribed_topic_regex,
+                "rebalance_timeout_ms": v.rebalance_timeout_ms,
+                "server_assignor": v.server_assignor,
+            }
+        )
+    elif isinstance(v, cgr.PartitionMetadataValue):
+        cols["detail"][i] = json.dumps(
+            {
+                "topics": [
+                    {
+                        "id": topic_id_string(t.topic_id),
+                        "name": t.name,
+                        "partitions": t.num_partitions,
+                    }
+                    for t in v.topics
+                ]
+            }
+        )
 
 
 def member(m) -> dict[str, Any]:
@@ -122,6 +200,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
     """Decode one batch row by row with the shared codecs (group.records)."""
     import pyarrow as pa
 
+    from ..group.consumer_group_records import decode_consumer_group_record
     from ..group.records import (
         GroupMetadataValue,
         OffsetCommitKey,
@@ -130,13 +209,15 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
         RecordKey,
         decode_key,
         decode_value,
+        record_type,
     )
 
     # decode_record(key, value) is decode_key + decode_value; keys repeat (one per group/topic/partition),
     # so each distinct key is decoded once per task.
     n = batch.num_rows
     cols: dict[str, list] = {f: [None] * n for f in _FIELDS}
-    cols["members"] = [None] * n
+    for c in ("members", "partitions", "pending"):
+        cols[c] = [None] * n
     keys = batch.column("key").to_pylist()
     values = batch.column("value").to_pylist()
     parts = batch.column("partition").to_pylist()
@@ -171,6 +252,9 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
             try:
                 if key is None:
                     raise RecordDecodeError("null key", part="key")
+                if 3 <= record_type(key) <= 8:  # KIP-848 consumer group records
+                    _consumer_group_row(cols, i, decode_consumer_group_record(key, value))
+                    continue
                 k = key_cache.get(key)
                 if k is None:
                     k = decode_key(key)
@@ -220,6 +304,7 @@ def decode_slow(batch, schema, key_cache: dict[bytes, Any]):
 def arrow_schema(ts_type):
     import pyarrow as pa
 
+    tp = pa.struct([("topic", pa.string()), ("partition", pa.int32())])
     member = pa.struct(
         [
             ("member_id", pa.string()),
@@ -257,6 +342,12 @@ def arrow_schema(ts_type):
         "current_state_timestamp": pa.int64(),
         "members": pa.list_(member),
         "detail": pa.string(),
+        "member_id": pa.string(),
+        "epoch": pa.int32(),
+        "previous_epoch": pa.int32(),
+        "member_state": pa.int32(),
+        "partitions": pa.list_(tp),
+        "pending": pa.list_(tp),
     }
     return pa.schema([(f, types[f]) for f in _FIELDS])
 

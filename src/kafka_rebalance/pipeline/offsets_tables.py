@@ -119,6 +119,30 @@ def group_metadata_of(decoded):
     )
 
 
+def consumer_groups_of(decoded):
+    """consumer_groups.parquet: every KIP-848 record, decoded (offsets_decode._consumer_group_row)."""
+    from pyspark.sql import functions as F
+
+    from .offsets_decode import CONSUMER_GROUP_RECORDS
+
+    names = F.create_map(*[F.lit(x) for kv in CONSUMER_GROUP_RECORDS.items() for x in kv])
+    return decoded.where(F.col("kind") == "consumer_group").select(
+        "group",
+        names[F.col("key_version")].alias("record"),
+        "member_id",
+        "tombstone",
+        "epoch",
+        "previous_epoch",
+        "member_state",
+        "partitions",
+        "pending",
+        F.col("detail").alias("value_json"),
+        "record_partition",
+        "record_offset",
+        "record_ts",
+    )
+
+
 def quarantine_of(decoded):
     from pyspark.sql import functions as F
 
