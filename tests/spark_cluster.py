@@ -135,7 +135,7 @@ def start(home: Path, cores: int = 2, memory: str = "2g") -> SparkCluster:
     ]
     cluster = SparkCluster(url, home, executor_only, pids)
     log = home / "logs"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # minutes on a machine that is busy
     while time.monotonic() < deadline:  # the worker says so in its log once the master took it
         if any(
             "Successfully registered with master" in f.read_text() for f in log.glob("*Worker*.out")

@@ -343,3 +343,16 @@ def test_bad_conf_is_refused_before_spark(bad, capsys, tmp_path):
     assert rc == 2
     assert "--conf: expected KEY=VALUE" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_progress_shows_a_line_per_stage_with_records(spark, capsys, tmp_path):
+    """--progress draws one rich line per Spark stage on stderr (tasks done, records read and written)."""
+    grid = dict(TINY_GRID, grid={"protocol": ["classic"]})
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    capsys.readouterr()
+    argv = ["pipeline", "sweep", str(tmp_path / "grid.json"), "--out", str(tmp_path / "o")]
+    assert main([*argv, "--progress", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("stage ")]
+    assert lines and all("records read" in ln and "written" in ln for ln in lines), err
+    assert not re.search(r"WARN|INFO|log4j", err)

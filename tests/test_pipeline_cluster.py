@@ -24,7 +24,7 @@ import kafka_rebalance
 from kafka_rebalance.cli import main
 from test_pipeline_cli import TINY_GRID
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(900)
 
 TELEMETRY = Path(__file__).resolve().parents[1] / "examples" / "telemetry"
 MAIN = Path(kafka_rebalance.__file__).resolve().parent / "__main__.py"
@@ -137,14 +137,24 @@ def test_spark_submit_on_the_cluster_gives_the_local_tables(job, local_runs, clu
 
 FAILURE_SCRIPT = """
 import json, sys
+from pyspark import SparkContext
 from kafka_rebalance.cli import main
 codes = [main(argv) for argv in json.loads(sys.argv[1])]
-print(json.dumps(codes))
+shipped = any("kafka_rebalance-" in f for f in SparkContext._active_spark_context._python_includes)
+print(json.dumps({"codes": codes, "shipped": shipped}))
+"""
+# makes the executors' Python unable to import kafka_rebalance (but from a zip addPyFile ships)
+HIDE_PACKAGE = """
+import os, sys
+sys.path[:] = [p for p in sys.path if p.endswith(".zip") or not os.path.isdir(os.path.join(p, "kafka_rebalance"))]
 """
 
 
 def test_without_a_shared_file_system_every_job_fails_with_exit_1(spark_cluster, inputs, tmp_path):
-    """Outputs on a path only the executors see: exit 1 naming the cause, never exit 0, stderr quiet."""
+    """Outputs on a path only the executors see: exit 1 naming the cause, never exit 0, stderr quiet.
+
+    The executors here cannot import the package: the first job ships it (addPyFile) and succeeds.
+    """
     if spark_cluster.executor_only is None:
         pytest.skip("no unprivileged mount namespaces here (unshare -rm) to hide a folder")
     hidden = spark_cluster.executor_only
@@ -154,7 +164,11 @@ def test_without_a_shared_file_system_every_job_fails_with_exit_1(spark_cluster,
         for job in ("load-model", "offsets", "lag", "sweep")
     ]
     # lag needs an offsets folder the driver reads: written first where both sides see it
-    runs.insert(0, ["pipeline", *argv("offsets", inputs, offsets), "--master", spark_cluster.url])
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE_PACKAGE)
+    first = ["pipeline", *argv("offsets", inputs, offsets), "--master", spark_cluster.url]
+    runs.insert(0, [*first, "--conf", f"spark.executorEnv.PYTHONPATH={hide}"])
     res = subprocess.run(
         [sys.executable, "-c", FAILURE_SCRIPT, json.dumps(runs)],
         env=spark_cluster.env(),
@@ -162,7 +176,8 @@ def test_without_a_shared_file_system_every_job_fails_with_exit_1(spark_cluster,
         text=True,
         timeout=400,
     )
-    codes = json.loads(res.stdout.strip().splitlines()[-1])
-    assert codes == [0, 1, 1, 1, 1], res.stderr[-3000:]
+    result = json.loads(res.stdout.strip().splitlines()[-1])
+    assert result["codes"] == [0, 1, 1, 1, 1], res.stderr[-3000:]
+    assert result["shipped"]
     assert res.stderr.count("likely share no file system") == 4, res.stderr
     assert not LOG_LINE.search(res.stderr), res.stderr  # Spark's log went to a file

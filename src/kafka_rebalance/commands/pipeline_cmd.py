@@ -255,7 +255,7 @@ def _run(args, job) -> int:
 def _is_spark_failure(exc: BaseException) -> bool:
     """A failure inside Spark (a task, the JVM, an unreachable master), not a bug of ours: exit 1."""
     try:
-        from py4j.protocol import Py4JError
+        from py4j.protocol import Py4JError  # type: ignore[import-untyped]
         from pyspark.errors import PySparkException
     except ImportError:
         return False

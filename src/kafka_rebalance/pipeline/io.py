@@ -70,7 +70,8 @@ def _hadoop(path: str):
     spark = SparkSession.getActiveSession()
     if spark is None:
         raise RuntimeFailure(f"{path}: a URI output needs a running Spark session")
-    p = spark._jvm.org.apache.hadoop.fs.Path(str(path))
+    jvm: Any = spark._jvm
+    p = jvm.org.apache.hadoop.fs.Path(str(path))
     return p.getFileSystem(spark._jsc.hadoopConfiguration()), p
 
 
@@ -106,15 +107,26 @@ def _data_files(path: Path | UriPath) -> list[str]:
     return sorted(n for n in names if not n.startswith((".", "_")))
 
 
+def _local_of(path: Path | UriPath) -> Path | None:
+    """The local path of a plain path or a file: URI; None for other schemes."""
+    if not isinstance(path, UriPath):
+        return path
+    m = re.match(r"^file:(//)?(/.*)$", path)
+    return Path(m.group(2)) if m else None
+
+
 def check_written(spark, path: Path | UriPath, expected: int | None, what: str) -> int:
     """Rows the driver sees in `path` (it just wrote), checked against the rows the executors wrote."""
     files = _data_files(path)
-    if isinstance(path, UriPath):
-        seen = spark.read.parquet(str(path)).count() if files else 0
+    local = _local_of(path)
+    if (
+        local is None
+    ):  # a remote file system: Spark reads the footers of the files the driver listed
+        seen = spark.read.parquet(*[str(path / f) for f in files]).count() if files else 0
     else:
         import pyarrow.parquet as pq
 
-        seen = sum(pq.ParquetFile(str(path / f)).metadata.num_rows for f in files)
+        seen = sum(pq.ParquetFile(str(local / f)).metadata.num_rows for f in files)
     if not files or (expected is not None and seen != expected):
         found = "no data files" if not files else f"{seen:,} row(s)"
         wrote = "" if expected is None else f"the executors wrote {expected:,} row(s) but "

@@ -81,7 +81,7 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         tasks = plan_files(str(records)) if is_local(records) else None
     acc = op.accumulator(spark)
     spill = None
-    if shared:  # the tasks' side tables (PassState.spill)
+    if shared and isinstance(outdir, Path):  # the tasks' side tables (PassState.spill)
         spill = outdir / f".pass-side-{uuid.uuid4().hex}"
         spill.mkdir()
     target = outdir / "commits.parquet"
@@ -231,7 +231,7 @@ def _phase_clock(phases: dict[str, float]):
 
 
 def _summary(
-    counted, latest_offsets: int, rebalances: int, phases: dict[str, float], outdir: Path
+    counted, latest_offsets: int, rebalances: int, phases: dict[str, float], outdir: Any
 ) -> dict[str, Any]:
     """The job's summary from ((kind, tombstone, reason), rows) counts, either path's."""
     counts: dict[str, int] = {}

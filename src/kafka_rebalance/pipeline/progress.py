@@ -23,6 +23,7 @@ class StageProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tasks: dict[int, Any] = {}
+        self._before: set[int] = set()
 
     def __enter__(self) -> StageProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -35,6 +36,7 @@ class StageProgress:
             console=self.console,
             transient=False,
         )
+        self._before = set(self.spark.sparkContext.statusTracker().getJobIdsForGroup())
         self.progress.start()
         self._thread = threading.Thread(target=self._poll, name="stage-progress", daemon=True)
         self._thread.start()
@@ -55,24 +57,23 @@ class StageProgress:
                 return
 
     def _update(self) -> None:
+        """Every stage of the jobs started since __enter__ (finished ones too, so none is missed)."""
         tracker = self.spark.sparkContext.statusTracker()
-        for sid in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(sid)
-            if info is None:
-                continue
-            records = self._records(sid)
-            if sid not in self._tasks:
-                name = info.name.split(" at ")[0]
-                self._tasks[sid] = self.progress.add_task(
-                    f"stage {sid} {name}", total=info.numTasks, records=records
+        for jid in sorted(set(tracker.getJobIdsForGroup()) - self._before):
+            job = tracker.getJobInfo(jid)
+            for sid in sorted(job.stageIds) if job is not None else ():
+                info = tracker.getStageInfo(sid)
+                if info is None:
+                    continue
+                records = self._records(sid)
+                if sid not in self._tasks:
+                    name = info.name.split(" at ")[0]
+                    self._tasks[sid] = self.progress.add_task(
+                        f"stage {sid} {name}", total=info.numTasks, records=records
+                    )
+                self.progress.update(
+                    self._tasks[sid], completed=info.numCompletedTasks, records=records
                 )
-            self.progress.update(
-                self._tasks[sid], completed=info.numCompletedTasks, records=records
-            )
-        for sid, task in self._tasks.items():
-            info = tracker.getStageInfo(sid)
-            if info is not None and sid not in tracker.getActiveStageIds():
-                self.progress.update(task, completed=info.numCompletedTasks)
 
     def _records(self, sid: int) -> str:
         """Records read (input and shuffle) and written so far by the stage's tasks, from the status store."""

@@ -64,7 +64,7 @@ def get_spark(
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
-    if not spark.sparkContext.master.startswith("local"):
+    if not (spark.sparkContext.master or "").startswith("local"):
         ship_package_if_missing(spark)
     return spark
 
@@ -83,11 +83,9 @@ def ship_package_if_missing(spark) -> bool:
 
 
 def package_zip() -> Path:
-    """kafka_rebalance's Python files in a zip (built once per version), for addPyFile."""
-    from .. import __version__
-
+    """kafka_rebalance's files in a zip (built once per driver process), for addPyFile."""
     root = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.gettempdir()) / f"kafka_rebalance-{__version__}-{os.getpid()}.zip"
+    target = Path(tempfile.gettempdir()) / f"kafka_rebalance-{os.getpid()}.zip"
     if not target.exists():
         tmp = target.with_suffix(".tmp")
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
