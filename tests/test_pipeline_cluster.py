@@ -24,7 +24,7 @@ import kafka_rebalance
 from kafka_rebalance.cli import main
 from test_pipeline_cli import TINY_GRID
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = pytest.mark.timeout(1800)
 
 TELEMETRY = Path(__file__).resolve().parents[1] / "examples" / "telemetry"
 MAIN = Path(kafka_rebalance.__file__).resolve().parent / "__main__.py"

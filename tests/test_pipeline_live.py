@@ -20,7 +20,7 @@ from kafka_rebalance.cli import main
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,12 @@ def live(real_kafka):
 def describe(real_kafka, group: str) -> dict[tuple[str, int], tuple[int, int]]:
     """(topic, partition) -> (CURRENT-OFFSET, LOG-END-OFFSET) from kafka-consumer-groups.sh."""
     out = real_kafka.tool(
-        "kafka-consumer-groups.sh", "--bootstrap-server", real_kafka.bootstrap, "--describe",
-        "--group", group,
+        "kafka-consumer-groups.sh",
+        "--bootstrap-server",
+        real_kafka.bootstrap,
+        "--describe",
+        "--group",
+        group,
     ).stdout
     lines = [ln.split() for ln in out.splitlines() if ln.strip()]
     header = next(ln for ln in lines if "CURRENT-OFFSET" in ln)
@@ -93,10 +97,15 @@ def test_offsets_from_a_live_cluster_equal_kafka_consumer_groups(
         want = {k: v[0] for k, v in describe(real_kafka, group).items()}
         got = {(r["topic"], r["partition"]): r["offset"] for r in latest if r["group"] == group}
         assert want and got == want, group
-    # the consumer-protocol group's records decode exactly: nothing of ours is quarantined
-    q = pq.read_table(tmp_path / "o" / "quarantine.parquet").to_pylist()
-    assert not [r for r in q if topic in (r["detail"] or "")], q[:3]
-    assert summary["quarantined"] == 0
+    # the consumer-protocol group's KIP-848 records decode (none quarantined), and its rebalance shows
+    assert summary["quarantined"] == 0 and summary["consumer_group_records"] > 0
+    consumer = f"{topic}-consumer"
+    cg = pq.read_table(tmp_path / "o" / "consumer_groups.parquet").to_pylist()
+    mine = {r["record"] for r in cg if r["group"] == consumer}
+    assert {"ConsumerGroupMetadata", "ConsumerGroupCurrentMemberAssignment"} <= mine, mine
+    eps = pq.read_table(tmp_path / "o" / "rebalances.parquet").to_pylist()
+    ep = [e for e in eps if e["group"] == consumer]
+    assert ep and ep[0]["protocol"] == "consumer" and ep[0]["partitions_assigned"] == 3
 
 
 def test_lag_from_a_live_cluster_equals_kafka_consumer_groups(

@@ -63,7 +63,7 @@ def live_log_end(spark, bootstrap: str, commits):
     topics = sorted(r[0] for r in commits.select("topic").distinct().collect())
     rows = [
         (
-            datetime.fromtimestamp(r["ts_ms"] / 1000, UTC).replace(tzinfo=None),
+            datetime.fromtimestamp(r["ts_ms"] / 1000, UTC),
             r["topic"],
             r["partition"],
             r["offset"],
