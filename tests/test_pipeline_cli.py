@@ -231,7 +231,7 @@ def test_stdout_is_json_alone_in_a_fresh_process(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=170,
+        timeout=400,
         env=env,
         cwd=Path(__file__).parent,
     )
