@@ -40,7 +40,9 @@ def test_rebalance_in_progress_rejoins_only_a_stable_member():
     m.on_heartbeat_response(Errors.REBALANCE_IN_PROGRESS, (m.generation, m.member_id))
     # idle: poll() runs onJoinPrepare at once, which sends the auto-commit; JoinGroup waits for its answer
     assert m.rejoin_needed and not m.join_inflight and m.prepare_commit is PrepareCommit.IN_FLIGHT
-    sim.loop.run_until(sim.loop.now + 50)
+    sim.loop.run_until(
+        sim.loop.now + 12
+    )  # the commit's round trip (latency 1 ms plus up to 4 ms each way)
     assert m.state is MemberState.PREPARING_REBALANCE and m.join_inflight
 
 

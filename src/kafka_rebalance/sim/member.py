@@ -86,7 +86,6 @@ class SimMember(RebalanceClient):
         self.next_autocommit = 0
         self.hb_base = 0
         self.hb_first = 0
-        self.hb_phase = 0
         self.batch_rate = self.ms_per_record
         self.hb_ticking = False
         self.pause_start: int | None = None
@@ -122,8 +121,6 @@ class SimMember(RebalanceClient):
         self.last_poll = now
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         self.hb_ticking = False
-        # the heartbeat thread's phase: its first beat comes up to heartbeat.interval.ms sooner (seeded)
-        self.hb_phase = int(w.rand() * w.sc.group.heartbeat_interval_ms)
         self.started_at = now
         self.poll_timed_out = False
         self.known_partitions = w.partition_counts()

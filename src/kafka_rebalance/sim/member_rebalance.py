@@ -58,7 +58,6 @@ class RebalanceClient:
         "stall_until",
         "hb_base",
         "hb_first",
-        "hb_phase",
         "hb_ticking",
         "pause_start",
         "known_partitions",
@@ -91,7 +90,6 @@ class RebalanceClient:
     stall_until: int
     hb_base: int
     hb_first: int
-    hb_phase: int
     hb_ticking: bool
     pause_start: int | None
     known_partitions: dict[str, int]
@@ -302,6 +300,9 @@ class RebalanceClient:
             self.member_id = r.member_id
             self.generation = r.generation_id
             self.state = MemberState.COMPLETING_REBALANCE
+            # HeartbeatThread.enable() resets the heartbeat timer when the JoinGroup answer is read: every
+            # member reading it at once beats in phase, heartbeat.interval.ms apart from then on
+            self.hb_first = self.hb_base = self.w.loop.now
             self.is_leader = r.leader == self.member_id
             assignments = None
             if self.is_leader and not r.skip_assignment:
@@ -374,8 +375,6 @@ class RebalanceClient:
         now = w.loop.now
         self.join_inflight = False
         self.state = MemberState.STABLE
-        self.hb_first = now
-        self.hb_base = now - self.hb_phase
         done = cc.on_join_complete(self.owned, assignment, self.protocol)
         if done.revoked:
             self._finish_batch(now)
