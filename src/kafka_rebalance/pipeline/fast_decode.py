@@ -25,6 +25,7 @@ def _buffers(arr) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(start, length, data bytes) of a binary/large_binary Arrow array, or None for other layouts."""
     import pyarrow as pa
 
+    otype: type[np.signedinteger[Any]]
     if pa.types.is_binary(arr.type):
         otype = np.int32
     elif pa.types.is_large_binary(arr.type):

@@ -177,10 +177,11 @@ class KafkaReader(DataSourceReader):
         }  # Spark options ignore case
 
     def partitions(self) -> list[InputPartition]:
-        ranges = plan_ranges(self.options)
+        ranges: list[InputPartition] = [*plan_ranges(self.options)]
         return ranges or [OffsetRange("", -1, 0, 0)]
 
-    def read(self, partition: OffsetRange) -> Iterator[tuple]:
+    def read(self, partition: InputPartition) -> Iterator[tuple]:
+        assert isinstance(partition, OffsetRange)  # partitions() hands out nothing else
         if partition.end <= partition.start:
             return iter(())
         return read_range(self.options, partition)

@@ -98,15 +98,12 @@ def plan_files(path: str) -> list[list[tuple[str, int]]] | None:
         ]
     tasks: list[list[tuple[str, int]]] = []
     rows = TASK_ROWS
-    for (
-        f,
-        rg,
-        n,
-    ) in groups:  # row groups stay whole; small ones share a task, so tiny files cost no task each
+    # row groups stay whole; small ones share a task, so tiny files cost no task each
+    for name, rg, n in groups:
         if rows >= TASK_ROWS:
             tasks.append([])
             rows = 0
-        tasks[-1].append((f, rg))
+        tasks[-1].append((name, rg))
         rows += n
     return tasks
 

@@ -96,9 +96,11 @@ def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
             floor = int(prev["ts_ms"])
             reacted = [int(t) for t in (m["member_last_commits"] or ()) if floor <= int(t) <= end]
             start = min(reacted) if reacted else None
-        before_ids = set(prev["identities"]) if prev is not None else set()
+        before_ids: set[str] = set(prev["identities"]) if prev is not None else set()
         after_ids = set(m["identities"])
-        before_owner = _owners(prev["owners"]) if prev is not None else {}
+        before_owner: dict[tuple[str, str], str] = (
+            _owners(prev["owners"]) if prev is not None else {}
+        )
         after_owner = _owners(m["owners"])
         moved = sum(
             1 for tp, o in after_owner.items() if tp in before_owner and before_owner[tp] != o
@@ -128,7 +130,7 @@ def episodes_for_group(group: str, meta: list[dict]) -> list[dict]:
 
 
 def _owners(owners) -> dict[tuple[str, str], str]:
-    result = {}
+    result: dict[tuple[str, str], str] = {}
     for s in owners if owners is not None else ():
         topic, partition, who = s.split(_SEP)
         result[(topic, partition)] = who
