@@ -32,7 +32,7 @@ COLUMNS = (
     "scenario",
     "generations Kafka",
     "generations sim (seeds)",
-    "members/gen Kafka | sim",
+    "members/gen Kafka / sim",
     "moves (revoked/assigned) Kafka",
     "moves sim (seeds equal to Kafka's)",
     "duration Kafka",
@@ -86,6 +86,34 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def resimulate(args: argparse.Namespace, known: dict, names: list[str]) -> int:
+    try:
+        stored = json.loads(args.from_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        print(f"error: --from-json {args.from_json}: {e}", file=sys.stderr)
+        return 2
+    rows = []
+    for n in names:
+        if n not in stored:
+            continue
+        k = stored[n]["kafka"]
+        real = fd.Measures(
+            k["generations"],
+            k["members_per_generation"],
+            k["partitions_per_generation"],
+            [tuple(m) for m in k["moves"]],
+            k["duration_ms"],
+            k["duplicates"],
+        )
+        sims = [fd.run_sim(known[n], stored[n]["t_event_ms"], s) for s in range(1, args.seeds + 1)]
+        rows.append(row(n, real, sims))
+    table = markdown(rows)
+    print(table)
+    if args.markdown:
+        args.markdown.write_text(table + "\n", encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -102,6 +130,12 @@ def main() -> int:
         "--json", type=Path, help="write every measure and the raw callbacks/log lines here"
     )
     ap.add_argument("--markdown", type=Path, help="write the table as markdown here")
+    ap.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="FILE",
+        help="no broker: take the Kafka side from an earlier --json FILE and run only the simulator again",
+    )
     args = ap.parse_args()
     known = {s.name: s for s in fd.SCENARIOS}
     names = list(known) if args.scenario == "all" else args.scenario.split(",")
@@ -112,6 +146,8 @@ def main() -> int:
                 file=sys.stderr,
             )
             return 2
+    if args.from_json:
+        return resimulate(args, known, names)
     reason = rk.unavailable_reason()
     if reason:
         print(f"error: {reason}", file=sys.stderr)
