@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 from . import __version__
 from .commands import COMMANDS
 from .errors import InputError
+from .io_util import OutputError
+from .textfmt import escape_controls
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +47,16 @@ def os_error_message(exc: OSError) -> str | None:
     return f"{os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else path}: {reason}"
 
 
+# A full disk, a quota, a read-only file system or a failing device is the run's failure (exit 1),
+# not the user's bad input (exit 2: a missing file, a directory given as a file, no permission).
+_RUNTIME_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+
+
+def _error(command: str, message: str) -> None:
+    """One error line on stderr; control characters from names and paths shown escaped."""
+    print(f"kafka-rebalance {command}: error: {escape_controls(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -53,8 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rc = args.func(args)
     except InputError as exc:
-        print(f"kafka-rebalance {args.command}: error: {exc}", file=sys.stderr)
+        _error(args.command, str(exc))
         return 2
+    except OutputError as exc:
+        _error(args.command, str(exc))
+        return 1
     except OSError as exc:
         # A file the user named could not be read or written (a directory given as a file, a parent
         # folder that cannot exist, no permission, a full disk): one line, not a traceback. An OSError
@@ -62,8 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = os_error_message(exc)
         if message is None:
             raise
-        print(f"kafka-rebalance {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        _error(args.command, message)
+        return 1 if exc.errno in _RUNTIME_ERRNOS else 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

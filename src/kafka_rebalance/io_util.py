@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -22,23 +23,155 @@ def read_text(path: str | os.PathLike) -> str:
         raise InputError(f"cannot read: {exc}", source=str(p)) from None
 
 
+# Bounds on what a user's JSON/YAML may hold: no real input nests deeper or needs longer
+# integers (Kafka's ids and offsets are int64: 19 digits); beyond them a parser spends
+# unbounded time, memory or stack on a hostile file.
+MAX_DEPTH = 100
+MAX_INT_DIGITS = 100
+
+
+class _TooLong:
+    """An integer literal past MAX_INT_DIGITS, kept unparsed until its field path is known."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _json_int(s: str) -> Any:
+    return _TooLong(len(s)) if len(s) > MAX_INT_DIGITS else int(s)
+
+
+def _json_constant(s: str) -> float:
+    return float(s)  # NaN / Infinity / -Infinity: refused by _check with their field path
+
+
+def loads_json(text: str, source: str | os.PathLike) -> Any:
+    """Parse JSON text from `source` within the bounds; InputError naming source and field."""
+    try:
+        doc = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            source=str(source),
+        ) from None
+    except RecursionError:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", source=str(source)) from None
+    _check(doc, str(source))
+    return doc
+
+
+def loads_yaml(text: str, source: str | os.PathLike) -> Any:
+    """Parse YAML text from `source` within the bounds: no aliases, bounded depth and integers."""
+    import yaml
+
+    loader = _bounded_loader()(text)
+    try:
+        doc = loader.get_single_data()
+    except _YamlRefused as exc:
+        raise InputError(str(exc), source=str(source)) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", source=str(source)) from None
+    except RecursionError:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", source=str(source)) from None
+    finally:
+        loader.dispose()
+    _check(doc, str(source))
+    return doc
+
+
 def read_structured(path: str | os.PathLike) -> Any:
-    """Load a JSON or YAML file; errors name the file and the position."""
+    """Load a JSON or YAML file; errors name the file and the position or field.
+
+    Bounded: nesting past MAX_DEPTH, integers past MAX_INT_DIGITS digits, YAML aliases
+    (the "billion laughs" expansion) and NaN/infinity are refused as bad input.
+    """
     p = Path(path)
     text = read_text(p)
     if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
+        return loads_yaml(text, p)
+    return loads_json(text, p)
 
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(f"malformed YAML: {exc}", source=str(p)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+
+class _YamlRefused(Exception):
+    """A YAML construct refused before it is built (alias, depth)."""
+
+
+_LOADER: Any = None
+
+
+def _bounded_loader() -> Any:
+    """A SafeLoader that refuses aliases, nesting past MAX_DEPTH and over-long integers."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        _depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                ev = self.peek_event()
+                raise _YamlRefused(
+                    f"YAML alias *{ev.anchor} at line {ev.start_mark.line + 1} is not accepted "
+                    "(write the value out)"
+                )
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    ev = self.peek_event()
+                    raise _YamlRefused(
+                        f"nested deeper than {MAX_DEPTH} levels at line {ev.start_mark.line + 1}"
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            if len(str(node.value)) > MAX_INT_DIGITS:
+                return _TooLong(len(str(node.value)))
+            return super().construct_yaml_int(node)
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+    _LOADER = BoundedLoader
+    return _LOADER
+
+
+def _check(doc: Any, source: str) -> None:
+    """Walk the parsed document (no recursion): depth, over-long integers, NaN and infinity."""
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack:
+        v, where, depth = stack.pop()
+        if isinstance(v, (dict, list)) and depth >= MAX_DEPTH:
+            raise InputError(
+                f"nested deeper than {MAX_DEPTH} levels", source=source, field=_short(where) or None
+            )
+        if isinstance(v, dict):
+            for k, x in v.items():
+                _check_scalar(k, source, where or None)
+                stack.append((x, f"{where}.{k}" if where else str(k), depth + 1))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                stack.append((x, f"{where}[{i}]", depth + 1))
+        else:
+            _check_scalar(v, source, where or None)
+
+
+def _short(where: str) -> str:
+    return where if len(where) <= 80 else where[:77] + "..."
+
+
+def _check_scalar(v: Any, source: str, where: str | None) -> None:
+    if isinstance(v, _TooLong):
         raise InputError(
-            f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(p)
-        ) from None
+            f"integer of {v.digits} characters (at most {MAX_INT_DIGITS})",
+            source=source,
+            field=where,
+        )
+    if isinstance(v, float) and not math.isfinite(v):
+        raise InputError(f"{v} is not a finite number", source=source, field=where)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -53,11 +186,14 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a failed write or fsync (full disk, file too large) names no file: name the user's
+            raise OSError(exc.errno, exc.strerror or type(exc).__name__, str(p)) from None
         raise
 
 
@@ -88,4 +224,23 @@ def _umask() -> int:
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
     """Write `obj` as JSON to `path`: a temporary file beside it, then a rename (never half-written)."""
-    atomic_write_text(path, json.dumps(obj, indent=indent) + "\n")
+    atomic_write_text(path, dumps_json(obj, indent=indent, source=path) + "\n")
+
+
+class OutputError(RuntimeError):
+    """A result that cannot be written as valid output (a NaN or infinity in JSON): exit 1."""
+
+
+def dumps_json(
+    obj: Any, indent: int | None = 2, source: str | os.PathLike | None = None, **kw: Any
+) -> str:
+    """`json.dumps` that never writes the invalid tokens NaN/Infinity: OutputError instead."""
+    try:
+        return json.dumps(obj, indent=indent, allow_nan=False, **kw)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        where = f"{os.fspath(source)}: " if source is not None else ""
+        raise OutputError(
+            f"{where}the result holds a NaN or infinite number, which JSON cannot carry"
+        ) from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,9 +15,10 @@ stderr = Console(stderr=True)
 def emit(obj: Any, fmt: str, table: Callable[[Console, Any], None] | None = None) -> None:
     """Print `obj` as JSON (alone on stdout) or render it with `table`."""
     if fmt == "json" or table is None:
-        sys.stdout.write(
-            json.dumps(obj, indent=None if fmt == "json" else 2, default=_jsonable) + "\n"
-        )
+        from .io_util import dumps_json
+
+        text = dumps_json(obj, indent=None if fmt == "json" else 2, default=_jsonable)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return
     table(Console(), obj)

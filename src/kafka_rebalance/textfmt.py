@@ -14,6 +14,7 @@ that cannot fit, prints every row as a vertical block of `key  value` lines.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -214,6 +215,18 @@ def cell(v: Any) -> str:
     return str(v)
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """`text` with terminal control characters (ESC, CSI, other C0/C1 but tab/newline) shown as `\\xNN`.
+
+    A topic, member id or file name could otherwise move the cursor, recolour or retitle the
+    terminal of whoever reads the table. Idempotent: backslashes are left as they are.
+    """
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def ids(values: Iterable[Any]) -> str:
     """Broker ids and the like: `1, 2, 5`, or `-` when there are none."""
     vals = list(values)
@@ -343,7 +356,9 @@ def print_table(
     Cells that are not strings go through `cell`; format numbers with the unit helpers first.
     """
     spec = columns(*cols)
-    text_rows = [[v if isinstance(v, str) else cell(v) for v in row] for row in rows]
+    text_rows = [
+        [escape_controls(v if isinstance(v, str) else cell(v)) for v in row] for row in rows
+    ]
     styles = list(row_styles) if row_styles is not None else [None] * len(text_rows)
     widths = column_widths(spec, text_rows, console.width)
     if not widths:
@@ -374,6 +389,7 @@ def print_vertical(
     if not rows:
         console.print("  none")
     for row, style in zip(rows, styles):
+        row = [escape_controls(v) for v in row]
         head = Text(f"{cols[0].header}: {row[0]}", style="bold")
         console.print(head, style=style)
         body = Table(show_header=False, box=None, padding=(0, 1, 0, 2))
@@ -401,6 +417,7 @@ __all__ = [
     "count",
     "duration_ms",
     "duration_s",
+    "escape_controls",
     "ids",
     "timestamp_ms",
     "number",

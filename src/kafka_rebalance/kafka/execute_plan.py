@@ -21,7 +21,7 @@ from ..cluster.batches import (
     throttle_for,
 )
 from ..errors import InputError
-from ..io_util import atomic_write_json
+from ..io_util import atomic_write_json, loads_json
 from ..model import ClusterSnapshot
 
 STATE_VERSION = 1
@@ -214,11 +214,13 @@ def plan_from_state(state: dict, digest: str) -> ExecutionPlan:
 
 def load_state(path: Path) -> dict:
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("no state file to resume from", source=str(path)) from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the state file: {exc}", source=str(path)) from None
+
+    state = loads_json(text, path)
     if (
         not isinstance(state, dict)
         or state.get("version") != STATE_VERSION
