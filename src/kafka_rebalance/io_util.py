@@ -228,19 +228,32 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2)
 
 
 class OutputError(RuntimeError):
-    """A result that cannot be written as valid output (a NaN or infinity in JSON): exit 1."""
+    """A result that cannot be written as output: exit 1."""
 
 
 def dumps_json(
     obj: Any, indent: int | None = 2, source: str | os.PathLike | None = None, **kw: Any
 ) -> str:
-    """`json.dumps` that never writes the invalid tokens NaN/Infinity: OutputError instead."""
+    """`json.dumps` that never writes the invalid tokens NaN/Infinity: a non-finite number is
+    written as null (no value), as tables show n/a; the JSON stays valid for every parser."""
     try:
         return json.dumps(obj, indent=indent, allow_nan=False, **kw)
     except ValueError as exc:
         if "Out of range float" not in str(exc):
             raise
-        where = f"{os.fspath(source)}: " if source is not None else ""
-        raise OutputError(
-            f"{where}the result holds a NaN or infinite number, which JSON cannot carry"
-        ) from None
+    return json.dumps(_finite_or_null(obj, kw.get("default")), indent=indent, allow_nan=False, **kw)
+
+
+def _finite_or_null(v: Any, default: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite_or_null(x, default) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite_or_null(x, default) for x in v]
+    if default is not None and not isinstance(v, (str, int, bool, type(None))):
+        try:
+            return _finite_or_null(default(v), None)
+        except TypeError:
+            return v
+    return v

@@ -30,7 +30,7 @@ def read_snapshot_file(
         # JSON goes through the bounded reader (depth, integer size, NaN refused with the field)
         snap = (
             parse_snapshot(io_util.loads_json(text, path))
-            if text.lstrip().startswith("{")
+            if text.lstrip().startswith(("{", "["))
             else parse_snapshot_text(text)
         )
     except InputError as exc:
