@@ -7,8 +7,10 @@ and what is wrong, no traceback, and no output file created.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -263,18 +265,58 @@ def test_json_output_keeps_names_exact(capsys):
     assert "\x1b" not in out and json.loads(out) == {"topic": EVIL}
 
 
-def test_file_size_limit_exit_1_names_path_leaves_nothing(tmp_path):
+SCENARIO = str(ROOT / "examples" / "crash.yaml")
+SNAPSHOT = str(ROOT / "examples" / "cluster.json")
+WRITERS = {
+    "cluster-describe-output": (
+        ["cluster", "describe", "--snapshot", SNAPSHOT, "--format", "json", "--output"],
+        "snap.json",
+    ),
+    "cluster-plan-output": (["cluster", "plan", "--snapshot", SNAPSHOT, "--output"], "plan.json"),
+    "simulate-events-jsonl": (["simulate", SCENARIO, "--events-out"], "ev.jsonl"),
+    "simulate-events-parquet": (["simulate", SCENARIO, "--events-out"], "ev.parquet"),
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_file_size_limit_exit_1_names_path_leaves_nothing(writer, tmp_path):
     """A write that fails mid-file (RLIMIT_FSIZE: EFBIG, as ENOSPC would): exit 1, the user's path, no file."""
-    out = tmp_path / "snap.json"
+    argv, name = WRITERS[writer]
+    out = tmp_path / name
     code = (
         "import resource, signal, sys\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-        "resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))\n"
         "from kafka_rebalance import cli\n"
-        f"sys.exit(cli.main(['cluster', 'describe', '--snapshot', {str(ROOT / 'examples' / 'cluster.json')!r}, '--output', {str(out)!r}, '--format', 'json']))\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))\n"
+        f"sys.exit(cli.main({[*argv, str(out)]!r}))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and str(out) in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EIO])
+def test_full_disk_in_the_shared_writer_exit_1(code, tmp_path, capsys, monkeypatch):
+    """The disk fills at fsync (as ENOSPC comes on a real disk): exit 1, the user's path, no file."""
+
+    def full(fd):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(io_util.os, "fsync", full)
+    out = tmp_path / "plan.json"
+    rc, _, err = _run(["cluster", "plan", "--snapshot", SNAPSHOT, "--output", str(out)], capsys)
+    assert rc == 1 and err.strip() == f"kafka-rebalance cluster: error: {out}: {os.strerror(code)}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_output_folder_exit_1(tmp_path, capsys, monkeypatch):
+    def read_only(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path))
+
+    monkeypatch.setattr(io_util.tempfile, "mkstemp", read_only)
+    out = tmp_path / "plan.json"
+    rc, _, err = _run(["cluster", "plan", "--snapshot", SNAPSHOT, "--output", str(out)], capsys)
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "Read-only file system" in err
     assert list(tmp_path.iterdir()) == []

@@ -76,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # folder that cannot exist, no permission, a full disk): one line, not a traceback. An OSError
         # that names no file is not about the user's paths, so it stays visible as the bug it may be.
         message = os_error_message(exc)
+        if message is None and exc.errno in _RUNTIME_ERRNOS:
+            message = exc.strerror or str(exc)  # a full disk met outside the shared writer
         if message is None:
             raise
         _error(args.command, message)

@@ -193,8 +193,24 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
             pass
         if isinstance(exc, OSError) and exc.filename is None:
             # a failed write or fsync (full disk, file too large) names no file: name the user's
-            raise OSError(exc.errno, exc.strerror or type(exc).__name__, str(p)) from None
+            raise named_os_error(exc, p) from None
         raise
+
+
+def named_os_error(exc: OSError, path: str | os.PathLike) -> OSError:
+    """`exc` naming the user's `path`: a failed write (full disk, file too large) names no file.
+
+    The errno is kept (from the text of a library's message when it carries none, as pyarrow's
+    `[errno 27] File too large`), so the CLI tells a full disk (exit 1) from bad input (exit 2).
+    """
+    code = exc.errno
+    if code is None:
+        import re
+
+        m = re.search(r"\[errno (\d+)\]", str(exc))
+        code = int(m.group(1)) if m else None
+    reason = os.strerror(code) if code is not None else (exc.strerror or str(exc))
+    return OSError(code, reason, os.fspath(path))
 
 
 _PROC_STATUS = "/proc/self/status"

@@ -42,7 +42,9 @@ def write_events(events: Sequence[dict[str, Any]], path: str | Path) -> None:
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise io_util.named_os_error(exc, p) from None
         raise
