@@ -29,6 +29,7 @@ run: $(STAMP)
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/mypy
 
 test: lint
 	@bash scripts/ensure-chromium.sh

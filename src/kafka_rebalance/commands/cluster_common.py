@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
+from .. import io_util
 from ..errors import InputError
 from ..model import ClusterSnapshot
 from ..ops.cluster_source import load_snapshot as _load_snapshot
+
+T = TypeVar("T")
 
 
 def add_source(p: argparse.ArgumentParser) -> None:
@@ -64,6 +68,14 @@ def as_flag(exc: InputError) -> InputError:
     """The library's error, naming the command-line flag instead of the parameter."""
     field = FLAGS.get(exc.field, exc.field) if exc.field else None
     return InputError(exc.message, source=exc.source, field=field)
+
+
+def read_input(path: str, parse: Callable[[Any], T]) -> T:
+    """`parse` of the JSON or YAML file the user named; its errors name the file."""
+    try:
+        return parse(io_util.read_structured(path))
+    except InputError as exc:
+        raise exc.in_file(path) from None
 
 
 def parse_racks(text: str | None, flag: str) -> dict[int, str]:

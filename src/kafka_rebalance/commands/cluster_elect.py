@@ -22,7 +22,7 @@ from ..cluster import kafka_json
 from ..cluster.leader_skew import DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE
 from ..errors import InputError
 from ..ops.cluster import auto_elect, check_percentage, elect
-from .cluster_common import add_source, load_snapshot
+from .cluster_common import add_source, load_snapshot, read_input
 
 
 def register(sub) -> None:
@@ -105,12 +105,7 @@ def run_elect(args: argparse.Namespace) -> int:
     else:
         only = None
         if args.path_to_json_file:
-            try:
-                only = kafka_json.parse_election_json(
-                    io_util.read_structured(args.path_to_json_file)
-                )
-            except InputError as exc:
-                raise exc.in_file(args.path_to_json_file) from None
+            only = read_input(args.path_to_json_file, kafka_json.parse_election_json)
         topics = [t for t in args.topics.split(",") if t] if args.topics else None
         res = elect(snap, only, topics)
     result = res.to_json()

@@ -6,9 +6,8 @@ import argparse
 
 from .. import io_util, output
 from ..cluster import kafka_json
-from ..errors import InputError
 from ..ops.cluster import check_seed, generate
-from .cluster_common import add_source, kv_table, load_snapshot, parse_ids
+from .cluster_common import add_source, kv_table, load_snapshot, parse_ids, read_input
 
 
 def register(sub) -> None:
@@ -38,12 +37,7 @@ def register(sub) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     topics = None
     if args.topics_to_move_json_file:
-        try:
-            topics = kafka_json.parse_topics_to_move_json(
-                io_util.read_structured(args.topics_to_move_json_file)
-            )
-        except InputError as exc:
-            raise exc.in_file(args.topics_to_move_json_file) from None
+        topics = read_input(args.topics_to_move_json_file, kafka_json.parse_topics_to_move_json)
     check_seed(args.seed, "--seed")
     brokers = parse_ids(args.broker_list, "--broker-list") or None
     snap = load_snapshot(args)

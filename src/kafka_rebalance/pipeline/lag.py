@@ -116,13 +116,14 @@ def replay_partition(
                 if store.commits:
                     rows.append(_row(ts, g, store, latest_leo, table, False))
         else:
+            assert group is not None  # a commit always names its group
             drop_purged(ts, group)
-            store = stores.get(group)
-            if store is None:
-                store = stores[group] = PartitionStore(config.burrow)
+            found = stores.get(group)
+            if found is None:
+                found = stores[group] = PartitionStore(config.burrow)
                 for b in broker_ring:
-                    store.add_broker_offset(b)
-            store.add_commit(offset, ts, order)
+                    found.add_broker_offset(b)
+            found.add_commit(offset, ts, order)
     if latest_leo is not None:
         drop_purged(end_ms)
         for g, store in stores.items():

@@ -77,6 +77,8 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     restore = None
     tasks = None
     if source_df is None:
+        if records is None:
+            raise ValueError("run_offsets needs the records path or a source DataFrame")
         source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
         tasks = plan_files(str(records)) if is_local(records) else None
     acc = op.accumulator(spark)
@@ -93,7 +95,9 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
         )
     phase("plan")
     try:
-        if writer is not None:  # the tasks read, decode and write: the records never enter the JVM
+        if (
+            writer is not None and tasks is not None
+        ):  # the tasks read, decode and write: the records never enter the JVM
             staging.mkdir()
             written = op.file_pass(spark, tasks, acc, writer, str(spill)).collect()
             writer.finish()

@@ -109,11 +109,12 @@ def _validate(sc: dict, params: dict[str, Any], protocol: Any, where: str) -> No
         ) from None
     # the sweep table's columns are Spark int/long
     if parsed.group.session_timeout_ms > INT32_MAX:
-        name = "session_timeout_ms" if "session_timeout_ms" in params else None
         raise InputError(
             f"must be <= {INT32_MAX}, got {parsed.group.session_timeout_ms}",
             source=where,
-            field=f"grid.{name}" if name else "base.group.session_timeout_ms",
+            field="grid.session_timeout_ms"
+            if "session_timeout_ms" in params
+            else "base.group.session_timeout_ms",
         )
     if not -INT64_MAX - 1 <= parsed.seed <= INT64_MAX:
         raise InputError(
@@ -147,7 +148,8 @@ def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], in
             raise InputError("expected a non-empty list", source=where, field=f"grid.{name}")
         axes[name] = values
     names = list(axes)
-    scenarios, skipped = [], 0
+    scenarios: list[dict[str, Any]] = []
+    skipped = 0
     for i, v in enumerate(axes.get("assignor", [])):
         if not isinstance(v, str):
             raise InputError(
@@ -227,13 +229,14 @@ def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> d
     """Simulate every point of a sweep grid (docs/formats.md) on Spark; write sweep.parquet under `out`."""
     import time
 
-    from pyspark.sql.types import _parse_datatype_string
+    from pyspark.sql.types import StructType, _parse_datatype_string
 
     doc = grid_doc if grid_doc is not None else read_structured(grid_path)
     scenarios, skipped = expand_grid(doc, grid_path or "grid")
     if not scenarios:
         raise InputError("the grid has no runnable combination", source=grid_path)
     schema = _parse_datatype_string(SWEEP_SCHEMA)
+    assert isinstance(schema, StructType)  # SWEEP_SCHEMA is a struct of columns
     names = [f.name for f in schema.fields]
     t0 = time.perf_counter()
     rdd = (
