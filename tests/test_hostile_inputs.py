@@ -320,3 +320,19 @@ def test_read_only_output_folder_exit_1(tmp_path, capsys, monkeypatch):
     rc, _, err = _run(["cluster", "plan", "--snapshot", SNAPSHOT, "--output", str(out)], capsys)
     assert rc == 1 and len(err.strip().splitlines()) == 1 and "Read-only file system" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_command_help_renders():
+    """`-h` on any command prints help, never a traceback (a bare % in a help string did)."""
+    import argparse
+
+    seen = 0
+    todo = [cli.build_parser()]
+    while todo:
+        parser = todo.pop()
+        assert parser.format_help()
+        seen += 1
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    assert seen > 20

@@ -60,7 +60,7 @@ def register(sub) -> None:
         "--capacity",
         metavar="FILE",
         help="Cruise Control capacity file (capacity.json, capacityJBOD.json, capacityCores.json): "
-        "DISK MB (or per log dir), CPU % or num.cores, NW_IN/NW_OUT KB/s; broker -1 the default",
+        "DISK MB (or per log dir), CPU %% or num.cores, NW_IN/NW_OUT KB/s; broker -1 the default",
     )
     pl.add_argument(
         "--goals",
