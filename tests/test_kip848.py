@@ -39,7 +39,8 @@ from kafka_rebalance.group.consumer_group_model import (
     ScheduleRebalanceTimeout,
 )
 from kafka_rebalance.group.errors import Errors
-from kafka_rebalance.group.offsets import OffsetCommitPartition, OffsetCommitRequest, commit_offsets
+from kafka_rebalance.group.offset_messages import OffsetCommitPartition, OffsetCommitRequest
+from kafka_rebalance.group.offsets import commit_offsets
 from kafka_rebalance.model import TopicMetadata, TopicPartition
 
 TOPICS = {"t": TopicMetadata("t", 6)}
@@ -478,7 +479,7 @@ def test_conflicting_ownership_is_refused():
     h = Harness()
     h.join("a")
     h.settle()
-    from kafka_rebalance.group.consumer_group import _Tx
+    from kafka_rebalance.group.consumer_group_tx import _Tx
 
     tx = _Tx(h.group)
     intruder = dataclasses.replace(h.group.members["a"], member_id="x", instance_id=None)

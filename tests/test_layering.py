@@ -46,8 +46,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {}
 # Modules over MAX_LINES that other pieces of work are splitting; same rule as KNOWN_CYCLES.
 KNOWN_OVERSIZE: dict[str, str] = {
     # over 600 since the formatting pass; no helper owns them yet (the coordinator assigns them)
-    "kafka_rebalance.group.consumer_group": "unassigned",
-    "kafka_rebalance.group.offsets": "unassigned",
     "kafka_rebalance.sim.kafka_client": "unassigned",
 }
 

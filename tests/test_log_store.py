@@ -8,16 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_rebalance.group.compaction import LogEntry, compact
-from kafka_rebalance.group.offsets import (
+from kafka_rebalance.group.offset_messages import (
     GroupType,
     GroupView,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
-    OffsetStore,
-    commit_offsets,
-    fetch_offsets,
 )
+from kafka_rebalance.group.offsets import OffsetStore, commit_offsets, fetch_offsets
 from kafka_rebalance.group.records import (
     GroupMetadataValue,
     MemberMetadata,

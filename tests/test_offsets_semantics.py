@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from kafka_rebalance.group.errors import Errors
-from kafka_rebalance.group.offsets import (
+from kafka_rebalance.group.offset_messages import (
     GroupType,
     GroupView,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
     OffsetsConfig,
+)
+from kafka_rebalance.group.offsets import (
     OffsetStore,
     commit_offsets,
     delete_group_records,

@@ -73,7 +73,7 @@ class FakeBroker:
     """
 
     def __init__(self, offset_metadata_max_bytes: int = 4096) -> None:
-        from kafka_rebalance.group.offsets import OffsetsConfig
+        from kafka_rebalance.group.offset_messages import OffsetsConfig
 
         self.logs: dict[tuple[str, int], list[tuple[int, bytes | None, bytes]]] = defaultdict(list)
         self.next_offset: dict[tuple[str, int], int] = defaultdict(int)
@@ -96,11 +96,8 @@ class FakeBroker:
 
     def commit(self, group, offsets):
         """OffsetCommit from a consumer with manual assignment semantics (generation -1)."""
-        from kafka_rebalance.group.offsets import (
-            OffsetCommitPartition,
-            OffsetCommitRequest,
-            commit_offsets,
-        )
+        from kafka_rebalance.group.offset_messages import OffsetCommitPartition, OffsetCommitRequest
+        from kafka_rebalance.group.offsets import commit_offsets
         from kafka_rebalance.group.records import encode_record
 
         req = OffsetCommitRequest(

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.group.classic_group import ClassicGroupConfig
 from kafka_rebalance.group.errors import Errors
-from kafka_rebalance.group.offsets import OffsetsConfig
+from kafka_rebalance.group.offset_messages import OffsetsConfig
 from kafka_rebalance.kafka.parallel import OffsetMapDroppedWarning, ParallelConsumer
 from kafka_rebalance.parallel import decode_offset_map
 from kafka_rebalance.sim.kafka_client import SimCluster, SimConsumer

@@ -36,7 +36,7 @@ from .classic_messages import (
 )
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
-from .offsets import CONSUMER_PROTOCOL_TYPE, topics_of_subscriptions
+from .subscribed_topics import CONSUMER_PROTOCOL_TYPE, topics_of_subscriptions
 
 S = ClassicGroupState
 

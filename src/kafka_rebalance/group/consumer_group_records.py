@@ -45,8 +45,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..model import TopicMetadata, TopicPartition
-from .consumer_group import _Tx
 from .consumer_group_model import ConsumerGroup, ConsumerGroupMember, MemberState
+from .consumer_group_tx import _Tx
 from .records import (
     _I16,
     _I32,

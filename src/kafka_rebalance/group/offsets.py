@@ -48,281 +48,36 @@ offset is gone and the group is empty, the group itself is deleted (tombstone).
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from ..model import TopicPartition
 from .errors import Errors
+from .offset_messages import (
+    DEFAULT_RETENTION_TIME,
+    INVALID_OFFSET,
+    CommitResult,
+    ExpireResult,
+    FetchedOffset,
+    GroupSnapshot,
+    GroupType,
+    GroupView,
+    OffsetAndMetadata,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetsConfig,
+)
 from .records import (
     GroupMetadataRecord,
-    GroupMetadataValue,
     OffsetCommitRecord,
     OffsetsRecord,
     group_metadata_tombstone,
     offset_commit_record,
     offset_commit_tombstone,
 )
-
-DEFAULT_OFFSET_METADATA_MAX_BYTES = 4096
-DEFAULT_OFFSETS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
-DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000
-DEFAULT_RETENTION_TIME = (
-    -1
-)  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: use the broker's retention
-INVALID_OFFSET = -1
-CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetsConfig:
-    offset_metadata_max_bytes: int = DEFAULT_OFFSET_METADATA_MAX_BYTES
-    offsets_retention_ms: int = DEFAULT_OFFSETS_RETENTION_MS
-    offsets_retention_check_interval_ms: int = DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS
-
-    @classmethod
-    def from_minutes(cls, offsets_retention_minutes: int, **kw: int) -> OffsetsConfig:
-        return cls(offsets_retention_ms=offsets_retention_minutes * 60_000, **kw)
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetAndMetadata:
-    offset: int
-    leader_epoch: int = -1  # -1: none
-    metadata: str = ""
-    commit_timestamp_ms: int = 0
-    expire_timestamp_ms: int | None = None
-
-
-class GroupType(Enum):
-    CLASSIC = "classic"
-    CONSUMER = "consumer"
-
-
-@dataclass(frozen=True, slots=True)
-class GroupView:
-    """What offset validation and expiry need to know about a group.
-
-    `state` uses Kafka's names: classic Empty, PreparingRebalance,
-    CompletingRebalance, Stable, Dead; consumer Empty, Assigning, Reconciling,
-    Stable. `members` maps member id -> member epoch (KIP-848) or the classic
-    generation (ignored there). `state_timestamp_ms` is when the group entered
-    its current state (ClassicGroup.currentStateTimestamp).
-    """
-
-    group_id: str
-    type: GroupType = GroupType.CLASSIC
-    state: str = "Empty"
-    generation: int = 0
-    members: Mapping[str, int] = field(default_factory=dict)
-    static_members: Mapping[str, str] = field(
-        default_factory=dict
-    )  # group.instance.id -> member id
-    classic_protocol_members: frozenset[str] = (
-        frozenset()
-    )  # consumer-group members still on the classic protocol
-    protocol_type: str | None = CONSUMER_PROTOCOL_TYPE
-    state_timestamp_ms: int | None = None
-    subscribed_topics: frozenset[str] | None = None
-
-    def is_empty(self) -> bool:
-        return self.state == "Empty" if self.type is GroupType.CLASSIC else not self.members
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetCommitPartition:
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int = -1
-    metadata: str | None = ""
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetCommitRequest:
-    group_id: str
-    partitions: tuple[OffsetCommitPartition, ...]
-    member_id: str = ""
-    generation_id_or_member_epoch: int = -1
-    group_instance_id: str | None = None
-    retention_time_ms: int = DEFAULT_RETENTION_TIME
-    api_version: int = 9
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetCommitResponse:
-    partitions: tuple[tuple[TopicPartition, Errors], ...]
-
-    def error_for(self, tp: TopicPartition) -> Errors:
-        for p, e in self.partitions:
-            if p == tp:
-                return e
-        raise KeyError(tp)
-
-    @property
-    def errors(self) -> set[Errors]:
-        return {e for _, e in self.partitions}
-
-
-@dataclass(frozen=True, slots=True)
-class CommitResult:
-    response: OffsetCommitResponse
-    records: tuple[OffsetCommitRecord, ...]
-    created_simple_group: bool = False
-    # Classic groups: a commit in Stable/PreparingRebalance keeps the member's session alive.
-    reschedule_heartbeat: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetchRequest:
-    group_id: str
-    partitions: tuple[TopicPartition, ...] | None = None  # None: all committed offsets
-    member_id: str | None = None
-    member_epoch: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class FetchedOffset:
-    tp: TopicPartition
-    offset: int
-    leader_epoch: int = -1
-    metadata: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetchResponse:
-    error: Errors
-    partitions: tuple[FetchedOffset, ...] = ()
-
-    def offset_of(self, tp: TopicPartition) -> int:
-        for p in self.partitions:
-            if p.tp == tp:
-                return p.offset
-        return INVALID_OFFSET
-
-
-@dataclass(frozen=True, slots=True)
-class ExpireResult:
-    records: tuple[OffsetsRecord, ...]
-    expired: tuple[TopicPartition, ...]
-    delete_group: bool
-
-
-@dataclass(frozen=True, slots=True)
-class GroupSnapshot:
-    """A classic group as a new coordinator loads it: Stable if it has members, else Empty."""
-
-    group_id: str
-    value: GroupMetadataValue | None  # None: a simple group known only from its offsets
-
-    @property
-    def state(self) -> str:
-        return "Stable" if self.value is not None and self.value.members else "Empty"
-
-    @property
-    def generation(self) -> int:
-        return self.value.generation if self.value is not None else 0
-
-    @property
-    def protocol_type(self) -> str | None:
-        return (self.value.protocol_type or None) if self.value is not None else None
-
-    @property
-    def state_timestamp_ms(self) -> int | None:
-        if self.value is None or self.value.current_state_timestamp == -1:
-            return None
-        return self.value.current_state_timestamp
-
-    def view(self) -> GroupView:
-        """The GroupView a freshly loaded classic group presents to offset validation and expiry."""
-        v = self.value
-        if v is None:
-            return GroupView(self.group_id, GroupType.CLASSIC, "Empty", 0, {}, protocol_type=None)
-        return GroupView(
-            self.group_id,
-            GroupType.CLASSIC,
-            self.state,
-            v.generation,
-            {m.member_id: v.generation for m in v.members},
-            {
-                m.group_instance_id: m.member_id
-                for m in v.members
-                if m.group_instance_id is not None
-            },
-            protocol_type=v.protocol_type or None,
-            state_timestamp_ms=self.state_timestamp_ms,
-            subscribed_topics=subscribed_topics(v),
-        )
-
-
-def consumer_protocol_topics(buf: bytes | bytearray | memoryview) -> list[str]:
-    """The topics of a ConsumerProtocolSubscription, read as version 0 whatever its header says.
-
-    ClassicGroup.computeSubscribedTopics reads the version header, then parses version 0 (topics,
-    user data), the prefix of every version; bytes left over are ignored. Raises ValueError where
-    Kafka's parse throws (buffer underflow, a null topic array or topic name); invalid UTF-8 is
-    replaced, as Java's `new String(bytes, UTF_8)` does.
-    """
-    buf = bytes(buf)
-    size = len(buf)
-    if size < 6:
-        raise ValueError("subscription too short")
-    (n,) = struct.unpack_from(">i", buf, 2)
-    pos, out = 6, []
-    if n < 0 or n > size - pos:
-        raise ValueError("bad topic count")
-    for _ in range(n):
-        if pos + 2 > size:
-            raise ValueError("truncated subscription")
-        (ln,) = struct.unpack_from(">h", buf, pos)
-        pos += 2
-        if ln < 0 or pos + ln > size:
-            raise ValueError("truncated subscription")
-        out.append(buf[pos : pos + ln].decode("utf-8", errors="replace"))
-        pos += ln
-    if pos + 4 > size:  # userData: nullable bytes
-        raise ValueError("truncated subscription")
-    (ud,) = struct.unpack_from(">i", buf, pos)
-    if ud > size - pos - 4:
-        raise ValueError("truncated subscription user data")
-    return out
-
-
-def metadata_topics(meta: object) -> list[str]:
-    """Topics of one member's protocol metadata: ConsumerProtocolSubscription bytes, or an already
-    decoded subscription (anything with `.topics`, as the simulator passes); ValueError otherwise."""
-    if isinstance(meta, (bytes, bytearray, memoryview)):
-        return consumer_protocol_topics(meta)
-    topics = getattr(meta, "topics", None)
-    if topics is None:
-        raise ValueError(f"not a consumer protocol subscription: {type(meta).__name__}")
-    return list(topics)
-
-
-def topics_of_subscriptions(metadata: Iterable[Any]) -> frozenset[str] | None:
-    """The union of the subscriptions' topics (ClassicGroup.computeSubscribedTopics), or None when
-    one is not a valid ConsumerProtocolSubscription: Kafka logs the SchemaException and knows none."""
-    topics: set[str] = set()
-    try:
-        for meta in metadata:
-            topics.update(metadata_topics(meta))
-    except ValueError:
-        return None
-    return frozenset(topics)
-
-
-def subscribed_topics(value: GroupMetadataValue) -> frozenset[str] | None:
-    """ClassicGroup.computeSubscribedTopics: None unless the protocol type is "consumer" and every
-    member's subscription parses; the empty set for a group without members."""
-    if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return None
-    if not value.members:
-        return frozenset()
-    if value.protocol is None:
-        return None
-    return topics_of_subscriptions(m.subscription for m in value.members)
+from .subscribed_topics import CONSUMER_PROTOCOL_TYPE
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ from ..group.consumer_group_model import (
     ScheduleSessionTimeout,
 )
 from ..group.errors import Errors
-from ..group.offsets import OffsetCommitPartition, OffsetCommitRequest, validate_offset_commit
+from ..group.offset_messages import OffsetCommitPartition, OffsetCommitRequest
+from ..group.offsets import validate_offset_commit
 from ..model import TopicMetadata
 from .member import SimMember
 from .world import Simulation

@@ -61,18 +61,15 @@ from ..group.classic_messages import (
     heartbeat_key,
 )
 from ..group.errors import Errors
-from ..group.offsets import (
+from ..group.offset_messages import (
     GroupType,
     GroupView,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
     OffsetsConfig,
-    OffsetStore,
-    commit_offsets,
-    expire_offsets,
-    fetch_offsets,
 )
+from ..group.offsets import OffsetStore, commit_offsets, expire_offsets, fetch_offsets
 from ..group.records import (
     GroupMetadataValue,
     MemberMetadata,
