@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,33 @@ def vectors_dir() -> Path:
     if not VECTORS.exists():
         pytest.fail(f"parity vectors not found at {VECTORS}")
     return VECTORS
+
+
+@pytest.fixture(autouse=True)
+def tables_read_by_people(monkeypatch):
+    """Every result a command emits in a test: its table, at 60/80/120 columns, reads cleanly."""
+    from table_check import check_all_widths
+
+    from kafka_rebalance import output
+
+    emit = output.emit
+    found: list[str] = []
+
+    def checked(obj, fmt, table=None):
+        if table is not None:
+            found.extend(check_all_widths(table, obj))
+        return emit(obj, fmt, table)
+
+    monkeypatch.setattr(output, "emit", checked)
+    # modules that imported `emit` by name (commands/*, imported lazily by cli.main)
+    import kafka_rebalance.cli as cli
+
+    cli.build_parser()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kafka_rebalance.") and getattr(module, "emit", None) is emit:
+            monkeypatch.setattr(module, "emit", checked)
+    yield
+    assert not found, "table output a person cannot read:\n" + "\n".join(found[:20])
 
 
 @pytest.fixture(scope="session")

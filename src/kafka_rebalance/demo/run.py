@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import ClusterSnapshot
+from .. import ClusterSnapshot, textfmt
 from .. import write_json as atomic_write_json
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: telemetry starts here
@@ -314,7 +314,7 @@ class Demo:
             "kafka --generate": add_broker.get("generate", {}).get("replica_moves", 0),
         }
         self.report["moves_intro"] = (
-            f"Adding broker {self.new_broker}: our plan moves {add_broker['bytes_moved'] / 1e9:,.1f} GB; "
+            f"Adding broker {self.new_broker}: our plan moves {textfmt.bytes_(add_broker['bytes_moved'])}; "
             "the lower bound is the replicas the new broker must take for balance; --generate lays every "
             "topic out again from scratch."
         )
@@ -383,7 +383,16 @@ class Demo:
             "batches": len(result.get("status", {})),
             "partitions": len(wanted),
         }
-        self.report["cards"]["executed batches"] = self.execute_result["batches"]
+        self.report["cards"]["executed batches (simulated cluster)"] = self.execute_result[
+            "batches"
+        ]
+        self.report["execute"] = {
+            "simulated": True,
+            "plan": "plans/add_broker_reassignment.json",
+            "partitions": len(wanted),
+            "batches": self.execute_result["batches"],
+            "phase": result.get("phase"),
+        }
 
     # -- 7. report --------------------------------------------------------------------------
 
@@ -391,6 +400,18 @@ class Demo:
         from .. import write_report
 
         self.report["timings_s"] = self.timings
+        # every chart names the input or plan it shows
+        self.report["sources"] = {
+            "broker_load": "full plan, plans/full_reassignment.json, on the load model's snapshot",
+            "leaders": "cluster/snapshot.json, then plans/preferred_election.json and "
+            "plans/leaders_reassignment.json",
+            "moves": "add-broker plan, plans/add_broker_reassignment.json",
+            "ownership": "scenario: demo rolling restart",
+            "compare": "scenario: demo rolling restart",
+            "lag": "telemetry/consumer_offsets.parquet and telemetry/log_end_offsets.parquet",
+            "sweep": "sweep/grid.json",
+            "execute": "plans/add_broker_reassignment.json",
+        }
         atomic_write_json(self.out / "report.json", self.report)
         return write_report(self.out)
 

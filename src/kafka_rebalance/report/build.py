@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import textfmt
 from ..errors import InputError
 from ..io_util import atomic_write_text, read_structured
 from .html import (
@@ -109,6 +110,11 @@ def validate(doc: Mapping[str, Any], source: str = REPORT_JSON) -> None:
     c = _Check(source)
     for key in ("title", "subtitle", "moves_intro"):
         c.is_(key, doc.get(key), str, optional=True)
+    for k, v in (c.is_("sources", doc.get("sources"), dict, optional=True) or {}).items():
+        c.is_(f"sources.{k}", v, str)
+    ex = c.is_("execute", doc.get("execute"), dict, optional=True)
+    for k, v in (ex or {}).items():
+        c.is_(f"execute.{k}", v, "scalar")
     for k, v in (c.is_("cards", doc.get("cards"), dict, optional=True) or {}).items():
         c.is_(f"cards.{k}", v, "scalar")
     load = c.is_("broker_load", doc.get("broker_load"), dict, optional=True)
@@ -218,7 +224,14 @@ COMPARE_KEYS = (
 COMPARE_PLOTTED = ("unavailable_partition_ms", "member_paused_ms")
 
 
-def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Section]:
+def _fmt_cell(column: str, v: Any) -> str:
+    """A table cell in the unit its column name says (`*_ms`, `*bytes*`), `-` when absent."""
+    return "-" if v is None or v == "" else textfmt.by_name(column, v)
+
+
+def build_sections(
+    doc: Mapping[str, Any], source: str = REPORT_JSON, note_missing: bool = True
+) -> list[Section]:
     """The report's sections; InputError (nothing drawn) when a field is malformed (validate: after it,
     every section's field is an object or absent)."""
     validate(doc, source)
@@ -236,8 +249,19 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         ratios = load.get("max_over_mean")
         if ratios:
             b, a = ratios.get("before") or {}, ratios.get("after") or {}
-            rows = [[r, b.get(r, ""), a.get(r, "")] for r in sorted(set(b) | set(a))]
+            before_load = load.get("before") or {}
+            # a resource with no data (all zero, e.g. bytes without a load model) is n/a, not 1.000
+            empty = {r for r, v in before_load.items() if not any(v.values())}
+            rows = [
+                [r.replace("_", " ")]
+                + [
+                    textfmt.NA if r in empty else textfmt.ratio(side.get(r) or None)
+                    for side in (b, a)
+                ]
+                for r in sorted(set(b) | set(a))
+            ]
             sec.tables.append(("max / mean per resource", ["resource", "before", "after"], rows))
+        sec.key = "broker_load"
         sections.append(sec)
     leaders = doc.get("leaders")
     if leaders:
@@ -259,6 +283,7 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
                 "leaders",
             )
         )
+        sec.key = "leaders"
         sections.append(sec)
     moves = doc.get("moves")
     if moves:
@@ -271,7 +296,14 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         plans = doc.get("plans")
         if isinstance(plans, list) and plans:
             header = list(plans[0].keys())
-            sec.tables.append(("plans", header, [[p.get(h, "") for h in header] for p in plans]))
+            sec.tables.append(
+                (
+                    "plans",
+                    [h.replace("_", " ") for h in header],
+                    [[_fmt_cell(h, p.get(h)) for h in header] for p in plans],
+                )
+            )
+        sec.key = "moves"
         sections.append(sec)
     ownership = doc.get("ownership")
     if ownership:
@@ -288,6 +320,7 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
                     o.get("stops") or [],
                 )
             )
+        sec.key = "ownership"
         sections.append(sec)
     compare = doc.get("compare")
     if compare:
@@ -305,14 +338,16 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
         )
         rows = [
             [PROTOCOL_LABELS.get(n, n)]
-            + [compare[n].get(k, "") for k in keys]
+            + [_fmt_cell(k, compare[n].get(k)) for k in keys]
             + [
-                (compare[n].get("records") or {}).get("duplicates", ""),
-                (compare[n].get("records") or {}).get("lost", ""),
+                _fmt_cell("duplicates", (compare[n].get("records") or {}).get("duplicates")),
+                _fmt_cell("lost", (compare[n].get("records") or {}).get("lost")),
             ]
             for n in names
         ]
-        sec.tables.append(("side by side", ["protocol"] + keys + ["duplicates", "lost"], rows))
+        header = ["protocol"] + [k.removesuffix("_ms").replace("_", " ") for k in keys]
+        sec.tables.append(("side by side", header + ["duplicates", "lost"], rows))
+        sec.key = "compare"
         sections.append(sec)
     lag = doc.get("lag")
     if lag:
@@ -325,7 +360,14 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
             sec.figures.append(lag_figure(series, lag.get("title", "Consumer lag")))
         st = lag.get("statuses")
         if st:
-            sec.tables.append(("Burrow evaluation", st["columns"], st["rows"]))
+            sec.tables.append(
+                (
+                    "Burrow evaluation",
+                    [c.replace("_", " ") for c in st["columns"]],
+                    [[_fmt_cell(c, v) for c, v in zip(st["columns"], r)] for r in st["rows"]],
+                )
+            )
+        sec.key = "lag"
         sections.append(sec)
     sweep = doc.get("sweep")
     if sweep and sweep.get("rows"):
@@ -350,14 +392,38 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
                     "ms",
                 )
             )
-        sec.tables.append(("sweep results", cols, rows))
+        sec.tables.append(
+            (
+                "sweep results",
+                [c.removesuffix("_ms").replace("_", " ") for c in cols],
+                [[_fmt_cell(c, v) for c, v in zip(cols, r)] for r in rows],
+            )
+        )
+        sec.key = "sweep"
         sections.append(sec)
+    ex = doc.get("execute")
+    if ex:
+        simulated = bool(ex.get("simulated"))
+        where = "a simulated cluster (simulated)" if simulated else "the cluster"
+        sec = Section(
+            f"Plan execution on {where}",
+            f"The plan was applied batch by batch on {where}: "
+            + ", ".join(f"{k.replace('_', ' ')} {_fmt_cell(k, v)}" for k, v in ex.items()),
+        )
+        sec.key = "execute"
+        sections.append(sec)
+    sources = doc.get("sources") or {}
+    for sec in sections:
+        key = sec.key
+        label = sources.get(key) or Path(source).name
+        simulated = key == "execute" and bool(doc["execute"].get("simulated"))
+        sec.source = label + (" (simulated)" if simulated else "")
     missing = [
         k
         for k in ("broker_load", "leaders", "moves", "ownership", "compare", "lag", "sweep")
         if not doc.get(k)
     ]
-    if missing:
+    if missing and note_missing:
         sections.append(
             Section(
                 "Not in these results",
@@ -368,19 +434,69 @@ def build_sections(doc: Mapping[str, Any], source: str = REPORT_JSON) -> list[Se
 
 
 def write_report(results: str | Path, out: str | Path | None = None) -> Path:
-    """Read RESULTS (a folder holding report.json, or the JSON itself) and write the HTML page."""
+    """Read RESULTS and write the HTML page; InputError (nothing written) on a bad input.
+
+    RESULTS is a folder holding the demo's report.json, any other folder of toolkit JSON
+    outputs (each file becomes its sections), or one JSON output of the toolkit.
+    """
+    from .inputs import kind_of, sections_for, short_name
+
     path = Path(results)
-    doc_path = path / REPORT_JSON if path.is_dir() else path
-    doc = read_structured(doc_path)
-    if not isinstance(doc, dict):
-        raise InputError("expected a JSON object", source=str(doc_path))
-    sections = build_sections(doc, str(doc_path))
-    page = render_html(
-        doc.get("title") or "kafka-rebalance report",
-        doc.get("subtitle") or "",
-        doc.get("cards") or {},
-        sections,
-    )
-    target = Path(out) if out else doc_path.parent / REPORT_HTML
+    if not path.exists():
+        raise InputError("no such file or folder", source=str(path))
+    title, subtitle, cards = "kafka-rebalance report", "", {}
+    if path.is_dir() and not (path / REPORT_JSON).exists():
+        files = sorted(
+            p
+            for p in [*path.glob("*.json"), *path.glob("*/*.json")]
+            if not p.name.endswith(".state.json")
+        )
+        sections: list[Section] = []
+        unread: list[str] = []
+        for f in files:
+            doc = read_structured(f)
+            name = short_name(f, path)
+            kind = kind_of(doc)
+            if kind is None:
+                unread.append(name)
+            elif kind == "report":
+                sections += build_sections(doc, name, note_missing=f.name == REPORT_JSON)
+            else:
+                sections += sections_for(doc, name)
+        if not sections:
+            raise InputError(
+                "no kafka-rebalance output found: expected report.json or JSON outputs of the "
+                f"toolkit (found {len(files)} JSON files, none recognised)",
+                source=str(path),
+            )
+        if unread:
+            sections.append(
+                Section(
+                    "Not read", "Files that are not outputs of the toolkit: " + ", ".join(unread)
+                )
+            )
+        subtitle = f"results in {path}"
+        target = Path(out) if out else path / REPORT_HTML
+    else:
+        doc_path = path / REPORT_JSON if path.is_dir() else path
+        doc = read_structured(doc_path)
+        if not isinstance(doc, dict):
+            raise InputError("expected a JSON object", source=str(doc_path))
+        if doc_path.name == REPORT_JSON or kind_of(doc) == "report":
+            sections = build_sections(doc, str(doc_path), doc_path.name == REPORT_JSON)
+            title = doc.get("title") or title
+            subtitle = doc.get("subtitle") or ""
+            cards = doc.get("cards") or {}
+            default = (
+                doc_path.parent / REPORT_HTML
+                if doc_path.name == REPORT_JSON
+                else doc_path.with_name(doc_path.stem + ".report.html")
+            )
+        else:
+            sections = sections_for(doc, doc_path.name)
+            subtitle = str(doc_path)
+            default = doc_path.with_name(doc_path.stem + ".report.html")
+        target = Path(out) if out else default
+    page = render_html(title, subtitle, cards, sections)
     atomic_write_text(target, page)
     return target
