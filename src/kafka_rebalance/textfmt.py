@@ -100,6 +100,29 @@ def rate(bytes_per_second: Any, na: str = NA) -> str:
     return s + "/s" if _finite(x) else s
 
 
+def bytes_column(values: Sequence[Any], per_second: bool = False) -> tuple[str, list[str]]:
+    """One unit for a whole column (the largest value's): (`MiB/s`, [`9.92`, `0`, ...]).
+
+    Numbers in one unit compare at a glance and leave the header to say the unit.
+    """
+    vals = [_real(v) for v in values]
+    finite = [abs(v) for v in vals if _finite(v)]
+    top = max(finite, default=0.0)
+    _, unit = _scale(float(top), 1024.0, _BYTE_UNITS)
+    divisor = 1024.0 ** _BYTE_UNITS.index(unit)
+    cells = []
+    for v in vals:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            cells.append(NA)
+        elif not _finite(v):
+            cells.append(_nonfinite(v))
+        elif v == 0:
+            cells.append("0")
+        else:
+            cells.append(_fixed(v, 0) if unit == "B" else _three_digits(v / divisor))
+    return unit + ("/s" if per_second else ""), cells
+
+
 def per_second(n: Any, unit: str = "msg", na: str = NA) -> str:
     """A count per second: `1,234 msg/s`, `0.50 msg/s`."""
     n = _real(n)
@@ -296,9 +319,12 @@ def columns(*spec: str | Column) -> list[Column]:
     return out
 
 
-# The table's frame: one character per border and one space of padding each side of a cell.
+# The table's frame: one character per border and one space of padding each side of a cell;
+# the compact layout (no borders, one space each side, none at the edges) costs 2 per column less 2.
 _FRAME_PER_COLUMN = 3
 _FRAME_FIXED = 1
+_COMPACT_PER_COLUMN = 2
+_COMPACT_FIXED = -2
 
 
 def _longest_word(text: str) -> int:
@@ -309,7 +335,13 @@ def _longest_line(text: str) -> int:
     return max((cell_len(line) for line in text.splitlines()), default=0)
 
 
-def column_widths(cols: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
+def column_widths(
+    cols: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    per_column: int = _FRAME_PER_COLUMN,
+    fixed: int = _FRAME_FIXED,
+) -> list[int]:
     """Widths that fit `width` without splitting a word, or [] when none exist.
 
     Each column gets at least its longest word (header included; a right-aligned column's
@@ -324,7 +356,7 @@ def column_widths(cols: Sequence[Column], rows: Sequence[Sequence[str]], width: 
             hi[i] = max(hi[i], _longest_line(v))
     lo = [max(1, x) for x in lo]
     hi = [max(a, b) for a, b in zip(lo, hi)]
-    room = width - _FRAME_FIXED - _FRAME_PER_COLUMN * len(cols)
+    room = width - fixed - per_column * len(cols)
     if sum(lo) > room:
         return []
     if sum(hi) <= room:
@@ -361,10 +393,25 @@ def print_table(
     ]
     styles = list(row_styles) if row_styles is not None else [None] * len(text_rows)
     widths = column_widths(spec, text_rows, console.width)
+    compact = False
+    if not widths:  # without borders, before giving up on columns
+        widths = column_widths(spec, text_rows, console.width, _COMPACT_PER_COLUMN, _COMPACT_FIXED)
+        compact = True
     if not widths:
         print_vertical(console, title, spec, text_rows, styles)
         return
-    t = Table(title=title, title_justify="left")
+    t = (
+        Table(
+            title=title,
+            title_justify="left",
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+            header_style="bold underline",
+        )
+        if compact
+        else Table(title=title, title_justify="left")
+    )
     for c, w in zip(spec, widths):
         t.add_column(
             Text(c.header), justify="right" if c.right else "left", width=w, overflow="fold"
@@ -411,6 +458,7 @@ __all__ = [
     "Column",
     "by_name",
     "bytes_",
+    "bytes_column",
     "cell",
     "column_widths",
     "columns",

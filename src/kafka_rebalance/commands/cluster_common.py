@@ -7,9 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.table import Table
 
-from .. import io_util
+from .. import io_util, textfmt
 from ..errors import InputError
 from ..model import ClusterSnapshot
 from ..ops.cluster_source import load_snapshot as _load_snapshot
@@ -112,24 +111,12 @@ def parse_ids(text: str | None, flag: str) -> list[int]:
     return ids
 
 
-def fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.3g}" if abs(v) >= 1e4 or v != int(v) else str(int(v))
-    return str(v)
-
-
 def kv_table(title: str):
+    """A `field  value` table of a flat result, each value in the unit its name says."""
+
     def render(console: Console, r: dict) -> None:
-        t = Table(title=title)
-        t.add_column("key")
-        t.add_column("value", justify="right")
-        for k, v in r.items():
-            t.add_row(
-                k,
-                fmt(v)
-                if not isinstance(v, dict)
-                else ", ".join(f"{a}={fmt(b)}" for a, b in v.items()),
-            )
-        console.print(t)
+        textfmt.print_kv(
+            console, title, [(k.replace("_", " "), textfmt.by_name(k, v)) for k, v in r.items()]
+        )
 
     return render

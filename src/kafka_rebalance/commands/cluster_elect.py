@@ -15,9 +15,9 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
-from .. import io_util, output
+from .. import io_util, output, textfmt
 from ..cluster import kafka_json
 from ..cluster.leader_skew import DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE
 from ..errors import InputError
@@ -117,20 +117,26 @@ def run_elect(args: argparse.Namespace) -> int:
 
 
 def _elect_table(console: Console, r: dict) -> None:
+    c = textfmt.count
     if "controller" in r:
         console.print(
-            f"{r['controller']} controller with auto.leader.rebalance.enable: {r['elect']} elections in "
-            f"{r['passes']} pass(es); {r['still_not_preferred']} partitions still not on their preferred "
-            f"leader"
+            Text(
+                f"{r['controller']} controller with auto.leader.rebalance.enable: "
+                f"{c(r['elect'])} elections in {c(r['passes'])} passes; "
+                f"{c(r['still_not_preferred'])} partitions still not on their preferred leader"
+            )
         )
     console.print(
-        f"partitions to elect: {r['elect']}"
-        + (f" (written to {r['output']})" if r.get("output") else "")
+        Text(
+            f"partitions to elect: {c(r['elect'])}"
+            + (f" (written to {r['output']})" if r.get("output") else "")
+        )
     )
     if r.get("skipped"):
-        t = Table(title="skipped")
-        for c in ("topic", "partition", "reason", "detail"):
-            t.add_column(c)
-        for s in r["skipped"]:
-            t.add_row(s["topic"], str(s["partition"]), s["reason"], s["detail"])
-        console.print(t)
+        skipped = sorted(r["skipped"], key=lambda s: (s["topic"], s["partition"]))
+        textfmt.print_table(
+            console,
+            "skipped",
+            ["topic", ">partition", "reason", "detail"],
+            [[s["topic"], str(s["partition"]), s["reason"], s["detail"]] for s in skipped],
+        )

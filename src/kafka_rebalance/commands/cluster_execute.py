@@ -159,60 +159,83 @@ def register(cluster_subparsers) -> argparse.ArgumentParser:
 
 
 def _table(console, result: dict) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
     plan = result["plan"]
     mode = result["mode"]
-    t = Table(
-        title=f"cluster execute ({mode}): {plan['partitions']} partitions, {plan['replica_moves']} "
-        f"replica moves, {_human(plan['bytes_moved'])}, throttle "
-        f"{_human(plan['throttle']) + '/s' if plan['throttle'] is not None else 'none'}"
-    )
-    for col in (
-        "batch",
-        "partitions",
-        "replica moves",
-        "bytes",
-        "busiest broker slots",
-        "min s at throttle",
-        "status",
-    ):
-        t.add_column(col, justify="right" if col != "status" else "left")
+    c = textfmt.count
+    throttle = textfmt.rate(plan["throttle"]) if plan["throttle"] is not None else "none"
     statuses = result.get("status") or {}
-    for b in plan["batches"]:
-        slots = max(b["broker_slots"].values(), default=0)
-        est = b["min_seconds"]
-        t.add_row(
-            str(b["index"] + 1),
-            str(b["partitions"]),
-            str(b["replica_moves"]),
-            _human(b["bytes_moved"]),
-            str(slots),
-            "-" if est is None else f"{est:.0f}",
-            statuses.get(str(b["index"]), "planned"),
+    batches = sorted(plan["batches"], key=lambda b: b["index"])
+    textfmt.print_table(
+        console,
+        f"cluster execute ({mode}): {c(plan['partitions'])} partitions, "
+        f"{c(plan['replica_moves'])} replica moves, {textfmt.bytes_(plan['bytes_moved'])}, "
+        f"throttle {throttle}",
+        [
+            ">batch",
+            ">partitions",
+            ">replica moves",
+            ">bytes",
+            ">busiest broker slots",
+            ">least time at throttle",
+            "status",
+        ],
+        [
+            [
+                str(b["index"] + 1),
+                c(b["partitions"]),
+                c(b["replica_moves"]),
+                textfmt.bytes_(b["bytes_moved"]),
+                c(max(b["broker_slots"].values(), default=0)),
+                textfmt.duration_s(b["min_seconds"]),
+                statuses.get(str(b["index"]), "planned"),
+            ]
+            for b in batches
+        ],
+    )
+    if batches and plan["throttle"] is not None:
+        first = batches[0]["throttle"]
+        same: dict[tuple, list[str]] = {}  # brokers with the same configs share one row each
+        for k, cfg in first["brokers"].items():
+            same.setdefault(tuple(cfg.items()), []).append(str(k))
+        rows = [
+            [("broker " if len(ids) == 1 else "brokers ") + ", ".join(ids), n, _config_value(n, v)]
+            for items, ids in same.items()
+            for n, v in items
+        ]
+        rows += [
+            [f"topic {k}", n, _config_value(n, v)]
+            for k, cfg in first["topics"].items()
+            for n, v in cfg.items()
+        ]
+        textfmt.print_table(
+            console,
+            "batch 1 throttle configs (kafka-configs --alter --add-config)",
+            ["entity", "config", "value"],
+            rows,
         )
-    console.print(t)
-    if plan["batches"] and plan["throttle"] is not None:
-        first = plan["batches"][0]["throttle"]
-        console.print("[bold]batch 1 throttle configs[/bold] (kafka-configs --alter --add-config):")
-        for broker, cfg in first["brokers"].items():
-            console.print(f"  broker {broker}: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
-        for topic, cfg in first["topics"].items():
-            console.print(f"  topic {topic}: " + ", ".join(f"{k}=[{v}]" for k, v in cfg.items()))
     for path in result.get("batch_files") or []:
-        console.print(f"wrote {path}")
+        console.print(Text(f"wrote {path}"))
     if result.get("election"):
         e = result["election"]
         console.print(
-            f"preferred leader election: {e['elected']} elected, {e['not_needed']} not needed, "
-            f"{len(e['failed'])} failed"
+            f"preferred leader election: {c(e['elected'])} elected, {c(e['not_needed'])} not "
+            f"needed, {c(len(e['failed']))} failed"
         )
+    if result.get("error"):
+        console.print(Text(f"error: {result['error']}", style="red"))
     if mode == "dry-run":
         console.print("dry run: nothing was written to the cluster; add --execute to apply")
 
 
-def _human(n: float) -> str:
-    return textfmt.bytes_(n)
+def _config_value(name: str, value) -> str:
+    """A throttle config as kafka-configs takes it, readable: rates with their unit, replica
+    lists with spaces (kafka-configs wants them in brackets, without the spaces)."""
+    text = str(value)
+    if name.endswith(".rate") and text.isdigit():
+        return f"{text} ({textfmt.rate(int(text))})"
+    return text.replace(",", ", ")
 
 
 def _check_flags(args: argparse.Namespace) -> None:
