@@ -21,9 +21,8 @@ def vectors_dir() -> Path:
 @pytest.fixture(autouse=True)
 def tables_read_by_people(monkeypatch):
     """Every result a command emits in a test: its table, at 60/80/120 columns, reads cleanly."""
-    from table_check import check_all_widths
-
     from kafka_rebalance import output
+    from table_check import check_all_widths
 
     emit = output.emit
     found: list[str] = []

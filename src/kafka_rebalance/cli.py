@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from . import __version__
 from .commands import COMMANDS
-from .errors import InputError
+from .errors import InputError, RuntimeFailure
 from .io_util import OutputError
 from .textfmt import escape_controls
 
@@ -69,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(args.command, str(exc))
         return 2
     except OutputError as exc:
+        _error(args.command, str(exc))
+        return 1
+    except RuntimeFailure as exc:
         _error(args.command, str(exc))
         return 1
     except OSError as exc:

@@ -198,8 +198,14 @@ def by_name(field: str, v: Any) -> str:
     """A value formatted by what its JSON field name says it is (`*_ms`, `*bytes*`, ratios)."""
     v = _real(v)
     name = field.lower()
+    if isinstance(v, Mapping) and v:
+        return ", ".join(f"{k} {by_name(field, x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)) and v:
+        return ", ".join(by_name(field, x) for x in v)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return cell(v)
+    if name.endswith(("_ms", "_ms_s")) and abs(v) >= 100_000_000_000:
+        return timestamp_ms(v)  # epoch milliseconds (after 1973), not a duration
     if name.endswith(("_at_ms", "ts_ms", "timestamp_ms", "time_ms")):
         return timestamp_ms(v)
     if name.endswith("_ms") or name == "ms":
@@ -211,6 +217,16 @@ def by_name(field: str, v: Any) -> str:
     if any(w in name for w in ("ratio", "mean", "complete", "threshold", "band")):
         return ratio(v)
     return number(v)
+
+
+def label(field: str) -> str:
+    """A JSON field name as a table label: `wall_s` -> `wall`, `window_ms` -> `window` (the
+    value carries the unit), other underscores become spaces."""
+    for suffix in ("_ms", "_s", "_seconds"):
+        if field.endswith(suffix) and len(field) > len(suffix):
+            field = field[: -len(suffix)]
+            break
+    return field.replace("_", " ")
 
 
 def yes_no(flag: Any) -> str:
@@ -467,6 +483,7 @@ __all__ = [
     "duration_s",
     "escape_controls",
     "ids",
+    "label",
     "timestamp_ms",
     "number",
     "per_second",

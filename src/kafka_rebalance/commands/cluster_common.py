@@ -116,7 +116,7 @@ def kv_table(title: str):
 
     def render(console: Console, r: dict) -> None:
         textfmt.print_kv(
-            console, title, [(k.replace("_", " "), textfmt.by_name(k, v)) for k, v in r.items()]
+            console, title, [(textfmt.label(k), textfmt.by_name(k, v)) for k, v in r.items()]
         )
 
     return render

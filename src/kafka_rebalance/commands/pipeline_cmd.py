@@ -386,7 +386,7 @@ def _table(console, summary: dict[str, Any]) -> None:
             v = f"{len(v)} items, see --format json"
         elif isinstance(v, list) and v and isinstance(v[0], dict):
             v = "; ".join(textfmt.cell(x) for x in v)
-        rows.append((k.replace("_", " "), textfmt.by_name(k, v)))
+        rows.append((textfmt.label(k), textfmt.by_name(k, v)))
     textfmt.print_kv(console, "pipeline", rows)
     if summary.get("groups"):
         groups = []

@@ -7,10 +7,18 @@ from ..output import add_format_flag, emit
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "report", help="write the HTML report from a results folder (RESULTS/report.json)"
+        "report",
+        help="write a self-contained HTML report of any result of the toolkit",
+        description="Render a results folder (the demo's, or any folder of JSON outputs) or one "
+        "JSON output of the toolkit (plan, skew, describe, execute, snapshot, simulate summary or "
+        "--compare, sweep, lag, load-model, offsets) as one HTML page; docs/formats.md section 6.",
     )
-    p.add_argument("results", help="results folder written by `demo` (or its report.json)")
-    p.add_argument("--out", help="HTML file to write (default RESULTS/report.html)")
+    p.add_argument("results", metavar="PATH", help="a results folder or one JSON output")
+    p.add_argument(
+        "--out",
+        help="HTML file to write (default PATH/report.html for a folder, NAME.report.html "
+        "beside a file)",
+    )
     add_format_flag(p)
     p.set_defaults(func=run)
 
@@ -22,6 +30,6 @@ def run(args) -> int:
     emit(
         {"report": str(target)},
         args.format,
-        lambda c, o: c.print(f"report written to [bold]{o['report']}[/bold]"),
+        lambda c, o: c.print(f"report written to {o['report']}", markup=False, highlight=False),
     )
     return 0

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, RuntimeFailure
 from ..model import Broker, ClusterSnapshot, LogDir, PartitionLoad, PartitionReplicas
 from .client_config import client_kwargs, load_client_config
 from .properties import parse_properties
@@ -172,16 +172,17 @@ class KafkaAdmin:
         try:
             self.client = KafkaAdminClient(**kwargs)
         except KafkaError as exc:
-            hint = ""
             if kwargs.get("security_protocol", "PLAINTEXT") != "PLAINTEXT":
-                # kafka-python reports a failed SASL login or TLS handshake as a version problem
-                hint = (
-                    f" (with security.protocol={kwargs['security_protocol']}: the broker may have "
-                    f"refused the credentials or the certificates of {command_config})"
-                )
-            raise InputError(
-                f"cannot connect to {bootstrap}: {exc}{hint}", field="--bootstrap-server"
-            ) from None
+                # kafka-python reports a failed SASL login or TLS handshake as a version problem:
+                # the credentials or certificates of the command config are the likely cause
+                raise InputError(
+                    f"cannot connect to {bootstrap}: {exc} (with security.protocol="
+                    f"{kwargs['security_protocol']}: the broker may have refused the credentials "
+                    f"or the certificates of {command_config})",
+                    field="--bootstrap-server",
+                ) from None
+            # the address may be right and the cluster down: a runtime failure (exit 1)
+            raise RuntimeFailure(f"cannot connect to {bootstrap}: {exc}") from None
 
     def close(self) -> None:
         self.client.close()

@@ -80,7 +80,7 @@ KINDS = (
 
 def _kv_section(title: str, doc: Mapping[str, Any], source: str, skip: tuple = ()) -> Section:
     rows = [
-        [k.replace("_", " "), textfmt.by_name(k, v)]
+        [textfmt.label(k), textfmt.by_name(k, v)]
         for k, v in doc.items()
         if k not in skip and not (isinstance(v, (list, dict)) and len(v) > 8)
     ]
