@@ -77,13 +77,20 @@ def normalise(text: str) -> str:
 
 
 def run(example: Example) -> tuple[int, str]:
-    """Run one example in-process in the current folder at 80 columns: (exit code, stdout)."""
+    """Run one example in-process in the current folder at 80 columns: (exit code, stdout).
+
+    A Spark job's JVM keeps the folder it started in, so its paths are made absolute here.
+    """
     from kafka_rebalance.cli import main
 
+    argv = example.argv
+    if example.spark:
+        here = Path.cwd()
+        argv = [str(here / a) if a.startswith(("out/", "examples/")) else a for a in argv]
     os.environ["COLUMNS"] = str(WIDTH)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        rc = main(example.argv)
+        rc = main(argv)
     return rc, buf.getvalue()
 
 

@@ -444,7 +444,8 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
     path = Path(results)
     if not path.exists():
         raise InputError("no such file or folder", source=str(path))
-    title, subtitle, cards = "kafka-rebalance report", "", {}
+    title, subtitle = "kafka-rebalance report", ""
+    cards: dict[str, Any] = {}
     if path.is_dir() and not (path / REPORT_JSON).exists():
         files = sorted(
             p
