@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import ClusterSnapshot, textfmt
+from .. import ClusterSnapshot
 from .. import write_json as atomic_write_json
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: telemetry starts here
@@ -314,7 +314,7 @@ class Demo:
             "kafka --generate": add_broker.get("generate", {}).get("replica_moves", 0),
         }
         self.report["moves_intro"] = (
-            f"Adding broker {self.new_broker}: our plan moves {textfmt.bytes_(add_broker['bytes_moved'])}; "
+            f"Adding broker {self.new_broker}: our plan moves {add_broker['bytes_moved'] / 2**30:,.1f} GiB; "
             "the lower bound is the replicas the new broker must take for balance; --generate lays every "
             "topic out again from scratch."
         )
