@@ -373,12 +373,13 @@ def test_unknown_partitions_are_rejected_before_the_coordinator():
     ]
 
 
-# --- retention on the simulated broker (sim/kafka_client.SimCluster) ------------------------
+# --- retention on the simulated broker (sim/kafka_cluster.SimCluster) -----------------------
 
 
 def _sim(retention_ms=60_000, interval_ms=10_000):
     from kafka_rebalance.group.classic_group import ClassicGroupConfig
-    from kafka_rebalance.sim.kafka_client import SimCluster, SimConsumer
+    from kafka_rebalance.sim.kafka_client import SimConsumer
+    from kafka_rebalance.sim.kafka_cluster import SimCluster
 
     cluster = SimCluster(
         {"a": 2, "b": 1},

@@ -1,4 +1,5 @@
-"""The whole parallel consumer (`kafka/parallel.py`) under the simulated cluster (`sim/kafka_client.py`).
+"""The whole parallel consumer (`kafka/parallel.py`) under the simulated cluster
+(`sim/kafka_client.py`, `sim/kafka_cluster.py`).
 
 The simulated consumer runs the real classic group protocol (`group/classic_group.py`: join, sync,
 heartbeats, session expiry on a virtual clock, the assignor from `assign.registry`) and stores every
@@ -27,7 +28,8 @@ from kafka_rebalance.group.errors import Errors
 from kafka_rebalance.group.offset_messages import OffsetsConfig
 from kafka_rebalance.kafka.parallel import OffsetMapDroppedWarning, ParallelConsumer
 from kafka_rebalance.parallel import decode_offset_map
-from kafka_rebalance.sim.kafka_client import SimCluster, SimConsumer
+from kafka_rebalance.sim.kafka_client import SimConsumer
+from kafka_rebalance.sim.kafka_cluster import SimCluster
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -67,7 +67,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "generate": ("ops.cluster", "generate"),
     "GenerateResult": ("ops.cluster", "GenerateResult"),
     "SimCluster": ("kafka.sim_cluster", "SimCluster"),
-    "SimGroupCluster": ("sim.kafka_client", "SimCluster"),
+    "SimGroupCluster": ("sim.kafka_cluster", "SimCluster"),
     "SimConsumer": ("sim.kafka_client", "SimConsumer"),
     # __consumer_offsets
     "decode_offsets_record": ("ops.offsets", "decode_offsets_record"),
@@ -204,7 +204,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and the layering test
     from .pipeline.sweep import run_sweep
     from .report.build import write_report
     from .sim.event_log import write_events
-    from .sim.kafka_client import SimCluster as SimGroupCluster
     from .sim.kafka_client import SimConsumer
+    from .sim.kafka_cluster import SimCluster as SimGroupCluster
     from .sim.offsets_topic import consumer_offsets_records, log_end_offsets
     from .sim.scenario import Scenario
