@@ -160,7 +160,9 @@ def encode_assignment(assignment: Assignment, version: int = HIGHEST_SUPPORTED_V
 # ---------------------------------------------------------------- reading
 
 
-class _Reader:
+class ProtocolReader:
+    """Reads the consumer protocol's big-endian fields, raising Kafka's SchemaException texts."""
+
     __slots__ = ("buf", "pos", "what")
 
     def __init__(self, buf: bytes, what: str) -> None:
@@ -231,7 +233,7 @@ def decode_version(buf: bytes) -> int:
 
 def decode_subscription(buf: bytes) -> Subscription:
     """ConsumerProtocol.deserializeSubscription, header included; an empty rack id reads as none."""
-    r = _Reader(buf, "subscription")
+    r = ProtocolReader(buf, "subscription")
     version = _check_version(r.int16())
     topics = tuple(r.string("topics") for _ in range(r.array_len("topics")))
     user_data = r.bytes_()
@@ -249,7 +251,7 @@ def decode_subscription(buf: bytes) -> Subscription:
 
 def decode_assignment(buf: bytes) -> Assignment:
     """ConsumerProtocol.deserializeAssignment, header included."""
-    r = _Reader(buf, "assignment")
+    r = ProtocolReader(buf, "assignment")
     _check_version(r.int16())
     partitions = r.topic_partitions("assignedPartitions")
     user_data = r.bytes_()

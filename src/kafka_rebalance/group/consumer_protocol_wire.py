@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..assign.protocol import Assignment, SchemaException, Subscription
+from ..assign.protocol import Assignment, ProtocolReader, SchemaException, Subscription
 from ..model import TopicPartition
 
 _I16 = struct.Struct(">h")
@@ -58,62 +58,22 @@ class AssignmentWire:
         return Assignment(parts, self.user_data)
 
 
-class _Reader:
-    __slots__ = ("buf", "pos", "what")
-
-    def __init__(self, buf: bytes, what: str) -> None:
-        self.buf, self.pos, self.what = bytes(buf), 0, what
+class _Reader(ProtocolReader):
+    """The consumer protocol's reader, plus the topic groups kept exactly as written."""
 
     def take(self, n: int) -> bytes:
-        end = self.pos + n
-        if n < 0 or end > len(self.buf):
-            raise SchemaException(f"Buffer underflow while parsing consumer protocol's {self.what}")
-        out = self.buf[self.pos : end]
-        self.pos = end
-        return out
-
-    def int16(self) -> int:
-        return _I16.unpack(self.take(2))[0]
-
-    def int32(self) -> int:
-        return _I32.unpack(self.take(4))[0]
-
-    def nullable_string(self, field: str) -> str | None:
-        n = self.int16()
-        return None if n < 0 else self._string_body(field, n)
-
-    def string(self, field: str) -> str:
-        n = self.int16()
-        if n < 0:
-            raise SchemaException(f"non-nullable field {field} was serialized as null")
-        return self._string_body(field, n)
-
-    def _string_body(self, field: str, n: int) -> str:
-        try:
-            return self.take(n).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise SchemaException(f"field {field} is not valid UTF-8: {exc}") from None
-
-    def bytes_(self) -> bytes | None:
-        n = self.int32()
-        return None if n < 0 else self.take(n)
-
-    def count(self, field: str) -> int:
-        n = self.int32()
-        if n < 0:
-            raise SchemaException(f"non-nullable field {field} was serialized as null")
-        return n
+        return bytes(self._take(n))
 
     def groups(self, field: str) -> TopicGroups:
         out = []
-        for _ in range(self.count(field)):
+        for _ in range(self.array_len(field)):
             topic = self.string("topic")
-            n = self.count("partitions")
+            n = self.array_len("partitions")
             out.append((topic, struct.unpack(f">{n}i", self.take(4 * n)) if n else ()))
         return tuple(out)
 
     def rest(self) -> bytes:
-        out = self.buf[self.pos :]
+        out = bytes(self.buf[self.pos :])
         self.pos = len(self.buf)
         return out
 
@@ -143,7 +103,7 @@ def decode_subscription_wire(buf: bytes) -> SubscriptionWire:
     version = r.int16()
     if version < 0:
         raise SchemaException(f"Unsupported version: {version}")
-    topics = tuple(r.string("topics") or "" for _ in range(r.count("topics")))
+    topics = tuple(r.string("topics") or "" for _ in range(r.array_len("topics")))
     user_data = r.bytes_()
     owned: TopicGroups = r.groups("ownedPartitions") if version >= 1 else ()
     generation = r.int32() if version >= 2 else -1
