@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
@@ -532,5 +533,9 @@ def test_admin_against_a_real_kafka_cluster(real_kafka):
     with KafkaAdmin(real_kafka.bootstrap) as admin:
         # Our IncrementalAlterConfigs v0 (built from kafka-python's protocol types) is accepted.
         admin.incremental_alter_configs(TOPIC, topic, [("retention.ms", SET, "3600000")])
-        assert admin.describe_configs(TOPIC, topic)["retention.ms"] == ("3600000", False)
+        # a config change reaches every broker through the metadata log: wait for it
+        deadline = time.monotonic() + 30
+        while admin.describe_configs(TOPIC, topic)["retention.ms"] != ("3600000", False):
+            assert time.monotonic() < deadline, admin.describe_configs(TOPIC, topic)
+            time.sleep(0.2)
         assert not {k for k in admin.list_partition_reassignments() if k[0] == topic}

@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from .. import io_util, output
+from .. import io_util, output, textfmt
 from ..cluster.snapshot import snapshot_to_json
 from ..ops.cluster import describe
 from .cluster_common import add_source, kv_table, load_snapshot
@@ -38,20 +38,33 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ints(xs) -> str:
-    return ",".join(str(x) for x in xs)
-
-
 def _table(console: Console, r: dict) -> None:
-    moving = r.pop("reassignments", [])
-    kv_table("cluster")(console, r)
+    moving = r.get("reassignments", [])
+    kv_table("cluster")(console, {k: v for k, v in r.items() if k != "reassignments"})
     if moving:
-        console.print("partitions being reassigned (as kafka-topics.sh --describe shows them):")
-        for m in moving:
-            leader = "none" if m["leader"] is None else m["leader"]
-            # tabs kept (rich would expand them): scripts split these lines on tabs, as Kafka's
-            console.file.write(
-                f"\tTopic: {m['topic']}\tPartition: {m['partition']}\tLeader: {leader}\t"
-                f"Replicas: {_ints(m['replicas'])}\tIsr: {_ints(m['isr'])}\t"
-                f"Adding Replicas: {_ints(m['adding'])}\tRemoving Replicas: {_ints(m['removing'])}\n"
-            )
+        # kafka-topics.sh --describe's fields for each moving partition (--format json for scripts)
+        textfmt.print_table(
+            console,
+            "partitions being reassigned",
+            [
+                "topic",
+                ">partition",
+                ">leader",
+                "replicas",
+                "isr",
+                "adding",
+                "removing",
+            ],
+            [
+                [
+                    m["topic"],
+                    str(m["partition"]),
+                    "none" if m["leader"] is None else str(m["leader"]),
+                    textfmt.ids(m["replicas"]),
+                    textfmt.ids(m["isr"]),
+                    textfmt.ids(m["adding"]),
+                    textfmt.ids(m["removing"]),
+                ]
+                for m in moving
+            ],
+        )
