@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,9 +23,7 @@ class RealKafka:
 
     bootstrap: str
     home: Path | None  # Kafka's distribution (bin/, libs/) or None when only a bootstrap is known
-    state_dir: Path | None = None  # start-kafka.sh's --dir; None for an external cluster
-    pids: list[int] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
+    state_dir: Path | None = None  # start-kafka.sh's --dir, with its pids file; None: external
 
     @property
     def bin(self) -> Path:
@@ -109,8 +107,6 @@ def start(
         bootstrap=env["KAFKA_BOOTSTRAP"],
         home=KAFKA_HOME,
         state_dir=Path(env["KAFKA_DIR"]),
-        pids=[int(p) for p in env.get("KAFKA_PIDS", "").split()],
-        env=env,
     )
 
 
