@@ -519,6 +519,22 @@ def test_replay_partition_polls_at_each_log_end_sample():
     assert len(final) == 1 and final[0]["status"] == "STOP" and final[0]["ts_ms"] == 60_000
 
 
+def test_live_source_stores_commits_older_than_its_one_log_end_sample():
+    """A live run samples the log end now, after every commit: Burrow's rule alone drops them all."""
+    leo = [(10_000, 500)]
+    commits = [("g", 1000, 1, 120), ("g", 2000, 2, 200), ("h", 1500, 3, 500)]
+    assert [r for r in replay_partition(leo, commits, end_ms=10_000) if not r["final"]] == []
+    rows = replay_partition(leo, commits, 10_000, LagConfig(broker_offsets_first=True))
+    polls = {r["group"]: r for r in rows if not r["final"]}
+    assert {
+        g: (r["committed_offset"], r["log_end_offset"], r["lag"]) for g, r in polls.items()
+    } == {
+        "g": (200, 500, 300),
+        "h": (500, 500, 0),
+    }
+    assert polls["h"]["status"] == "OK" and all(r["ts_ms"] == 10_000 for r in polls.values())
+
+
 def test_lag_job_end_to_end(spark, tmp_path):
     offsets_dir = tmp_path / "offsets"
     offsets_dir.mkdir()

@@ -1,9 +1,10 @@
-"""`pipeline offsets --bootstrap-server` on the real Kafka cluster (real_kafka).
+"""`pipeline offsets|lag --bootstrap-server` on the real Kafka cluster (real_kafka).
 
 Two groups commit offsets on a fresh topic: a classic group and a KIP-848 consumer-protocol group.
-The committed offsets the offsets job derives from the live cluster equal what Kafka's own
+The committed offsets the offsets job derives from the live cluster, and the committed offsets,
+log-end offsets and lag the lag job derives, equal what Kafka's own
 `kafka-consumer-groups.sh --describe` reports; the consumer group's KIP-848 records decode (nothing
-quarantined) and its group epochs show as consumer-protocol episodes.
+quarantined) and its group epochs show as consumer-protocol episodes with their partitions.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def live(real_kafka):
     return b, topic, groups
 
 
-def describe(real_kafka, group: str) -> dict[tuple[str, int], tuple[int, int]]:
-    """(topic, partition) -> (CURRENT-OFFSET, LOG-END-OFFSET) from kafka-consumer-groups.sh."""
+def describe(real_kafka, group: str) -> dict[tuple[str, int], tuple[int, int, int]]:
+    """(topic, partition) -> (CURRENT-OFFSET, LOG-END-OFFSET, LAG) from kafka-consumer-groups.sh."""
     out = real_kafka.tool(
         "kafka-consumer-groups.sh",
         "--bootstrap-server",
@@ -79,6 +80,7 @@ def describe(real_kafka, group: str) -> dict[tuple[str, int], tuple[int, int]]:
             rows[(r["TOPIC"], int(r["PARTITION"]))] = (
                 int(r["CURRENT-OFFSET"]),
                 int(r["LOG-END-OFFSET"]),
+                int(r["LAG"]),
             )
     return rows
 
@@ -109,3 +111,31 @@ def test_offsets_from_a_live_cluster_equal_kafka_consumer_groups(
     ep = [e for e in eps if e["group"] == consumer]
     assert ep and all(e["protocol"] == "consumer" for e in ep)
     assert [e["generation_to"] for e in ep] == sorted(e["generation_to"] for e in ep)
+    # the member's join assigned it every partition; its leave (tombstones written before the
+    # epoch bump) unassigned them: neither reads as an empty group (the old bug showed 0 and 0)
+    assert ep[0]["members_after"] == 1 and ep[0]["partitions_assigned"] == 3, ep[0]
+    assert ep[-1]["members_after"] == 0 and ep[-1]["partitions_unassigned"] == 3, ep[-1]
+
+
+def test_lag_from_a_live_cluster_equals_kafka_consumer_groups(
+    spark, real_kafka, live, capsys, tmp_path
+):
+    """Committed offset, log-end offset and lag per partition: the job's rows are the tool's.
+
+    The log-end offsets are sampled before the commits are replayed (as Burrow starts): with one
+    sample taken after every commit, Burrow's rule dropped each commit and the job had no rows.
+    """
+    b, _topic, groups = live
+    summary = run(capsys, ["lag", "--bootstrap-server", b, "--out", str(tmp_path / "l")])
+    lag = pq.read_table(tmp_path / "l" / "lag.parquet").to_pylist()
+    for group in groups:
+        want = describe(real_kafka, group)
+        got = {
+            (r["topic"], r["partition"]): (r["committed_offset"], r["log_end_offset"], r["lag"])
+            for r in lag
+            if r["group"] == group
+        }
+        assert want and got == want, group
+        mine = summary["groups"][group]
+        assert mine["partitions"] == len(want)
+        assert mine["total_lag"] == sum(v[2] for v in want.values())

@@ -346,13 +346,22 @@ def _lag(spark, args, cfg) -> dict[str, Any]:
     from ..pipeline.lag import run_lag
 
     if args.bootstrap_server:
+        from dataclasses import replace
+
         from ..pipeline.live import live_commits, live_log_end
 
         commits = live_commits(spark, args.bootstrap_server)
         try:
             leo = live_log_end(spark, args.bootstrap_server, commits)
+            live_cfg = replace(cfg, broker_offsets_first=True)  # lag.LagConfig: sampled, then read
             return run_lag(
-                spark, args.bootstrap_server, args.bootstrap_server, args.out, cfg, commits, leo
+                spark,
+                args.bootstrap_server,
+                args.bootstrap_server,
+                args.out,
+                live_cfg,
+                commits,
+                leo,
             )
         finally:
             commits.unpersist()

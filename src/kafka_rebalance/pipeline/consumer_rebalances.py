@@ -11,7 +11,9 @@ So an episode is exact from the log alone:
 - `end`: the first type-8 record after which every member of the new target
   assignment is at that epoch (null while one is not yet);
 - members before/after, joined and left: the members of the previous and the
-  new target assignment (type 7 records, tombstones removing a member);
+  new target assignment (type 7 records, tombstones removing a member); the
+  records a join or a leave writes before the type-3 record of its epoch
+  (`_is_membership_change`) belong to the new episode, not the one before;
 - partitions moved/assigned/unassigned: between the two targets' owners.
 
 `start_source` is "group_epoch" and `protocol` "consumer" (the classic
@@ -24,7 +26,10 @@ from typing import Any
 
 
 def consumer_episodes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Episodes (rebalances.EPISODE_COLUMNS) from consumer_group rows in log order, every group."""
+    """Episodes (rebalances.EPISODE_COLUMNS) from consumer_group rows in log order, every group.
+
+    A group's records are in one `__consumer_offsets` partition: log order is its offset order.
+    """
     by_group: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_group.setdefault(r["group"], []).append(r)
@@ -34,59 +39,100 @@ def consumer_episodes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _is_membership_change(r: dict[str, Any]) -> bool:
+    """A record the coordinator writes *before* the group epoch record of the same batch.
+
+    Kafka writes a member's subscription (type 5) before bumping the group
+    epoch for a join or a subscription change, and a leaving or fenced member's
+    tombstones (types 8, 7, 5) plus the new partition metadata (type 4) before
+    the group epoch record of its departure. Read one by one, they would be
+    attributed to the episode before: a leave would empty the previous target.
+    """
+    t = r["key_version"]
+    return t in (4, 5) or (t in (7, 8) and r["tombstone"])
+
+
 def _group_episodes(group: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    target: dict[str, frozenset] = {}  # member -> its partitions in the current target
-    epochs: dict[str, int] = {}  # member -> member epoch (type 8)
-    group_epoch = None
-    prev_target: dict[str, frozenset] = {}
-    open_ep: dict[str, Any] | None = None
-    out = []
+    state = _GroupState()
+    out: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # membership changes waiting for the record after them
     for r in rows:
+        if _is_membership_change(r):
+            held.append(r)
+            continue
+        if r["key_version"] == 3 and not r["tombstone"]:
+            state.open(group, r, out)  # the held changes caused this epoch: they are its own
+        for h in held:
+            state.apply(h)
+        held = []
+        state.apply(r)
+    for h in held:
+        state.apply(h)
+    return out
+
+
+class _GroupState:
+    """One KIP-848 group replayed record by record, with the episode still open."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.target: dict[str, frozenset] = {}  # member -> its partitions in the current target
+        self.epochs: dict[str, int] = {}  # member -> member epoch (type 8)
+        self.group_epoch: int | None = None
+        self.prev_target: dict[str, frozenset] = {}
+        self.open_ep: dict[str, Any] | None = None
+
+    def open(self, group: str, r: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        """A type-3 record: a new episode, unless it repeats the current group epoch."""
+        epoch = r["epoch"]
+        if self.group_epoch is not None and epoch == self.group_epoch:
+            return
+        self.open_ep = {
+            "group": group,
+            "generation_from": self.group_epoch,
+            "generation_to": epoch,
+            "start_ms": r["ts_ms"],
+            "end_ms": None,
+            "duration_ms": None,
+            "start_source": "group_epoch",
+            "protocol": "consumer",
+            "leader": None,
+        }
+        self.prev_target = dict(self.target)
+        self.group_epoch = epoch
+        out.append(self.open_ep)
+
+    def apply(self, r: dict[str, Any]) -> None:
         t = r["key_version"]
-        if t == 3:
-            if r["tombstone"]:  # group deleted
-                target, epochs, group_epoch, prev_target, open_ep = {}, {}, None, {}, None
-                continue
-            epoch = r["epoch"]
-            if group_epoch is not None and epoch == group_epoch:
-                continue
-            open_ep = {
-                "group": group,
-                "generation_from": group_epoch,
-                "generation_to": epoch,
-                "start_ms": r["ts_ms"],
-                "end_ms": None,
-                "duration_ms": None,
-                "start_source": "group_epoch",
-                "protocol": "consumer",
-                "leader": None,
-            }
-            prev_target = dict(target)
-            group_epoch = epoch
-            out.append(open_ep)
-        elif t == 7:
+        if t == 3 and r["tombstone"]:  # group deleted
+            self.reset()
+            return
+        if t == 7:
             if r["tombstone"]:
-                target.pop(r["member_id"], None)
+                self.target.pop(r["member_id"], None)
             else:
-                target[r["member_id"]] = frozenset(
+                self.target[r["member_id"]] = frozenset(
                     (p["topic"], p["partition"]) for p in r["partitions"] or ()
                 )
         elif t == 8:
             if r["tombstone"]:
-                epochs.pop(r["member_id"], None)
+                self.epochs.pop(r["member_id"], None)
             else:
-                epochs[r["member_id"]] = r["epoch"]
-        if open_ep is not None:
-            _describe(open_ep, prev_target, target)
-            if (
-                t == 8
-                and open_ep["end_ms"] is None
-                and target
-                and all(epochs.get(m) == open_ep["generation_to"] for m in target)
-            ):
-                open_ep["end_ms"] = r["ts_ms"]
-                open_ep["duration_ms"] = r["ts_ms"] - open_ep["start_ms"]
-    return out
+                self.epochs[r["member_id"]] = r["epoch"]
+        ep = self.open_ep
+        if ep is None:
+            return
+        _describe(ep, self.prev_target, self.target)
+        if (
+            t == 8
+            and ep["end_ms"] is None
+            and self.target
+            and all(self.epochs.get(m) == ep["generation_to"] for m in self.target)
+        ):
+            ep["end_ms"] = r["ts_ms"]
+            ep["duration_ms"] = r["ts_ms"] - ep["start_ms"]
 
 
 def _describe(

@@ -51,6 +51,12 @@ class LagConfig:
     burrow: BurrowConfig = BurrowConfig()
     lookup_table_size: int = 60
     group_interval_ms: int = 60_000
+    # A live source (live.py): the log-end offsets were sampled before the commits were read, as
+    # Burrow fetches broker offsets at startup before it reads the offsets topic from the start.
+    # Every commit is then stored against the first sample, however old; without this, a commit
+    # arriving before any log-end sample of its partition is dropped (Burrow's rule), and a live
+    # run, whose one sample is taken now, after every commit, would have no rows at all.
+    broker_offsets_first: bool = False
 
     def check(self) -> None:
         self.burrow.check()
@@ -89,6 +95,8 @@ def replay_partition(
     broker_ring: list[int] = []
     rows: list[dict[str, Any]] = []
     latest_leo: int | None = None
+    if config.broker_offsets_first and leo:
+        broker_ring.append(min(leo)[1])
 
     def purged(g: str, store: PartitionStore, now: int) -> bool:
         ps = purges.get(g)
@@ -247,7 +255,7 @@ def run_lag(
             "no usable commits (no rows, or every row has a null field)", source=commits_src
         )
     end_ms = max(leo_end, commit_end, 0)
-    purges = _purges(c, leo, config.burrow.expire_group_s, end_ms)
+    purges = _purges(c, leo, config.burrow.expire_group_s, end_ms, config.broker_offsets_first)
     cfg = config
 
     def per_partition(key, leo_pdf: pd.DataFrame, commits_pdf: pd.DataFrame) -> pd.DataFrame:
@@ -333,7 +341,9 @@ def run_lag(
     }
 
 
-def _purges(c, leo, expire_group_s: int, end_ms: int) -> dict[str, list[int]]:
+def _purges(
+    c, leo, expire_group_s: int, end_ms: int, broker_offsets_first: bool = False
+) -> dict[str, list[int]]:
     """Per group, when Burrow purges it (burrow.group_purges), from the commits Burrow stores.
 
     Burrow sets the group's lastCommit on each commit it appends to a ring:
@@ -345,7 +355,9 @@ def _purges(c, leo, expire_group_s: int, end_ms: int) -> dict[str, list[int]]:
     from pyspark.sql import functions as F
 
     first_leo = leo.groupBy("topic", "partition").agg(F.min("ts_ms").alias("first_leo_ms"))
-    eligible = F.col("first_leo_ms").isNotNull() & (F.col("ts_ms") >= F.col("first_leo_ms"))
+    eligible = F.col("first_leo_ms").isNotNull() & (
+        F.lit(broker_offsets_first) | (F.col("ts_ms") >= F.col("first_leo_ms"))
+    )
     before = (
         Window.partitionBy("group", "topic", "partition")
         .orderBy("ts_ms", "order")

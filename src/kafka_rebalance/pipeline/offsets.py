@@ -200,6 +200,7 @@ def _consumer_episodes(spark, consumer):
     from .rebalances import EPISODE_SCHEMA, _frame
 
     cols = ["group", "key_version", "member_id", "tombstone", "epoch", "partitions"]
+    consumer = consumer.sort_by([("record_partition", "ascending"), ("record_offset", "ascending")])
     micros = consumer.column("record_ts").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
     ts_ms = pc.floor(pc.divide(micros.cast(pa.float64()), 1000)).cast(pa.int64()).to_pylist()
     rows = consumer.select(cols).to_pylist()
