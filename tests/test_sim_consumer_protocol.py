@@ -45,7 +45,9 @@ def _owners_never_overlap(res) -> None:
             for p in e["partitions"]:
                 if owner.get(p) == e["member"]:
                     del owner[p]
-        elif e["kind"] == "crash":
+        elif e["kind"] == "crash" or e["kind"] == "member_removed":
+            # removed by the coordinator (session or rebalance timeout): Kafka hands its partitions on at
+            # once, and the member itself learns it only at its next heartbeat (a zombie meanwhile)
             for p in [p for p, m in owner.items() if m == e["member"]]:
                 del owner[p]
 

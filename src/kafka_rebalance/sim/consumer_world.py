@@ -342,6 +342,8 @@ class ConsumerSimMember(SimMember):
                 self.cm = cgm.revocation_done(self.cm)
             for p in assign:
                 self.positions[p] = self.sent_offsets[p] = w.parts.committed[p]
+            if assign:
+                self.caught_up_from = now  # their records can be fetched from now on only
             self.owned = self.owned + [p for p in assign if p not in self.owned]
             w.assigned(self, assign, self.owned)
             if now >= self.stall_until:

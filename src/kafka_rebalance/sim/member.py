@@ -34,6 +34,7 @@ class SimMember(RebalanceClient):
         "poll_token",
         "next_autocommit",
         "batch_taken",
+        "batch_last_t",
         "started_at",
         "_in_poll",
         "_auto_commit",
@@ -77,8 +78,12 @@ class SimMember(RebalanceClient):
         self.waiting = False  # blocked inside poll() on the rebalance (eager, or nothing owned yet)
         self.deferred: list = []  # responses that arrived while the member was busy processing
         self.batch: list[tuple[int, int, int]] = []
-        self.batch_t0 = 0
+        self.batch_t0: float = (
+            0.0  # when processing of the batch in flight began (dated back: _busy_for)
+        )
         self.batch_taken = 0  # records in the batch in flight
+        self.batch_last_t = 0  # when the batch's newest record reached the broker
+        self.caught_up_from = 0  # since when the member could fetch from every partition it owns
         self.busy_until = 0
         self.stall_until = 0
         self.last_poll = 0
@@ -117,6 +122,7 @@ class SimMember(RebalanceClient):
         self.deferred = []
         self.batch = []
         self.busy_until = now
+        self.caught_up_from = now
         self.stall_until = 0
         self.last_poll = now
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
@@ -309,7 +315,7 @@ class SimMember(RebalanceClient):
                 else self.ms_per_record
             )
             self.batch_rate = rate
-            dur = int(n * rate + 0.999999)
+            dur = self._busy_for(now, n * rate, rate)
         else:
             dur = 0
         self.busy_until = now + dur
@@ -328,6 +334,27 @@ class SimMember(RebalanceClient):
                 nxt = ac
         if nxt != _NEVER:
             self._schedule_poll(nxt if nxt > now else now + 1)
+
+    def _busy_for(self, now: int, work: float, rate: float) -> int:
+        """How long the member is still busy with this poll's batch, as the Java client would be.
+
+        poll(Duration) returns as soon as records arrive, so a consumer that keeps up processes each
+        record when it lands; the simulator only polls such a consumer every poll_idle_ms, and its batch
+        holds what arrived since. Java processed those records as they came (from when it could fetch
+        them: its last batch done, its partitions assigned, a stall over), so the batch is dated back:
+        it is done `work` after that start, and no sooner than one record after the newest arrived.
+        A backlog (records waiting before the start) keeps the member busy for all of `work`."""
+        start = self.busy_until
+        if self.caught_up_from > start:
+            start = self.caught_up_from
+        if self.stall_until > start:
+            start = self.stall_until
+        end = start + work
+        tail = self.batch_last_t + rate
+        if tail > end:
+            end = tail
+        self.batch_t0 = end - work  # the batch is processed over [end - work, end)
+        return int(end - now + 0.999999) if end > now else 0
 
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
@@ -371,6 +398,7 @@ class SimMember(RebalanceClient):
         append = batch.append
         start = (self.poll_token * 7) % k
         order = owned[start:] + owned[:start] if start else owned
+        last = 0  # the end offset of each partition's share, and so when its newest record arrived
         for p in order:
             pos = get(p)
             if pos is None:
@@ -379,14 +407,22 @@ class SimMember(RebalanceClient):
             if n <= 0:
                 continue
             if n >= room:  # the budget runs out on this partition
-                append((p, pos, pos + room))
-                positions[p] = pos + room
+                end = pos + room
+                append((p, pos, end))
+                positions[p] = end
                 room = 0
+                t = base_t[p] + (-(-(end - base[p]) * den[p] // num[p]) if num[p] > 0 else 0)
+                if t > last:
+                    last = t
                 break
             end = pos + n
             append((p, pos, end))
             positions[p] = end
             room -= n
+            t = base_t[p] + (-(-(end - base[p]) * den[p] // num[p]) if num[p] > 0 else 0)
+            if t > last:
+                last = t
+        self.batch_last_t = last
         self.batch = batch
         taken = self.batch_taken = self._budget - room
         return taken

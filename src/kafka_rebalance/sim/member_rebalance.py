@@ -65,6 +65,7 @@ class RebalanceClient:
         "poll_timed_out",
         "prepare_commit",
         "fetch_paused",
+        "caught_up_from",
         "w",
     )
     w: MemberHost
@@ -97,6 +98,7 @@ class RebalanceClient:
     poll_timed_out: bool
     prepare_commit: PrepareCommit
     fetch_paused: bool
+    caught_up_from: int
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -386,6 +388,8 @@ class RebalanceClient:
         positions, sent = self.positions, self.sent_offsets
         for p in done.added:
             positions[p] = sent[p] = committed[p]
+        if done.added:
+            self.caught_up_from = now  # their records can be fetched from now on only
         w.assigned(self, done.added, done.owned)
         if self.pause_start is not None:
             w.add_paused(self, now - self.pause_start)
