@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -346,7 +347,7 @@ def test_bad_conf_is_refused_before_spark(bad, capsys, tmp_path):
 
 
 def test_progress_shows_a_line_per_stage(spark, capsys, tmp_path):
-    """--progress draws one rich line per Spark stage on stderr (tasks done of total)."""
+    """--progress draws one rich line per Spark stage on stderr: tasks done of total, records."""
     grid = dict(TINY_GRID, grid={"protocol": ["classic"]})
     (tmp_path / "grid.json").write_text(json.dumps(grid))
     capsys.readouterr()
@@ -356,3 +357,22 @@ def test_progress_shows_a_line_per_stage(spark, capsys, tmp_path):
     lines = [ln for ln in err.splitlines() if ln.startswith("stage ")]
     assert lines and all("tasks" in ln for ln in lines), err
     assert not re.search(r"WARN|INFO|log4j", err)
+    # every stage that ran shows its record counts (the status store's figures, Spark 4 too)
+    counts = [re.search(r"records read ([\d,]+), written ([\d,]+)", ln) for ln in lines]
+    assert all(counts), err
+    assert sum(int(m.group(2).replace(",", "")) for m in counts if m) > 0, err
+
+
+def test_progress_records_are_the_status_stores(spark, capsys, tmp_path):
+    """A stage that reads a 2,500-row Parquet file and writes it shows those exact counts."""
+    from rich.console import Console
+
+    from kafka_rebalance.pipeline.progress import StageProgress
+
+    spark.range(2500).write.parquet(str(tmp_path / "in"))
+    console = Console(file=io.StringIO(), width=160)
+    with StageProgress(spark, console) as p:
+        spark.read.parquet(str(tmp_path / "in")).coalesce(1).write.parquet(str(tmp_path / "out"))
+    text = console.file.getvalue()
+    assert "records read 2,500, written 2,500" in text, text
+    assert p._tasks

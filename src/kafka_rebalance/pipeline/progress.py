@@ -76,15 +76,21 @@ class StageProgress:
                 )
 
     def _records(self, sid: int) -> str:
-        """Records read (input and shuffle) and written so far by the stage's tasks, from the status store."""
+        """Records read (input and shuffle) and written so far by the stage's tasks, from the status store.
+
+        `lastStageAttempt(id)` is the store's one-argument call: `stageData`'s
+        defaulted Scala parameters grew in Spark 4 and py4j cannot leave them
+        out. The store is live without the web UI; a stage not yet in it shows
+        no figures.
+        """
         try:
-            store = self.spark.sparkContext._jsc.sc().statusStore()
-            data = store.stageData(sid, False)
-            if data.isEmpty():
-                return ""
-            d = data.head()
-            read = d.inputRecords() + d.shuffleReadRecords()
-            wrote = d.outputRecords() + d.shuffleWriteRecords()
-        except Exception:
+            d = self.spark.sparkContext._jsc.sc().statusStore().lastStageAttempt(sid)
+            read = int(d.inputRecords()) + int(d.shuffleReadRecords())
+            wrote = int(d.outputRecords()) + int(d.shuffleWriteRecords())
+        except Exception:  # py4j: the stage is not in the store (yet), or the session is stopping
             return ""
-        return f"records read {count(read)}, written {count(wrote)}"
+        return records_text(read, wrote)
+
+
+def records_text(read: int, wrote: int) -> str:
+    return f"records read {count(read)}, written {count(wrote)}"
