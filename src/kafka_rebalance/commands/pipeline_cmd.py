@@ -191,15 +191,18 @@ def _log_file(args) -> Path:
 def _keep_log(log: Path, out: str) -> Path:
     """Copy the log under a local output folder the job wrote (else it stays where it is)."""
     from ..pipeline.io import is_local
+    from ..pipeline.swap import hidden_name
 
     target = Path(out) / "_spark.log"
     if is_local(out) and Path(out).is_dir():
+        tmp = target.with_name(hidden_name(target.name, "tmp"))
         try:
-            shutil.copyfile(log, target)
+            shutil.copyfile(log, tmp)
+            os.replace(tmp, target)
             log.unlink()
             return target
         except OSError:
-            pass
+            tmp.unlink(missing_ok=True)
     return log
 
 

@@ -19,12 +19,12 @@ import contextlib
 import os
 import re
 import shutil
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, RuntimeFailure
+from .swap import hidden_name, link_copy, recover, switch_in
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 
@@ -226,16 +226,16 @@ def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> int:
 
 
 def staging_folder(path: Any) -> Any:
-    """A fresh hidden folder beside `path` to write an output into before publish_folder."""
+    """A fresh hidden folder name beside `path` (swap.hidden_name) to write an output into."""
     target = location(path)
     if isinstance(target, UriPath):
-        return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+        return target.parent / hidden_name(target.name, "tmp")
     target.parent.mkdir(parents=True, exist_ok=True)
-    return target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+    return target.parent / hidden_name(target.name, "tmp")
 
 
 def publish_folder(tmp: Any, target: Any) -> None:
-    """Move a completely written folder to `target`, replacing what was there."""
+    """Move a completely written folder to `target`, replacing what was there in one switch."""
     if isinstance(target, UriPath):
         fs, t = _hadoop(target)
         _, src = _hadoop(tmp)
@@ -244,13 +244,7 @@ def publish_folder(tmp: Any, target: Any) -> None:
         if not fs.rename(src, t):
             raise RuntimeFailure(f"could not rename {tmp} to {target}")
         return
-    if target.exists():
-        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-        os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
+    switch_in(Path(tmp), target)
 
 
 def empty_quarantine(spark):
@@ -333,38 +327,48 @@ def check_column_types(df, spec: dict[str, str], source: str) -> None:
 
 
 @contextlib.contextmanager
-def staged_output(out: str | os.PathLike) -> Iterator[Any]:
-    """A hidden folder beside `out` to write every output into; published only when all are written.
+def staged_output(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator[Any]:
+    """A hidden folder beside `out` to write a run's outputs into, switched in as one set at the end.
 
-    A new `out` appears by one rename; into an existing folder each output is
-    moved in by rename (each complete) after all were written. On any error
-    nothing is published and the staging folder is removed.
+    A kill at any point leaves `out` with the old set or the new one, never a
+    mix (swap.switch_in). Entries of an existing `out` that the run does not
+    write and that are not among the job's `owned` names (its outputs: an old
+    output it did not write this time must go) are carried over by hard
+    links. Before starting, what a killed run left is cleaned (swap.recover).
+    On any error nothing is published and the staging folder is removed.
     """
     target = location(out)
     if isinstance(target, UriPath):
-        yield from _staged_uri(target)
+        yield from _staged_uri(target, set(owned))
         return
     if target.exists() and not target.is_dir():
         raise InputError("exists and is not a folder", source=str(target))
+    recover(target)
     stage = staging_folder(target)
     stage.mkdir()
     try:
         yield stage
-        if not target.exists():
-            os.replace(stage, target)
-        else:
-            for entry in sorted(stage.iterdir()):
-                if entry.is_dir():
-                    publish_folder(entry, target / entry.name)
-                else:
-                    os.replace(entry, target / entry.name)
+        if target.exists():
+            keep = set(owned) | {SPARK_LOG}
+            for entry in sorted(target.iterdir()):
+                if not entry.name.startswith(".") and entry.name not in keep:
+                    if not (stage / entry.name).exists():
+                        link_copy(entry, stage / entry.name)
+        switch_in(stage, target)
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
 
 
-def _staged_uri(target: UriPath) -> Iterator[UriPath]:
-    """staged_output for a URI, through Hadoop's FileSystem (nothing local is created)."""
+SPARK_LOG = "_spark.log"  # the CLI copies Spark's log into a local output folder after the run
+
+
+def _staged_uri(target: UriPath, owned: set[str]) -> Iterator[UriPath]:
+    """staged_output for a URI, through Hadoop's FileSystem (nothing local is created).
+
+    Hadoop's FileSystem has no exchange: the old folder is renamed aside, the
+    new one into place, then the entries to keep are moved over from the old.
+    """
     stage = staging_folder(target)
     fs, st = _hadoop(stage)
     fs.mkdirs(st)
@@ -374,10 +378,17 @@ def _staged_uri(target: UriPath) -> Iterator[UriPath]:
         if not fs.exists(t):
             if not fs.rename(st, t):
                 raise RuntimeFailure(f"could not rename {stage} to {target}")
-        else:
-            for entry in sorted(fs.listStatus(st), key=lambda e: str(e.getPath().getName())):
-                name = str(entry.getPath().getName())
-                publish_folder(stage / name, target / name)
+            return
+        old = target.parent / hidden_name(target.name, "old")
+        _, o = _hadoop(old)
+        new_names = {str(e.getPath().getName()) for e in fs.listStatus(st)}
+        if not fs.rename(t, o) or not fs.rename(st, t):
+            raise RuntimeFailure(f"could not rename {stage} to {target}")
+        for entry in fs.listStatus(o):
+            name = str(entry.getPath().getName())
+            if not name.startswith(".") and name not in owned and name not in new_names:
+                fs.rename(entry.getPath(), _hadoop(target / name)[1])
+        fs.delete(o, True)
     finally:
         if fs.exists(st):
             fs.delete(st, True)

@@ -37,6 +37,7 @@ from .io import (
 )
 from .timelag import LookupTable
 
+OUTPUTS = ("lag.parquet", "group_status.parquet", "quarantine.parquet")
 COMMIT_COLUMNS = ("group", "topic", "partition", "offset", "commit_ts")
 LEO_COLUMNS = ("ts", "topic", "partition", "log_end_offset")
 
@@ -311,7 +312,7 @@ def run_lag(
         .applyInPandas(per_partition, LAG_SCHEMA)
     ).persist()
     try:
-        with staged_output(out) as stage:
+        with staged_output(out, OUTPUTS) as stage:
             write_parquet(
                 lag.where(~F.col("final"))
                 .drop("final")

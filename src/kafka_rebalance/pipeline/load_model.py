@@ -56,6 +56,8 @@ REQUIRED = (
     "size_bytes",
 )
 
+OUTPUTS = ("quarantine.parquet", "partition_load.parquet", "snapshot.json", "broker_load.parquet")
+
 
 @dataclass(frozen=True)
 class LoadModelConfig:
@@ -249,7 +251,7 @@ def run_load_model(
                 )
             raise InputError("no metric samples: the input has no rows", source=str(samples))
         last = int(counts[False]["last"])
-        with staged_output(out) as stage:
+        with staged_output(out, OUTPUTS) as stage:
             result = _model(
                 spark, fine, last, quarantine, n_bad, stage, config, snap_doc, str(samples)
             )

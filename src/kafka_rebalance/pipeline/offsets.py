@@ -32,6 +32,7 @@ from .io import (
     location,
     publish_folder,
     read_parquet,
+    staged_output,
     staging_folder,
     write_parquet,
 )
@@ -51,7 +52,32 @@ from .offsets_tables import (
 LOCAL_REBALANCES = 20_000  # GroupMetadata records up to which episodes are built on the driver
 
 
+OUTPUTS = (
+    "commits.parquet",
+    "latest_offsets.parquet",
+    "group_metadata.parquet",
+    "quarantine.parquet",
+    "consumer_groups.parquet",
+    "rebalances.parquet",
+)
+
+
 def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[str, Any]:
+    """The offsets job: the input is read and checked, then every output is written into a staging
+    folder switched in as one set (io.staged_output), so a kill never leaves two runs' tables mixed."""
+    if source_df is None:
+        if records is None:
+            raise ValueError("run_offsets needs the records path or a source DataFrame")
+        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+    else:
+        records = None
+    with staged_output(out, OUTPUTS) as stage:
+        summary = _run_into(spark, records, stage, source_df)
+    summary["out"] = str(location(out))
+    return summary
+
+
+def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     """Decode `__consumer_offsets` records from Parquet (`records`) or a DataFrame and write the tables.
 
     One Spark pass decodes every record and writes commits.parquet; the other
@@ -68,18 +94,12 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     from .rebalances import rebalances_from_records, rebalances_of, segments_are_exact
     from .spark_files import SparkFiles
 
-    outdir = location(out)
-    if isinstance(outdir, Path):
-        outdir.mkdir(parents=True, exist_ok=True)
     shared = _shares_files(spark, outdir)
     phases: dict[str, float] = {}
     phase = _phase_clock(phases)
     restore = None
     tasks = None
-    if source_df is None:
-        if records is None:
-            raise ValueError("run_offsets needs the records path or a source DataFrame")
-        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+    if records is not None:
         tasks = plan_files(str(records)) if is_local(records) else None
     acc = op.accumulator(spark)
     spill = None

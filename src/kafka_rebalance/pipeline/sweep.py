@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io_util import read_structured
-from .io import location, write_parquet
+from .io import staged_output, write_parquet
 
 CLIENT_ONLY = {"roundrobin", "sticky", "cooperative-sticky"}
 SERVER_ONLY = {"uniform"}
@@ -249,7 +249,8 @@ def run_sweep(spark, grid_path: str, out: str | None, grid_doc: Any = None) -> d
         rows = df.orderBy("scenario").collect()
         wall = time.perf_counter() - t0
         if out:
-            write_parquet(df.orderBy("scenario"), location(out) / "sweep.parquet", files=1)
+            with staged_output(out, ("sweep.parquet",)) as stage:
+                write_parquet(df.orderBy("scenario"), stage / "sweep.parquet", files=1)
     finally:
         df.unpersist()
     failed = [r for r in rows if r["error"]]
