@@ -24,7 +24,7 @@ PACKAGE = "kafka_rebalance"
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 600
 
-CORE = ("assign", "group", "cluster", "parallel", "model", "errors", "textfmt")
+CORE = ("assign", "group", "cluster", "parallel", "model", "errors", "textfmt", "fields", "limits")
 SHELL = (
     "sim",
     "kafka",

@@ -37,7 +37,7 @@ def test_parse_vector_layout_racks():
         ),
         (
             {"topics": [], "members": [{"id": "a", "topics": [], "owned": [["t", -2]]}]},
-            "members[0].owned[0]",
+            "members[0].owned[0][1]",
         ),
         ({"topics": [], "members": [], "rounds": 0}, "rounds"),
     ],

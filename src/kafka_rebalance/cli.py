@@ -9,10 +9,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from . import __version__, limits
 from .commands import COMMANDS
 from .errors import InputError, RuntimeFailure
-from .io_util import OutputError
+from .io_util import OutputError, mem_available
 from .textfmt import escape_controls
 
 
@@ -31,7 +31,39 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _add_limit_flag(sub)
     return parser
+
+
+def _add_limit_flag(sub: argparse._SubParsersAction) -> None:
+    """`--limit NAME=N` on every command (the leaves of the subcommand tree)."""
+    names = ", ".join([*limits.BY_NAME, "memory"])
+    for parser in sub.choices.values():
+        leaves = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if leaves:
+            for action in leaves:
+                _add_limit_flag(action)
+            continue
+        parser.add_argument(
+            limits.FLAG,
+            action="append",
+            default=None,
+            dest="limits",
+            metavar="NAME=N",
+            help=f"raise (or lower) a size limit (README: Limits); NAME is one of {names}; "
+            f"also ${limits.ENV}=NAME=N,...",
+        )
+
+
+def active_limits(args: argparse.Namespace, environ: dict[str, str] | None = None) -> limits.Limits:
+    """The limits of this run: defaults, then $KAFKA_REBALANCE_LIMITS, then --limit; the memory
+    check against MemAvailable unless `memory=` is given."""
+    env = (os.environ if environ is None else environ).get(limits.ENV, "")
+    from_env, mem_env = limits.parse_overrides(env, limits.ENV)
+    from_flag, mem_flag = limits.parse_overrides(getattr(args, "limits", None) or [], limits.FLAG)
+    memory = mem_flag if mem_flag is not None else mem_env
+    base = limits.Limits(memory_bytes=mem_available())
+    return base.with_overrides({**from_env, **from_flag}, memory)
 
 
 def os_error_message(exc: OSError) -> str | None:
@@ -64,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        rc = args.func(args)
+        with limits.use(active_limits(args)):
+            rc = args.func(args)
     except InputError as exc:
         _error(args.command, str(exc))
         return 2

@@ -13,14 +13,32 @@ from .errors import InputError
 
 
 def read_text(path: str | os.PathLike) -> str:
-    """A UTF-8 text file the user named; InputError naming it when it is missing or unreadable."""
+    """A UTF-8 text file the user named; InputError naming it when it is missing or unreadable.
+
+    A file above the `input_bytes` limit is refused before it is read (its parsed form would
+    take several times its size in memory).
+    """
+    from . import limits
+
     p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
+    limits.check("input_bytes", size, source=str(p))
     try:
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", source=str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", source=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
+            source=str(p),
+        ) from None
 
 
 # Bounds on what a user's JSON/YAML may hold: no real input nests deeper or needs longer
@@ -211,6 +229,23 @@ def named_os_error(exc: OSError, path: str | os.PathLike) -> OSError:
         code = int(m.group(1)) if m else None
     reason = os.strerror(code) if code is not None else (exc.strerror or str(exc))
     return OSError(code, reason, os.fspath(path))
+
+
+_MEMINFO = "/proc/meminfo"
+
+
+def mem_available(meminfo: str | os.PathLike = _MEMINFO) -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (what a new job can use without swapping); None
+    where there is no such file (not Linux): then no memory check is made."""
+    try:
+        with open(meminfo, "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    parts = line.split()
+                    return int(parts[1]) * (1024 if parts[2:3] == [b"kB"] else 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 _PROC_STATUS = "/proc/self/status"

@@ -146,50 +146,9 @@ class GroupScenario:
     name: str = ""
 
 
-def _field(
-    obj: object,
-    key: str,
-    where: str,
-    types: type | tuple[type, ...],
-    required: bool = True,
-    default=None,
-):
-    if not isinstance(obj, Mapping):
-        raise InputError(f"expected an object, got {type(obj).__name__}", field=where)
-    if key not in obj:
-        if required:
-            raise InputError("missing", field=f"{where}.{key}" if where else key)
-        return default
-    value = obj[key]
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise InputError(
-            f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key
-        )
-    if not isinstance(value, types):
-        raise InputError(
-            f"expected {_tname(types)}, got {value!r}", field=f"{where}.{key}" if where else key
-        )
-    return value
-
-
-def _tname(types: type | tuple[type, ...]) -> str:
-    if isinstance(types, tuple):
-        return " or ".join(t.__name__ for t in types)
-    return types.__name__
-
-
 _TOPIC_KEYS = {"name", "partitions", "rf", "racks", "offset", "replica_racks"}
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "instance"}
 _SCENARIO_KEYS = {"name", "topics", "members", "rounds", "expected", "description"}
-
-
-def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise InputError(
-                f"unknown field (allowed: {', '.join(sorted(allowed))})",
-                field=f"{where}.{key}" if where else key,
-            )
 
 
 def topic_racks(
@@ -205,102 +164,92 @@ def topic_racks(
 
 
 def parse_group_scenario(doc: object) -> GroupScenario:
-    """Validate a decoded group scenario; raise InputError naming the field."""
+    """Validate a decoded group scenario; raise InputError naming the field.
+
+    Sizes are checked against the active limits (`limits`) before anything per partition is
+    built, so `partitions: 1000000000000` is one error line, not an exhausted machine.
+    """
+    from . import fields as F
+    from . import limits
+
     if not isinstance(doc, Mapping):
         raise InputError("the scenario must be a JSON object")
-    _check_keys(doc, _SCENARIO_KEYS, "")
-    topics_doc = _field(doc, "topics", "", list)
-    members_doc = _field(doc, "members", "", list)
-    rounds = _field(doc, "rounds", "", int, required=False, default=1)
-    if rounds < 1:
-        raise InputError(f"must be >= 1, got {rounds}", field="rounds")
+    F.check_keys(doc, _SCENARIO_KEYS, "")
+    topics_doc = F.get(doc, "topics", "", F.array)
+    members_doc = F.get(doc, "members", "", F.array)
+    rounds = F.get(doc, "rounds", "", F.int32, 1, lo=1)
+    limits.check("rounds", rounds, field="rounds")
+    F.get(doc, "name", "", F.string, "", empty=True)
+    F.get(doc, "description", "", F.string, "", empty=True)
+    limits.check("topics", len(topics_doc), field="topics")
+    limits.check("members", len(members_doc), field="members")
+    total = 0
+    for i, t in enumerate(topics_doc):  # sizes first: nothing is built for an oversized scenario
+        if isinstance(t, Mapping) and F.is_int(t.get("partitions")):
+            n = F.int32(t["partitions"], f"topics[{i}].partitions")
+            total += n
+            limits.check("partitions", total, field=f"topics[{i}].partitions")
     topics: dict[str, TopicMetadata] = {}
     for i, t in enumerate(topics_doc):
         where = f"topics[{i}]"
-        if not isinstance(t, Mapping):
-            raise InputError(f"expected an object, got {t!r}", field=where)
-        _check_keys(t, _TOPIC_KEYS, where)
-        name = _field(t, "name", where, str)
-        if not name:
-            raise InputError("empty topic name", field=f"{where}.name")
+        F.mapping(t, where)
+        F.check_keys(t, _TOPIC_KEYS, where)
+        name = F.get(t, "name", where, F.string, what="a topic name")
         if name in topics:
             raise InputError(f"duplicate topic {name!r}", field=f"{where}.name")
-        n = _field(t, "partitions", where, int)
-        if n < 0:
-            raise InputError(f"must be >= 0, got {n}", field=f"{where}.partitions")
+        n = F.get(t, "partitions", where, F.int32, what="a partition count (integer >= 0)")
         racks: tuple[frozenset[str], ...] = ()
         if "replica_racks" in t:
-            rr = _field(t, "replica_racks", where, list)
+            rr = F.get(t, "replica_racks", where, F.array)
             if len(rr) != n:
                 raise InputError(
                     f"expected {n} lists (one per partition), got {len(rr)}",
                     field=f"{where}.replica_racks",
                 )
-            parsed = []
-            for p, lst in enumerate(rr):
-                if not isinstance(lst, list) or not all(isinstance(r, str) for r in lst):
-                    raise InputError(
-                        f"expected a list of rack names, got {lst!r}",
-                        field=f"{where}.replica_racks[{p}]",
-                    )
-                parsed.append(frozenset(lst))
-            racks = tuple(parsed)
+            racks = tuple(
+                frozenset(F.strings(lst, f"{where}.replica_racks[{p}]", what="rack names"))
+                for p, lst in enumerate(rr)
+            )
         elif "racks" in t or "rf" in t:
-            rack_list = _field(t, "racks", where, list)
+            rack_list = F.get(t, "racks", where, F.strings, what="rack names")
             if not rack_list:
                 raise InputError("a rack layout needs at least one rack", field=f"{where}.racks")
-            if not all(isinstance(r, str) for r in rack_list):
-                raise InputError(
-                    f"expected a list of rack names, got {rack_list!r}", field=f"{where}.racks"
-                )
-            rf = _field(t, "rf", where, int, required=False, default=len(rack_list))
-            if rf < 0:
-                raise InputError(f"must be >= 0, got {rf}", field=f"{where}.rf")
-            offset = _field(t, "offset", where, int, required=False, default=0)
-            racks = topic_racks(n, rf, rack_list, offset)
+            rf = F.get(t, "rf", where, F.int32, len(rack_list))
+            offset = F.get(t, "offset", where, F.int32, 0)
+            racks = topic_racks(n, min(rf, len(rack_list)), rack_list, offset)
+        elif "offset" in t:
+            F.get(t, "offset", where, F.int32, 0)
         topics[name] = TopicMetadata(name, n, racks)
     members: list[MemberSubscription] = []
     seen: set[str] = set()
     subscriptions: dict[tuple[str, ...], tuple[str, ...]] = {}
     for i, m in enumerate(members_doc):
         where = f"members[{i}]"
-        if not isinstance(m, Mapping):
-            raise InputError(f"expected an object, got {m!r}", field=where)
-        _check_keys(m, _MEMBER_KEYS, where)
-        mid = _field(m, "id", where, str)
-        if not mid:
-            raise InputError("empty member id", field=f"{where}.id")
+        F.mapping(m, where)
+        F.check_keys(m, _MEMBER_KEYS, where)
+        mid = F.get(m, "id", where, F.string, what="a member id")
         if mid in seen:
             raise InputError(f"duplicate member id {mid!r}", field=f"{where}.id")
         seen.add(mid)
-        subs = _field(m, "topics", where, list)
-        for j, s in enumerate(subs):
-            if not isinstance(s, str):
-                raise InputError(f"expected a topic name, got {s!r}", field=f"{where}.topics[{j}]")
-        owned_doc = _field(m, "owned", where, list, required=False, default=[])
+        subs = F.get(m, "topics", where, F.strings, what="topic names")
+        owned_doc = F.get(m, "owned", where, F.array, [])
         owned = []
         for j, o in enumerate(owned_doc):
-            if (
-                not isinstance(o, list)
-                or len(o) != 2
-                or not isinstance(o[0], str)
-                or not isinstance(o[1], int)
-                or isinstance(o[1], bool)
-                or o[1] < 0
-            ):
+            ow = f"{where}.owned[{j}]"
+            if not isinstance(o, list) or len(o) != 2:
+                raise F.expected("[topic, partition]", o, ow)
+            topic = F.string(o[0], f"{ow}[0]", what="a topic name")
+            num = F.partition(o[1], f"{ow}[1]")
+            if topic in topics and num >= topics[topic].partitions:
                 raise InputError(
-                    f"expected [topic, partition>=0], got {o!r}", field=f"{where}.owned[{j}]"
-                )
-            if o[0] in topics and o[1] >= topics[o[0]].partitions:
-                raise InputError(
-                    f"topic {o[0]!r} has {topics[o[0]].partitions} partitions, got partition {o[1]}",
-                    field=f"{where}.owned[{j}]",
+                    f"topic {topic!r} has {topics[topic].partitions} partitions, got partition {num}",
+                    field=ow,
                 )
             # the topic's own name object: equal names compare by identity later
-            owned.append(TopicPartition(topics[o[0]].name if o[0] in topics else o[0], o[1]))
-        gen = _field(m, "generation", where, int, required=False, default=DEFAULT_GENERATION)
-        rack = _field(m, "rack", where, (str, type(None)), required=False, default=None)
-        inst = _field(m, "instance", where, (str, type(None)), required=False, default=None)
+            owned.append(TopicPartition(topics[topic].name if topic in topics else topic, num))
+        gen = F.get(m, "generation", where, F.int32, DEFAULT_GENERATION, lo=-1)
+        rack = F.get(m, "rack", where, F.optional_string, None, what="a rack name")
+        inst = F.get(m, "instance", where, F.optional_string, None, what="a group.instance.id")
         # equal subscriptions share one tuple (assignors group members by it)
         sub = tuple(topics[t].name if t in topics else t for t in subs)
         sub = subscriptions.setdefault(sub, sub)

@@ -13,12 +13,13 @@ mistakes the guess for an observation.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import fields as F
+from .. import limits
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, LogDir, PartitionLoad, PartitionReplicas
 
@@ -42,14 +43,6 @@ _PARTITION_KEYS = {"topic", "partition", "replicas", "leader", "isr", "load", "l
 _LOAD_KEYS = {"bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"}
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
-
-
 def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
     for key in obj:
         if key not in allowed:
@@ -59,17 +52,15 @@ def _check_keys(obj: Mapping, allowed: set[str], where: str) -> None:
 
 
 def _obj(v: Any, where: str) -> Mapping:
-    if not isinstance(v, Mapping):
-        raise InputError(f"expected an object, got {v!r}", field=where)
-    return v
+    return F.mapping(v, where)
 
 
 def _int_list(v: Any, where: str) -> list[int]:
-    if not isinstance(v, list) or not all(_is_int(x) for x in v):
-        raise InputError(f"expected a list of broker ids, got {v!r}", field=where)
-    if len(set(v)) != len(v):
-        raise InputError(f"duplicate broker id in {v!r}", field=where)
-    return list(v)
+    return F.int_list(v, where, F.broker_id, what="broker ids")
+
+
+# Bytes, rates and CPU: Kafka's sizes are int64; beyond it a sum over partitions overflows numpy.
+MAX_QUANTITY = float(F.INT64_MAX)
 
 
 def _numbers(doc: Any, where: str, keys: set[str]) -> dict[str, float]:
@@ -79,9 +70,7 @@ def _numbers(doc: Any, where: str, keys: set[str]) -> dict[str, float]:
     for k, v in obj.items():
         if v is None:
             continue
-        if not _is_num(v) or v < 0:
-            raise InputError(f"expected a number >= 0, got {v!r}", field=f"{where}.{k}")
-        out[k] = float(v)
+        out[k] = F.number(v, f"{where}.{k}", lo=0, hi=MAX_QUANTITY, what="a number >= 0")
     return out
 
 
@@ -90,15 +79,13 @@ def _log_dirs(doc: Any, where: str) -> tuple[LogDir, ...]:
     if doc is None:
         return ()
     if not isinstance(doc, list):
-        raise InputError(f"expected a list of log dirs, got {doc!r}", field=where)
+        raise InputError(f"expected a list of log dirs, got {F.show(doc)}", field=where)
     out = []
     seen = set()
     for i, d in enumerate(doc):
         o = _obj(d, f"{where}[{i}]")
         _check_keys(o, {"path", "capacity_bytes"}, f"{where}[{i}]")
-        path = o.get("path")
-        if not isinstance(path, str) or not path:
-            raise InputError(f"expected a directory path, got {path!r}", field=f"{where}[{i}].path")
+        path = F.get(o, "path", f"{where}[{i}]", F.string, what="a directory path")
         if path in seen:
             raise InputError(f"log dir {path!r} listed twice", field=f"{where}[{i}].path")
         seen.add(path)
@@ -121,9 +108,12 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
     if "partitions" not in doc:
         raise InputError("missing", field="partitions")
     if not isinstance(doc["brokers"], list):
-        raise InputError(f"expected a list, got {doc['brokers']!r}", field="brokers")
+        raise InputError(f"expected a list, got {F.show(doc['brokers'])}", field="brokers")
     if not isinstance(doc["partitions"], list):
-        raise InputError(f"expected a list, got {doc['partitions']!r}", field="partitions")
+        raise InputError(f"expected a list, got {F.show(doc['partitions'])}", field="partitions")
+    limits.check("brokers", len(doc["brokers"]), field="brokers")
+    limits.check("partitions", len(doc["partitions"]), field="partitions")
+    replicas_total = 0
     brokers: list[Broker] = []
     ids: set[int] = set()
     guessed: set[int] = set()
@@ -133,23 +123,13 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         _check_keys(b, _BROKER_KEYS, where)
         if "id" not in b:
             raise InputError("missing", field=f"{where}.id")
-        bid = b["id"]
-        if not _is_int(bid) or bid < 0:
-            raise InputError(f"expected a broker id (int >= 0), got {bid!r}", field=f"{where}.id")
+        bid = F.broker_id(b["id"], f"{where}.id")
         if bid in ids:
             raise InputError(f"duplicate broker id {bid}", field=f"{where}.id")
         ids.add(bid)
-        rack = b.get("rack")
-        if rack is not None and (not isinstance(rack, str) or not rack):
-            raise InputError(f"expected a rack name or null, got {rack!r}", field=f"{where}.rack")
-        alive = b.get("alive", True)
-        if not isinstance(alive, bool):
-            raise InputError(f"expected true or false, got {alive!r}", field=f"{where}.alive")
-        inferred = b.get("alive_inferred", False)
-        if not isinstance(inferred, bool):
-            raise InputError(
-                f"expected true or false, got {inferred!r}", field=f"{where}.alive_inferred"
-            )
+        rack = F.get(b, "rack", where, F.optional_string, None, what="a rack name")
+        alive = F.get(b, "alive", where, F.boolean, True)
+        inferred = F.get(b, "alive_inferred", where, F.boolean, False)
         if inferred:
             guessed.add(bid)
         cap = (
@@ -178,20 +158,16 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
         for key in ("topic", "partition", "replicas"):
             if key not in p:
                 raise InputError("missing", field=f"{where}.{key}")
-        topic = p["topic"]
-        if not isinstance(topic, str) or not topic:
-            raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
-        num = p["partition"]
-        if not _is_int(num) or num < 0:
-            raise InputError(
-                f"expected a partition number >= 0, got {num!r}", field=f"{where}.partition"
-            )
+        topic = F.string(p["topic"], f"{where}.topic", what="a topic name")
+        num = F.partition(p["partition"], f"{where}.partition")
         if (topic, num) in seen:
             raise InputError(f"duplicate partition {topic}-{num}", field=where)
         seen.add((topic, num))
         replicas = _int_list(p["replicas"], f"{where}.replicas")
         if not replicas:
             raise InputError("a partition needs at least one replica", field=f"{where}.replicas")
+        replicas_total += len(replicas)
+        limits.check("replicas", replicas_total, field=f"{where}.replicas")
         for r in replicas:
             if r not in ids:
                 raise InputError(f"broker {r} is not in 'brokers'", field=f"{where}.replicas")
@@ -199,10 +175,9 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
             "leader", replicas[0]
         )  # absent: a healthy partition led by its preferred replica
         if leader is not None:
-            if not _is_int(leader):
-                raise InputError(
-                    f"expected a broker id or null, got {leader!r}", field=f"{where}.leader"
-                )
+            leader = F.integer(
+                leader, f"{where}.leader", lo=-1, hi=F.INT32_MAX, what="a broker id, -1 or null"
+            )
             if leader == -1:
                 leader = None
             elif leader not in replicas:
@@ -229,7 +204,7 @@ def parse_snapshot(doc: Any) -> ClusterSnapshot:
                 or not all(x is None or (isinstance(x, str) and x) for x in d)
             ):
                 raise InputError(
-                    f"expected one log dir (or null) per replica ({len(replicas)}), got {d!r}",
+                    f"expected one log dir (or null) per replica ({len(replicas)}), got {F.show(d)}",
                     field=f"{where}.log_dirs",
                 )
             dirs = tuple(d)
@@ -333,15 +308,29 @@ def _ids(text: str, lineno: int, key: str) -> list[int]:
     text = text.strip()
     if not text:
         return []
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(
-            f"expected comma-separated broker ids, got {text!r}", field=f"line {lineno}: {key}"
-        ) from None
+    out = [
+        _text_int(x, lineno, key, "comma-separated broker ids", text)
+        for x in text.split(",")
+        if x.strip()
+    ]
     if len(set(out)) != len(out):
-        raise InputError(f"duplicate broker id in {text!r}", field=f"line {lineno}: {key}")
+        raise InputError(f"duplicate broker id in {F.show(text)}", field=f"line {lineno}: {key}")
     return out
+
+
+def _text_int(x: str, lineno: int, key: str, what: str, whole: str | None = None) -> int:
+    """An int32 >= 0 of the describe text (a broker id or partition number)."""
+    x = x.strip()
+    if not x.isdigit() or not x.isascii():
+        raise InputError(
+            f"expected {what}, got {F.show(whole if whole is not None else x)}",
+            field=f"line {lineno}: {key}",
+        )
+    if len(x) > 10 or int(x) > F.INT32_MAX:
+        raise InputError(
+            f"must be <= {F.INT32_MAX}, got {F.show(x)}", field=f"line {lineno}: {key}"
+        )
+    return int(x)
 
 
 def parse_describe_text(text: str) -> InferredLivenessSnapshot:
@@ -358,6 +347,7 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
     offline: set[int] = set()
     leaderless: set[int] = set()
     seen: set[tuple[str, int]] = set()
+    replicas_total = 0
     for lineno, line in enumerate(text.splitlines(), start=1):
         f = _fields(line)
         if "Partition" not in f:
@@ -365,16 +355,11 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
         if "Topic" not in f or not f["Topic"]:
             raise InputError("partition line without a topic", field=f"line {lineno}: Topic")
         topic = f["Topic"].split()[0]
-        try:
-            num = int(f["Partition"])
-        except ValueError:
-            raise InputError(
-                f"expected a partition number, got {f['Partition']!r}",
-                field=f"line {lineno}: Partition",
-            ) from None
+        num = _text_int(f["Partition"], lineno, "Partition", "a partition number (integer >= 0)")
         if (topic, num) in seen:
             raise InputError(f"duplicate partition {topic}-{num}", field=f"line {lineno}")
         seen.add((topic, num))
+        limits.check("partitions", len(seen), field=f"line {lineno}")
         if "Replicas" not in f:
             raise InputError("missing", field=f"line {lineno}: Replicas")
         replicas = _ids(f["Replicas"], lineno, "Replicas")
@@ -386,13 +371,7 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
         if lead_text.lower() in ("none", "-1", ""):
             leader = None
         else:
-            try:
-                leader = int(lead_text)
-            except ValueError:
-                raise InputError(
-                    f"expected a broker id or none, got {lead_text!r}",
-                    field=f"line {lineno}: Leader",
-                ) from None
+            leader = _text_int(lead_text, lineno, "Leader", "a broker id or none")
             if leader not in replicas:
                 raise InputError(
                     f"leader {leader} is not one of the replicas {replicas}",
@@ -413,6 +392,9 @@ def parse_describe_text(text: str) -> InferredLivenessSnapshot:
             if elr and elr != "N/A":
                 leaderless.update(r for r in _ids(elr, lineno, "Elr") if r in replicas)
         all_ids.update(replicas)
+        replicas_total += len(replicas)
+        limits.check("replicas", replicas_total, field=f"line {lineno}: Replicas")
+        limits.check("brokers", len(all_ids), field=f"line {lineno}: Replicas")
         partitions.append(PartitionReplicas(topic, num, tuple(replicas), leader, tuple(isr)))
     if not partitions:
         raise InputError("no 'Topic: .. Partition: .. Replicas: ..' lines found")

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from rich.console import Console
 
-from .. import io_util, textfmt
+from .. import io_util, limits, textfmt
 from ..errors import InputError
 from ..model import ClusterSnapshot
 from ..ops.cluster_source import load_snapshot as _load_snapshot
@@ -34,13 +34,25 @@ def add_source(p: argparse.ArgumentParser) -> None:
 
 
 def load_snapshot(args: argparse.Namespace) -> ClusterSnapshot:
-    """The cluster of `--snapshot` or `--bootstrap-server`, with the loads of `--load`."""
-    return _load_snapshot(
+    """The cluster of `--snapshot` or `--bootstrap-server`, with the loads of `--load`; refused
+    when its plan would need more memory than the machine has available."""
+    snap = _load_snapshot(
         getattr(args, "snapshot", None),
         getattr(args, "bootstrap_server", None),
         getattr(args, "command_config", None),
         getattr(args, "load", None),
     )
+    replicas = sum(len(p.replicas) for p in snap.partitions)
+    estimate = limits.cluster_memory(len(snap.brokers), len(snap.partitions), replicas)
+    where = getattr(args, "snapshot", None) or getattr(args, "bootstrap_server", None)
+    try:
+        limits.check_memory(
+            estimate,
+            f"a cluster of {len(snap.brokers):,} brokers and {len(snap.partitions):,} partitions",
+        )
+    except InputError as exc:
+        raise InputError(exc.message, source=where) from None
+    return snap
 
 
 # The library's parameter names, as the command line spells them.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from .. import textfmt
+from .. import limits, textfmt
 from ..errors import InputError
 from ..output import add_format_flag, emit, stderr
 
@@ -34,6 +34,10 @@ def run(args) -> int:
 
     if args.scale < 1:
         raise InputError(f"must be >= 1, got {args.scale}", field="--scale")
+    limits.check("demo_scale", args.scale, field="--scale")
+    limits.check_memory(
+        limits.demo_memory(args.scale), f"the demo at scale {args.scale:,}", "--scale"
+    )
     steps = ["cluster", "telemetry", "simulate", "spark", "plan", "execute", "report"]
     with stderr.status("starting the demo...") as status:
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from .. import io_util, output, textfmt
+from .. import io_util, limits, output, textfmt
 from ..errors import InputError
 from ..ops.simulate import COMPARE_VARIANTS, check_variants, compare, simulate
 from ..sim.scenario import parse_simulation_scenario
@@ -53,10 +53,30 @@ def _load(path: str):
         raise exc.in_file(path) from None
 
 
+def _check_memory(sc, path: str, events_out: bool) -> None:
+    """Refuse a scenario whose simulation would not fit in the memory available (before it runs)."""
+    partitions = sum(t.partitions for t in sc.topics) + sum(
+        e.count for e in sc.events if e.kind == "add_partitions"
+    )
+    members = len(sc.members) + sum(1 for e in sc.events if e.kind == "join")
+    estimate = limits.simulate_memory(
+        members, partitions, sc.duration_ms, sc.poll_idle_ms, events_out
+    )
+    try:
+        limits.check_memory(
+            estimate,
+            f"simulating {members:,} members over {partitions:,} partitions"
+            + (" with the event log" if events_out else ""),
+        )
+    except InputError as exc:
+        raise exc.in_file(path) from None
+
+
 def run(args) -> int:
     sc = _load(args.file)
     if args.events_out and not args.events_out.endswith((".jsonl", ".parquet")):
         raise InputError("expected a path ending in .jsonl or .parquet", field="--events-out")
+    _check_memory(sc, args.file, bool(args.events_out))
     if args.compare:
         names = [n.strip() for n in args.compare.split(",") if n.strip()]
         try:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import limits
 from ..assign.base import AssignorFailure
 from ..assign.registry import NAMES, SERVER_SIDE, get_assignor
 from ..assign.rounds import run_rounds
@@ -54,6 +55,8 @@ def check(strategy: str, rounds: int | None) -> None:
     get_assignor(strategy)
     if rounds is not None and rounds < 1:
         raise InputError(f"must be >= 1, got {rounds}", field="rounds")
+    if rounds is not None:
+        limits.check("rounds", rounds, field="rounds")
 
 
 def assign_partitions(
@@ -82,6 +85,7 @@ def assign_partitions(
     n = rounds if rounds is not None else scenario.rounds
     if strategy in SERVER_SIDE:
         _no_shared_ownership(scenario.spec, source)
+    _check_memory(scenario.spec, n, source)
     try:
         results = run_rounds(assignor, scenario.spec, n)
     except AssignorFailure as exc:
@@ -92,6 +96,17 @@ def assign_partitions(
         strategy,
         tuple(AssignRound(spec, result, round_stats(spec, result)) for spec, result in results),
     )
+
+
+def _check_memory(spec: GroupSpec, rounds: int, source: str | None) -> None:
+    """Refuse a group whose assignment would not fit in the memory available (before any work)."""
+    partitions = sum(t.partitions for t in spec.topics.values())
+    subscriptions = sum(len(m.topics) for m in spec.members)
+    estimate = limits.assign_memory(len(spec.members), partitions, subscriptions, rounds)
+    try:
+        limits.check_memory(estimate, f"assigning {partitions:,} partitions over {rounds:,} rounds")
+    except InputError as exc:
+        raise exc.in_file(source) if source else exc from None
 
 
 def _no_shared_ownership(spec: GroupSpec, source: str | None) -> None:

@@ -32,6 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..errors import InputError
 from ..io_util import read_structured
 from .io import staged_output, write_parquet
@@ -138,14 +139,19 @@ def expand_grid(doc: Any, where: str = "grid") -> tuple[list[dict[str, Any]], in
     if not isinstance(grid, dict):
         raise InputError("expected an object of axis: [values]", source=where, field="grid")
     axes: dict[str, list] = {}
+    runs = 1
     for name, values in grid.items():
         if name == "seeds":
             if not isinstance(values, int) or isinstance(values, bool) or values < 1:
                 raise InputError("expected a positive integer", source=where, field="grid.seeds")
+            runs *= values
+            limits.check("sweep_runs", runs, field="grid.seeds", source=where)
             axes["seed"] = list(range(values))
             continue
         if not isinstance(values, list) or not values:
             raise InputError("expected a non-empty list", source=where, field=f"grid.{name}")
+        runs *= len(values)
+        limits.check("sweep_runs", runs, field=f"grid.{name}", source=where)
         axes[name] = values
     names = list(axes)
     scenarios: list[dict[str, Any]] = []

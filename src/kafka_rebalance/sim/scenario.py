@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .. import limits
 from ..errors import InputError
+from ..fields import INT32_MAX, INT64_MAX, show
 
 PROTOCOLS = ("classic", "consumer")
 DELIVERY = ("at-least-once", "at-most-once")
@@ -121,11 +124,26 @@ def _is_int(v: Any) -> bool:
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# Kafka's widths: timeouts, intervals and counts of its configs are int32; the simulator's own
+# times are int64 milliseconds; a rate is records per second (its log end offsets stay in int64).
+MAX_RATE = 1e9
+_INT64_FIELDS = frozenset(
+    {"seed", "metadata_max_age_ms", "retry_backoff_ms", "at_ms", "down_ms", "every_ms", "for_ms"}
+)
 
 
 def _get(
-    obj: Mapping, key: str, where: str, check, expected: str, default: Any = ..., min_value=None
+    obj: Mapping,
+    key: str,
+    where: str,
+    check,
+    expected: str,
+    default: Any = ...,
+    min_value=None,
+    max_value=None,
 ):
     if key not in obj:
         if default is ...:
@@ -133,9 +151,14 @@ def _get(
         return default
     v = obj[key]
     if not check(v):
-        raise InputError(f"expected {expected}, got {v!r}", field=f"{where}{key}")
+        raise InputError(f"expected {expected}, got {show(v)}", field=f"{where}{key}")
+    if max_value is None and _is_int(v):
+        max_value = INT64_MAX if key in _INT64_FIELDS or key == "duration_ms" else INT32_MAX
     if min_value is not None and v < min_value:
-        raise InputError(f"must be >= {min_value}, got {v!r}", field=f"{where}{key}")
+        raise InputError(f"must be >= {min_value}, got {show(v)}", field=f"{where}{key}")
+    if max_value is not None and v > max_value:
+        cap = f"{int(max_value):,}" if float(max_value).is_integer() else str(max_value)
+        raise InputError(f"must be <= {cap}, got {show(v)}", field=f"{where}{key}")
     return v
 
 
@@ -152,9 +175,11 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     if not isinstance(doc, Mapping):
         raise InputError("the scenario must be a mapping (YAML or JSON object)")
     _keys(doc, _TOP, "")
-    name = str(doc.get("name", ""))
-    seed = _get(doc, "seed", "", _is_int, "an integer", 0)
+    name = _get(doc, "name", "", lambda v: isinstance(v, str), "a string", "")
+    _get(doc, "description", "", lambda v: isinstance(v, str), "a string", "")
+    seed = _get(doc, "seed", "", _is_int, "an integer", 0, min_value=-(2**63))
     duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=1)
+    limits.check("duration_ms", duration, field="duration_ms")
     protocol = _get(
         doc, "protocol", "", lambda v: v in PROTOCOLS, " or ".join(PROTOCOLS), "classic"
     )
@@ -162,15 +187,16 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     topics = _parse_topics(doc.get("topics"))
     members, ms_per_record = _parse_members(doc.get("members"))
     events = _parse_events(doc.get("events", []) or [], {t.name for t in topics})
+    _check_sizes(topics, members, events, duration)
     net = doc.get("network", {}) or {}
     if not isinstance(net, Mapping):
-        raise InputError(f"expected a mapping, got {net!r}", field="network")
+        raise InputError(f"expected a mapping, got {show(net)}", field="network")
     _keys(net, {"latency_ms", "jitter_ms"}, "network.")
     latency = _get(net, "latency_ms", "network.", _is_int, "an integer", 1, min_value=0)
     jitter = _get(net, "jitter_ms", "network.", _is_int, "an integer", 4, min_value=0)
     simdoc = doc.get("simulation", {}) or {}
     if not isinstance(simdoc, Mapping):
-        raise InputError(f"expected a mapping, got {simdoc!r}", field="simulation")
+        raise InputError(f"expected a mapping, got {show(simdoc)}", field="simulation")
     _keys(simdoc, {"poll_idle_ms", "lag_sample_ms", "processing_jitter"}, "simulation.")
     poll_idle = _get(
         simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1
@@ -180,7 +206,7 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     )
     pjit = _get(simdoc, "processing_jitter", "simulation.", _num, "a number", 0.2, min_value=0)
     if pjit >= 1:
-        raise InputError(f"must be < 1, got {pjit!r}", field="simulation.processing_jitter")
+        raise InputError(f"must be < 1, got {show(pjit)}", field="simulation.processing_jitter")
     names = {m.name for m in members}
     for i, e in enumerate(events):
         if e.kind in ("leave", "crash", "restart", "pause") and e.member is None:
@@ -211,9 +237,31 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     )
 
 
+def _check_sizes(
+    topics: tuple[TopicSpec, ...],
+    members: tuple[MemberSpec, ...],
+    events: tuple[SimEvent, ...],
+    duration: int,
+) -> None:
+    """The limits on partitions in total (added ones included) and on log end offsets."""
+    total = 0
+    for i, t in enumerate(topics):
+        total += t.partitions
+        limits.check("partitions", total, field=f"topics[{i}].partitions")
+        if t.produce_rate * (duration / 1000.0) > INT64_MAX:
+            raise InputError(
+                f"{t.produce_rate:,.0f} records/s over {duration:,} ms overflows a log end offset",
+                field=f"topics[{i}].produce_rate",
+            )
+    for i, e in enumerate(events):
+        if e.kind == "add_partitions":
+            total += e.count
+            limits.check("partitions", total, field=f"events[{i}].count")
+
+
 def _parse_group(gd: Any, protocol: str) -> GroupConfig:
     if not isinstance(gd, Mapping):
-        raise InputError(f"expected a mapping, got {gd!r}", field="group")
+        raise InputError(f"expected a mapping, got {show(gd)}", field="group")
     _keys(gd, _GROUP, "group.")
     d = GroupConfig()
     w = "group."
@@ -291,20 +339,20 @@ def _parse_topics(td: Any) -> tuple[TopicSpec, ...]:
     if td is None:
         raise InputError("missing", field="topics")
     if not isinstance(td, list) or not td:
-        raise InputError(f"expected a non-empty list, got {td!r}", field="topics")
+        raise InputError(f"expected a non-empty list, got {show(td)}", field="topics")
     out = []
     seen = set()
     for i, t in enumerate(td):
         w = f"topics[{i}]."
         if not isinstance(t, Mapping):
-            raise InputError(f"expected a mapping, got {t!r}", field=f"topics[{i}]")
+            raise InputError(f"expected a mapping, got {show(t)}", field=f"topics[{i}]")
         _keys(t, {"name", "partitions", "produce_rate"}, w)
         name = _get(t, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string")
         if name in seen:
             raise InputError(f"duplicate topic {name!r}", field=f"{w}name")
         seen.add(name)
         n = _get(t, "partitions", w, _is_int, "an integer", min_value=1)
-        rate = _get(t, "produce_rate", w, _num, "a number", 0, min_value=0)
+        rate = _get(t, "produce_rate", w, _num, "a number", 0, min_value=0, max_value=MAX_RATE)
         out.append(TopicSpec(name, n, float(rate)))
     return tuple(out)
 
@@ -313,20 +361,21 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
     if md is None:
         raise InputError("missing", field="members")
     if not isinstance(md, Mapping):
-        raise InputError(f"expected a mapping, got {md!r}", field="members")
+        raise InputError(f"expected a mapping, got {show(md)}", field="members")
     _keys(md, _MEMBERS, "members.")
-    ms = _get(md, "processing_ms_per_record", "members.", _num, "a number", 1.0)
+    ms = _get(md, "processing_ms_per_record", "members.", _num, "a number", 1.0, max_value=1e9)
     if ms <= 0:
-        raise InputError(f"must be > 0, got {ms!r}", field="members.processing_ms_per_record")
+        raise InputError(f"must be > 0, got {show(ms)}", field="members.processing_ms_per_record")
     if "list" in md:
         lst = md["list"]
         if not isinstance(lst, list):
-            raise InputError(f"expected a list, got {lst!r}", field="members.list")
+            raise InputError(f"expected a list, got {show(lst)}", field="members.list")
+        limits.check("members", len(lst), field="members.list")
         out = []
         for i, m in enumerate(lst):
             w = f"members.list[{i}]."
             if not isinstance(m, Mapping):
-                raise InputError(f"expected a mapping, got {m!r}", field=f"members.list[{i}]")
+                raise InputError(f"expected a mapping, got {show(m)}", field=f"members.list[{i}]")
             _keys(m, {"name", "rack", "start_ms"}, w)
             out.append(
                 MemberSpec(
@@ -341,19 +390,23 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
             raise InputError("duplicate member names", field="members.list")
     else:
         count = _get(md, "count", "members.", _is_int, "an integer", min_value=0)
-        rack = md.get("rack")
+        limits.check("members", count, field="members.count")
+        rack = _get(
+            md, "rack", "members.", lambda v: v is None or isinstance(v, str), "a rack name", None
+        )
         out = [MemberSpec(f"m{i}", rack) for i in range(count)]
     return tuple(out), ms
 
 
 def _parse_events(ed: Any, topics: set[str]) -> tuple[SimEvent, ...]:
     if not isinstance(ed, list):
-        raise InputError(f"expected a list, got {ed!r}", field="events")
+        raise InputError(f"expected a list, got {show(ed)}", field="events")
+    limits.check("events", len(ed), field="events")
     out = []
     for i, e in enumerate(ed):
         w = f"events[{i}]."
         if not isinstance(e, Mapping):
-            raise InputError(f"expected a mapping, got {e!r}", field=f"events[{i}]")
+            raise InputError(f"expected a mapping, got {show(e)}", field=f"events[{i}]")
         _keys(e, _EVENT, w)
         at = _get(e, "at_ms", w, _is_int, "an integer", min_value=0)
         kind = _get(e, "kind", w, lambda v: v in EVENT_KINDS, "one of " + ", ".join(EVENT_KINDS))
