@@ -1,7 +1,8 @@
 """A short run of the fidelity comparison (bench/fidelity): one member leaves a 6-member cooperative group
 of real Java consumers on the real broker, and the same in the simulator. Generation counts and
 per-member moves must be equal; the rebalance duration within the stated tolerance (a heartbeat
-interval: both sides learn of the rebalance at heartbeat phases they draw independently)."""
+interval, as both sides learn of the rebalance at heartbeat phases they draw independently, plus the
+real side's request latencies on a shared machine)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "fidelity
 
 import fidelity as fd  # noqa: E402
 
-HEARTBEAT_MS = 3_000
+TOLERANCE_MS = 3_000 + fd.LATENCY_SLACK_MS
 
 
 @pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) for the Java consumers")
@@ -42,7 +43,7 @@ def test_a_member_leaving_a_cooperative_group_matches_real_kafka(real_kafka):
     assert real.members_per_generation == sim.members_per_generation == [5]
     assert real.partitions_per_generation == sim.partitions_per_generation == [24]
     assert real.duration_ms is not None and sim.duration_ms is not None
-    assert abs(real.duration_ms - sim.duration_ms) <= HEARTBEAT_MS, (
+    assert abs(real.duration_ms - sim.duration_ms) <= TOLERANCE_MS, (
         real.duration_ms,
         sim.duration_ms,
     )

@@ -38,6 +38,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 PARTITIONS = 24
 MEMBERS = 6
+# the duration tolerance beyond one heartbeat interval: the real side's request and callback latencies
+# on a shared machine (the simulator's are a few ms)
+LATENCY_SLACK_MS = 500
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,11 @@ def _reduce(
 # ----------------------------------------------------------------------------------- simulator
 
 
+def heartbeat_ms(sc: Scenario) -> int:
+    """The members' heartbeat interval: the client default (classic) or the broker's (consumer)."""
+    return 5_000 if sc.protocol == "consumer" else 3_000
+
+
 def sim_doc(sc: Scenario, t_event: int, seed: int = 1) -> dict:
     """The scenario in the simulator's format; all members start at 0 as the JVM starts them."""
     group: dict = {
@@ -171,7 +179,9 @@ def sim_doc(sc: Scenario, t_event: int, seed: int = 1) -> dict:
     }
     if sc.protocol == "consumer":
         group.update(
-            server_assignor=sc.assignor, heartbeat_interval_ms=5_000, session_timeout_ms=45_000
+            server_assignor=sc.assignor,
+            heartbeat_interval_ms=heartbeat_ms(sc),
+            session_timeout_ms=45_000,
         )
     events: list[dict] = []
     last = t_event
@@ -203,9 +213,12 @@ def sim_doc(sc: Scenario, t_event: int, seed: int = 1) -> dict:
     }
 
 
-def run_sim(sc: Scenario, t_event: int, seed: int = 1) -> Measures:
+def run_sim(sc: Scenario, t_event: int, seed: int = 1, phase_ms: int = 0) -> Measures:
+    """The scenario in the simulator, the event `phase_ms` later than the real run's (the measures are
+    taken from there: a later phase of the members' heartbeats at the event, nothing else)."""
     from kafka_rebalance.sim.api import simulate
 
+    t_event += phase_ms
     res = simulate(sim_doc(sc, t_event, seed))
     callbacks = []
     batches: list[tuple[int, int, int]] = []
@@ -236,6 +249,19 @@ def run_sim(sc: Scenario, t_event: int, seed: int = 1) -> Measures:
     before = simulate({**sim_doc(sc, t_event, seed), "duration_ms": t_event}, collect_events=False)
     m.duplicates = res.summary["records"]["duplicates"] - before.summary["records"]["duplicates"]
     return m
+
+
+def outcomes(sc: Scenario, t_event: int, runs: int) -> collections.Counter:
+    """How often each (generations, per-member moves) comes out of the simulator over `runs` runs, run i
+    with seed i and the event i/runs of a heartbeat interval later. Where the event falls in the
+    members' heartbeat cycle is what a real run does not control (when the JVMs came up); the seed
+    draws the rest (request latencies, processing times, KIP-848 member ids)."""
+    out: collections.Counter = collections.Counter()
+    step = heartbeat_ms(sc) // runs
+    for i in range(runs):
+        m = run_sim(sc, t_event, seed=i + 1, phase_ms=i * step)
+        out[(m.generations, tuple(m.moves))] += 1
+    return out
 
 
 # ---------------------------------------------------------------------------------- real Kafka

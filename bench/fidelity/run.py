@@ -14,6 +14,7 @@ scenario of wall time; the machine running it should be otherwise quiet for dura
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import subprocess
@@ -31,10 +32,10 @@ import real_kafka as rk  # noqa: E402
 COLUMNS = (
     "scenario",
     "generations Kafka",
-    "generations sim (seeds)",
+    "generations sim (runs)",
     "members/gen Kafka / sim",
     "moves (revoked/assigned) Kafka",
-    "moves sim (seeds equal to Kafka's)",
+    "moves sim (runs equal to Kafka's)",
     "duration Kafka",
     "duration sim (median, range)",
     "duplicates Kafka",
@@ -86,6 +87,37 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def simulate_runs(sc: fd.Scenario, t_event: int, runs: int) -> list[fd.Measures]:
+    """Run i: seed i, the event i/runs of a heartbeat interval after the real run's (fd.outcomes)."""
+    step = fd.heartbeat_ms(sc) // runs
+    return [fd.run_sim(sc, t_event, i + 1, phase_ms=i * step) for i in range(runs)]
+
+
+def _moves(moves) -> str:
+    return " ".join(f"{r}/{a}" for r, a in moves) or "-"
+
+
+def outcome_table(known: dict, stored: dict, names: list[str], runs: int) -> str:
+    """Per scenario with several Kafka runs stored: each (generations, moves) Kafka gave, and how many
+    of the simulator's runs give it."""
+    out = ["| scenario | generations | moves (revoked/assigned) | Kafka runs | simulator runs |"]
+    out.append("|---|---|---|---|---|")
+    for n in names:
+        kruns = stored.get(n, {}).get("kafka_runs")
+        if not kruns:
+            continue
+        sim = fd.outcomes(known[n], stored[n]["t_event_ms"], runs)
+        kafka = collections.Counter(
+            (k["generations"], tuple(map(tuple, k["moves"]))) for k in kruns
+        )
+        for g, mv in sorted(set(kafka) | set(sim), key=lambda o: (-kafka[o], -sim[o], o)):
+            out.append(
+                f"| {n} | {g} | {_moves(mv)} | {kafka[(g, mv)]} of {len(kruns)} | "
+                f"{sim[(g, mv)]} of {runs} |"
+            )
+    return "\n".join(out)
+
+
 def resimulate(args: argparse.Namespace, known: dict, names: list[str]) -> int:
     try:
         stored = json.loads(args.from_json.read_text(encoding="utf-8"))
@@ -105,10 +137,12 @@ def resimulate(args: argparse.Namespace, known: dict, names: list[str]) -> int:
             k["duration_ms"],
             k["duplicates"],
         )
-        sims = [fd.run_sim(known[n], stored[n]["t_event_ms"], s) for s in range(1, args.seeds + 1)]
+        sims = simulate_runs(known[n], stored[n]["t_event_ms"], args.seeds)
         rows.append(row(n, real, sims))
     table = markdown(rows)
     print(table)
+    if args.outcomes:
+        print(outcome_table(known, stored, names, args.outcomes))
     if args.markdown:
         args.markdown.write_text(table + "\n", encoding="utf-8")
     return 0
@@ -124,7 +158,19 @@ def main() -> int:
         help="comma-separated names, or all: " + ", ".join(s.name for s in fd.SCENARIOS),
     )
     ap.add_argument(
-        "--seeds", type=int, default=5, help="simulator seeds per scenario (the real run is one)"
+        "--seeds",
+        type=int,
+        default=10,
+        help="simulator runs per scenario (the real run is one): run i has seed i and the event i/N "
+        "of a heartbeat interval later",
+    )
+    ap.add_argument(
+        "--outcomes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --from-json: also each (generations, moves) of the stored Kafka runs beside how many "
+        "of N simulator runs give it",
     )
     ap.add_argument(
         "--json", type=Path, help="write every measure and the raw callbacks/log lines here"
@@ -169,7 +215,7 @@ def main() -> int:
                     "kafka-topics.sh", "--bootstrap-server", cluster.bootstrap, *a
                 ),
             )
-            sims = [fd.run_sim(sc, t_event, seed) for seed in range(1, args.seeds + 1)]
+            sims = simulate_runs(sc, t_event, args.seeds)
             rows.append(row(n, real, sims))
             print(markdown(rows[-1:]).splitlines()[-1], flush=True)
             out[n] = {

@@ -11,6 +11,7 @@ The state machines are `group.consumer_group` (coordinator) and
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import re
 from typing import Any
@@ -34,7 +35,14 @@ from .member import SimMember
 from .world import Simulation
 
 _SERVER_ASSIGNOR = {"uniform": "uniform", "range": "range"}
-_MEMBER_ID = re.compile(r"[\w.-]+-member-\d+")
+# member ids in the coordinator's texts: a Kafka Uuid string (22 URL-safe base64 characters) or the
+# state machine's own "<group>-member-<n>"; unknown tokens are left as they are
+_MEMBER_ID = re.compile(r"[\w.-]+-member-\d+|(?<![\w-])[A-Za-z0-9_-]{22}(?![\w-])")
+
+
+def _uuid_string(bits: int) -> str:
+    """org.apache.kafka.common.Uuid.toString(): the 16 bytes in URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(bits.to_bytes(16, "big")).decode("ascii").rstrip("=")
 
 
 class ConsumerCoordinator:
@@ -213,10 +221,13 @@ class ConsumerSimMember(SimMember):
 
     def start(self) -> None:
         g = self.w.sc.group
+        # the Java consumer draws its member id itself (a random Uuid, ConsumerMembershipManager), for
+        # each incarnation; the uniform assignor's ties follow the ids' order, so they are drawn here too
+        member_id = _uuid_string(self.w.rng.getrandbits(128))
         self.cm = cgm.ConsumerMember(
             g.id,
             tuple(self.w.topic_names),
-            "",
+            member_id,
             self.instance_id,
             self.rack,
             g.rebalance_timeout_ms or g.max_poll_interval_ms,

@@ -8,6 +8,7 @@ neither imports the world.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -42,6 +43,7 @@ class MemberHost(WorldBase, Protocol):
     processed: int
     duplicates: int
     rand: Callable[[], float]
+    rng: random.Random  # the seeded generator rand() draws from
 
     def send(self, member: Any, kind: str, req: Any) -> None: ...
     def commit(self, m: Any, offsets: dict[int, int], why: str, answer: bool = False) -> None: ...
