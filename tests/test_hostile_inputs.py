@@ -312,10 +312,16 @@ def test_full_disk_in_the_shared_writer_exit_1(code, tmp_path, capsys, monkeypat
 
 
 def test_read_only_output_folder_exit_1(tmp_path, capsys, monkeypatch):
-    def read_only(*a, **k):
-        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path))
+    from kafka_rebalance import io_publish
 
-    monkeypatch.setattr(io_util.tempfile, "mkstemp", read_only)
+    real_open = os.open
+
+    def read_only(path, *a, **k):
+        if ".kr-" in str(path):  # the writer's temporary beside the target
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(io_publish.os, "open", read_only)
     out = tmp_path / "plan.json"
     rc, _, err = _run(["cluster", "plan", "--snapshot", SNAPSHOT, "--output", str(out)], capsys)
     assert rc == 1 and len(err.strip().splitlines()) == 1 and "Read-only file system" in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -193,26 +193,10 @@ def _check_scalar(v: Any, source: str, where: str | None) -> None:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write to a temporary file beside the target, then rename: never half-written."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the file what open() would
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError) and exc.filename is None:
-            # a failed write or fsync (full disk, file too large) names no file: name the user's
-            raise named_os_error(exc, p) from None
-        raise
+    """Write to a temporary file beside the target, then rename: never half-written (io_publish)."""
+    from .io_publish import write_files
+
+    write_files([(path, text)])
 
 
 def named_os_error(exc: OSError, path: str | os.PathLike) -> OSError:
@@ -276,6 +260,13 @@ def _umask() -> int:
 def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
     """Write `obj` as JSON to `path`: a temporary file beside it, then a rename (never half-written)."""
     atomic_write_text(path, dumps_json(obj, indent=indent, source=path) + "\n")
+
+
+def write_json_files(items: Sequence[tuple[str | os.PathLike, Any, int | None]]) -> None:
+    """Several JSON outputs (path, value, indent) published as one set (io_publish.write_files)."""
+    from .io_publish import write_files
+
+    write_files([(p, dumps_json(obj, indent=indent, source=p) + "\n") for p, obj, indent in items])
 
 
 class OutputError(RuntimeError):

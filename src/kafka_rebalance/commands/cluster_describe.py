@@ -8,6 +8,7 @@ from rich.console import Console
 
 from .. import io_util, output, textfmt
 from ..cluster.snapshot import snapshot_to_json
+from ..io_publish import check_output_paths
 from ..ops.cluster import describe
 from .cluster_common import add_source, kv_table, load_snapshot
 
@@ -23,6 +24,7 @@ def register(sub) -> None:
 
 
 def run_describe(args: argparse.Namespace) -> int:
+    check_output_paths({"--output": args.output})
     snap = load_snapshot(args)
     reassignments = None
     if args.bootstrap_server:

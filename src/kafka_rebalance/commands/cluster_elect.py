@@ -21,6 +21,7 @@ from .. import io_util, output, textfmt
 from ..cluster import kafka_json
 from ..cluster.leader_skew import DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE
 from ..errors import InputError
+from ..io_publish import check_output_paths
 from ..ops.cluster import auto_elect, check_percentage, elect
 from .cluster_common import add_source, load_snapshot, read_input
 
@@ -76,6 +77,7 @@ def register(sub) -> None:
 
 
 def run_elect(args: argparse.Namespace) -> int:
+    check_output_paths({"--output": getattr(args, "output", None)})
     if getattr(args, "admin_config", None):
         if args.command_config and args.command_config != args.admin_config:
             raise InputError(

@@ -6,11 +6,13 @@ Registered by commands/cluster_cmd.py through `register(cluster_subparsers)`.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from .. import textfmt
 from ..cluster.batches import parse_log_dirs, parse_reassignment
 from ..errors import InputError
+from ..io_publish import check_output_paths
 from ..io_util import read_structured
 from ..output import add_format_flag, emit, stderr
 
@@ -18,6 +20,10 @@ from ..output import add_format_flag, emit, stderr
 # max.num.cluster.partition.movements=1250.
 DEFAULT_MAX_MOVES_PER_BROKER = 5
 DEFAULT_MAX_MOVES = 1250
+MAX_POLL_INTERVAL_S = 3600  # an hour between polls
+MAX_BATCH_TIMEOUT_S = 30 * 24 * 3600  # a month per batch
+JAVA_INT_MAX = 2**31 - 1
+JAVA_LONG_MAX = 2**63 - 1
 
 
 def register(cluster_subparsers) -> argparse.ArgumentParser:
@@ -254,12 +260,28 @@ def _check_flags(args: argparse.Namespace) -> None:
     ):
         if value is not None and value < least:
             raise InputError(f"must be >= {least}, got {value}", field=flag)
-    for flag, value in (
-        ("--poll-interval", args.poll_interval),
-        ("--batch-timeout", args.batch_timeout),
+    for flag, value, most in (
+        ("--max-moves-per-broker", args.max_moves_per_broker, JAVA_INT_MAX),
+        ("--max-moves", args.max_moves, JAVA_INT_MAX),
+        ("--max-batches", args.max_batches, JAVA_INT_MAX),
+        ("--throttle", args.throttle, JAVA_LONG_MAX),  # a LONG broker/topic config
+        ("--replica-alter-log-dirs-throttle", args.replica_alter_log_dirs_throttle, JAVA_LONG_MAX),
+        ("--timeout", args.timeout, JAVA_INT_MAX),
     ):
-        if value is not None and not value > 0:
-            raise InputError(f"must be > 0, got {value}", field=flag)
+        if value is not None and value > most:
+            raise InputError(f"must be <= {most:,}, got {value}", field=flag)
+    # checked before anything is submitted: time.sleep(inf) fails only after the first batch went out
+    for flag, value, most in (
+        ("--poll-interval", args.poll_interval, MAX_POLL_INTERVAL_S),
+        ("--batch-timeout", args.batch_timeout, MAX_BATCH_TIMEOUT_S),
+    ):
+        if value is None:
+            continue
+        if not math.isfinite(value) or not 0 < value <= most:
+            raise InputError(
+                f"a number of seconds in (0, {most:,}], got {textfmt.escape_controls(str(value))}",
+                field=flag,
+            )
 
 
 def _caps(args: argparse.Namespace) -> tuple[int, int]:
@@ -315,6 +337,19 @@ def run_execute(args: argparse.Namespace) -> int:
 
         return (run_verify if action == "verify" else run_cancel)(args, target, log_dirs)
     state_path = Path(args.state_file) if args.state_file else default_state_path(plan_file)
+    check_output_paths(
+        {
+            "--state-file": state_path if args.execute else None,
+            # written beside the state file before the first change (cluster_reassign.print_rollback)
+            "--state-file's rollback file": (
+                state_path.with_name(Path(plan_file).name + ".rollback.json")
+                if args.execute and not args.resume
+                else None
+            ),
+            "--output-dir": args.output_dir,
+        },
+        folders=("--output-dir",),
+    )
     per_broker, max_moves = _caps(args)
 
     if not args.execute:
@@ -343,6 +378,9 @@ def run_execute(args: argparse.Namespace) -> int:
         files = write_batch_files(plan, args.output_dir) if args.output_dir else []
         emit({"mode": "dry-run", "plan": plan.to_json(), "batch_files": files}, args.format, _table)
         return 0
+
+    if args.resume:  # a wrong state file is reported before the cluster is contacted
+        _resume_state(state_path, digest, target, log_dirs)
 
     from kafka.errors import KafkaError
 
@@ -425,9 +463,7 @@ def _prepare(
         if old.get("phase") not in ("finished", "cancelled") and old.get("plan_digest") == digest:
             args.resume = True  # resubmitting the running plan: continue it (at the new throttle)
     if args.resume:
-        state = load_state(state_path)
-        if state.get("plan_digest") != digest:
-            raise InputError("the state file belongs to a different plan", source=str(state_path))
+        state = _resume_state(state_path, digest, target, log_dirs)
         # The batches were split when the execution started; a resume continues them, it cannot re-split.
         for flag, key, value in (
             ("--max-moves-per-broker", "max_moves_per_broker", args.max_moves_per_broker),
@@ -479,6 +515,18 @@ def _prepare(
         plan,
         True,
     )
+
+
+def _resume_state(state_path: Path, digest: str, target: dict, log_dirs: dict) -> dict:
+    """The state file to resume, checked field by field and move by move against the plan."""
+    from ..kafka.execute import load_state
+    from ..kafka.execute_state import check_state_matches_plan
+
+    state = load_state(state_path)
+    if state.get("plan_digest") != digest:
+        raise InputError("the state file belongs to a different plan", source=str(state_path))
+    check_state_matches_plan(state, target, log_dirs, str(state_path))
+    return state
 
 
 class _progress:

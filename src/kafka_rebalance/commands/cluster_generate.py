@@ -6,6 +6,7 @@ import argparse
 
 from .. import io_util, output
 from ..cluster import kafka_json
+from ..io_publish import check_output_paths
 from ..ops.cluster import check_seed, generate
 from .cluster_common import add_source, kv_table, load_snapshot, parse_ids, read_input
 
@@ -35,6 +36,7 @@ def register(sub) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    check_output_paths({"--output": args.output})
     topics = None
     if args.topics_to_move_json_file:
         topics = read_input(args.topics_to_move_json_file, kafka_json.parse_topics_to_move_json)

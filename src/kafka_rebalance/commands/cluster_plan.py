@@ -12,6 +12,7 @@ from ..cluster.planner import DEFAULT_PLAN_BAND, GOAL_NAMES, Mode, PlanOptions, 
 from ..cluster.planner.optimizer import check_band, check_brokers_for_mode, check_capacity_threshold
 from ..cluster.planner.options import DEFAULT_CAPACITY_THRESHOLDS, DEFAULT_MAX_REPLICAS_PER_BROKER
 from ..errors import InputError
+from ..io_publish import check_output_paths
 from ..ops.cluster import check_seed, plan
 from ..ops.cluster_source import read_capacity_file
 from .cluster_common import add_source, as_flag, load_snapshot, parse_ids, parse_racks
@@ -169,7 +170,8 @@ def plan_options(args: argparse.Namespace) -> PlanOptions:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    # Numbers first: a bad flag is reported before a live cluster is read.
+    # Outputs and numbers first: a bad flag is reported before a live cluster is read.
+    check_output_paths({"--output": args.output, "--election-output": args.election_output})
     check_seed(args.seed, "--seed")
     brokers = parse_ids(args.brokers, "--brokers")
     if args.demote_brokers:
@@ -217,12 +219,16 @@ def run_plan(args: argparse.Namespace) -> int:
         # a hard goal is not met: no file a script could apply by mistake
         output.emit(result, args.format, _plan_table)
         return 1
+    outputs = []
     if args.output:
-        io_util.atomic_write_json(args.output, res.reassignment_json(), indent=None)
+        outputs.append((args.output, res.reassignment_json(), None))
         result["output"] = args.output
     if args.election_output:
-        io_util.atomic_write_json(args.election_output, res.election_json(), indent=None)
+        outputs.append((args.election_output, res.election_json(), None))
         result["election_output"] = args.election_output
+    io_util.write_json_files(
+        outputs
+    )  # both or neither, never one run's plan with another's election
     output.emit(result, args.format, _plan_table)
     # A plan that leaves replicas on a dead or removed broker did not do what was asked: say so in the code.
     return 0 if res.complete else 1

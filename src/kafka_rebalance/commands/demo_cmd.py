@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from rich.text import Text
 
 from .. import limits, textfmt
 from ..errors import InputError
+from ..io_publish import (
+    check_output_paths,
+    clean_stale,
+    publish_folder,
+    remove_folder,
+    staging_folder,
+)
 from ..output import add_format_flag, emit, stderr
 
 
@@ -29,15 +38,102 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from ..demo.run import Demo, DemoConfig
+SEED_MAX = 2**63 - 1  # a Java long (the --generate emulation's java.util.Random), >= 0 for numpy
+# local, local[N|*], local[N|*,F], local-cluster[N,C,M], spark://H:P[,H:P...], yarn, k8s://URL
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?"
+    r"|local-cluster\[[1-9]\d*,[1-9]\d*,[1-9]\d*\]"
+    r"|spark://[A-Za-z0-9.\-_\[\]:]+:\d{1,5}(,[A-Za-z0-9.\-_\[\]:]+:\d{1,5})*"
+    r"|yarn|k8s://\S+"
+)
 
+
+def check_master(master: str, field: str) -> None:
+    if not _MASTER.fullmatch(master):
+        raise InputError(
+            f"not a Spark master URL: {master!r} (local, local[N], local[*], local[N,F], "
+            "local-cluster[N,C,M], spark://HOST:PORT, yarn, k8s://URL)",
+            field=field,
+        )
+
+
+def check_out(out: Path) -> None:
+    """The results folder: writable, and holding nothing but an earlier demo's results (the demo
+    replaces the whole folder, so a folder of other files is refused, not emptied)."""
+    check_output_paths({"--out": out}, folders=("--out",))
+    if out.is_dir() and any(out.iterdir()) and not (out / "report.json").is_file():
+        raise InputError(
+            f"{out} holds files that are not a demo's results (no report.json); the demo replaces "
+            "the whole folder: choose another --out or empty it",
+            field="--out",
+        )
+
+
+def validate(args) -> None:
+    """Everything the demo is given, checked before any work: a bad flag leaves nothing behind."""
     if args.scale < 1:
         raise InputError(f"must be >= 1, got {args.scale}", field="--scale")
     limits.check("demo_scale", args.scale, field="--scale")
     limits.check_memory(
         limits.demo_memory(args.scale), f"the demo at scale {args.scale:,}", "--scale"
     )
+    if not 0 <= args.seed <= SEED_MAX:
+        raise InputError(f"an integer in [0, {SEED_MAX}], got {args.seed}", field="--seed")
+    check_out(Path(args.out))
+    clean_stale(Path(args.out).absolute().parent)  # what a killed demo left, even if we stop here
+    if args.master is not None:
+        check_master(args.master, "--master")
+    elif os.environ.get("SPARK_MASTER") and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        check_master(os.environ["SPARK_MASTER"], "SPARK_MASTER")
+
+
+def _outside(exc: OSError, stage: Path, out: Path) -> OSError:
+    """An error about a file of the staging folder, naming the file in the user's --out."""
+    name = exc.filename2 if exc.filename2 is not None else exc.filename
+    if name is None:
+        return exc
+    text = os.fsdecode(name)
+    if text.startswith(str(stage)):
+        text = str(out) + text[len(str(stage)) :]
+    return OSError(exc.errno, exc.strerror or str(exc), text)
+
+
+def _moved(value, stage: str, out: str):
+    if isinstance(value, str):
+        return out + value[len(stage) :] if value.startswith(stage) else value
+    if isinstance(value, list):
+        return [_moved(v, stage, out) for v in value]
+    if isinstance(value, dict):
+        return {k: _moved(v, stage, out) for k, v in value.items()}
+    return value
+
+
+def run(args) -> int:
+    from ..demo.run import Demo, DemoConfig
+
+    validate(args)
+    out = Path(args.out)
+    missing = [p for p in [out.absolute(), *out.absolute().parents] if not p.exists()]
+    stage = staging_folder(out.absolute())
+    try:
+        result = _run_demo(Demo, DemoConfig, stage, args)
+        publish_folder(stage, out)
+    except BaseException as exc:
+        # nothing half-made stays: the staging folder goes, and the folders made for it
+        remove_folder(stage)
+        for p in missing[1:]:
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        if isinstance(exc, OSError):
+            raise _outside(exc, stage, out) from None
+        raise
+    emit(_moved(result, str(stage), str(out)), args.format, _table)
+    return 0
+
+
+def _run_demo(Demo, DemoConfig, stage: Path, args) -> dict:
     steps = ["cluster", "telemetry", "simulate", "spark", "plan", "execute", "report"]
     with stderr.status("starting the demo...") as status:
 
@@ -48,11 +144,7 @@ def run(args) -> int:
             else:
                 status.update(f"[{i}/{len(steps)}] {step}: {what}")
 
-        result = Demo(
-            DemoConfig(Path(args.out), args.scale, args.seed, args.master), progress
-        ).run()
-    emit(result, args.format, _table)
-    return 0
+        return Demo(DemoConfig(stage, args.scale, args.seed, args.master), progress).run()
 
 
 def _table(console, r: dict) -> None:

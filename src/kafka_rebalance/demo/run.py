@@ -344,7 +344,7 @@ class Demo:
                 "cluster",
                 "execute",
                 "--reassignment-json-file",
-                str(self.plan_file),
+                str(self.plan_file.relative_to(self.out)),
                 "--bootstrap-server",
                 sim.bootstrap,
                 "--throttle",
@@ -352,7 +352,7 @@ class Demo:
                 "--max-moves-per-broker",
                 "50",
                 "--state-file",
-                str(state),
+                str(state.relative_to(self.out)),
                 "--execute",
                 "--format",
                 "json",
@@ -362,6 +362,9 @@ class Demo:
                 capture_output=True,
                 text=True,
                 check=False,
+                # paths relative to the results folder: the state file names its rollback file,
+                # and the folder is built under another name, then moved into place
+                cwd=self.out,
             )
             rc = proc.returncode
             result = json.loads(proc.stdout or "{}")

@@ -300,6 +300,17 @@ class KafkaAdmin:
                 out[(t["topic"], p["partition"])] = tuple(p["replicas"])
         return out
 
+    def leaders(self, topics: Iterable[str] | None = None) -> dict[tuple[str, int], int]:
+        """Leader of each partition from Metadata (-1: none)."""
+        names = None if topics is None else sorted(set(topics))
+        out = {}
+        for t in self.client.describe_topics(names):
+            if t["error_code"]:
+                continue
+            for p in t["partitions"]:
+                out[(t["topic"], p["partition"])] = int(p["leader"])
+        return out
+
     def describe_configs(self, resource_type: int, name: str) -> dict[str, tuple[str | None, bool]]:
         """name -> (value, is_default) of one resource."""
         from kafka.admin import ConfigResource, ConfigResourceType

@@ -154,12 +154,15 @@ def _ssl(kw: dict, props: Mapping[str, str], source: str) -> None:
         return
     key_password = props.get("ssl.key.password")
     trusted: list[bytes] | None = None
+    trust_where = key_where = (source, "")
     ttype = props.get("ssl.truststore.type", "JKS")
     if props.get("ssl.truststore.certificates"):
+        trust_where = (source, "ssl.truststore.certificates")
         trusted = read_pem(
             props["ssl.truststore.certificates"], None, source, "ssl.truststore.certificates"
         )[1]
     elif props.get("ssl.truststore.location"):
+        trust_where = (props["ssl.truststore.location"], "ssl.truststore.location")
         keys, certs = read_store(
             ttype,
             props["ssl.truststore.location"],
@@ -170,10 +173,12 @@ def _ssl(kw: dict, props: Mapping[str, str], source: str) -> None:
         trusted = certs + [c for k in keys for c in k.chain[-1:]]
     key = None
     if props.get("ssl.keystore.key"):
+        key_where = (source, "ssl.keystore.key")
         pem = props["ssl.keystore.key"] + "\n" + props.get("ssl.keystore.certificate.chain", "")
         keys = read_pem(pem, key_password, source, "ssl.keystore.key")[0]
         key = keys[0] if keys else None
     elif props.get("ssl.keystore.location"):
+        key_where = (props["ssl.keystore.location"], "ssl.keystore.location")
         keys, _ = read_store(
             props.get("ssl.keystore.type", "JKS"),
             props["ssl.keystore.location"],
@@ -192,7 +197,9 @@ def _ssl(kw: dict, props: Mapping[str, str], source: str) -> None:
     protocols = tuple(
         p.strip() for p in props.get("ssl.enabled.protocols", "").split(",") if p.strip()
     )
-    kw["ssl_context"] = build_context(trusted, key, algorithm.lower() == "https", protocols)
+    kw["ssl_context"] = build_context(
+        trusted, key, algorithm.lower() == "https", protocols, trust_where, key_where
+    )
     kw["ssl_check_hostname"] = algorithm.lower() == "https"
 
 

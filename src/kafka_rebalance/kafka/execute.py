@@ -179,6 +179,10 @@ class Executor:
             self._run_batch(entry, batch)
             ran += 1
         if self.state.get("election") is None:
+            if self.state.get("leaders_before_election") is None:
+                # recorded before the first election request: a resume after a kill that came
+                # after the brokers elected (answer lost) still reports what was elected
+                self.state["leaders_before_election"] = self._leaders(batches)
             self.state["phase"] = "election"
             self.save()
             self.state["election"] = self._elect(batches)
@@ -386,23 +390,46 @@ class Executor:
         )
         raise ExecutionError(f"replica sets do not match the plan: {detail}")
 
+    def _leaders(self, batches: list[Batch]) -> dict[str, int] | None:
+        leaders = getattr(self.admin, "leaders", None)
+        if leaders is None:
+            return None
+        keys = {(m.topic, m.partition) for b in batches for m in b.moves}
+        now = leaders({t for t, _ in keys})
+        return {f"{t}-{p}": now.get((t, p), -1) for t, p in sorted(keys)}
+
     def _elect(self, batches: list[Batch]) -> dict:
         keys = sorted({(m.topic, m.partition) for b in batches for m in b.moves})
         results = self.admin.elect_preferred(keys) if keys else {}
-        elected = [k for k, (c, _) in results.items() if c == 0]
-        not_needed = [k for k, (c, _) in results.items() if c == ELECTION_NOT_NEEDED]
+        preferred = {(m.topic, m.partition): m.new_replicas[0] for b in batches for m in b.moves}
+        before = self.state.get("leaders_before_election") or {}
+        # ELECTION_NOT_NEEDED for a partition whose leader was not its preferred replica before the
+        # election started: an earlier, interrupted run of this election elected it
+        earlier = {
+            k
+            for k, (c, _) in results.items()
+            if c == ELECTION_NOT_NEEDED
+            and f"{k[0]}-{k[1]}" in before
+            and before[f"{k[0]}-{k[1]}"] != preferred.get(k)
+        }
+        elected = [k for k, (c, _) in results.items() if c == 0 or k in earlier]
+        not_needed = [
+            k for k, (c, _) in results.items() if c == ELECTION_NOT_NEEDED and k not in earlier
+        ]
         failed = {
             f"{t}-{p}": msg or f"error {c}"
             for (t, p), (c, msg) in sorted(results.items())
             if c not in (0, ELECTION_NOT_NEEDED)
         }
+        by_earlier = f" ({len(earlier)} by the interrupted run)" if earlier else ""
         self.log(
-            f"preferred leader election: {len(elected)} elected, {len(not_needed)} already led by the "
-            f"preferred replica, {len(failed)} failed"
+            f"preferred leader election: {len(elected)} elected{by_earlier}, {len(not_needed)} "
+            f"already led by the preferred replica, {len(failed)} failed"
         )
         return {
             "partitions": len(keys),
             "elected": len(elected),
+            "elected_by_interrupted_run": len(earlier),
             "not_needed": len(not_needed),
             "failed": failed,
         }

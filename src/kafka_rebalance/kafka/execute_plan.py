@@ -21,7 +21,7 @@ from ..cluster.batches import (
     throttle_for,
 )
 from ..errors import InputError
-from ..io_util import atomic_write_json, loads_json
+from ..io_util import loads_json
 from ..model import ClusterSnapshot
 
 STATE_VERSION = 1
@@ -227,6 +227,9 @@ def load_state(path: Path) -> dict:
         or "batches" not in state
     ):
         raise InputError(f"not an execution state file (version {STATE_VERSION})", source=str(path))
+    from .execute_state import validate_state
+
+    validate_state(state, str(path))
     return state
 
 
@@ -237,9 +240,11 @@ def default_state_path(plan_file: str) -> Path:
 
 def write_batch_files(plan: ExecutionPlan, out_dir: str) -> list[str]:
     """One `kafka-reassign-partitions.sh` JSON per batch (batch-001.json, ...)."""
-    paths = []
-    for b in plan.batches:
-        path = Path(out_dir) / f"batch-{b.index + 1:03d}.json"
-        atomic_write_json(path, reassignment_json(b.moves))
-        paths.append(str(path))
-    return paths
+    from ..io_util import write_json_files
+
+    files = [
+        (Path(out_dir) / f"batch-{b.index + 1:03d}.json", reassignment_json(b.moves), 2)
+        for b in plan.batches
+    ]
+    write_json_files(files)  # one set: a kill never leaves one run's batch 1 with another's batch 2
+    return [str(p) for p, _, _ in files]

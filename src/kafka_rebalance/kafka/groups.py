@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
 from ..model import TopicPartition
-from .admin import admin_kwargs, read_properties
+from .admin import admin_kwargs
+from .properties import load_properties
 
 # ConsumerGroupState.toString in Kafka's clients.
 _STATE_NAMES = {
@@ -124,11 +124,7 @@ class GroupAdmin:
         """Java client properties (--command-config) to librdkafka's names, checked as admin.py checks them."""
         if not self.command_config:
             return {}
-        try:
-            with open(self.command_config, encoding="utf-8") as fh:
-                props = read_properties(fh.read())
-        except FileNotFoundError:
-            raise InputError("file not found", source=self.command_config) from None
+        props = load_properties(self.command_config)  # as Java reads it: bytes as ISO-8859-1
         kw = admin_kwargs(props, source=self.command_config)
         out: dict[str, str] = {}
         names = {

@@ -243,6 +243,23 @@ def read_store(
 ) -> tuple[list[KeyMaterial], list[bytes]]:
     """(private keys with chains, trusted certificates) of one store file of type JKS/PKCS12/PEM."""
     try:
+        return _read_store(kind, location, store_password, key_password, prefix)
+    except (struct.error, IndexError) as exc:
+        raise InputError(
+            f"a truncated or corrupt {kind.upper()} store ({exc})",
+            source=location,
+            field=f"{prefix}.location",
+        ) from None
+
+
+def _read_store(
+    kind: str,
+    location: str,
+    store_password: str | None,
+    key_password: str | None,
+    prefix: str,
+) -> tuple[list[KeyMaterial], list[bytes]]:
+    try:
         with open(location, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
@@ -290,8 +307,14 @@ def build_context(
     key: KeyMaterial | None,
     check_hostname: bool,
     protocols: tuple[str, ...] = (),
+    trust_where: tuple[str, str] = ("--command-config", "ssl.truststore.location"),
+    key_where: tuple[str, str] = ("--command-config", "ssl.keystore.location"),
 ) -> ssl.SSLContext:
-    """A client SSLContext: these CAs (None: the system's), this client key, hostname check or not."""
+    """A client SSLContext: these CAs (None: the system's), this client key, hostname check or not.
+
+    `trust_where` and `key_where` (file, property) name where the certificates and the key came
+    from: OpenSSL's refusal of either is an InputError naming them, not a traceback.
+    """
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
@@ -308,8 +331,17 @@ def build_context(
     ctx.maximum_version = max(chosen)
     if trusted is None:
         ctx.load_default_certs()
+    elif not trusted:
+        raise InputError("no certificate found", source=trust_where[0], field=trust_where[1])
     else:
-        ctx.load_verify_locations(cadata="".join(_pem_cert(c) for c in trusted))
+        try:
+            ctx.load_verify_locations(cadata="".join(_pem_cert(c) for c in trusted))
+        except (ssl.SSLError, ValueError) as exc:
+            raise InputError(
+                f"OpenSSL refused the certificates: {_ssl_reason(exc)}",
+                source=trust_where[0],
+                field=trust_where[1],
+            ) from None
     if key is not None:
         tmp = tempfile.mkdtemp(prefix="kafka-rebalance-key-")
         path = os.path.join(tmp, "client.pem")
@@ -317,10 +349,26 @@ def build_context(
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as fh:
                 fh.write(_pem_key(key.key_der) + "".join(_pem_cert(c) for c in key.chain))
-            ctx.load_cert_chain(path)
+            try:
+                ctx.load_cert_chain(path)
+            except (ssl.SSLError, ValueError) as exc:
+                what = "no certificate for the key" if not key.chain else _ssl_reason(exc)
+                raise InputError(
+                    f"OpenSSL refused the key and its certificate chain: {what}",
+                    source=key_where[0],
+                    field=key_where[1],
+                ) from None
         finally:
             try:
                 os.unlink(path)
             finally:
                 os.rmdir(tmp)
     return ctx
+
+
+def _ssl_reason(exc: Exception) -> str:
+    """OpenSSL's reason (`KEY_VALUES_MISMATCH`: key values mismatch), without the C file and line."""
+    reason = getattr(exc, "reason", None)
+    text = str(exc.args[1] if isinstance(exc, ssl.SSLError) and len(exc.args) > 1 else exc)
+    text = re.sub(r"\s*\(_ssl\.c:\d+\)", "", text)
+    return f"{text} ({reason})" if reason and reason not in text else text

@@ -126,4 +126,12 @@ def load_properties(path: str) -> dict[str, str]:
         raise InputError("file not found", source=path) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        # Java would read it and ignore the garbage keys; a binary file given as client
+        # properties (a key store, a certificate in DER) is a mistake worth naming
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(
+            f"binary content (a NUL byte on line {line}): not a properties file", source=path
+        )
     return parse_properties(data.decode("latin-1"), source=path)

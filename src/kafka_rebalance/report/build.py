@@ -439,8 +439,10 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
     RESULTS is a folder holding the demo's report.json, any other folder of toolkit JSON
     outputs (each file becomes its sections), or one JSON output of the toolkit.
     """
+    from ..io_publish import check_output_paths
     from .inputs import kind_of, sections_for, short_name
 
+    check_output_paths({"--out": out})
     path = Path(results)
     if not path.exists():
         raise InputError("no such file or folder", source=str(path))
