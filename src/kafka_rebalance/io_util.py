@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -193,9 +197,7 @@ def _check_scalar(v: Any, source: str, where: str | None) -> None:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write to a temporary file beside the target, then rename: never half-written (io_publish)."""
-    from .io_publish import write_files
-
+    """Write to a temporary file beside the target, then rename: never half-written."""
     write_files([(path, text)])
 
 
@@ -263,9 +265,7 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2)
 
 
 def write_json_files(items: Sequence[tuple[str | os.PathLike, Any, int | None]]) -> None:
-    """Several JSON outputs (path, value, indent) published as one set (io_publish.write_files)."""
-    from .io_publish import write_files
-
+    """Several JSON outputs (path, value, indent) published as one set (write_files)."""
     write_files([(p, dumps_json(obj, indent=indent, source=p) + "\n") for p, obj, indent in items])
 
 
@@ -299,3 +299,189 @@ def _finite_or_null(v: Any, default: Any) -> Any:
         except TypeError:
             return v
     return v
+
+
+# -- temporaries beside their target, and publishing several files as one set ---------------------
+#
+# Every output is first written to a hidden temporary beside its target, `.NAME.kr-PID-RAND.tmp`,
+# then renamed over it. A run that is killed leaves its temporaries behind; the next run that
+# writes into the same folder removes them: the name says whose they are, and a temporary whose
+# process is gone (or that is older than STALE_AGE_S) is stale. Several outputs of one command are
+# published as a set: all are written and synced, then a journal `.NAME.kr-PID-RAND.publish`
+# listing the renames is written (atomically), then the renames run, then the journal goes. A kill
+# between two renames leaves the journal; the next run finishes the renames from it before
+# anything else, so the set ends complete. io_publish.py checks output paths and switches folders.
+
+STALE_AGE_S = 7 * 24 * 3600  # a temporary this old is stale even if its PID was reused
+_TEMP = re.compile(
+    r"^\.(?P<name>.+)\.kr-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8})\.(?P<kind>tmp|old|publish)$"
+)
+
+
+def temp_name(target: Path, kind: str = "tmp") -> Path:
+    """A hidden temporary beside `target` that the next run can tell is ours and whose."""
+    return target.parent / f".{target.name}.kr-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    except OverflowError:
+        return False
+    return True
+
+
+def _stale(entry: Path, pid: int) -> bool:
+    if not _alive(pid):
+        return True
+    try:
+        return time.time() - entry.lstat().st_mtime > STALE_AGE_S
+    except FileNotFoundError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def clean_stale(folder: str | os.PathLike) -> list[str]:
+    """Finish or undo what killed runs left in `folder`; returns what it did (for tests and logs).
+
+    Journals first (their renames complete the killed run's set), then `.old` folders (put back
+    when their target is missing, else removed), then temporaries.
+    """
+    d = Path(folder)
+    try:
+        entries = sorted(d.iterdir())
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+    done: list[str] = []
+    ours = [(e, m) for e in entries if (m := _TEMP.match(e.name))]
+    for kind in ("publish", "old", "tmp"):
+        for entry, m in ours:
+            if m["kind"] != kind or not entry.exists() or not _stale(entry, int(m["pid"])):
+                continue
+            if kind == "publish":
+                _roll_forward(entry)
+                done.append(f"finished {entry.name}")
+            elif kind == "old":
+                target = d / m["name"]
+                if target.exists() or target.is_symlink():
+                    _remove(entry)
+                    done.append(f"removed {entry.name}")
+                else:
+                    os.replace(entry, target)
+                    done.append(f"restored {target.name}")
+            else:
+                _remove(entry)
+                done.append(f"removed {entry.name}")
+    return done
+
+
+def _roll_forward(journal: Path) -> None:
+    try:
+        pairs = json.loads(journal.read_text(encoding="utf-8"))["renames"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pairs = []  # a journal is written whole (temp + rename): unreadable means not ours
+    for tmp, target in pairs:
+        if os.path.lexists(tmp):
+            os.replace(tmp, target)
+    journal.unlink(missing_ok=True)
+
+
+def _make_parents(folder: Path, created: list[Path]) -> None:
+    missing = []
+    probe = folder
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        created.append(d)
+
+
+def _drop_created(created: list[Path]) -> None:
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            break
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_files(items: Iterable[tuple[str | os.PathLike, str | bytes]]) -> None:
+    """Write every (path, content) as one set: all or none, old or new, never half a file.
+
+    A failure (a full disk, a file too large, no permission) removes the temporaries and the
+    folders this call created, and raises the OSError naming the user's path, not a temporary.
+    """
+    todo = [(Path(p), c) for p, c in items]
+    created: list[Path] = []
+    temps: list[tuple[Path, Path]] = []
+    journal: Path | None = None
+    current = todo[0][0] if todo else Path()
+    try:
+        for folder in dict.fromkeys(p.parent for p, _ in todo):
+            _make_parents(folder, created)
+            clean_stale(folder)
+        for target, content in todo:
+            current = target
+            tmp = temp_name(target)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
+            temps.append((tmp, target))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content.encode("utf-8") if isinstance(content, str) else content)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if len(temps) > 1:
+            current = todo[0][0]
+            journal = temp_name(todo[0][0], "publish")
+            body = json.dumps({"renames": [[os.fspath(t), os.fspath(g)] for t, g in temps]})
+            staged = temp_name(todo[0][0])
+            with open(staged, "w", encoding="utf-8") as fh:
+                fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(staged, journal)
+    except BaseException as exc:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+        _drop_created(created)
+        if isinstance(exc, OSError) and (
+            exc.filename is None or _TEMP.match(Path(os.fsdecode(exc.filename)).name)
+        ):
+            raise named_os_error(exc, current) from None
+        raise
+    for tmp, target in temps:
+        os.replace(tmp, target)
+    for folder in dict.fromkeys(t.parent for _, t in temps):
+        _fsync_dir(folder)
+    if journal is not None:
+        journal.unlink(missing_ok=True)
