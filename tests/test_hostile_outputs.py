@@ -129,6 +129,15 @@ def _outputs_cases(w: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
             ],
             ("--state-file", "is a directory"),
         ),
+        "simulate-events-out-is-a-folder": (
+            [
+                "simulate",
+                str(ROOT / "examples" / "crash.yaml"),
+                "--events-out",
+                str(w / "d") + ".parquet",
+            ],
+            ("--events-out", "is a directory"),
+        ),
         "demo-out-is-a-file": (["demo", "--out", str(w / "f")], ("--out", "is a file")),
         "demo-out-holds-other-files": (
             ["demo", "--out", str(w / "d")],
@@ -147,6 +156,7 @@ OUTPUT_CASES = sorted(_outputs_cases(Path("/w")))
 def _workdir(tmp_path: Path) -> Path:
     w = tmp_path / "w"
     (w / "d").mkdir(parents=True)
+    (w / "d.parquet").mkdir()
     (w / "d" / "keep.txt").write_text("a file of the user's\n")
     (w / "f").write_text("a plain file\n")
     (w / "old.json").write_text(SNAPSHOT.read_text())

@@ -162,6 +162,15 @@ def writers(w: Path) -> dict[str, tuple[list[str], list[str]]]:
             ],
             [f"out/batch-{i:03d}.json" for i in range(1, 4)],
         ),
+        "simulate-events": (
+            [
+                "simulate",
+                ROOT / "examples" / "crash.yaml",
+                "--events-out",
+                w / "out" / "ev.parquet",
+            ],
+            ["out/ev.parquet"],
+        ),
         "execute-state": (
             [
                 "cluster",
@@ -244,6 +253,7 @@ FULL_DISK = [
         "report",
         "execute-batch-files",
         "execute-state",
+        "simulate-events",
     )
     # 150 B: the first write fails; 700 B: a small file of a set fits, a later one does not
     for limit in ((150, 700) if name in ("plan", "execute-batch-files") else (400,))
@@ -323,7 +333,9 @@ def _comparable(name: str, o: str, data: bytes, w: Path) -> object:
     return data
 
 
-@pytest.mark.parametrize("name", ["plan", "report", "execute-batch-files", "execute-state"])
+@pytest.mark.parametrize(
+    "name", ["plan", "report", "execute-batch-files", "execute-state", "simulate-events"]
+)
 def test_kill_at_seeded_file_operations_leaves_old_or_new(name, tmp_path, capsys):
     new, ops = _new_outputs(tmp_path, name)
     capsys.readouterr()

@@ -9,7 +9,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -485,3 +485,31 @@ def write_files(items: Iterable[tuple[str | os.PathLike, str | bytes]]) -> None:
         _fsync_dir(folder)
     if journal is not None:
         journal.unlink(missing_ok=True)
+
+
+def write_file_with(path: str | os.PathLike, write: Callable[[str], object]) -> None:
+    """Publish a file a library writes by name (pyarrow's `write_table(table, name)`): `write`
+    gets a temporary beside `path`, renamed over it once written and synced. On a failure the
+    temporary and the folders made for it go, and the OSError names `path`."""
+    target = Path(path)
+    created: list[Path] = []
+    tmp = temp_name(target)
+    try:
+        _make_parents(target.parent, created)
+        clean_stale(target.parent)
+        write(os.fspath(tmp))
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        _drop_created(created)
+        if isinstance(exc, OSError):
+            name = exc.filename2 if exc.filename2 is not None else exc.filename
+            if name is None or _TEMP.match(Path(os.fsdecode(name)).name):
+                raise named_os_error(exc, target) from None
+        raise
+    _fsync_dir(target.parent)

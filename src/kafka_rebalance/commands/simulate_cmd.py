@@ -76,6 +76,9 @@ def run(args) -> int:
     sc = _load(args.file)
     if args.events_out and not args.events_out.endswith((".jsonl", ".parquet")):
         raise InputError("expected a path ending in .jsonl or .parquet", field="--events-out")
+    from ..io_publish import check_output_paths
+
+    check_output_paths({"--events-out": args.events_out})  # before the simulation, not after
     _check_memory(sc, args.file, bool(args.events_out))
     if args.compare:
         names = [n.strip() for n in args.compare.split(",") if n.strip()]

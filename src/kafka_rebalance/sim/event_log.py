@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,15 +34,5 @@ def write_events(events: Sequence[dict[str, Any]], path: str | Path) -> None:
         ]
     )
     table = pa.table({c: [e[c] for e in events] for c in EVENT_COLUMNS}, schema=schema)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, p)
-    except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
-            raise io_util.named_os_error(exc, p) from None
-        raise
+    # a temporary the next run can tell is a dead run's (io_util), renamed once whole
+    io_util.write_file_with(p, lambda tmp: pq.write_table(table, tmp))
