@@ -555,3 +555,19 @@ def test_demo_master_syntax_accepts_sparks_forms(master):
     from kafka_rebalance.commands.demo_cmd import check_master
 
     check_master(master, "--master")
+
+
+def test_no_permission_to_write_is_refused_before_work(tmp_path, capsys, monkeypatch):
+    """(As root every folder is writable: os.access stands in for a folder of another user.)"""
+    from kafka_rebalance import io_publish
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(
+        io_publish.os, "access", lambda p, m: False if Path(p) == locked else real(p, m)
+    )
+    out = locked / "new" / "p.json"
+    rc = cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(out)])
+    _one_line_error(rc, 2, capsys.readouterr().err, "--output", str(out), "no permission")
+    assert list(locked.iterdir()) == []
