@@ -15,12 +15,14 @@ depend on HashMap order, so none is emulated here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+from . import kernels
 from .javacompat import string_key
 from .tpcache import new_topic_partitions, partition_objects, topic_objects
 
@@ -35,6 +37,10 @@ __all__ = [
     "subscribed_topics",
     "subscriber_matrix",
 ]
+
+# The compiled loop (assign/kernels.py built by mypyc) when the install built it; tests set this
+# to compare both paths, whose numpy / plain-loop side is the reference.
+USE_COMPILED = kernels.is_compiled()
 
 _MEMBER_ID = attrgetter("member_id")
 _INSTANCE_ID = attrgetter("instance_id")
@@ -181,6 +187,15 @@ def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Ass
     """`plain_ranges` over the subscribed topics in metadata (with or without those of no
     partitions), subscribers in MemberInfo order; members in spec order."""
     members = spec.members
+    if USE_COMPILED:
+        return kernels.ranges_in_rank_order(
+            list(map(_MEMBER_ID, members)),
+            list(map(_TOPICS, members)),
+            member_info_indices(members),
+            spec.topics,
+            with_empty_topics,
+            topic_objects,
+        )
     groups = _distinct_subscriptions(members)
     meta = spec.topics
     topics = [
@@ -258,16 +273,25 @@ def member_info_order(members: Sequence[MemberSubscription]) -> list[MemberSubsc
 
 def member_info_indices(members: Sequence[MemberSubscription]) -> list[int]:
     """Positions of `members` in `MemberInfo` order (see `member_info_order`)."""
-    ids = list(map(_MEMBER_ID, members))
-    if set(map(_INSTANCE_ID, members)) <= {None} and all(map(str.isascii, ids)):
+    return list(
+        _member_info_indices(tuple(map(_MEMBER_ID, members)), tuple(map(_INSTANCE_ID, members)))
+    )
+
+
+@lru_cache(maxsize=16)
+def _member_info_indices(
+    ids: tuple[str, ...], instance_ids: tuple[str | None, ...]
+) -> tuple[int, ...]:
+    """Cached: a group's members rarely change between rebalances."""
+    if set(instance_ids) <= {None} and all(map(str.isascii, ids)):
         # no static member, and ASCII ids: code point order is String.compareTo order
-        return sorted(range(len(ids)), key=ids.__getitem__)
+        return tuple(sorted(range(len(ids)), key=ids.__getitem__))
     # static members first, by group.instance.id; then the others by member id
     keys = [
-        (1, string_key(mid)) if (iid := m.instance_id) is None else (0, string_key(iid))
-        for m, mid in zip(members, ids)
+        (1, string_key(mid)) if iid is None else (0, string_key(iid))
+        for mid, iid in zip(ids, instance_ids)
     ]
-    return sorted(range(len(ids)), key=keys.__getitem__)
+    return tuple(sorted(range(len(ids)), key=keys.__getitem__))
 
 
 class _TopicState:

@@ -8,14 +8,35 @@ through `uniform_group` (topic ids, member order, owned partitions as arrays).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from operator import attrgetter
+from typing import Any
 
-from ..model import Assignment, GroupSpec
-from .uniform_group import UniformGroup, group_view, topic_id, topic_id_hash, topic_id_string
+from ..model import Assignment, GroupSpec, TopicPartition
+from . import kernels
+from .tpcache import topic_objects
+from .uniform_group import (
+    UniformGroup,
+    current_assignment,
+    group_view,
+    hashmap_order,
+    topic_id,
+    topic_id_hash,
+    topic_id_string,
+)
 from .uniform_heterogeneous import build_heterogeneous
-from .uniform_homogeneous import build_homogeneous
+from .uniform_homogeneous import (
+    PartitionAssignorException,
+    build_homogeneous,
+    subscribed_topic_order,
+)
 
 _MEMBER_ID = attrgetter("member_id")
+_TOPICS = attrgetter("topics")
+
+# The compiled loops (assign/kernels.py built by mypyc) when the install built them; tests set
+# this to compare both paths. The numpy path is the reference.
+USE_COMPILED = kernels.is_compiled()
 
 __all__ = ["UniformAssignor", "is_homogeneous", "topic_id", "topic_id_hash", "topic_id_string"]
 
@@ -37,6 +58,10 @@ class UniformAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
+        if USE_COMPILED:
+            fast = homogeneous_compiled(spec)
+            if fast is not None:
+                return fast
         group = group_view(spec)
         if is_homogeneous(group):
             result = build_homogeneous(group)
@@ -46,3 +71,62 @@ class UniformAssignor:
         if len(result) == len(ids):  # both builders list every member
             return dict(zip(ids, map(result.__getitem__, ids)))
         return {m: result.get(m, []) for m in ids}
+
+
+@lru_cache(maxsize=16)
+def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] | None:
+    """Spec positions in HashMap iteration order, and each spec member's iteration position;
+    None when member ids repeat (the numpy path handles that)."""
+    if len(set(ids)) != len(ids):
+        return None
+    at = {mid: k for k, mid in enumerate(ids)}
+    order = tuple(at[mid] for mid in hashmap_order(ids))
+    position = [0] * len(ids)
+    for i, k in enumerate(order):
+        position[k] = i
+    return order, position
+
+
+def homogeneous_compiled(spec: GroupSpec) -> Assignment | None:
+    """The homogeneous builder through the compiled loops; None for groups they do not take
+    (heterogeneous subscriptions, repeated member ids)."""
+    members = spec.members
+    ids = tuple(map(_MEMBER_ID, members))
+    plan = _iteration_plan(ids)
+    if plan is None:
+        return None
+    names = members[0].topics
+    subscriptions = {id(t): t for t in map(_TOPICS, members)}
+    if len(subscriptions) > 1 and len({frozenset(t) for t in subscriptions.values()}) > 1:
+        return None
+    order, position = plan
+    meta = spec.topics
+    topics = subscribed_topic_order(names, meta)  # type: ignore[arg-type]
+    counts = [meta[t].partitions for t in topics]
+    objects = [topic_objects(t, c) for t, c in zip(topics, counts)]
+    subscribed = set(topics)
+
+    def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
+        kept: list[TopicPartition] = []
+        revoked: list[TopicPartition] = []
+        for t, parts in current_assignment(owned):
+            if t not in subscribed:
+                continue  # the whole topic is revoked, not re-queued
+            if len(parts) <= quota:
+                quota -= len(parts)
+                kept.extend(TopicPartition(t, p) for p in parts)
+                continue
+            for p in parts:
+                if quota > 0:
+                    quota -= 1
+                    kept.append(TopicPartition(t, p))
+                else:
+                    revoked.append(TopicPartition(t, p))
+        return kept, revoked, quota
+
+    targets, complete = kernels.uniform_homogeneous(
+        list(map(members.__getitem__, order)), topics, counts, objects, slow
+    )
+    if not complete:
+        raise PartitionAssignorException("Partitions were left unassigned")
+    return kernels.in_spec_order(list(ids), position, targets)

@@ -120,12 +120,14 @@ class OwnedArrays:
 
 def member_iteration_order(spec: GroupSpec) -> list[str]:
     """Member ids as a `HashMap<String, ...>` filled in `spec.members` order iterates them."""
-    return list(_hashmap_order(tuple(map(_MEMBER_ID, spec.members))))
+    return list(hashmap_order(tuple(map(_MEMBER_ID, spec.members))))
 
 
 @lru_cache(maxsize=16)
-def _hashmap_order(ids: tuple[str, ...]) -> tuple[str, ...]:
-    """Cached: a group's members rarely change between rebalances."""
+def hashmap_order(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """Keys of a `HashMap<String, ...>` filled with `ids` in order, as it iterates them.
+
+    Cached: a group's members rarely change between rebalances."""
     fast = _plain_hashmap_order(list(ids))
     if fast is not None:
         return tuple(fast)

@@ -1,0 +1,237 @@
+"""Hot loops of the assignors in plain typed Python, compiled by mypyc when the install can.
+
+Why a separate module: on small groups (a few thousand members, ~10k
+partitions) the numpy paths spend most of their time in per-call overheads,
+and warm Java finishes in under a millisecond. These loops touch each member
+and each partition once, with ints, lists and dicts only, which mypyc turns
+into C. `setup.py` compiles this module (optional: without a compiler, or
+with KAFKA_REBALANCE_PURE=1 at install, it stays Python); the assignors use
+it only when it is compiled (`COMPILED`), else their numpy paths, which stay
+the reference. A test checks both give identical output.
+
+No imports from the project: callers pass the objects in (mypyc then needs
+to analyze only this file), and the module does no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+SlowMember = Callable[[Any, int], tuple[list[Any], list[Any], int]]
+
+
+def is_compiled() -> bool:
+    """True when this module is the mypyc-built extension (its file is not a .py)."""
+    return not __file__.endswith((".py", ".pyc"))
+
+
+def uniform_homogeneous(
+    members: list[Any],
+    topics: list[str],
+    counts: list[int],
+    objects: list[Any],
+    slow_member: SlowMember,
+) -> tuple[list[list[Any]], bool]:
+    """`UniformHomogeneousAssignmentBuilder` over members in iteration order.
+
+    `topics`: the subscribed topics in the member's subscribed-topic-set
+    iteration order, `counts` their partition counts, `objects[j]` a
+    sequence of at least counts[j] TopicPartition objects of topics[j].
+    A member whose entries fit its quota keeps its valid entries (first
+    occurrences, in the order given); one over quota, or holding a partition
+    beyond its topic's count, goes to `slow_member(owned, quota)` -> (kept,
+    revoked, quota left), which follows Java's hash iteration order. Then
+    the partitions nobody holds (topics in order) and the revoked ones are
+    dealt to members in order up to their quotas. Returns every member's
+    partitions and False when some were left unassigned.
+    """
+    n = len(members)
+    n_topics = len(topics)
+    index: dict[str, int] = {}
+    base: list[int] = []
+    total = 0
+    for j in range(n_topics):
+        index[topics[j]] = j
+        base.append(total)
+        total += counts[j]
+    min_quota = total // n
+    extra = total - min_quota * n
+    owner: list[int] = [-1] * total
+    touched: list[bool] = [False] * n_topics
+    targets: list[list[Any]] = []
+    remaining: list[int] = []
+    revoked: list[Any] = []
+    for i in range(n):
+        entries = members[i].owned
+        quota = min_quota + 1 if i < extra else min_quota
+        held = 0
+        odd = False
+        kept: list[Any] = []
+        for tp in entries:
+            j = index.get(tp.topic, -1)
+            if j < 0:
+                continue
+            p: int = tp.partition
+            if p < 0 or p >= counts[j]:
+                odd = True
+                continue
+            f = base[j] + p
+            if owner[f] == i:
+                continue
+            owner[f] = i
+            touched[j] = True
+            held += 1
+            kept.append(tp)
+        if held > quota or odd:
+            kept2, gone, left = slow_member(entries, quota)
+            targets.append(kept2)
+            revoked.extend(gone)
+            remaining.append(left)
+        else:
+            targets.append(kept)
+            remaining.append(quota - held)
+    queue: list[Any] = []
+    for j in range(n_topics):
+        objs = objects[j]
+        c = counts[j]
+        if not touched[j]:
+            queue.extend(objs[:c])
+            continue
+        b = base[j]
+        for p in range(c):
+            if owner[b + p] < 0:
+                queue.append(objs[p])
+    queue.extend(revoked)
+    n_all = len(queue)
+    pos = 0
+    for i in range(n):
+        if pos >= n_all:
+            break
+        q = remaining[i]
+        if q <= 0:
+            continue
+        end = pos + q
+        if end > n_all:
+            end = n_all
+        target = targets[i]
+        if end - pos == 1:
+            target.append(queue[pos])
+        else:
+            target.extend(queue[pos:end])
+        pos = end
+    return targets, pos >= n_all
+
+
+def in_spec_order(
+    ids: list[str], position: list[int], targets: list[list[Any]]
+) -> dict[str, list[Any]]:
+    """`{ids[k]: targets[position[k]]}`: results listed in the spec's member order."""
+    out: dict[str, list[Any]] = {}
+    for k in range(len(ids)):
+        out[ids[k]] = targets[position[k]]
+    return out
+
+
+def ranges_in_rank_order(
+    ids: list[str],
+    member_topics: list[Any],
+    rank_list: list[int],
+    meta: Any,
+    with_empty_topics: bool,
+    objects_of: Callable[[str, int], Any],
+) -> dict[str, list[Any]]:
+    """Range assignment over the subscribed topics in metadata, subscribers in rank order.
+
+    Topic j's k-th subscriber (in `rank_list` order) takes `n // s` of its n
+    partitions (the first `n % s` subscribers one more) in consecutive
+    ranges. Topics are taken in first-seen order over the distinct
+    subscriptions, those with the same subscribers as one block (block order:
+    its first topic), as `range.plain_ranges` does. Members sharing one
+    subscription tuple object are handled once. Result in `ids` order.
+    """
+    n = len(ids)
+    topics: list[str] = []
+    counts: list[int] = []
+    col: dict[str, int] = {}
+    skipped: set[str] = set()
+    by_object: dict[int, int] = {}
+    group_of: list[int] = [0] * n
+    group_cols: list[list[int]] = []
+    for i in range(n):
+        sub = member_topics[i]
+        key = id(sub)
+        g = by_object.get(key, -1)
+        if g < 0:
+            g = len(group_cols)
+            by_object[key] = g
+            cols: list[int] = []
+            for t in sub:
+                name: str = t
+                j = col.get(name, -1)
+                if j < 0:
+                    if name in skipped:
+                        continue
+                    tm = meta.get(name)
+                    c = -1 if tm is None else int(tm.partitions)
+                    if c < 0 or (c == 0 and not with_empty_topics):
+                        skipped.add(name)
+                        continue
+                    j = len(topics)
+                    col[name] = j
+                    topics.append(name)
+                    counts.append(c)
+                if j not in cols:
+                    cols.append(j)
+            group_cols.append(cols)
+        group_of[i] = g
+    n_groups = len(group_cols)
+    holders: list[list[int]] = []
+    for _ in range(len(topics)):
+        holders.append([])
+    for g in range(n_groups):
+        for j in group_cols[g]:
+            holders[j].append(g)
+    blocks: dict[tuple[int, ...], list[int]] = {}
+    for j in range(len(topics)):
+        if counts[j] > 0 and len(holders[j]) > 0:
+            key_t = tuple(holders[j])
+            js = blocks.get(key_t)
+            if js is None:
+                blocks[key_t] = [j]
+            else:
+                js.append(j)
+    out: list[list[Any]] = []
+    for _ in range(n):
+        out.append([])
+    for key_t, js in blocks.items():
+        if n_groups == 1:
+            subs = rank_list
+        else:
+            mark: list[bool] = [False] * n_groups
+            for g in key_t:
+                mark[g] = True
+            subs = []
+            for i in rank_list:
+                if mark[group_of[i]]:
+                    subs.append(i)
+        s = len(subs)
+        for j in js:
+            c = counts[j]
+            q = c // s
+            extra = c - q * s
+            objs = objects_of(topics[j], c)
+            start = 0
+            upto = s if s < c else c
+            for k in range(upto):
+                size = q + 1 if k < extra else q
+                lst = out[subs[k]]
+                if size == 1:
+                    lst.append(objs[start])
+                else:
+                    lst.extend(objs[start : start + size])
+                start += size
+    result: dict[str, list[Any]] = {}
+    for k in range(n):
+        result[ids[k]] = out[k]
+    return result

@@ -1,0 +1,214 @@
+"""The compiled kernels (assign/kernels.py built by mypyc) give exactly the reference output.
+
+Three paths per group: the reference (numpy / plain loops, `USE_COMPILED`
+off), the kernels' Python source loaded under another name (what mypyc
+compiles), and the compiled module. Outputs must be equal, order within each
+member included, on every parity vector round and on generated groups with
+odd inputs (duplicates, partitions past a topic's count, unknown topics,
+static members). Without a compiled build the compiled leg skips, saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import range as range_mod
+from kafka_rebalance.assign import uniform as uniform_mod
+from kafka_rebalance.assign.base import AssignorFailure
+from kafka_rebalance.assign.registry import get_assignor
+from kafka_rebalance.assign.rounds import next_round_spec
+from kafka_rebalance.model import (
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+    parse_group_scenario,
+)
+
+KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
+VECTORS = Path(__file__).resolve().parent / "vectors"
+NAMES = ("uniform", "server-range", "range")
+MODULES = (uniform_mod, range_mod)
+
+
+def _pure_kernels() -> ModuleType:
+    """kernels.py as plain Python, whatever the install built."""
+    spec = importlib.util.spec_from_file_location("kafka_rebalance_kernels_pure", KERNELS_SOURCE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PURE = _pure_kernels()
+COMPILED = installed_kernels if installed_kernels.is_compiled() else None
+
+
+@contextmanager
+def _path(kernels: ModuleType | None) -> Iterator[None]:
+    """Route the assignors through `kernels` (None: the reference numpy path)."""
+    saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
+    try:
+        for m in MODULES:
+            m.USE_COMPILED = kernels is not None
+            if kernels is not None:
+                m.kernels = kernels
+        yield
+    finally:
+        for m, use, k in saved:
+            m.USE_COMPILED = use
+            m.kernels = k
+
+
+def _run(name: str, spec: GroupSpec, kernels: ModuleType | None):
+    with _path(kernels):
+        try:
+            result = get_assignor(name).assign(spec)
+        except AssignorFailure as e:
+            return ("failure", type(e).__name__, str(e))
+    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+
+
+def _legs() -> list[ModuleType]:
+    return [PURE] + ([COMPILED] if COMPILED is not None else [])
+
+
+def test_pure_source_is_not_the_compiled_module() -> None:
+    assert not PURE.is_compiled()
+    if COMPILED is None:
+        pytest.skip(
+            f"kernels are not compiled ({installed_kernels.__file__}): `pip install -e .` "
+            "builds them with mypyc when it can; only the pure leg ran"
+        )
+    assert COMPILED.__file__ != PURE.__file__
+
+
+def _vector_cases() -> Iterator:
+    for path in sorted((VECTORS / "assignors").glob("*.json")) + sorted(
+        (VECTORS / "assignors-large").glob("*.json")
+    ):
+        yield pytest.param(path, id=f"{path.parent.name}/{path.stem}")
+
+
+@pytest.mark.parametrize("path", list(_vector_cases()))
+def test_every_vector_round_is_identical(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    scenario = parse_group_scenario(doc)
+    for name in NAMES:
+        if name not in doc["expected"]:
+            continue
+        spec = scenario.spec
+        for rnd in range(scenario.rounds):
+            reference = _run(name, spec, None)
+            for leg in _legs():
+                assert _run(name, spec, leg) == reference, f"{path.name} {name} round {rnd + 1}"
+            if isinstance(reference, tuple):
+                break
+            with _path(None):
+                spec = next_round_spec(spec, get_assignor(name).assign(spec))
+    if COMPILED is None:
+        pytest.skip("kernels are not compiled: only the pure-source leg was compared")
+
+
+@st.composite
+def groups(draw) -> GroupSpec:
+    n_topics = draw(st.integers(0, 5))
+    topics = {f"t{j}": TopicMetadata(f"t{j}", draw(st.integers(0, 9))) for j in range(n_topics)}
+    names = list(topics) + ["absent"]
+    ids = draw(st.lists(st.text("abcAB01-é", min_size=1, max_size=3), max_size=9, unique=True))
+    shared = tuple(draw(st.lists(st.sampled_from(names), max_size=5)))
+    equal = draw(st.booleans())
+    members = []
+    for mid in ids:
+        subs = shared if equal else tuple(draw(st.lists(st.sampled_from(names), max_size=5)))
+        # mostly partitions that exist (some repeated, some of other members); rarely odd ones
+        entries = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(0, 4)), max_size=8))
+        if draw(st.integers(0, 9)) == 0:
+            entries.append((draw(st.sampled_from(names)), draw(st.sampled_from([-1, 9, 10]))))
+        owned = tuple(TopicPartition(t, p) for t, p in entries)
+        members.append(
+            MemberSubscription(
+                mid,
+                subs,
+                owned,
+                draw(st.integers(-1, 3)),
+                None,
+                draw(st.sampled_from([None, None, f"i-{mid}"])),
+            )
+        )
+    return GroupSpec(topics, tuple(members))
+
+
+def _tps(*pairs: tuple[str, int]) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(t, p) for t, p in pairs)
+
+
+T2 = {"t0": TopicMetadata("t0", 4), "t1": TopicMetadata("t1", 3)}
+EDGE_CASES = {
+    # a member listing one partition twice keeps it once and still gets its quota
+    "duplicate": GroupSpec(
+        T2,
+        (
+            MemberSubscription("a", ("t0", "t1"), _tps(("t0", 1), ("t0", 1))),
+            MemberSubscription("b", ("t0", "t1"), _tps(("t1", 0))),
+        ),
+    ),
+    # over quota: Java's hash order decides what it keeps; the rest is dealt after the free ones
+    "over quota": GroupSpec(
+        T2,
+        (
+            MemberSubscription("a", ("t1", "t0"), _tps(*(("t0", p) for p in range(4)))),
+            MemberSubscription("b", ("t1", "t0"), ()),
+            MemberSubscription("c", ("t1", "t0"), _tps(("t1", 2), ("absent", 0))),
+        ),
+    ),
+    # a partition past its topic's count, two members owning one partition
+    "odd": GroupSpec(
+        T2,
+        (
+            MemberSubscription("a", ("t0", "t1"), _tps(("t0", 7), ("t1", 1))),
+            MemberSubscription("b", ("t0", "t1"), _tps(("t1", 1), ("t0", 0))),
+        ),
+    ),
+    # static members sort first (server-range, range); a topic with no partitions
+    "static": GroupSpec(
+        {**T2, "t2": TopicMetadata("t2", 0)},
+        (
+            MemberSubscription("z", ("t0", "t2"), (), -1, None, "i-1"),
+            MemberSubscription("a", ("t0", "t1", "t2")),
+            MemberSubscription("b", ("t1",), (), -1, None, "i-0"),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_CASES))
+@pytest.mark.parametrize("name", NAMES)
+def test_edge_cases_are_identical(case: str, name: str) -> None:
+    spec = EDGE_CASES[case]
+    reference = _run(name, spec, None)
+    for leg in _legs():
+        assert _run(name, spec, leg) == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups(), st.sampled_from(NAMES))
+def test_generated_groups_are_identical(spec: GroupSpec, name: str) -> None:
+    for _ in range(2):  # the group as drawn, then owning the reference's result
+        reference = _run(name, spec, None)
+        for leg in _legs():
+            assert _run(name, spec, leg) == reference
+        if isinstance(reference, tuple):
+            return
+        with _path(None):
+            spec = next_round_spec(spec, get_assignor(name).assign(spec))
