@@ -27,13 +27,17 @@ def is_compiled() -> bool:
 
 
 def uniform_homogeneous(
-    members: list[Any],
+    members: Any,
+    order: Any,
     topics: list[str],
     counts: list[int],
     objects: list[Any],
     slow_member: SlowMember,
-) -> tuple[list[list[Any]], bool]:
-    """`UniformHomogeneousAssignmentBuilder` over members in iteration order.
+) -> tuple[list[list[Any]], bool] | None:
+    """`UniformHomogeneousAssignmentBuilder`; members are taken as `members[order[i]]`, i = 0, 1, ...
+
+    None when the group is not homogeneous (some member names another set of
+    topics than the first member).
 
     `topics`: the subscribed topics in the member's subscribed-topic-set
     iteration order, `counts` their partition counts, `objects[j]` a
@@ -47,6 +51,15 @@ def uniform_homogeneous(
     partitions and False when some were left unassigned.
     """
     n = len(members)
+    first = members[0].topics
+    first_set: set[Any] | None = None
+    for m in members:
+        sub = m.topics
+        if sub is not first and sub != first:
+            if first_set is None:
+                first_set = set(first)
+            if set(sub) != first_set:
+                return None
     n_topics = len(topics)
     index: dict[str, int] = {}
     base: list[int] = []
@@ -63,7 +76,7 @@ def uniform_homogeneous(
     remaining: list[int] = []
     revoked: list[Any] = []
     for i in range(n):
-        entries = members[i].owned
+        entries = members[order[i]].owned
         quota = min_quota + 1 if i < extra else min_quota
         held = 0
         odd = False

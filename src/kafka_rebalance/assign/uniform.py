@@ -32,7 +32,6 @@ from .uniform_homogeneous import (
 )
 
 _MEMBER_ID = attrgetter("member_id")
-_TOPICS = attrgetter("topics")
 
 # The compiled loops (assign/kernels.py built by mypyc) when the install built them; tests set
 # this to compare both paths. The numpy path is the reference.
@@ -96,9 +95,6 @@ def homogeneous_compiled(spec: GroupSpec) -> Assignment | None:
     if plan is None:
         return None
     names = members[0].topics
-    subscriptions = {id(t): t for t in map(_TOPICS, members)}
-    if len(subscriptions) > 1 and len({frozenset(t) for t in subscriptions.values()}) > 1:
-        return None
     order, position = plan
     meta = spec.topics
     topics = subscribed_topic_order(names, meta)  # type: ignore[arg-type]
@@ -124,9 +120,10 @@ def homogeneous_compiled(spec: GroupSpec) -> Assignment | None:
                     revoked.append(TopicPartition(t, p))
         return kept, revoked, quota
 
-    targets, complete = kernels.uniform_homogeneous(
-        list(map(members.__getitem__, order)), topics, counts, objects, slow
-    )
+    done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
+    if done is None:
+        return None  # heterogeneous
+    targets, complete = done
     if not complete:
         raise PartitionAssignorException("Partitions were left unassigned")
     return kernels.in_spec_order(list(ids), position, targets)
