@@ -11,11 +11,14 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# setup.py compiles src/kafka_rebalance/assign/kernels.py (mypyc, optional): rebuild when it changes
+KERNELS := setup.py src/kafka_rebalance/assign/kernels.py
+
+$(STAMP): pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $(STAMP)
 
-$(DEVSTAMP): pyproject.toml | $(BIN)/python
+$(DEVSTAMP): pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP) $(DEVSTAMP)
 
@@ -42,4 +45,4 @@ bench: $(DEVSTAMP)
 	$(BIN)/python bench/assignors.py --cases $(BENCH_CASES)
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist src/*.egg-info src/kafka_rebalance/assign/*.so

@@ -45,7 +45,9 @@ class OptionalMypycBuild(build_ext):
 
             # --config-file: pyproject's [tool.mypy] checks the whole package; here only this file
             return mypycify(
-                ["--config-file", os.devnull, *COMPILED], opt_level="3", target_dir="build/mypyc"
+                ["--config-file", os.devnull, "--follow-imports=skip", *COMPILED],
+                opt_level="3",
+                target_dir="build/mypyc",
             )
         except (Exception, SystemExit) as e:  # noqa: BLE001 - optional: any failure -> pure path
             _warn("mypyc could not translate the assignor kernels", e)

@@ -91,6 +91,11 @@ def test_pure_source_is_not_the_compiled_module() -> None:
             "builds them with mypyc when it can; only the pure leg ran"
         )
     assert COMPILED.__file__ != PURE.__file__
+    built = Path(COMPILED.__file__).stat().st_mtime
+    assert built >= KERNELS_SOURCE.stat().st_mtime, (
+        f"{COMPILED.__file__} is older than kernels.py: rebuild it (`make install` or "
+        "`.venv/bin/pip install -e .`), else the old compiled code runs"
+    )
 
 
 def _vector_cases() -> Iterator:
