@@ -225,8 +225,10 @@ def _table(console, result: dict) -> None:
         console.print(Text(f"wrote {path}"))
     if result.get("election"):
         e = result["election"]
+        earlier = e.get("elected_by_interrupted_run") or 0
+        by = f" ({c(earlier)} by the interrupted run)" if earlier else ""
         console.print(
-            f"preferred leader election: {c(e['elected'])} elected, {c(e['not_needed'])} not "
+            f"preferred leader election: {c(e['elected'])} elected{by}, {c(e['not_needed'])} not "
             f"needed, {c(len(e['failed']))} failed"
         )
     if result.get("error"):
