@@ -324,6 +324,11 @@ PROPS_CASES = {
         "props",
         "ssl.truststore.certificates",
     ),
+    "kafka-python-cafile-name": (
+        "ssl.cafile={garbage}",
+        "props",
+        "ssl.cafile",
+    ),
     "truststore-missing-file": (
         "ssl.truststore.type=PEM\nssl.truststore.location={garbage}.nope",
         "garbage",

@@ -15,7 +15,10 @@ trimmed, as Kafka's ConfigDef does. What is understood:
 * numbers of AdminClientConfig, checked as Kafka checks them (wording of its ConfigException);
 * `client.id`.
 
-Anything else is ignored, as a Java client ignores unknown properties (it only logs them).
+Anything else is ignored, as a Java client ignores unknown properties (it only logs them),
+except other clients' names for the SSL stores (`ssl.cafile`, `ssl.ca.location`, ...): a file
+of those would connect without its certificates, so each is refused naming the Java property.
+A binary file (a NUL byte) is refused as not a properties file (kafka/properties.py).
 """
 
 from __future__ import annotations
@@ -48,6 +51,18 @@ DEFAULT_SASL_MECHANISM = "GSSAPI"  # SaslConfigs.DEFAULT_SASL_MECHANISM
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _SSL_PROTOCOLS = ("SSL", "SASL_SSL")
+# Other clients' names for the stores (kafka-python, librdkafka): a Java client ignores them, so a
+# file of them would connect without its certificates; refused with the Java property to use.
+FOREIGN_SSL = {
+    "ssl.cafile": "ssl.truststore.type=PEM and ssl.truststore.location",
+    "ssl.ca.location": "ssl.truststore.type=PEM and ssl.truststore.location",
+    "ssl.certfile": "ssl.keystore.type=PEM and ssl.keystore.location (key and chain in one file)",
+    "ssl.certificate.location": "ssl.keystore.type=PEM and ssl.keystore.location (key and chain "
+    "in one file)",
+    "ssl.keyfile": "ssl.keystore.type=PEM and ssl.keystore.location (key and chain in one file)",
+    "ssl.key.location": "ssl.keystore.type=PEM and ssl.keystore.location (key and chain in one "
+    "file)",
+}
 
 
 def _number(key: str, value: str, source: str) -> int:
@@ -206,6 +221,14 @@ def _ssl(kw: dict, props: Mapping[str, str], source: str) -> None:
 def client_kwargs(props: Mapping[str, str], source: str = "--command-config") -> dict:
     """kafka-python keyword arguments for the client properties we understand."""
     props = {k: v.strip() for k, v in props.items()}
+    for key, java in FOREIGN_SSL.items():
+        if key in props:
+            raise InputError(
+                f"{key}={props[key]} is not a Java client property (Kafka's tools ignore it); "
+                f"use {java}",
+                source=source,
+                field=key,
+            )
     kw: dict = {}
     for key, value in props.items():
         if key in _NUMERIC:
