@@ -164,8 +164,25 @@ class SimMember(RebalanceClient):
             return
         now = self.w.loop.now
         self._finish_batch(now, partial=True)
+        if now >= self.busy_until:
+            self._catch_up(now)
         self.w.set_unavailable_many(self.owned, now)
         self._die("crash")
+
+    def _catch_up(self, now: int) -> None:
+        """What a consumer that keeps up had consumed by `now` since its last poll: Java's poll() returned
+        those records as they arrived (the simulator fetches them at its next poll_idle tick), so at a
+        crash they are processed as far as Java would have got, and under at-most-once committed first."""
+        if self.fetch_paused or self.waiting or now < self.stall_until or self.generation < 0:
+            return
+        n = self._fetch(now)
+        if not n:
+            return
+        if self._at_most_once:
+            self._commit_positions("before-processing")
+        self.batch_rate = rate = self.ms_per_record
+        self._busy_for(now, n * rate, rate)
+        self._finish_batch(now, partial=True)
 
     def _stop_heartbeats(self) -> None:
         if self.heartbeating():
