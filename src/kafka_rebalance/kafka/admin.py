@@ -287,29 +287,25 @@ class KafkaAdmin:
         brokers += [Broker(i, None, False) for i in sorted(referenced - set(live))]
         return ClusterSnapshot(tuple(sorted(brokers, key=lambda b: b.id)), tuple(partitions))
 
+    def _metadata_partitions(self, topics: Iterable[str] | None):
+        """(topic, partition entry) of every partition Metadata describes (cheap: no DescribeLogDirs)."""
+        names = None if topics is None else sorted(set(topics))
+        for t in self.client.describe_topics(names):
+            if not t["error_code"]:
+                for p in t["partitions"]:
+                    yield t["topic"], p
+
     def replica_assignment(
         self, topics: Iterable[str] | None = None
     ) -> dict[tuple[str, int], tuple[int, ...]]:
-        """Replica lists from Metadata only (cheap: no DescribeLogDirs)."""
-        names = None if topics is None else sorted(set(topics))
-        out = {}
-        for t in self.client.describe_topics(names):
-            if t["error_code"]:
-                continue
-            for p in t["partitions"]:
-                out[(t["topic"], p["partition"])] = tuple(p["replicas"])
-        return out
+        """Replica lists from Metadata only."""
+        return {
+            (t, p["partition"]): tuple(p["replicas"]) for t, p in self._metadata_partitions(topics)
+        }
 
     def leaders(self, topics: Iterable[str] | None = None) -> dict[tuple[str, int], int]:
         """Leader of each partition from Metadata (-1: none)."""
-        names = None if topics is None else sorted(set(topics))
-        out = {}
-        for t in self.client.describe_topics(names):
-            if t["error_code"]:
-                continue
-            for p in t["partitions"]:
-                out[(t["topic"], p["partition"])] = int(p["leader"])
-        return out
+        return {(t, p["partition"]): int(p["leader"]) for t, p in self._metadata_partitions(topics)}
 
     def describe_configs(self, resource_type: int, name: str) -> dict[str, tuple[str | None, bool]]:
         """name -> (value, is_default) of one resource."""
