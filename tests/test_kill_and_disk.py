@@ -681,3 +681,22 @@ def test_full_disk_leaves_no_folder_it_made(tmp_path):
     proc = run("fsize:1000", argv)
     assert proc.returncode == 1 and "File too large" in proc.stderr, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_batch_files_of_a_longer_earlier_plan_go_with_the_new_set(tmp_path, capsys):
+    """--output-dir held batch-001..040 of an earlier, longer plan: the folder ends with this
+    plan's batch files only (a batch left behind would be applied as part of this plan)."""
+    w = tmp_path
+    prepare(w)
+    capsys.readouterr()
+    argv, _outputs = writers(w)["execute-batch-files"]
+    for i in range(1, 41):
+        (w / "out" / f"batch-{i:03d}.json").write_bytes(OLD)
+    (w / "out" / "notes.txt").write_text("the user's")  # not a batch file: kept
+    proc = run("run", [*argv, "--format", "json"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    written = json.loads(proc.stdout)["batch_files"]
+    assert 1 < len(written) < 40
+    left = sorted(p.name for p in (w / "out").iterdir())
+    assert left == sorted([Path(f).name for f in written] + ["notes.txt"])
+    assert all(Path(f).read_bytes() != OLD for f in written) and hidden(w) == []

@@ -264,9 +264,14 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2)
     atomic_write_text(path, dumps_json(obj, indent=indent, source=path) + "\n")
 
 
-def write_json_files(items: Sequence[tuple[str | os.PathLike, Any, int | None]]) -> None:
+def write_json_files(
+    items: Sequence[tuple[str | os.PathLike, Any, int | None]],
+    remove: Sequence[str | os.PathLike] = (),
+) -> None:
     """Several JSON outputs (path, value, indent) published as one set (write_files)."""
-    write_files([(p, dumps_json(obj, indent=indent, source=p) + "\n") for p, obj, indent in items])
+    write_files(
+        [(p, dumps_json(obj, indent=indent, source=p) + "\n") for p, obj, indent in items], remove
+    )
 
 
 class OutputError(RuntimeError):
@@ -392,12 +397,15 @@ def clean_stale(folder: str | os.PathLike) -> list[str]:
 
 def _roll_forward(journal: Path) -> None:
     try:
-        pairs = json.loads(journal.read_text(encoding="utf-8"))["renames"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pairs = []  # a journal is written whole (temp + rename): unreadable means not ours
+        doc = json.loads(journal.read_text(encoding="utf-8"))
+        pairs, removes = doc["renames"], doc.get("removes", [])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pairs, removes = [], []  # a journal is written whole (temp + rename): unreadable: not ours
     for tmp, target in pairs:
         if os.path.lexists(tmp):
             os.replace(tmp, target)
+    for gone in removes:
+        Path(gone).unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
 
 
@@ -436,13 +444,19 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_files(items: Iterable[tuple[str | os.PathLike, str | bytes]]) -> None:
+def write_files(
+    items: Iterable[tuple[str | os.PathLike, str | bytes]],
+    remove: Iterable[str | os.PathLike] = (),
+) -> None:
     """Write every (path, content) as one set: all or none, old or new, never half a file.
 
+    `remove` names files of an earlier set that this one replaces without rewriting (a plan
+    with fewer batches than the last): they go with the set, through the same journal.
     A failure (a full disk, a file too large, no permission) removes the temporaries and the
     folders this call created, and raises the OSError naming the user's path, not a temporary.
     """
     todo = [(Path(p), c) for p, c in items]
+    removes = [Path(r) for r in remove]
     created: list[Path] = []
     temps: list[tuple[Path, Path]] = []
     journal: Path | None = None
@@ -460,10 +474,15 @@ def write_files(items: Iterable[tuple[str | os.PathLike, str | bytes]]) -> None:
                 fh.write(content.encode("utf-8") if isinstance(content, str) else content)
                 fh.flush()
                 os.fsync(fh.fileno())
-        if len(temps) > 1:
+        if len(temps) > 1 or (temps and removes):
             current = todo[0][0]
             journal = temp_name(todo[0][0], "publish")
-            body = json.dumps({"renames": [[os.fspath(t), os.fspath(g)] for t, g in temps]})
+            body = json.dumps(
+                {
+                    "renames": [[os.fspath(t), os.fspath(g)] for t, g in temps],
+                    "removes": [os.fspath(r) for r in removes],
+                }
+            )
             staged = temp_name(todo[0][0])
             with open(staged, "w", encoding="utf-8") as fh:
                 fh.write(body)
@@ -481,7 +500,9 @@ def write_files(items: Iterable[tuple[str | os.PathLike, str | bytes]]) -> None:
         raise
     for tmp, target in temps:
         os.replace(tmp, target)
-    for folder in dict.fromkeys(t.parent for _, t in temps):
+    for gone in removes:
+        gone.unlink(missing_ok=True)
+    for folder in dict.fromkeys(t.parent for _, t in [*temps, *((r, r) for r in removes)]):
         _fsync_dir(folder)
     if journal is not None:
         journal.unlink(missing_ok=True)

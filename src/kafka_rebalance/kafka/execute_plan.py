@@ -240,11 +240,21 @@ def default_state_path(plan_file: str) -> Path:
 
 def write_batch_files(plan: ExecutionPlan, out_dir: str) -> list[str]:
     """One `kafka-reassign-partitions.sh` JSON per batch (batch-001.json, ...)."""
+    import re
+
     from ..io_util import write_json_files
 
     files = [
         (Path(out_dir) / f"batch-{b.index + 1:03d}.json", reassignment_json(b.moves), 2)
         for b in plan.batches
     ]
-    write_json_files(files)  # one set: a kill never leaves one run's batch 1 with another's batch 2
+    mine = {p.name for p, _, _ in files}
+    # an earlier, longer plan's last batches would be read as this plan's: they go with the set
+    stale = [
+        p
+        for p in (sorted(Path(out_dir).iterdir()) if Path(out_dir).is_dir() else [])
+        if re.fullmatch(r"batch-\d{3,}\.json", p.name) and p.name not in mine
+    ]
+    # one set: a kill never leaves one run's batch 1 with another's batch 2
+    write_json_files(files, remove=stale)
     return [str(p) for p, _, _ in files]
