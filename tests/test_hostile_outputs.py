@@ -576,3 +576,15 @@ def test_no_permission_to_write_is_refused_before_work(tmp_path, capsys, monkeyp
     rc = cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(out)])
     _one_line_error(rc, 2, capsys.readouterr().err, "--output", str(out), "no permission")
     assert list(locked.iterdir()) == []
+
+
+def test_a_default_output_that_is_a_folder_leaves_no_temporary(tmp_path, capsys):
+    """`report FILE` writes FILE.report.html beside it (no flag to check first): a folder there is
+    refused at the rename, and the temporary written for it does not stay."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}')
+    (tmp_path / "plan.report.html").mkdir()
+    before = _tree(tmp_path)
+    rc = cli.main(["report", str(plan)])
+    _one_line_error(rc, 2, capsys.readouterr().err, str(tmp_path / "plan.report.html"), "directory")
+    assert _tree(tmp_path) == before

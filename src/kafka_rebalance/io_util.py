@@ -498,8 +498,19 @@ def write_files(
         ):
             raise named_os_error(exc, current) from None
         raise
-    for tmp, target in temps:
-        os.replace(tmp, target)
+    done = 0
+    try:
+        for tmp, target in temps:
+            os.replace(tmp, target)  # fails only on a target the checks could not see coming
+            done += 1
+    except OSError as exc:
+        # (a directory at a path no check saw, or made meanwhile): the set stops here, the
+        # renames not done are dropped with their temporaries and the journal; exit names it
+        for tmp, _ in temps[done:]:
+            tmp.unlink(missing_ok=True)
+        if journal is not None:
+            journal.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, os.fspath(temps[done][1])) from None
     for gone in removes:
         gone.unlink(missing_ok=True)
     for folder in dict.fromkeys(t.parent for _, t in [*temps, *((r, r) for r in removes)]):
@@ -528,6 +539,8 @@ def write_file_with(path: str | os.PathLike, write: Callable[[str], object]) -> 
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         _drop_created(created)
+        if isinstance(exc, OSError) and exc.filename2 is not None:
+            raise OSError(exc.errno, exc.strerror, os.fspath(target)) from None
         if isinstance(exc, OSError):
             name = exc.filename2 if exc.filename2 is not None else exc.filename
             if name is None or _TEMP.match(Path(os.fsdecode(name)).name):
