@@ -588,3 +588,23 @@ def test_a_default_output_that_is_a_folder_leaves_no_temporary(tmp_path, capsys)
     rc = cli.main(["report", str(plan)])
     _one_line_error(rc, 2, capsys.readouterr().err, str(tmp_path / "plan.report.html"), "directory")
     assert _tree(tmp_path) == before
+
+
+def test_cancel_with_a_hand_edited_state_file_cancels_and_says_why_the_file_stays(tmp_path, capsys):
+    from kafka_rebalance.kafka.sim_cluster import SimCluster
+    from kafka_rebalance.ops.cluster_source import read_snapshot
+
+    plan = tmp_path / "plan.json"
+    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
+    state = _fresh_state(plan)
+    state["batches"][0]["status"] = "half-done"
+    st_file = tmp_path / "plan.json.state.json"
+    st_file.write_text(json.dumps(state))
+    capsys.readouterr()
+    with SimCluster(read_snapshot(str(SNAPSHOT), None, None), speedup=500.0) as sim:
+        argv = ["cluster", "execute", "--reassignment-json-file", str(plan)]
+        rc = cli.main([*argv, "--bootstrap-server", sim.bootstrap, "--cancel"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "Traceback" not in err, err
+    assert "not marked cancelled" in err and "batches[0].status" in err and str(st_file) in err
+    assert json.loads(st_file.read_text()) == state

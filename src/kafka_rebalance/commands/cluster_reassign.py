@@ -13,8 +13,10 @@ import sys
 import threading
 from pathlib import Path
 
+from ..errors import InputError
 from ..io_util import atomic_write_text
 from ..output import emit, stderr
+from ..textfmt import escape_controls
 
 INTERRUPTED = 130
 
@@ -106,7 +108,13 @@ def run_cancel(args: argparse.Namespace, target: dict, log_dirs: dict) -> int:
     if rc == 0 and state_path.exists():
         from ..io_util import atomic_write_json, read_structured
 
-        state = load_state(state_path)
+        try:
+            state = load_state(state_path)
+        except InputError as exc:  # the cancel went through: say why the file is left as it is
+            stderr.print(
+                f"execution state not marked cancelled: {escape_controls(str(exc))}", markup=False
+            )
+            return rc
         digest = plan_digest(read_structured(args.reassignment_json_file))
         if state.get("plan_digest") == digest and state.get("phase") not in (
             "finished",
