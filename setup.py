@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -18,7 +19,18 @@ COMPILED = ["src/kafka_rebalance/assign/kernels.py"]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
 
+def _remove_stale_builds() -> None:
+    """A failed build must not leave an older compiled kernels module in the tree (it would shadow
+    kernels.py)."""
+    folder = Path(COMPILED[0]).parent
+    for stale in folder.glob("kernels*.so"):
+        stale.unlink()
+    for stale in folder.glob("kernels*.pyd"):
+        stale.unlink()
+
+
 def _warn(what: str, error: BaseException) -> None:
+    _remove_stale_builds()
     print(
         f"kafka-rebalance: {what} ({type(error).__name__}: {error}); the pure-Python path is used",
         file=sys.stderr,

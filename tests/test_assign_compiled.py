@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import range as range_mod
+from kafka_rebalance.assign import roundrobin as roundrobin_mod
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.base import AssignorFailure
 from kafka_rebalance.assign.registry import get_assignor
@@ -37,8 +38,8 @@ from kafka_rebalance.model import (
 
 KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
 VECTORS = Path(__file__).resolve().parent / "vectors"
-NAMES = ("uniform", "server-range", "range")
-MODULES = (uniform_mod, range_mod)
+NAMES = ("uniform", "server-range", "range", "roundrobin")
+MODULES = (uniform_mod, range_mod, roundrobin_mod)
 
 
 def _pure_kernels() -> ModuleType:

@@ -248,3 +248,85 @@ def ranges_in_rank_order(
     for k in range(n):
         result[ids[k]] = out[k]
     return result
+
+
+def round_robin(
+    ids: list[str],
+    member_topics: list[Any],
+    ring: list[int],
+    topics: list[str],
+    counts: list[int],
+    objects_of: Callable[[str, int], Any],
+) -> dict[str, list[Any]] | None:
+    """Round robin: every partition of `topics` in order goes to the next member of `ring`
+    (member positions in MemberInfo order) subscribed to its topic; the cursor runs on across
+    topics. Result in `ids` order; None when member ids repeat."""
+    n = len(ids)
+    n_ring = len(ring)
+    index: dict[str, int] = {}
+    for j in range(len(topics)):
+        index[topics[j]] = j
+    takers: list[list[int]] = []
+    for _ in range(len(topics)):
+        takers.append([])
+    cols_of: dict[int, list[int]] = {}
+    shared = n_ring > 0
+    first_sub: Any = member_topics[ring[0]] if shared else ()
+    for r in range(n_ring):
+        if member_topics[ring[r]] is not first_sub:
+            shared = False
+            break
+    if shared:
+        everyone = list(range(n_ring))
+        for t in first_sub:
+            j = index.get(t, -1)
+            if j >= 0:
+                takers[j] = everyone
+    else:
+        for r in range(n_ring):
+            sub = member_topics[ring[r]]
+            key = id(sub)
+            js = cols_of.get(key)
+            if js is None:
+                found: set[int] = set()
+                for t in sub:
+                    j = index.get(t, -1)
+                    if j >= 0:
+                        found.add(j)
+                js = sorted(found)
+                cols_of[key] = js
+            for j in js:
+                takers[j].append(r)
+    out: list[list[Any]] = []
+    for _ in range(n):
+        out.append([])
+    pos = 0
+    for j in range(len(topics)):
+        who = takers[j]
+        s = len(who)
+        c = counts[j]
+        if s == 0 or c <= 0:
+            continue
+        lo = 0
+        hi = s
+        while lo < hi:  # bisect_left(who, pos)
+            mid = (lo + hi) // 2
+            if who[mid] < pos:
+                lo = mid + 1
+            else:
+                hi = mid
+        k = lo % s
+        objs = objects_of(topics[j], c)
+        for p in range(c):
+            out[ring[who[k]]].append(objs[p])
+            k += 1
+            if k == s:
+                k = 0
+        last = k - 1 if k > 0 else s - 1
+        pos = (who[last] + 1) % n_ring
+    result: dict[str, list[Any]] = {}
+    for i in range(n):
+        result[ids[i]] = out[i]
+    if len(result) != n:
+        return None
+    return result

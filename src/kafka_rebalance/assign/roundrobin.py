@@ -13,14 +13,20 @@ from bisect import bisect_left
 import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+from . import kernels
 from .range import (
     group_by_owner,
+    member_info_indices,
     member_info_order,
     sort_java_strings,
     subscribed_topics,
     subscriber_matrix,
 )
 from .tpcache import partition_objects, topic_objects
+
+# The compiled loop (assign/kernels.py built by mypyc) when the install built it; tests set this
+# to compare both paths, whose numpy / plain-loop side is the reference.
+USE_COMPILED = kernels.is_compiled()
 
 _SMALL = 20_000  # partitions (and member x topic cells) up to which plain loops beat numpy
 
@@ -58,6 +64,22 @@ class RoundRobinAssignor:
     name = "roundrobin"
 
     def assign(self, spec: GroupSpec) -> Assignment:
+        if USE_COMPILED and spec.members:
+            topics = [
+                t
+                for t in sort_java_strings(subscribed_topics(spec.members))
+                if t in spec.topics and spec.topics[t].partitions > 0
+            ]
+            fast = kernels.round_robin(
+                [m.member_id for m in spec.members],
+                [m.topics for m in spec.members],
+                member_info_indices(spec.members),
+                topics,
+                [spec.topics[t].partitions for t in topics],
+                topic_objects,
+            )
+            if fast is not None:
+                return fast
         ring = member_info_order(spec.members)
         if not ring:
             return {}
