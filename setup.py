@@ -15,7 +15,10 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-COMPILED = ["src/kafka_rebalance/assign/kernels.py"]
+COMPILED = [
+    "src/kafka_rebalance/assign/kernels.py",
+    "src/kafka_rebalance/assign/kernels_heterogeneous.py",
+]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
 

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
 from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.assign import roundrobin as roundrobin_mod
 from kafka_rebalance.assign import uniform as uniform_mod
@@ -37,45 +38,53 @@ from kafka_rebalance.model import (
 )
 
 KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
+HETEROGENEOUS_SOURCE = Path(range_mod.__file__).with_name("kernels_heterogeneous.py")
 VECTORS = Path(__file__).resolve().parent / "vectors"
 NAMES = ("uniform", "server-range", "range", "roundrobin")
 MODULES = (uniform_mod, range_mod, roundrobin_mod)
 
 
-def _pure_kernels() -> ModuleType:
-    """kernels.py as plain Python, whatever the install built."""
-    spec = importlib.util.spec_from_file_location("kafka_rebalance_kernels_pure", KERNELS_SOURCE)
+def _pure(source: Path) -> ModuleType:
+    """A kernels module as plain Python from its source, whatever the install built."""
+    spec = importlib.util.spec_from_file_location(f"pure_{source.stem}", source)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-PURE = _pure_kernels()
-COMPILED = installed_kernels if installed_kernels.is_compiled() else None
+PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE))
+COMPILED = (installed_kernels, installed_heterogeneous) if installed_kernels.is_compiled() else None
+
+
+Leg = tuple[ModuleType, ModuleType]
 
 
 @contextmanager
-def _path(kernels: ModuleType | None) -> Iterator[None]:
-    """Route the assignors through `kernels` (None: the reference numpy path)."""
+def _path(leg: Leg | None) -> Iterator[None]:
+    """Route the assignors through the kernels of `leg` (None: the reference numpy path)."""
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
+    saved_heterogeneous = uniform_mod.kernels_heterogeneous
     try:
         for m in MODULES:
-            m.USE_COMPILED = kernels is not None
-            if kernels is not None:
-                m.kernels = kernels
+            m.USE_COMPILED = leg is not None
+            if leg is not None:
+                m.kernels = leg[0]
+        if leg is not None:
+            uniform_mod.kernels_heterogeneous = leg[1]
         yield
     finally:
         for m, use, k in saved:
             m.USE_COMPILED = use
             m.kernels = k
+        uniform_mod.kernels_heterogeneous = saved_heterogeneous
 
 
 STALE = "(a compiled build older than kernels.py also differs: `make install` rebuilds it)"
 
 
-def _run(name: str, spec: GroupSpec, kernels: ModuleType | None):
-    with _path(kernels):
+def _run(name: str, spec: GroupSpec, leg: Leg | None):
+    with _path(leg):
         try:
             result = get_assignor(name).assign(spec)
         except AssignorFailure as e:
@@ -83,18 +92,20 @@ def _run(name: str, spec: GroupSpec, kernels: ModuleType | None):
     return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
 
 
-def _legs() -> list[ModuleType]:
+def _legs() -> list[Leg]:
     return [PURE] + ([COMPILED] if COMPILED is not None else [])
 
 
 def test_pure_source_is_not_the_compiled_module() -> None:
-    assert not PURE.is_compiled()
+    assert not PURE[0].is_compiled()
     if COMPILED is None:
         pytest.skip(
             f"kernels are not compiled ({installed_kernels.__file__}): `pip install -e .` "
             "builds them with mypyc when it can; only the pure leg ran"
         )
-    assert COMPILED.__file__ != PURE.__file__
+    for compiled, pure in zip(COMPILED, PURE):
+        assert compiled.__file__ != pure.__file__
+        assert not compiled.__file__.endswith(".py"), f"{compiled.__name__} is not compiled"
 
 
 def _vector_cases() -> Iterator:
@@ -186,6 +197,22 @@ EDGE_CASES = {
             MemberSubscription("b", ("t0", "t1"), _tps(("t1", 1), ("t0", 0))),
         ),
     ),
+    # heterogeneous: a partition in two current assignments (the later member owns it, the earlier
+    # keeps it too); topics tie on partitions per subscriber (2 / 1 and 4 / 2)
+    "conflict": GroupSpec(
+        {"t0": TopicMetadata("t0", 4), "t1": TopicMetadata("t1", 2), "t2": TopicMetadata("t2", 3)},
+        (
+            MemberSubscription("a", ("t0",), _tps(("t0", 1), ("t0", 2))),
+            MemberSubscription("b", ("t0", "t1", "t2"), _tps(("t0", 1), ("t0", 3), ("t2", 0))),
+            MemberSubscription("c", ("t1", "t2"), ()),
+            MemberSubscription("d", ("t2",), _tps(("t2", 0), ("t2", 1), ("t2", 2))),
+        ),
+    ),
+    # free topics tie on partitions per subscriber (x: 2 / 1, y: 4 / 2): fewer subscribers first
+    "tie": GroupSpec(
+        {"x": TopicMetadata("x", 2), "y": TopicMetadata("y", 4)},
+        (MemberSubscription("A", ("x", "y")), MemberSubscription("B", ("y",))),
+    ),
     # static members sort first (server-range, range); a topic with no partitions
     "static": GroupSpec(
         {**T2, "t2": TopicMetadata("t2", 0)},
@@ -207,7 +234,7 @@ def test_edge_cases_are_identical(case: str, name: str) -> None:
         assert _run(name, spec, leg) == reference, STALE
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(groups(), st.sampled_from(NAMES))
 def test_generated_groups_are_identical(spec: GroupSpec, name: str) -> None:
     for _ in range(2):  # the group as drawn, then owning the reference's result

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..model import Assignment, GroupSpec, TopicPartition
-from . import kernels
+from . import kernels, kernels_heterogeneous
 from .tpcache import topic_objects
 from .uniform_group import (
     UniformGroup,
@@ -58,7 +58,7 @@ class UniformAssignor:
         if not spec.members:
             return {}
         if USE_COMPILED:
-            fast = homogeneous_compiled(spec)
+            fast = uniform_compiled(spec)
             if fast is not None:
                 return fast
         group = group_view(spec)
@@ -86,9 +86,9 @@ def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] |
     return order, position
 
 
-def homogeneous_compiled(spec: GroupSpec) -> Assignment | None:
-    """The homogeneous builder through the compiled loops; None for groups they do not take
-    (heterogeneous subscriptions, repeated member ids)."""
+def uniform_compiled(spec: GroupSpec) -> Assignment | None:
+    """Both builders through the compiled loops; None when member ids repeat (the numpy path
+    takes those)."""
     members = spec.members
     ids = tuple(map(_MEMBER_ID, members))
     plan = _iteration_plan(ids)
@@ -121,8 +121,11 @@ def homogeneous_compiled(spec: GroupSpec) -> Assignment | None:
         return kept, revoked, quota
 
     done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
-    if done is None:
-        return None  # heterogeneous
+    if done is None:  # heterogeneous
+        targets = kernels_heterogeneous.uniform_heterogeneous(
+            members, order, meta, topic_id, topic_objects
+        )
+        return kernels.in_spec_order(list(ids), position, targets)
     targets, complete = done
     if not complete:
         raise PartitionAssignorException("Partitions were left unassigned")

@@ -1,0 +1,325 @@
+"""The heterogeneous uniform builder's loops in plain typed Python, compiled by mypyc with kernels.py.
+
+`uniform_heterogeneous` follows uniform_heterogeneous.build_heterogeneous (the
+reference, numpy arrays) step by step: keep current partitions of subscribed
+topics, deal the free ones to the least loaded subscribers, then balance
+topic by topic with Kafka's MemberAssignmentBalancer. No project imports, no I/O
+(see kernels.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Balancer:
+    """Kafka's MemberAssignmentBalancer over `sizes`: a least loaded range growing right, a most
+    loaded range growing left (uniform_heterogeneous._Balancer, the reference)."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+        self.sm: list[int] = []
+        self.least_end = 0
+        self.least_count = -1
+        self.next_least = 0
+        self.most_start = 0
+        self.most_end = 0
+        self.most_count = 1
+        self.next_most = -1
+
+    def initialize(self, members: list[int]) -> None:
+        sizes = self.sizes
+        keyed = [(sizes[m], m) for m in members]
+        keyed.sort()
+        sm = [m for _, m in keyed]
+        self.sm = sm
+        self.least_end = 0
+        self.least_count = sizes[sm[0]] - 1
+        self.next_least = 0
+        self.most_start = len(sm)
+        self.most_end = len(sm)
+        self.most_count = sizes[sm[-1]] + 1
+        self.next_most = len(sm) - 1
+
+    def next_least_loaded(self) -> int:
+        sm = self.sm
+        if self.next_least >= self.least_end:
+            self.least_count += 1
+            sizes = self.sizes
+            count = self.least_count
+            end = self.least_end
+            n = len(sm)
+            while end < n and sizes[sm[end]] == count:
+                end += 1
+            self.least_end = end
+            self.next_least = 0
+        member = sm[self.next_least]
+        self.next_least += 1
+        return member
+
+    def next_most_loaded(self) -> int:
+        sm = self.sm
+        if self.next_most < self.most_start:
+            sizes = self.sizes
+            if self.most_end <= self.most_start and self.most_start > 0:
+                self.most_count = sizes[sm[self.most_start - 1]]
+            else:
+                self.most_count -= 1
+            start = self.most_start
+            count = self.most_count
+            while start > 0 and sizes[sm[start - 1]] == count:
+                start -= 1
+            self.most_start = start
+            self.next_most = self.most_end - 1
+        if self.next_most < 0:
+            return -1
+        member = sm[self.next_most]
+        self.next_most -= 1
+        return member
+
+    def exclude_most_loaded(self) -> None:
+        sm = self.sm
+        i = self.next_most + 1
+        member = sm[i]
+        sm[i] = sm[self.most_end - 1]
+        sm[self.most_end - 1] = member
+        self.most_end -= 1
+
+    def is_balanced(self) -> bool:
+        return self.most_count - self.least_count <= 1
+
+
+def _topic_order(
+    js: list[int], counts: list[int], subscribers: list[list[int]], ids: list[Any]
+) -> list[int]:
+    """Topics by most partitions per subscriber, then fewer subscribers, then topic id."""
+    keyed: list[tuple[float, int, Any, int]] = []
+    for j in js:
+        s = len(subscribers[j])
+        keyed.append((-(counts[j] / s), s, ids[j], j))
+    keyed.sort()
+    return [k[3] for k in keyed]
+
+
+def uniform_heterogeneous(
+    members: Any,
+    order: Any,
+    meta: Any,
+    topic_id: Callable[[str], Any],
+    objects_of: Callable[[str, int], Any],
+) -> list[list[Any]]:
+    """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
+    reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays)."""
+    n = len(members)
+    topics: list[str] = []
+    counts: list[int] = []
+    index: dict[str, int] = {}
+    cols_of: dict[int, list[int]] = {}
+    member_cols: list[list[int]] = []
+    for i in range(n):
+        sub = members[order[i]].topics
+        cols = cols_of.get(id(sub))
+        if cols is None:
+            cols = []
+            for t in sub:
+                name: str = t
+                j = index.get(name, -1)
+                if j < 0:
+                    tm = meta.get(name)
+                    if tm is None:
+                        continue
+                    j = len(topics)
+                    index[name] = j
+                    topics.append(name)
+                    counts.append(int(tm.partitions))
+                if j not in cols:
+                    cols.append(j)
+            cols_of[id(sub)] = cols
+        member_cols.append(cols)
+    n_topics = len(topics)
+    if n_topics == 0:
+        return [[] for _ in range(n)]
+    base: list[int] = []
+    total = 0
+    for j in range(n_topics):
+        base.append(total)
+        total += counts[j]
+    subscribers: list[list[int]] = [[] for _ in range(n_topics)]
+    subscribed: list[set[int]] = []
+    for i in range(n):
+        for j in member_cols[i]:
+            subscribers[j].append(i)
+        subscribed.append(set(member_cols[i]))
+    # maybeRevokePartitions: keep current partitions of still-subscribed topics; on a conflict
+    # the later member owns it, the earlier one keeps it in its target too (leftovers)
+    sizes: list[int] = [0] * n
+    owners: list[int] = [-1] * total
+    seen: list[int] = [-1] * total
+    kept_member: list[int] = []
+    kept_flat: list[int] = []
+    kept_obj: list[Any] = []
+    for i in range(n):
+        mine = subscribed[i]
+        for tp in members[order[i]].owned:
+            j = index.get(tp.topic, -1)
+            if j < 0:
+                continue
+            p: int = tp.partition
+            if p < 0 or p >= counts[j]:
+                continue
+            f = base[j] + p
+            if seen[f] == i:
+                continue
+            seen[f] = i
+            if j not in mine:
+                continue
+            kept_member.append(i)
+            kept_flat.append(f)
+            kept_obj.append(tp)
+            sizes[i] += 1
+            owners[f] = i
+    leftovers: dict[int, set[int]] = {}
+    for e in range(len(kept_flat)):
+        m = kept_member[e]
+        f = kept_flat[e]
+        if owners[f] != m:
+            got = leftovers.get(m)
+            if got is None:
+                leftovers[m] = {f}
+            else:
+                got.add(f)
+    # assignRemainingPartitions: each topic's free partitions to its least loaded subscribers
+    tids = [topic_id(t) for t in topics]
+    with_free: list[int] = []
+    for j in range(n_topics):
+        b = base[j]
+        for f in range(b, b + counts[j]):
+            if owners[f] < 0:
+                with_free.append(j)
+                break
+    for j in _topic_order(with_free, counts, subscribers, tids):
+        keyed = [(sizes[m], m) for m in subscribers[j]]
+        keyed.sort()
+        level = keyed[0][0] - 1
+        end = 0
+        nxt = 0
+        b = base[j]
+        for f in range(b, b + counts[j]):
+            if owners[f] >= 0:
+                continue
+            if nxt >= end:
+                level += 1
+                while end < len(keyed) and keyed[end][0] <= level:
+                    end += 1
+                nxt = 0
+            m = keyed[nxt][1]
+            owners[f] = m
+            sizes[m] += 1
+            nxt += 1
+    # balance: per topic, most loaded to least loaded, until a full pass moves nothing
+    several = [j for j in range(n_topics) if len(subscribers[j]) >= 2]
+    if several:
+        ordered = _topic_order(several, counts, subscribers, tids)
+        balancer = Balancer(sizes)
+        last = -1
+        done = False
+        for _ in range(16):
+            for k in range(len(ordered)):
+                if k == last:
+                    done = True
+                    break
+                moved = _balance_topic(
+                    ordered[k], subscribers, sizes, owners, base, counts, leftovers, balancer
+                )
+                if moved > 0 or last == -1:
+                    last = k
+            if done:
+                break
+    # result: kept partitions (own objects, in the order given), then the new ones in flat order
+    out: list[list[Any]] = [[] for _ in range(n)]
+    known: list[bool] = [False] * total
+    for e in range(len(kept_flat)):
+        m = kept_member[e]
+        f = kept_flat[e]
+        if owners[f] == m:
+            known[f] = True
+            out[m].append(kept_obj[e])
+        else:
+            got = leftovers.get(m)
+            if got is not None and f in got:
+                out[m].append(kept_obj[e])
+    for j in range(n_topics):
+        b = base[j]
+        objs: Any = None
+        for f in range(b, b + counts[j]):
+            m = owners[f]
+            if m >= 0 and not known[f]:
+                if objs is None:
+                    objs = objects_of(topics[j], counts[j])
+                out[m].append(objs[f - b])
+    return out
+
+
+def _balance_topic(
+    j: int,
+    subscribers: list[list[int]],
+    sizes: list[int],
+    owners: list[int],
+    base: list[int],
+    counts: list[int],
+    leftovers: dict[int, set[int]],
+    balancer: Balancer,
+) -> int:
+    subs = subscribers[j]
+    lo = sizes[subs[0]]
+    hi = lo
+    for m in subs:
+        s = sizes[m]
+        if s < lo:
+            lo = s
+        if s > hi:
+            hi = s
+    if hi - lo <= 1:
+        return 0
+    balancer.initialize(subs)
+    b = base[j]
+    c = counts[j]
+    # the topic's partitions grouped by owner (ascending), partition order within an owner
+    by_owner: dict[int, list[int]] = {}
+    for p in range(c):
+        o = owners[b + p]
+        lst = by_owner.get(o)
+        if lst is None:
+            by_owner[o] = [p]
+        else:
+            lst.append(p)
+    moved = 0
+    while not balancer.is_balanced():
+        most = -1
+        while True:
+            most = balancer.next_most_loaded()
+            if most == -1:
+                break
+            held = by_owner.get(most)
+            if held is None or len(held) == 0:
+                balancer.exclude_most_loaded()
+                continue
+            break
+        if most == -1:
+            break
+        p = by_owner[most].pop()
+        least = balancer.next_least_loaded()
+        if balancer.is_balanced():
+            break
+        f = b + p
+        old = owners[f]
+        if old != -1:
+            sizes[old] -= 1
+            gone = leftovers.get(old)
+            if gone is not None:
+                gone.discard(f)
+        owners[f] = least
+        sizes[least] += 1
+        moved += 1
+    return moved
