@@ -69,7 +69,7 @@ def test_capacity_files_in_cruise_controls_units():
         (
             {"brokerCapacities": [{"brokerId": "x", "capacity": {}}]},
             "brokerCapacities[0].brokerId",
-            "'x'",
+            '"x"',
         ),
         (
             {"brokerCapacities": [{"brokerId": 1, "capacity": {"DISK": 1, "CPU": 1, "NW_IN": 1}}]},

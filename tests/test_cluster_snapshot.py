@@ -176,7 +176,7 @@ def test_kafka_json_round_trips_and_errors():
     ]
     with pytest.raises(InputError) as err:
         kafka_json.parse_topics_to_move_json({"version": 1, "topics": [{"name": "x"}]})
-    assert err.value.field == "topics[0]"
+    assert err.value.field == "topics[0].topic"
 
 
 def _lagging_line(p: int) -> str:

@@ -558,7 +558,7 @@ def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_d
     )
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
-    assert str(plan) in msg and "field 'partitions[1].log_dirs'" in msg and why in msg
+    assert str(plan) in msg and "field 'partitions[1].log_dirs" in msg and why in msg
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ protocol), offsets, epochs and timestamps int64.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -35,8 +36,23 @@ _SHOW = 60  # an error line shows at most this much of a value
 
 
 def show(v: Any) -> str:
-    """A value as an error line shows it: short (a megabyte string stays one readable line)."""
-    text = repr(v)
+    """A value as an error line shows it: as JSON writes it (`null`, `true`, `"6"`, `["a"]`),
+    and short (a megabyte string or list stays one readable line, never rendered whole)."""
+    cut = False
+    if isinstance(v, list) and len(v) > 8:
+        v, cut = v[:8], True
+    elif isinstance(v, Mapping) and len(v) > 8:
+        v, cut = dict(list(v.items())[:8]), True
+    elif isinstance(v, str) and len(v) > _SHOW:
+        v, cut = v[:_SHOW], True
+    try:
+        text = json.dumps(v, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        text = repr(v)
+    if cut and isinstance(v, (list, dict)):
+        text = text[:-1] + ", ..." + text[-1]
+    elif cut:
+        text = text[:-1] + "..."
     return text if len(text) <= _SHOW else text[: _SHOW - 3] + "..."
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import fields as F
 from ..errors import InputError
 from ..model import Broker, ClusterSnapshot, LogDir
 
@@ -53,30 +54,30 @@ class CapacityConfig:
 
 def _number(v: Any, where: str) -> float:
     if isinstance(v, bool):
-        raise InputError(f"expected a number, got {v!r}", field=where)
+        raise InputError(f"expected a number, got {F.show(v)}", field=where)
     if isinstance(v, str):
         try:
             x = float(v)
         except ValueError:
-            raise InputError(f"expected a number, got {v!r}", field=where) from None
+            raise InputError(f"expected a number, got {F.show(v)}", field=where) from None
     elif isinstance(v, (int, float)):
         x = float(v)
     else:
-        raise InputError(f"expected a number, got {v!r}", field=where)
-    if not math.isfinite(x) or x < 0:
-        raise InputError(f"expected a number >= 0, got {v!r}", field=where)
+        raise InputError(f"expected a number, got {F.show(v)}", field=where)
+    if not math.isfinite(x) or x < 0 or x > F.INT64_MAX:
+        raise InputError(f"expected a number >= 0 (at most 2^63), got {F.show(v)}", field=where)
     return x
 
 
 def _broker_id(v: Any, where: str) -> int:
     if isinstance(v, bool):
-        raise InputError(f"expected a broker id, got {v!r}", field=where)
+        raise InputError(f"expected a broker id, got {F.show(v)}", field=where)
     try:
         b = int(v) if isinstance(v, (int, str)) else None
     except ValueError:
         b = None
-    if b is None or b < -1:
-        raise InputError(f"expected a broker id (-1 for the default), got {v!r}", field=where)
+    if b is None or b < -1 or b > F.INT32_MAX:
+        raise InputError(f"expected a broker id (-1 for the default), got {F.show(v)}", field=where)
     return b
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import fields as F
+from .. import limits
 from ..errors import InputError
 from ..model import TopicPartition
 
@@ -32,37 +34,26 @@ class Reassignment:
         return TopicPartition(self.topic, self.partition)
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _tp(entry: Any, where: str, allowed: set[str]) -> TopicPartition:
-    if not isinstance(entry, Mapping):
-        raise InputError(f"expected an object, got {entry!r}", field=where)
-    for k in entry:
-        if k not in allowed:
-            raise InputError(
-                f"unknown field (allowed: {', '.join(sorted(allowed))})", field=f"{where}.{k}"
-            )
-    if "topic" not in entry:
-        raise InputError("missing", field=f"{where}.topic")
-    if "partition" not in entry:
-        raise InputError("missing", field=f"{where}.partition")
-    topic, part = entry["topic"], entry["partition"]
-    if not isinstance(topic, str) or not topic:
-        raise InputError(f"expected a topic name, got {topic!r}", field=f"{where}.topic")
-    if not _is_int(part) or part < 0:
-        raise InputError(
-            f"expected a partition number >= 0, got {part!r}", field=f"{where}.partition"
-        )
+    F.mapping(entry, where)
+    F.check_keys(entry, allowed, where)
+    topic = F.get(entry, "topic", where, F.string, what="a topic name")
+    part = F.get(entry, "partition", where, F.partition)
     return TopicPartition(topic, part)
 
 
 def _version(doc: Mapping, name: str) -> None:
-    if "version" in doc and doc["version"] != 1:
+    if "version" in doc and (not F.is_int(doc["version"]) or doc["version"] != 1):
         raise InputError(
-            f"unsupported {name} version {doc['version']!r} (expected 1)", field="version"
+            f"unsupported {name} version {F.show(doc['version'])} (expected 1)", field="version"
         )
+
+
+def _entries(doc: Mapping) -> list:
+    """The `partitions` list, within the partitions limit."""
+    entries = F.get(doc, "partitions", "", F.array)
+    limits.check("partitions", len(entries), field="partitions")
+    return entries
 
 
 # -- leader election ---------------------------------------------------------
@@ -74,11 +65,9 @@ def parse_election_json(doc: Any) -> list[TopicPartition]:
         raise InputError(
             'expected {"partitions": [{"topic": ..., "partition": ...}]}', field="partitions"
         )
-    if not isinstance(doc["partitions"], list):
-        raise InputError(f"expected a list, got {doc['partitions']!r}", field="partitions")
     out: list[TopicPartition] = []
     seen: set[TopicPartition] = set()
-    for i, e in enumerate(doc["partitions"]):
+    for i, e in enumerate(_entries(doc)):
         tp = _tp(e, f"partitions[{i}]", {"topic", "partition"})
         if tp in seen:
             raise InputError(f"duplicate partition {tp}", field=f"partitions[{i}]")
@@ -98,34 +87,23 @@ def parse_reassignment_json(doc: Any) -> list[Reassignment]:
     if not isinstance(doc, Mapping):
         raise InputError('expected {"version": 1, "partitions": [...]}')
     _version(doc, "reassignment")
-    if "partitions" not in doc:
-        raise InputError("missing", field="partitions")
-    if not isinstance(doc["partitions"], list):
-        raise InputError(f"expected a list, got {doc['partitions']!r}", field="partitions")
     out: list[Reassignment] = []
     seen: set[TopicPartition] = set()
-    for i, e in enumerate(doc["partitions"]):
+    replicas_total = 0
+    for i, e in enumerate(_entries(doc)):
         where = f"partitions[{i}]"
         tp = _tp(e, where, {"topic", "partition", "replicas", "log_dirs"})
         if tp in seen:
             raise InputError(f"duplicate partition {tp}", field=where)
         seen.add(tp)
-        if "replicas" not in e:
-            raise InputError("missing", field=f"{where}.replicas")
-        reps = e["replicas"]
-        if not isinstance(reps, list) or not reps or not all(_is_int(r) and r >= 0 for r in reps):
-            raise InputError(
-                f"expected a non-empty list of broker ids, got {reps!r}", field=f"{where}.replicas"
-            )
-        if len(set(reps)) != len(reps):
-            raise InputError(f"duplicate broker id in {reps!r}", field=f"{where}.replicas")
+        reps = F.get(
+            e, "replicas", where, F.int_list, item=F.broker_id, what="broker ids", empty=False
+        )
+        replicas_total += len(reps)
+        limits.check("replicas", replicas_total, field=f"{where}.replicas")
         dirs = None
         if "log_dirs" in e:
-            d = e["log_dirs"]
-            if not isinstance(d, list) or not all(isinstance(x, str) for x in d):
-                raise InputError(
-                    f"expected a list of log dirs, got {d!r}", field=f"{where}.log_dirs"
-                )
+            d = F.get(e, "log_dirs", where, F.strings, what="log dirs")
             if len(d) != len(reps):
                 raise InputError(
                     f"expected {len(reps)} log dirs (one per replica), got {len(d)}",
@@ -158,16 +136,18 @@ def parse_topics_to_move_json(doc: Any) -> list[str]:
     if not isinstance(doc, Mapping):
         raise InputError('expected {"version": 1, "topics": [{"topic": ...}]}')
     _version(doc, "topics-to-move")
-    if "topics" not in doc or not isinstance(doc["topics"], list):
-        raise InputError('expected a list of {"topic": name}', field="topics")
+    topics = F.get(doc, "topics", "", F.array, what='a list of {"topic": name}')
+    limits.check("topics", len(topics), field="topics")
     out: list[str] = []
-    for i, e in enumerate(doc["topics"]):
+    seen: set[str] = set()
+    for i, e in enumerate(topics):
         where = f"topics[{i}]"
-        if not isinstance(e, Mapping) or not isinstance(e.get("topic"), str) or not e["topic"]:
-            raise InputError(f'expected {{"topic": name}}, got {e!r}', field=where)
-        if e["topic"] in out:
-            raise InputError(f"duplicate topic {e['topic']!r}", field=where)
-        out.append(e["topic"])
+        F.mapping(e, where)
+        topic = F.get(e, "topic", where, F.string, what="a topic name")
+        if topic in seen:
+            raise InputError(f"duplicate topic {F.show(topic)}", field=where)
+        seen.add(topic)
+        out.append(topic)
     return out
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from .. import io_util, limits, textfmt
 from ..errors import InputError
+from ..fields import INT32_MAX
 from ..model import ClusterSnapshot
 from ..ops.cluster_source import load_snapshot as _load_snapshot
 
@@ -102,6 +103,8 @@ def parse_racks(text: str | None, flag: str) -> dict[int, str]:
             key = None
         if not sep or key is None or not rack.strip():
             raise InputError(f"expected ID:RACK, got {item!r}", field=flag)
+        if not 0 <= key <= INT32_MAX:
+            raise InputError(f"broker ids are int32 >= 0, got {key}", field=flag)
         if key in out:
             raise InputError(f"broker {key} given twice", field=flag)
         out[key] = rack.strip()
@@ -115,11 +118,16 @@ def parse_ids(text: str | None, flag: str) -> list[int]:
         ids = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise InputError(f"expected comma-separated broker ids, got {text!r}", field=flag) from None
-    for i, b in enumerate(ids):
+    limits.check("brokers", len(ids), field=flag)
+    seen: set[int] = set()
+    for b in ids:
         if b < 0:  # Kafka's node ids are >= 0; -1 means "no broker"
             raise InputError(f"broker ids are >= 0, got {b}", field=flag)
-        if b in ids[:i]:
+        if b > INT32_MAX:
+            raise InputError(f"broker ids are int32 (at most {INT32_MAX}), got {b}", field=flag)
+        if b in seen:
             raise InputError(f"broker {b} given twice", field=flag)
+        seen.add(b)
     return ids
 
 

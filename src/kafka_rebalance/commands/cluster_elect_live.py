@@ -8,6 +8,7 @@ import sys
 from .. import io_util
 from ..cluster import kafka_json
 from ..errors import InputError
+from ..fields import INT32_MAX
 from ..output import emit, stderr
 
 
@@ -37,6 +38,11 @@ def _partitions(args: argparse.Namespace) -> list[tuple[str, int]] | None:
             "not with --execute: use --topic/--partition or a JSON file", field="--topics"
         )
     if args.topic is not None:
+        if args.partition is not None and not 0 <= args.partition <= INT32_MAX:
+            raise InputError(
+                f"expected a partition number in [0, {INT32_MAX}], got {args.partition}",
+                field="--partition",
+            )
         return [(args.topic, args.partition)]
     if args.path_to_json_file is not None:
         try:

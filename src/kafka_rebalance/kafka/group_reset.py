@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
+from .. import limits
 from ..assign.javacompat import JavaHashMap
 from ..errors import InputError
+from ..fields import INT32_MAX, INT64_MAX, INT64_MIN, show
 from ..model import TopicPartition
 
 
@@ -138,14 +140,24 @@ def parse_csv_plan(
                     f"line {i}: expected group,topic,partition,offset, got {r}", source=source
                 )
             group, topic, p, off = r
-        try:
-            plan.setdefault(group, {})[TopicPartition(topic, int(p))] = int(off)
-        except ValueError:
-            raise InputError(
-                f"line {i}: partition and offset must be integers, got {p!r}, {off!r}",
-                source=source,
-            ) from None
+        num = _csv_int(p, i, "partition", 0, INT32_MAX, source)
+        # Kafka clamps an offset below the log start (a negative one too) into range; it is a long
+        value = _csv_int(off, i, "offset", INT64_MIN, INT64_MAX, source)
+        plan.setdefault(group, {})[TopicPartition(topic, num)] = value
+        limits.check("partitions", i, field=f"line {i}", source=source)
     return plan
+
+
+def _csv_int(text: str, line: int, what: str, lo: int, hi: int, source: str) -> int:
+    """An integer cell of the reset CSV within Kafka's width (partition int32, offset int64)."""
+    t = text.strip()
+    digits = t[1:] if t[:1] in "+-" else t
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 40:
+        raise InputError(f"line {line}: {what} must be an integer, got {show(text)}", source=source)
+    n = int(t)
+    if not lo <= n <= hi:
+        raise InputError(f"line {line}: {what} must be in [{lo}, {hi}], got {n}", source=source)
+    return n
 
 
 def export_csv(plan: Mapping[str, Mapping[TopicPartition, int]], single_group: bool) -> str:
