@@ -6,6 +6,7 @@ import argparse
 
 from .. import io_util, output
 from ..cluster import kafka_json
+from ..errors import InputError
 from ..io_publish import check_output_paths
 from ..ops.cluster import check_seed, generate
 from .cluster_common import add_source, kv_table, load_snapshot, parse_ids, read_input
@@ -47,7 +48,13 @@ def run_generate(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         snap = replace(snap, brokers=tuple(replace(b, rack=None) for b in snap.brokers))
-    res = generate(snap, brokers, topics, seed=args.seed)
+    try:
+        res = generate(snap, brokers, topics, seed=args.seed)
+    except InputError as exc:
+        if exc.field == "topics" and args.topics_to_move_json_file:
+            # a topic of the topics-to-move file the cluster does not have: name that file
+            raise exc.in_file(args.topics_to_move_json_file) from None
+        raise
     result = res.to_json()
     if args.output:
         io_util.atomic_write_json(args.output, res.reassignment_json(), indent=None)

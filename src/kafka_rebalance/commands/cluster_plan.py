@@ -195,6 +195,14 @@ def run_plan(args: argparse.Namespace) -> int:
         raise as_flag(exc) from None
     capacity = read_capacity_file(args.capacity) if args.capacity else None
     snap = load_snapshot(args)
+    if capacity is not None:
+        from ..cluster.capacity_file import apply_capacities
+
+        try:  # a broker the capacity file does not cover: the error names the file
+            snap = apply_capacities(snap, capacity)
+        except InputError as exc:
+            raise exc.in_file(args.capacity) from None
+        capacity = None
     racks = parse_racks(args.broker_racks, "--broker-racks")
     try:
         res = plan(

@@ -124,20 +124,26 @@ def parse_csv_plan(
     text: str, groups: Sequence[str], source: str
 ) -> dict[str, dict[TopicPartition, int]]:
     """parseResetPlan: `topic,partition,offset` (one --group given) or `group,topic,partition,offset`."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    reader = csv.reader(io.StringIO(text))
+    try:
+        rows = [r for r in reader if r]
+    except csv.Error as exc:  # a stray carriage return, an unterminated quote
+        raise InputError(f"line {reader.line_num}: {exc}", source=source) from None
     plan: dict[str, dict[TopicPartition, int]] = {}
     single = len(groups) == 1 and rows and len(rows[0]) == 3
     for i, r in enumerate(rows, 1):
         if single:
             if len(r) != 3:
                 raise InputError(
-                    f"line {i}: expected topic,partition,offset, got {r}", source=source
+                    f"line {i}: expected topic,partition,offset, got {show(','.join(r))}",
+                    source=source,
                 )
             group, (topic, p, off) = groups[0], r
         else:
             if len(r) != 4:
                 raise InputError(
-                    f"line {i}: expected group,topic,partition,offset, got {r}", source=source
+                    f"line {i}: expected group,topic,partition,offset, got {show(','.join(r))}",
+                    source=source,
                 )
             group, topic, p, off = r
         num = _csv_int(p, i, "partition", 0, INT32_MAX, source)
