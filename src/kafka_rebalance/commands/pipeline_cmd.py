@@ -231,17 +231,17 @@ def _run(args, job) -> int:
             with _fds_to(target, 1), _progress(spark, args):
                 summary = job(spark, args, checked)
     except RuntimeFailure as exc:
-        print(f"kafka-rebalance pipeline {args.job}: error: {exc}", file=sys.stderr)
-        if log is not None:
-            print(f"Spark's log: {log}", file=sys.stderr)
+        where = f" (Spark's log: {log})" if log is not None else ""
+        print(f"kafka-rebalance pipeline {args.job}: error: {exc}{where}", file=sys.stderr)
         return 1
     except Exception as exc:
         if not _is_spark_failure(exc):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}", file=sys.stderr)
-        if log is not None:
-            print(f"Spark's log: {log}", file=sys.stderr)
+        where = f" (Spark's log: {log})" if log is not None else ""
+        print(
+            f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}{where}", file=sys.stderr
+        )
         return 1
     if log is not None:
         summary["spark_log"] = str(_keep_log(log, args.out))

@@ -4,6 +4,7 @@ or a live cluster, optionally with per-partition loads from the load model's Par
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -96,11 +97,25 @@ def read_loads(path: str | Path) -> dict[tuple[str, int], PartitionLoad]:
     for need in ("topic", "partition", "bytes_in", "bytes_out", "messages_in", "size_bytes"):
         if need not in cols:
             raise InputError("missing column", source=str(p), field=need)
+    _check_load_schema(table, str(p))
     d = table.to_pydict()
     cpu = d.get("cpu") or [0.0] * table.num_rows
     out: dict[tuple[str, int], PartitionLoad] = {}
     for i in range(table.num_rows):
+        if d["topic"][i] is None or d["partition"][i] is None:
+            field = "topic" if d["topic"][i] is None else "partition"
+            raise InputError(f"null in row {i:,}", source=str(p), field=field)
         vals = [d[k][i] for k in ("bytes_in", "bytes_out", "messages_in", "size_bytes")]
+        for k, v in zip(
+            ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"), [*vals, cpu[i]]
+        ):
+            if v is not None and not math.isfinite(v):
+                raise InputError(
+                    f"{v} in row {i:,} ({d['topic'][i]}-{d['partition'][i]}): a load must be a "
+                    "finite number",
+                    source=str(p),
+                    field=k,
+                )
         if any(v is None for v in vals):
             continue
         bytes_in, bytes_out, messages_in, size_bytes = map(float, vals)
@@ -108,6 +123,28 @@ def read_loads(path: str | Path) -> dict[tuple[str, int], PartitionLoad]:
             bytes_in, bytes_out, messages_in, size_bytes, cpu=float(cpu[i] or 0.0)
         )
     return out
+
+
+def _check_load_schema(table, source: str) -> None:
+    """Column types of a partition-load Parquet file: one error naming the column and its type."""
+    import pyarrow as pa
+
+    want = {
+        "topic": (pa.types.is_string, "a string"),
+        "partition": (pa.types.is_integer, "an integer"),
+    }
+    for c in ("bytes_in", "bytes_out", "messages_in", "size_bytes", "cpu"):
+        want[c] = (lambda t: pa.types.is_integer(t) or pa.types.is_floating(t), "a number")
+    for name, (ok, expected) in want.items():
+        if name not in table.column_names:
+            continue
+        t = table.schema.field(name).type
+        if not (ok(t) or (pa.types.is_null(t) and name not in ("topic", "partition"))):
+            col = table.column(name).drop_null()
+            example = f", e.g. {col[0].as_py()!r}" if len(col) else ""
+            raise InputError(
+                f"expected {expected}, got column type {t}{example}", source=source, field=name
+            )
 
 
 def read_capacity_file(path: str | Path) -> CapacityConfig:

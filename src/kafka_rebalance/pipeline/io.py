@@ -141,15 +141,25 @@ def check_written(spark, path: Path | UriPath, expected: int | None, what: str) 
 QUARANTINE_COLUMNS = ("source", "reason", "detail")
 
 
-def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: str):
-    """Read a Parquet file or folder (or a URI or glob, Spark's to resolve) and check the columns a job needs."""
+def read_parquet(
+    spark,
+    path: str | os.PathLike,
+    required: Iterable[str],
+    what: str,
+    null_as: dict[str, str] | None = None,
+):
+    """Read a Parquet file or folder (or a URI or glob, Spark's to resolve) and check the columns a job needs.
+
+    A required column of Parquet type null (no value at all) is refused, unless `null_as` gives
+    the type it takes (a `value` column of tombstones only).
+    """
     p = str(path)
     if is_local(path):
         if not Path(p).exists():
             raise InputError("file not found", source=p)
-        nanos = _nanosecond_columns(Path(p))
+        nanos, nulls = _footer_columns(Path(p))
     else:
-        nanos = _nanosecond_columns(p)
+        nanos, nulls = _footer_columns(p)
     try:
         if nanos:
             # pandas writes timestamp[ns], which Spark only reads as a long of nanoseconds.
@@ -159,14 +169,21 @@ def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: 
         raise InputError(
             f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=p
         ) from None
-    if nanos:
-        from pyspark.sql import functions as F
+    from pyspark.sql import functions as F
 
+    if nanos:
         for c in nanos:
             if c in df.columns and dict(df.dtypes)[c] in ("bigint", "long"):
                 df = df.withColumn(
                     c, F.timestamp_micros(F.expr(f"`{c}` div 1000 - IF(`{c}` % 1000 < 0, 1, 0)"))
                 )
+    for c in required:
+        if c in nulls and c in (null_as or {}):
+            df = df.withColumn(c, F.lit(None).cast((null_as or {})[c]))
+        elif c in nulls:
+            raise InputError(
+                f"{what}: column {c} holds no value (Parquet type null)", source=p, field=c
+            )
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(
@@ -177,8 +194,9 @@ def read_parquet(spark, path: str | os.PathLike, required: Iterable[str], what: 
     return df
 
 
-def _nanosecond_columns(p: Path | str) -> list[str]:
-    """Columns stored as timestamp[ns] (as pandas writes them), read from one file's footer.
+def _footer_columns(p: Path | str) -> tuple[list[str], list[str]]:
+    """Columns stored as timestamp[ns] (as pandas writes them), and columns of type null, from one
+    file's footer (Spark reads a null column as an all-null int: a job would quarantine every row).
 
     For a URI or glob the driver looks only when it can see the files locally (file: URIs, local globs).
     """
@@ -191,15 +209,16 @@ def _nanosecond_columns(p: Path | str) -> list[str]:
 
             local = re.sub(r"^file:(//)?", "", p) if p.startswith("file:") else p
             if is_uri(local):
-                return []
+                return [], []
             matches = sorted(glob.glob(local)) if is_glob(local) else [local]
             if not matches:
-                return []
+                return [], []
             p = Path(matches[0])
         schema = ds.dataset(str(p), format="parquet").schema
     except Exception:
-        return []
-    return [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+        return [], []
+    nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+    return nanos, [f.name for f in schema if pa.types.is_null(f.type)]
 
 
 def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> int:
@@ -255,15 +274,29 @@ def empty_quarantine(spark):
 
 
 def quarantine_rows(df, condition, source: str, reason_col):
-    """Rows of `df` matching `condition`, as quarantine rows: the reason and the row itself as JSON."""
+    """Rows of `df` matching `condition`, as quarantine rows: the reason and the row itself as JSON.
+
+    The JSON is valid: binary as hex, NaN and infinity as null (the reason names them).
+    """
     from pyspark.sql import functions as F
 
     types = dict(df.dtypes)
-    cols = [F.hex(F.col(c)).alias(c) if types[c] == "binary" else F.col(c) for c in df.columns]
+
+    def shown(c: str):
+        if types[c] == "binary":
+            return F.hex(F.col(c)).alias(c)
+        if types[c] in ("float", "double"):  # NaN and infinity have no JSON: null (the reason says)
+            v = F.col(c)
+            return (
+                F.when(F.isnan(v) | (F.abs(v) == F.lit(float("inf"))), None).otherwise(v).alias(c)
+            )
+        return F.col(c)
+
+    cols = [shown(c) for c in df.columns]
     return df.where(condition).select(
         F.lit(source).alias("source"),
         reason_col.alias("reason"),
-        F.to_json(F.struct(*cols)).alias("detail"),
+        F.to_json(F.struct(*cols), {"ignoreNullFields": "false"}).alias("detail"),
     )
 
 
@@ -273,6 +306,8 @@ TYPE_KINDS = {
     "numeric": ({"tinyint", "smallint", "int", "bigint", "float", "double"}, "a numeric type"),
     "string": ({"string"}, "a string"),
     "boolean": ({"boolean"}, "a boolean"),
+    "binary": ({"binary"}, "binary (a record's raw bytes)"),
+    "binary_or_null": ({"binary", "void"}, "binary (a record's raw bytes)"),
     "time": (
         {"timestamp", "timestamp_ntz", "date", "tinyint", "smallint", "int", "bigint"},
         "a timestamp (or an integer of epoch ms)",
@@ -343,10 +378,16 @@ def staged_output(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator
         return
     if target.exists() and not target.is_dir():
         raise InputError("exists and is not a folder", source=str(target))
-    recover(target)
-    stage = staging_folder(target)
-    stage.mkdir()
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{parent} is a file, not a folder", source=str(target))
+            break
+    stage = None
     try:
+        recover(target)
+        stage = staging_folder(target)
+        stage.mkdir()
         yield stage
         if target.exists():
             keep = set(owned) | {SPARK_LOG}
@@ -355,9 +396,37 @@ def staged_output(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator
                     if not (stage / entry.name).exists():
                         link_copy(entry, stage / entry.name)
         switch_in(stage, target)
+    except OSError as exc:  # a full disk, a read-only or foreign folder: the user's path, not ours
+        raise RuntimeFailure(f"{target}: cannot write: {exc.strerror or exc}") from None
+    except Exception as exc:
+        failure = write_failure(exc, target)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
-        if stage.exists():
+        if stage is not None and stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+# What a task's failure says when the file system refused a write (Java's and Python's texts).
+_WRITE_ERRORS = (
+    "No space left on device",
+    "File too large",
+    "Read-only file system",
+    "Disk quota exceeded",
+    "Permission denied",
+)
+
+
+def write_failure(exc: BaseException, target: Any) -> RuntimeFailure | None:
+    """A RuntimeFailure naming `target` when a Spark write failed on the file system, else None."""
+    if isinstance(exc, (InputError, RuntimeFailure)):
+        return None
+    text = str(exc)
+    for known in _WRITE_ERRORS:
+        if known in text:
+            return RuntimeFailure(f"{target}: cannot write: {known}")
+    return None
 
 
 SPARK_LOG = "_spark.log"  # the CLI copies Spark's log into a local output folder after the run

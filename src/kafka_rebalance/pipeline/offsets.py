@@ -27,6 +27,7 @@ from typing import Any
 
 from . import offsets_pass as op
 from .io import (
+    check_column_types,
     check_written,
     is_local,
     location,
@@ -52,6 +53,16 @@ from .offsets_tables import (
 LOCAL_REBALANCES = 20_000  # GroupMetadata records up to which episodes are built on the driver
 
 
+# What the Kafka source gives (Spark's Kafka connector, our data source): a string key or a float
+# offset is not a dump of `__consumer_offsets`, refused by name instead of quarantining every row.
+SOURCE_TYPES = {
+    "key": "binary",
+    "value": "binary_or_null",
+    "topic": "string",
+    "partition": "integral",
+    "offset": "integral",
+    "timestamp": "time",
+}
 OUTPUTS = (
     "commits.parquet",
     "latest_offsets.parquet",
@@ -68,7 +79,10 @@ def run_offsets(spark, records: str | None, out: str, source_df=None) -> dict[st
     if source_df is None:
         if records is None:
             raise ValueError("run_offsets needs the records path or a source DataFrame")
-        source_df = read_parquet(spark, records, SOURCE_COLUMNS, "Kafka-source records")
+        source_df = read_parquet(
+            spark, records, SOURCE_COLUMNS, "Kafka-source records", null_as={"value": "binary"}
+        )
+        check_column_types(source_df, SOURCE_TYPES, str(records))
     else:
         records = None
     with staged_output(out, OUTPUTS) as stage:
