@@ -728,6 +728,12 @@ def test_bad_inputs_name_the_file_and_write_nothing(spark, tmp_path):
     offsets_dir, leo = _lag_inputs(tmp_path, [commit], [dict(leo_row, ts=None)])
     with pytest.raises(InputError) as e:
         run_lag(spark, offsets_dir, leo, str(tmp_path / "out"))
+    # the one row's ts is null: pandas writes a column of Parquet type null, refused by name
+    assert (e.value.source, e.value.field) == (leo, "ts") and "holds no value" in e.value.message
+    bad_rows = [dict(leo_row, ts=None), dict(leo_row, topic=None)]  # typed columns, no good row
+    offsets_dir, leo = _lag_inputs(tmp_path, [commit], bad_rows)
+    with pytest.raises(InputError) as e:
+        run_lag(spark, offsets_dir, leo, str(tmp_path / "out"))
     assert e.value.source == leo and "no usable log-end samples" in e.value.message
     offsets_dir, leo = _lag_inputs(tmp_path, [dict(commit, offset="5")], [leo_row])
     with pytest.raises(InputError) as e:

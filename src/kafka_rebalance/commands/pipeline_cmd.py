@@ -240,7 +240,8 @@ def _run(args, job) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         where = f" (Spark's log: {log})" if log is not None else ""
         print(
-            f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}{where}", file=sys.stderr
+            f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}{where}",
+            file=sys.stderr,
         )
         return 1
     if log is not None:
