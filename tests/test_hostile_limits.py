@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import io
 import json
 import math
@@ -129,6 +130,7 @@ def _argv(fmt: str, f: Path, tmp: Path) -> list[str]:
             NOWHERE,
             "--dry-run",
         ],
+        "report": ["report", str(f), "--out", str(out / "r.html")],
         "election": [
             "cluster",
             "elect",
@@ -456,6 +458,13 @@ CASES: dict[str, Case] = {
         set_path(CAPACITY, ("brokerCapacities", 0, "capacity", "DISK"), True),
         ("brokerCapacities[0].capacity.DISK", "true"),
     ),
+    # a hand-edited result given to `report`
+    "report-timeline-object": Case(
+        "report",
+        {"rebalances": 1, "unavailable_partition_ms": 0, "records": {}, "timeline": {"a": 1}},
+        ("wrong type",),
+    ),
+    "report-not-an-output": Case("report", {"what": 1}, ("not an output of kafka-rebalance",)),
     # election JSON and the reset-offsets CSV: refused before any connection is tried
     "election-partition-beyond-int32": Case(
         "election",
@@ -745,6 +754,39 @@ def test_fuzz_topics_to_move_and_capacity(data, tmp_path_factory):
     _fuzz(data.draw(st.sampled_from(["topics", "capacity"])), data, tmp_path_factory)
 
 
+@functools.cache
+def _results() -> dict[str, Any]:
+    """Real outputs of the toolkit, as `report` reads them."""
+    snap = str(EX / "cluster.json")
+    out = {}
+    for name, argv in {
+        "simulate": ["simulate", str(EX / "crash.yaml")],
+        "plan": ["cluster", "plan", "--snapshot", snap],
+        "skew": ["cluster", "skew", "--snapshot", snap],
+    }.items():
+        rc, text, err = run_cli([*argv, "--format", "json"])
+        assert rc == 0, err
+        out[name] = json.loads(text)
+    return out
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_report_inputs(data, tmp_path_factory):
+    """A hand-edited result given to `report`: the report, or one error line naming the file."""
+    tmp = tmp_path_factory.mktemp("report")
+    kind = data.draw(st.sampled_from(sorted(_results())))
+    VALID["report-" + kind] = _results()[kind]
+    doc, _ = data.draw(mutation("report-" + kind))
+    f = tmp / f"{kind}.json"
+    f.write_text(json.dumps(doc))
+    rc, out, err = run_cli(["report", str(f), "--out", str(tmp / "out" / "r.html")])
+    if rc == 0:
+        return
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and str(f) in err, err
+    assert not (tmp / "out").exists()
+
+
 @FUZZ
 @given(
     line=st.integers(min_value=1, max_value=2),
@@ -801,6 +843,7 @@ def test_case_count():
     """The hand-made table: every non-pipeline input format, every class (3, 4, 11)."""
     formats = {c.fmt for c in CASES.values()}
     assert formats == {
+        "report",
         "group",
         "scenario",
         "snapshot",
@@ -814,7 +857,7 @@ def test_case_count():
     assert len(CASES) + len(FLAG_CASES) == HOSTILE_CASES
 
 
-HOSTILE_CASES = 124
+HOSTILE_CASES = 126
 
 
 def test_int32_and_finite_bounds_in_fields():

@@ -6,7 +6,7 @@ optional and a missing part is said, not silently dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,21 @@ PROTOCOL_LABELS = {
     "static": "static (KIP-345)",
     "consumer": "consumer (KIP-848)",
 }
+
+
+def _shaped(path: Path, build: Callable[[], list[Section]]) -> list[Section]:
+    """`build()`'s sections of the file at `path`; a recognised output whose fields have the wrong
+    types (a hand-edited result) is the user's input error naming the file, not a traceback."""
+    try:
+        return build()
+    except InputError as exc:
+        # the sections carry the file's short name; an error names the path the user gave
+        raise InputError(exc.message, source=str(path), field=exc.field) from None
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
+        raise InputError(
+            f"a field has the wrong type or is missing ({type(exc).__name__}: {exc})",
+            source=str(path),
+        ) from None
 
 
 def moves_intro(doc: Mapping[str, Any]) -> str:
@@ -463,9 +478,11 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
             if kind is None:
                 unread.append(name)
             elif kind == "report":
-                sections += build_sections(doc, name, note_missing=f.name == REPORT_JSON)
+                sections += _shaped(
+                    f, lambda: build_sections(doc, name, note_missing=f.name == REPORT_JSON)
+                )
             else:
-                sections += sections_for(doc, name)
+                sections += _shaped(f, lambda: sections_for(doc, name))
         if not sections:
             raise InputError(
                 "no kafka-rebalance output found: expected report.json or JSON outputs of the "
@@ -486,7 +503,9 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
         if not isinstance(doc, dict):
             raise InputError("expected a JSON object", source=str(doc_path))
         if doc_path.name == REPORT_JSON or kind_of(doc) == "report":
-            sections = build_sections(doc, str(doc_path), doc_path.name == REPORT_JSON)
+            sections = _shaped(
+                doc_path, lambda: build_sections(doc, str(doc_path), doc_path.name == REPORT_JSON)
+            )
             title = doc.get("title") or title
             subtitle = doc.get("subtitle") or ""
             cards = doc.get("cards") or {}
@@ -496,7 +515,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
                 else doc_path.with_name(doc_path.stem + ".report.html")
             )
         else:
-            sections = sections_for(doc, doc_path.name)
+            sections = _shaped(doc_path, lambda: sections_for(doc, doc_path.name))
             subtitle = str(doc_path)
             default = doc_path.with_name(doc_path.stem + ".report.html")
         target = Path(out) if out else default
