@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q -U pip
 
 # setup.py compiles src/kafka_rebalance/assign/kernels.py (mypyc, optional): rebuild when it changes
-KERNELS := setup.py src/kafka_rebalance/assign/kernels.py
+KERNELS := setup.py $(wildcard src/kafka_rebalance/assign/kernels*.py)
 
 $(STAMP): pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install -q -e .
@@ -45,4 +45,4 @@ bench: $(DEVSTAMP)
 	$(BIN)/python bench/assignors.py --cases $(BENCH_CASES)
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info src/kafka_rebalance/assign/*.so
+	rm -rf $(VENV) build dist src/*.egg-info src/kafka_rebalance/assign/*.so src/*__mypyc*.so

@@ -26,10 +26,10 @@ def _remove_stale_builds() -> None:
     """A failed build must not leave an older compiled kernels module in the tree (it would shadow
     kernels.py)."""
     folder = Path(COMPILED[0]).parent
-    for stale in folder.glob("kernels*.so"):
-        stale.unlink()
-    for stale in folder.glob("kernels*.pyd"):
-        stale.unlink()
+    # the modules, and mypyc's shared library (src/<hash>__mypyc... for a group of modules)
+    for pattern in ("kernels*.so", "kernels*.pyd"):
+        for stale in [*folder.glob(pattern), *Path("src").glob("*__mypyc*")]:
+            stale.unlink(missing_ok=True)
 
 
 def _warn(what: str, error: BaseException) -> None:

@@ -199,16 +199,22 @@ def ranges_in_rank_order(
             group_cols.append(cols)
         group_of[i] = g
     n_groups = len(group_cols)
-    holders: list[list[int]] = []
-    for _ in range(len(topics)):
-        holders.append([])
-    for g in range(n_groups):
-        for j in group_cols[g]:
-            holders[j].append(g)
+    # each topic's subscribers in rank order (one shared list when everyone subscribes alike)
+    subscribers: list[list[int]] = []
+    if n_groups == 1:
+        for _ in range(len(topics)):
+            subscribers.append(rank_list)
+    else:
+        for _ in range(len(topics)):
+            subscribers.append([])
+        for i in rank_list:
+            for j in group_cols[group_of[i]]:
+                subscribers[j].append(i)
+    # topics with the same subscribers form one block, blocks in first-topic order
     blocks: dict[tuple[int, ...], list[int]] = {}
     for j in range(len(topics)):
-        if counts[j] > 0 and len(holders[j]) > 0:
-            key_t = tuple(holders[j])
+        if counts[j] > 0 and len(subscribers[j]) > 0:
+            key_t = tuple(subscribers[j]) if n_groups > 1 else ()
             js = blocks.get(key_t)
             if js is None:
                 blocks[key_t] = [j]
@@ -217,17 +223,8 @@ def ranges_in_rank_order(
     out: list[list[Any]] = []
     for _ in range(n):
         out.append([])
-    for key_t, js in blocks.items():
-        if n_groups == 1:
-            subs = rank_list
-        else:
-            mark: list[bool] = [False] * n_groups
-            for g in key_t:
-                mark[g] = True
-            subs = []
-            for i in rank_list:
-                if mark[group_of[i]]:
-                    subs.append(i)
+    for js in blocks.values():
+        subs = subscribers[js[0]]
         s = len(subs)
         for j in js:
             c = counts[j]
