@@ -168,8 +168,32 @@ def heartbeat_ms(sc: Scenario) -> int:
     return 5_000 if sc.protocol == "consumer" else 3_000
 
 
-def sim_doc(sc: Scenario, t_event: int, seed: int = 1) -> dict:
-    """The scenario in the simulator's format; all members start at 0 as the JVM starts them."""
+# The real side's environment, measured from its own coordinator log and harness (measure.py): the
+# one-way time of a request, a started consumer's time to its first JoinGroup / heartbeat, close()'s
+# time to its LeaveGroup. The simulator draws each from these samples with its seed.
+ENVIRONMENT_FILE = HERE / "environment-2026-11-26.json"
+
+
+def environment(path: Path | None = ENVIRONMENT_FILE) -> dict:
+    """The measured environment's simulator settings ({} for the simulator's defaults)."""
+    if path is None:
+        return {}
+    env = json.loads(path.read_text(encoding="utf-8"))
+    return {"network": env["network"], "simulation": env["simulation"]}
+
+
+def sim_doc(
+    sc: Scenario,
+    t_event: int,
+    seed: int = 1,
+    env: dict | None = None,
+    starts: dict[str, int] | None = None,
+) -> dict:
+    """The scenario in the simulator's format, in the measured environment (`env`, default the
+    real runs' one; {} for the simulator's defaults). Members start at 0, or at `starts` (each
+    member's first JoinGroup / heartbeat in the real run, ms after the harness started them)."""
+    if env is None:
+        env = environment()
     group: dict = {
         "id": "fidelity",
         "assignors": [sc.assignor] if sc.protocol == "classic" else ["range"],
@@ -202,24 +226,40 @@ def sim_doc(sc: Scenario, t_event: int, seed: int = 1) -> dict:
         )
         last = t_event + (MEMBERS - 1) * sc.every_ms + sc.down_ms
     return {
+        **env,
         "name": sc.name,
         "seed": seed,
         "protocol": sc.protocol,
         "duration_ms": last + sc.observe_ms,
         "group": group,
         "topics": [{"name": "t", "partitions": PARTITIONS, "produce_rate": sc.produce_rate}],
-        "members": {"count": MEMBERS, "processing_ms_per_record": sc.ms_per_record},
+        "members": (
+            {
+                "list": [{"name": f"m{i}", "start_ms": starts[f"m{i}"]} for i in range(MEMBERS)],
+                "processing_ms_per_record": sc.ms_per_record,
+            }
+            if starts
+            else {"count": MEMBERS, "processing_ms_per_record": sc.ms_per_record}
+        ),
         "events": events,
     }
 
 
-def run_sim(sc: Scenario, t_event: int, seed: int = 1, phase_ms: int = 0) -> Measures:
+def run_sim(
+    sc: Scenario,
+    t_event: int,
+    seed: int = 1,
+    phase_ms: int = 0,
+    env: dict | None = None,
+    starts: dict[str, int] | None = None,
+) -> Measures:
     """The scenario in the simulator, the event `phase_ms` later than the real run's (the measures are
     taken from there: a later phase of the members' heartbeats at the event, nothing else)."""
     from kafka_rebalance.sim.api import simulate
 
     t_event += phase_ms
-    res = simulate(sim_doc(sc, t_event, seed))
+    doc = sim_doc(sc, t_event, seed, env, starts)
+    res = simulate(doc)
     callbacks = []
     batches: list[tuple[int, int, int]] = []
     for e in res.events:
@@ -246,12 +286,18 @@ def run_sim(sc: Scenario, t_event: int, seed: int = 1, phase_ms: int = 0) -> Mea
         starts = [t for t, _ in gens]
     m = _reduce(t_event, callbacks, gens, starts, batches)
     # duplicates the event caused: the same run stopped at the event (same seed, same prefix) has the rest
-    before = simulate({**sim_doc(sc, t_event, seed), "duration_ms": t_event}, collect_events=False)
+    before = simulate({**doc, "duration_ms": t_event}, collect_events=False)
     m.duplicates = res.summary["records"]["duplicates"] - before.summary["records"]["duplicates"]
     return m
 
 
-def outcomes(sc: Scenario, t_event: int, runs: int) -> collections.Counter:
+def outcomes(
+    sc: Scenario,
+    t_event: int,
+    runs: int,
+    env: dict | None = None,
+    starts: dict[str, int] | None = None,
+) -> collections.Counter:
     """How often each (generations, per-member moves) comes out of the simulator over `runs` runs, run i
     with seed i and the event i/runs of a heartbeat interval later. Where the event falls in the
     members' heartbeat cycle is what a real run does not control (when the JVMs came up); the seed
@@ -259,7 +305,7 @@ def outcomes(sc: Scenario, t_event: int, runs: int) -> collections.Counter:
     out: collections.Counter = collections.Counter()
     step = heartbeat_ms(sc) // runs
     for i in range(runs):
-        m = run_sim(sc, t_event, seed=i + 1, phase_ms=i * step)
+        m = run_sim(sc, t_event, seed=i + 1, phase_ms=i * step, env=env, starts=starts)
         out[(m.generations, tuple(m.moves))] += 1
     return out
 
@@ -447,6 +493,45 @@ def broker_log(state_dir: Path | None, group: str, t0: int) -> list[tuple[int, s
     return out
 
 
+def member_starts(
+    protocol: str, logs: list[tuple[int, str]], callbacks: list[dict], t_start: int
+) -> dict[str, int]:
+    """When each member's consumer came up in the real run (ms after the harness started them): its
+    first JoinGroup in the coordinator's log (classic; member ids begin with the client id), else
+    (consumer protocol: the log names members by random ids) its first rebalance callback. The
+    victim of a crash runs in a JVM of its own that comes up seconds later than the others."""
+    out: dict[str, int] = {}
+    for i in range(MEMBERS):
+        name = f"m{i}"
+        t = None
+        if protocol == "classic":
+            t = next(
+                (
+                    t
+                    for t, line in logs
+                    if "with unknown member id joins" in line and f" {name}-" in line
+                ),
+                None,
+            )
+        if t is None:
+            t = min((c["t"] for c in callbacks if c["m"] == name), default=None)
+        if t is not None:
+            out[name] = max(0, t - t_start)
+    return out
+
+
+def crash_starts(sc: Scenario, stored: dict) -> dict[str, int] | None:
+    """The members' measured start times, for a crash scenario: the victim's auto-commit timer (reset
+    when its consumer is built and at each rebalance it completes, ConsumerCoordinator.onJoinComplete)
+    sets how much it had processed uncommitted when killed, and its JVM of its own came up later than
+    the others. Other scenarios run every member in one JVM, started together (and their heartbeat
+    phase at the event is swept by the simulator's runs)."""
+    starts = stored.get("member_start_ms")
+    if sc.event != "crash" or not starts or len(starts) != MEMBERS:
+        return None
+    return starts
+
+
 def _settled(events: list[dict], names: set[str], quiet_ms: int) -> bool:
     """Every member owns partitions, all partitions are owned, and no callback for quiet_ms."""
     owned: dict[str, set[int]] = {}
@@ -552,8 +637,11 @@ def run_real(
     early = [(e["p"], e["a"], e["b"]) for e in events if e["k"] == "batch" and e["t"] < t_event]
     m.duplicates = _duplicates(batches) - _duplicates(early)
     m.extra["produced"] = producer.sent
+    m.extra["member_start_ms"] = member_starts(sc.protocol, logs, cbs, t_start)
     raw = {
         "callbacks": cbs,
+        # each batch a poll returned: [time, member, partition, first offset, end offset]
+        "batches": [[e["t"], e["m"], e["p"], e["a"], e["b"]] for e in events if e["k"] == "batch"],
         "log": [line for _, line in logs],
         "t_start": t_start,
         "t_event": t_event,

@@ -87,10 +87,14 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def simulate_runs(sc: fd.Scenario, t_event: int, runs: int) -> list[fd.Measures]:
-    """Run i: seed i, the event i/runs of a heartbeat interval after the real run's (fd.outcomes)."""
-    step = fd.heartbeat_ms(sc) // runs
-    return [fd.run_sim(sc, t_event, i + 1, phase_ms=i * step) for i in range(runs)]
+def simulate_runs(
+    sc: fd.Scenario, t_event: int, runs: int, starts: dict[str, int] | None = None
+) -> list[fd.Measures]:
+    """Run i: seed i, the event i/runs of a heartbeat interval after the real run's (fd.outcomes).
+    `starts`: when each member came up in the real run (crash scenarios, fd.crash_starts); their
+    heartbeat and auto-commit phases then follow from those, and the event is the real run's."""
+    step = 0 if starts else fd.heartbeat_ms(sc) // runs
+    return [fd.run_sim(sc, t_event, i + 1, phase_ms=i * step, starts=starts) for i in range(runs)]
 
 
 def _moves(moves) -> str:
@@ -137,7 +141,9 @@ def resimulate(args: argparse.Namespace, known: dict, names: list[str]) -> int:
             k["duration_ms"],
             k["duplicates"],
         )
-        sims = simulate_runs(known[n], stored[n]["t_event_ms"], args.seeds)
+        sims = simulate_runs(
+            known[n], stored[n]["t_event_ms"], args.seeds, fd.crash_starts(known[n], stored[n])
+        )
         rows.append(row(n, real, sims))
     table = markdown(rows)
     print(table)
@@ -215,13 +221,15 @@ def main() -> int:
                     "kafka-topics.sh", "--bootstrap-server", cluster.bootstrap, *a
                 ),
             )
-            sims = simulate_runs(sc, t_event, args.seeds)
+            starts = fd.crash_starts(sc, {"member_start_ms": real.extra["member_start_ms"]})
+            sims = simulate_runs(sc, t_event, args.seeds, starts)
             rows.append(row(n, real, sims))
             print(markdown(rows[-1:]).splitlines()[-1], flush=True)
             out[n] = {
                 "kafka": real.to_json(),
                 "simulator": [s.to_json() for s in sims],
                 "t_event_ms": t_event,
+                "member_start_ms": real.extra["member_start_ms"],
                 "raw": raw,
             }
     except subprocess.CalledProcessError as e:

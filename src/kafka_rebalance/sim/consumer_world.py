@@ -391,7 +391,7 @@ class ConsumerSimMember(SimMember):
             w.revoke(self, list(self.owned), "close")
         self.owned, self.positions = [], {}
         if self.cm.member_id:
-            w.send(self, "cheartbeat", cgm.leave_request(self.cm))
+            w.send_leave(self, "cheartbeat", cgm.leave_request(self.cm))
         self.hb_token += 1
         self._die("stop")
 

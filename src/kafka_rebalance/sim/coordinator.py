@@ -168,7 +168,11 @@ class ClassicCoordinator:
                         },
                     )
             if answer:
-                w.reply(client, "commit", (err, (generation, member_id), True))
+                resp = (err, (generation, member_id), True)
+                if w.sc.log_append_ms:  # answered once the write is replicated
+                    w.loop.after(w.draw(w.sc.log_append_ms), w.reply, client, "commit", resp)
+                else:
+                    w.reply(client, "commit", resp)
             return
         w.reply(client, "commit", (err, (generation, member_id), answer))
 
@@ -179,6 +183,7 @@ class ClassicCoordinator:
         w = self.w
         loop = w.loop
         replies: list = []  # responses leave together: one network event for a batch sent at once
+        wrote = False
         for e in fx:
             t = type(e)
             if t is ScheduleTimer:
@@ -204,6 +209,16 @@ class ClassicCoordinator:
                 )
             elif t is GroupMetadataChanged:
                 self.store.write_group(e.snapshot, loop.now)
+                wrote = True
+        if wrote and replies and w.sc.log_append_ms:
+            # the responses wait for the group's record to be replicated (the coordinator answers a
+            # write once committed); the connections stay muted until then
+            loop.after(w.draw(w.sc.log_append_ms), self._send_replies, replies)
+        else:
+            self._send_replies(replies)
+
+    def _send_replies(self, replies: list) -> None:
+        w = self.w
         if len(replies) == 1:
             w.reply(*replies[0])
         elif replies:

@@ -32,7 +32,6 @@ class SimMember(RebalanceClient):
         "batch_rate",
         "last_poll",
         "poll_token",
-        "next_autocommit",
         "batch_taken",
         "batch_last_t",
         "started_at",
@@ -42,6 +41,7 @@ class SimMember(RebalanceClient):
         "_budget",
         "_poll_idle",
         "_pjitter",
+        "leave_delay_ms",
         "_aci",
         "__dict__",
     )
@@ -60,6 +60,9 @@ class SimMember(RebalanceClient):
         self._budget = g.max_poll_records
         self._poll_idle = world.sc.poll_idle_ms
         self._pjitter = world.sc.processing_jitter
+        self.leave_delay_ms = (
+            0  # close(): how long after it the LeaveGroup goes (World._close_member)
+        )
         self._aci = g.auto_commit_interval_ms
         self.alive = False
         self.incarnation = 0
@@ -151,7 +154,7 @@ class SimMember(RebalanceClient):
                 w.revoke(self, list(self.owned), "close")
         self.owned, self.positions = [], {}
         if self.instance_id is None and self.member_id:
-            w.send(
+            w.send_leave(
                 self,
                 "leave",
                 LeaveGroupRequest(self.client, ((self.member_id, None),), "consumer closed"),
@@ -168,6 +171,26 @@ class SimMember(RebalanceClient):
             self._catch_up(now)
         self.w.set_unavailable_many(self.owned, now)
         self._die("crash")
+
+    def _catch_up_before_commit(self, now: int) -> None:
+        """Before a pre-rejoin commit: a consumer that keeps up had processed what arrived since its last
+        poll_idle tick (Java's poll() returned it as it came, one record at most still in hand), so
+        the commit carries those positions and nothing of them is processed after it."""
+        if (
+            now < self.busy_until
+            or self.fetch_paused
+            or self.waiting
+            or now < self.stall_until
+            or self.generation < 0
+            or self._at_most_once
+        ):
+            return
+        n = self._fetch(now)
+        if not n:
+            return
+        self.batch_rate = rate = self.ms_per_record
+        self._busy_for(now, n * rate, rate)
+        self._finish_batch(now)
 
     def _catch_up(self, now: int) -> None:
         """What a consumer that keeps up had consumed by `now` since its last poll: Java's poll() returned

@@ -66,6 +66,7 @@ class RebalanceClient:
         "prepare_commit",
         "fetch_paused",
         "caught_up_from",
+        "next_autocommit",
         "w",
     )
     w: MemberHost
@@ -99,6 +100,7 @@ class RebalanceClient:
     prepare_commit: PrepareCommit
     fetch_paused: bool
     caught_up_from: int
+    next_autocommit: int
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -119,6 +121,9 @@ class RebalanceClient:
         raise NotImplementedError
 
     def _finish_batch(self, now: int, partial: bool = False) -> None:
+        raise NotImplementedError
+
+    def _catch_up_before_commit(self, now: int) -> None:
         raise NotImplementedError
 
     def _poll_soon(self, t: int) -> None:
@@ -229,6 +234,7 @@ class RebalanceClient:
             # waits for its response (joinGroupIfNeeded returns false until then); an eager member's
             # partitions are pending revocation meanwhile (nothing is fetched from them)
             self.prepare_commit = PrepareCommit.IN_FLIGHT
+            self._catch_up_before_commit(now)
             if self.protocol is RebalanceProtocol.EAGER:
                 self.fetch_paused = True
                 w.set_unavailable_many(self.owned, now)
@@ -384,6 +390,8 @@ class RebalanceClient:
             for p in done.revoked:
                 self.positions.pop(p, None)
         self.owned = list(done.owned)
+        # ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit starting from now"
+        self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         committed = w.parts.committed
         positions, sent = self.positions, self.sent_offsets
         for p in done.added:

@@ -95,6 +95,16 @@ class Scenario:
     # a factor drawn from [1 - processing_jitter, 1 + processing_jitter]; heartbeat phases are drawn too
     network_jitter_ms: int = 4
     processing_jitter: float = 0.2
+    # measured environments (bench/fidelity): when given, each message's one-way time is one of
+    # these, drawn with the seed (instead of latency plus jitter); a started member sends its first
+    # request one of member_startup_ms after its start; a close reaches the coordinator one of
+    # member_close_ms after it is asked for
+    network_latency_samples_ms: tuple[int, ...] = ()
+    member_startup_ms: tuple[int, ...] = ()
+    member_close_ms: tuple[int, ...] = ()
+    # a write to __consumer_offsets (a commit, the group's assignment at SyncGroup) is answered once
+    # replicated: one of these after it arrives (classic groups)
+    log_append_ms: tuple[int, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **group_fields: Any) -> Scenario:
@@ -191,13 +201,28 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     net = doc.get("network", {}) or {}
     if not isinstance(net, Mapping):
         raise InputError(f"expected a mapping, got {show(net)}", field="network")
-    _keys(net, {"latency_ms", "jitter_ms"}, "network.")
+    _keys(net, {"latency_ms", "jitter_ms", "latency_samples_ms"}, "network.")
     latency = _get(net, "latency_ms", "network.", _is_int, "an integer", 1, min_value=0)
     jitter = _get(net, "jitter_ms", "network.", _is_int, "an integer", 4, min_value=0)
+    lat_samples = _samples(net, "latency_samples_ms", "network.")
     simdoc = doc.get("simulation", {}) or {}
     if not isinstance(simdoc, Mapping):
         raise InputError(f"expected a mapping, got {show(simdoc)}", field="simulation")
-    _keys(simdoc, {"poll_idle_ms", "lag_sample_ms", "processing_jitter"}, "simulation.")
+    _keys(
+        simdoc,
+        {
+            "poll_idle_ms",
+            "lag_sample_ms",
+            "processing_jitter",
+            "member_startup_ms",
+            "member_close_ms",
+            "log_append_ms",
+        },
+        "simulation.",
+    )
+    startup = _samples(simdoc, "member_startup_ms", "simulation.")
+    close = _samples(simdoc, "member_close_ms", "simulation.")
+    append = _samples(simdoc, "log_append_ms", "simulation.")
     poll_idle = _get(
         simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1
     )
@@ -234,7 +259,36 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
         lag_sample,
         network_jitter_ms=jitter,
         processing_jitter=float(pjit),
+        network_latency_samples_ms=lat_samples,
+        member_startup_ms=startup,
+        member_close_ms=close,
+        log_append_ms=append,
     )
+
+
+MAX_SAMPLES = 10_000
+MAX_SAMPLE_MS = 3_600_000
+
+
+def _samples(obj: Mapping, key: str, where: str) -> tuple[int, ...]:
+    """A measured distribution: a non-empty list of milliseconds (one drawn at random, seeded), or one
+    number for a constant."""
+    if key not in obj:
+        return ()
+    v = obj[key]
+    vals = [v] if _is_int(v) else v
+    if (
+        not isinstance(vals, list)
+        or not vals
+        or len(vals) > MAX_SAMPLES
+        or not all(_is_int(x) and 0 <= x <= MAX_SAMPLE_MS for x in vals)
+    ):
+        raise InputError(
+            f"expected an integer or a list of 1 to {MAX_SAMPLES:,} integers from 0 to "
+            f"{MAX_SAMPLE_MS:,}, got {show(v)}",
+            field=f"{where}{key}",
+        )
+    return tuple(vals)
 
 
 def _check_sizes(

@@ -66,6 +66,7 @@ class Simulation:
         self.rand = self.rng.random
         self._latency = sc.network_latency_ms
         self._jitter1 = sc.network_jitter_ms + 1 if sc.network_jitter_ms else 0
+        self._lat_samples = sc.network_latency_samples_ms
         self._up: dict[
             str, int
         ] = {}  # client -> last arrival at the coordinator (one connection: FIFO)
@@ -105,14 +106,21 @@ class Simulation:
     def _arrival(self, chan: dict[str, int], client: str) -> int:
         """When a message sent now on `client`'s connection arrives: base latency plus seeded jitter,
         never before an earlier message on the same connection (TCP keeps order)."""
-        t = self.loop.now + self._latency
-        if self._jitter1:
-            t += int(self.rand() * self._jitter1)
+        if self._lat_samples:
+            t = self.loop.now + self.draw(self._lat_samples)
+        else:
+            t = self.loop.now + self._latency
+            if self._jitter1:
+                t += int(self.rand() * self._jitter1)
         last = chan.get(client)
         if last is not None and t < last:
             t = last
         chan[client] = t
         return t
+
+    def draw(self, samples: tuple[int, ...]) -> int:
+        """One value of a measured distribution, drawn with the seed."""
+        return samples[int(self.rand() * len(samples))]
 
     def send(self, member: SimMember, kind: str, req: Any) -> None:
         self.loop.at(
@@ -307,7 +315,8 @@ class Simulation:
     def _schedule_scenario(self) -> None:
         sc = self.sc
         for spec in sc.members:
-            self.loop.at(spec.start_ms, self._start_member, spec.name)
+            # the group's own members: started at start_ms (member_startup_ms is for later starts)
+            self.loop.at(spec.start_ms, self._started, spec.name)
         for e in sc.events:
             if e.kind == "rolling_restart":
                 self.loop.at(e.at_ms, self._rolling_restart, e.down_ms, e.every_ms)
@@ -316,6 +325,39 @@ class Simulation:
         self.loop.at(0, self._lag_sample)
 
     def _start_member(self, name: str) -> None:
+        """A member is asked to start (a join or a restart); with measured startup times (a new
+        KafkaConsumer, metadata, FindCoordinator) it sends its first request that much later."""
+        if self.sc.member_startup_ms:
+            self.loop.after(self.draw(self.sc.member_startup_ms), self._started, name)
+        else:
+            self._started(name)
+
+    def _close_member(self, name: str) -> None:
+        """A member is asked to close(). It stops consuming and rejoining at once (Java's close() does);
+        with measured close times (the batch in hand, the commit on close, the revocation callback) its
+        LeaveGroup reaches the coordinator that much later, and a rebalance meanwhile waits for it."""
+        m = self.members.get(name)
+        if m is None or not m.alive:
+            return
+        if self.sc.member_close_ms:
+            m.leave_delay_ms = self.draw(self.sc.member_close_ms)
+        m.shutdown()
+
+    def send_leave(self, member: SimMember, kind: str, req: Any) -> None:
+        """A closing member's LeaveGroup (or leaving heartbeat), after its close time."""
+        delay, member.leave_delay_ms = member.leave_delay_ms, 0
+        if not delay:
+            self.send(member, kind, req)
+            return
+        client, name = member.client, member.name
+        self.loop.after(
+            delay,
+            lambda: self.loop.at(
+                self._arrival(self._up, client), self.coord.receive, kind, req, name
+            ),
+        )
+
+    def _started(self, name: str) -> None:
         m = self.members.get(name)
         if m is None:
             m = self.members[name] = SimMember(self, name, None)
@@ -332,9 +374,7 @@ class Simulation:
             self.loop.at(self.loop.now + i * every_ms, self._restart, name, down_ms)
 
     def _restart(self, name: str, down_ms: int) -> None:
-        m = self.members[name]
-        if m.alive:
-            m.shutdown()
+        self._close_member(name)
         self.loop.after(down_ms, self._start_member, name)
 
     def _event(self, e) -> None:
@@ -342,15 +382,12 @@ class Simulation:
         if k == "join":
             self._start_member(e.member)
         elif k == "leave":
-            if e.member in self.members:
-                self.members[e.member].shutdown()
+            self._close_member(e.member)
         elif k == "crash":
             if e.member in self.members:
                 self.members[e.member].crash()
         elif k == "restart":
-            m = self.members.get(e.member)
-            if m is not None and m.alive:
-                m.shutdown()
+            self._close_member(e.member)
             self.loop.after(e.down_ms, self._start_member, e.member)
         elif k == "pause":
             if e.member in self.members:
