@@ -80,22 +80,28 @@ def uniform_homogeneous(
         quota = min_quota + 1 if i < extra else min_quota
         held = 0
         odd = False
-        kept: list[Any] = []
-        for tp in entries:
+        # the valid first occurrences, in order; built only once an entry is left out
+        kept: list[Any] | None = None
+        for e in range(len(entries)):
+            tp = entries[e]
             j = index.get(tp.topic, -1)
-            if j < 0:
-                continue
-            p: int = tp.partition
-            if p < 0 or p >= counts[j]:
-                odd = True
-                continue
-            f = base[j] + p
-            if owner[f] == i:
-                continue
-            owner[f] = i
-            touched[j] = True
-            held += 1
-            kept.append(tp)
+            if j >= 0:
+                p: int = tp.partition
+                if p < 0 or p >= counts[j]:
+                    odd = True
+                else:
+                    f = base[j] + p
+                    if owner[f] != i:
+                        owner[f] = i
+                        touched[j] = True
+                        held += 1
+                        if kept is not None:
+                            kept.append(tp)
+                        continue
+            if kept is None:
+                kept = list(entries[:e])
+        if kept is None:
+            kept = list(entries)
         if held > quota or odd:
             kept2, gone, left = slow_member(entries, quota)
             targets.append(kept2)
@@ -194,8 +200,9 @@ def ranges_in_rank_order(
                     col[name] = j
                     topics.append(name)
                     counts.append(c)
-                if j not in cols:
-                    cols.append(j)
+                cols.append(j)
+            if len(set(cols)) < len(cols):  # a topic named twice: keep its first place
+                cols = list(dict.fromkeys(cols))
             group_cols.append(cols)
         group_of[i] = g
     n_groups = len(group_cols)
@@ -251,15 +258,40 @@ def round_robin(
     ids: list[str],
     member_topics: list[Any],
     ring: list[int],
-    topics: list[str],
-    counts: list[int],
+    meta: Any,
+    java_sorted: Callable[[list[str]], list[str]],
     objects_of: Callable[[str, int], Any],
 ) -> dict[str, list[Any]] | None:
-    """Round robin: every partition of `topics` in order goes to the next member of `ring`
-    (member positions in MemberInfo order) subscribed to its topic; the cursor runs on across
-    topics. Result in `ids` order; None when member ids repeat."""
+    """Round robin: every partition of the subscribed topics (in metadata, with partitions; in
+    Java String order) goes to the next member of `ring` (member positions in MemberInfo order)
+    subscribed to its topic; the cursor runs on across topics. Result in `ids` order; None when
+    member ids repeat. `java_sorted` sorts names that are not all ASCII."""
     n = len(ids)
     n_ring = len(ring)
+    names: set[str] = set()
+    objects_seen: set[int] = set()
+    for i in range(n):
+        sub = member_topics[i]
+        if id(sub) in objects_seen:
+            continue
+        objects_seen.add(id(sub))
+        for t in sub:
+            names.add(t)
+    topics: list[str] = []
+    counts: list[int] = []
+    ascii_only = True
+    for name in names:
+        tm = meta.get(name)
+        if tm is not None and int(tm.partitions) > 0:
+            topics.append(name)
+            if not name.isascii():
+                ascii_only = False
+    if ascii_only:
+        topics.sort()  # code point order is String.compareTo order for ASCII
+    else:
+        topics = java_sorted(topics)
+    for name in topics:
+        counts.append(int(meta[name].partitions))
     index: dict[str, int] = {}
     for j in range(len(topics)):
         index[topics[j]] = j

@@ -65,17 +65,12 @@ class RoundRobinAssignor:
 
     def assign(self, spec: GroupSpec) -> Assignment:
         if USE_COMPILED and spec.members:
-            topics = [
-                t
-                for t in sort_java_strings(subscribed_topics(spec.members))
-                if t in spec.topics and spec.topics[t].partitions > 0
-            ]
             fast = kernels.round_robin(
                 [m.member_id for m in spec.members],
                 [m.topics for m in spec.members],
                 member_info_indices(spec.members),
-                topics,
-                [spec.topics[t].partitions for t in topics],
+                spec.topics,
+                sort_java_strings,
                 topic_objects,
             )
             if fast is not None:
