@@ -133,8 +133,9 @@ def uniform_heterogeneous(
                     index[name] = j
                     topics.append(name)
                     counts.append(int(tm.partitions))
-                if j not in cols:
-                    cols.append(j)
+                cols.append(j)
+            if len(set(cols)) < len(cols):  # a topic named twice: keep its first place
+                cols = list(dict.fromkeys(cols))
             cols_of[id(sub)] = cols
         member_cols.append(cols)
     n_topics = len(topics)
