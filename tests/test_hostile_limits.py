@@ -824,9 +824,12 @@ def test_fuzz_reset_csv(partition, offset):
     a valid CSV there waits for the absent cluster, too slow for a fuzz loop)."""
     from kafka_rebalance.kafka.group_reset import parse_csv_plan
 
-    p_ok = partition.strip().isdigit() and partition.strip().isascii() and int(partition) < 2**31
-    o = offset.strip().lstrip("+-")
-    o_ok = o.isdigit() and o.isascii() and len(o) < 30 and -(2**63) <= int(offset) < 2**63
+    p = partition.strip(" \t")
+    p_ok = p.isascii() and p.isdigit() and int(p) < 2**31
+    o = offset.strip(" \t")
+    digits = o[1:] if o[:1] in ("+", "-") else o
+    o_ok = digits.isascii() and digits.isdigit() and len(digits) <= 40
+    o_ok = o_ok and -(2**63) <= int(o) < 2**63
     text = f"orders,{partition},{offset}\n"
     try:
         plan = parse_csv_plan(text, ["g"], "plan.csv")

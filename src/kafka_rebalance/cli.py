@@ -85,8 +85,10 @@ _RUNTIME_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO,
 
 
 def _error(command: str, message: str) -> None:
-    """One error line on stderr; control characters from names and paths shown escaped."""
-    print(f"kafka-rebalance {command}: error: {escape_controls(message)}", file=sys.stderr)
+    """One error line on stderr; control characters from names and paths shown escaped, a
+    newline in a name or value too (the error stays one line)."""
+    text = escape_controls(message).replace("\n", "\\n").replace("\r", "\\r")
+    print(f"kafka-rebalance {command}: error: {text}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

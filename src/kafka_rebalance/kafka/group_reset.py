@@ -156,7 +156,7 @@ def parse_csv_plan(
 
 def _csv_int(text: str, line: int, what: str, lo: int, hi: int, source: str) -> int:
     """An integer cell of the reset CSV within Kafka's width (partition int32, offset int64)."""
-    t = text.strip()
+    t = text.strip(" \t")  # as Kafka's toInt/toLong: no other space, no control characters
     digits = t[1:] if t[:1] in "+-" else t
     if not digits.isascii() or not digits.isdigit() or len(digits) > 40:
         raise InputError(f"line {line}: {what} must be an integer, got {show(text)}", source=source)
