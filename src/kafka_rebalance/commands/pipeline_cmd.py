@@ -238,6 +238,9 @@ def _run(args, job) -> int:
         if not _is_spark_failure(exc):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        full = _file_system_failure(exc)
+        if full is not None:  # before the outputs: Spark's own scratch files (shuffle, spills)
+            first = f"{full} writing Spark's local files in {_local_dir()}"
         where = f" (Spark's log: {log})" if log is not None else ""
         print(
             f"kafka-rebalance pipeline {args.job}: Spark job failed: {first}{where}",
@@ -254,6 +257,23 @@ def _run(args, job) -> int:
             print(f"check failed: {f}", file=sys.stderr)
         return 3 if findings else 0
     return 0
+
+
+def _file_system_failure(exc: BaseException) -> str | None:
+    """The file-system error (a full disk, a size limit) a Spark failure's Java trace names, if any."""
+    from ..pipeline.io import write_failure
+
+    failure = write_failure(exc, "")
+    return None if failure is None else str(failure).split("cannot write: ", 1)[-1]
+
+
+def _local_dir() -> str:
+    """Where Spark writes its scratch files: spark.local.dir (SPARK_LOCAL_DIRS), else the temp dir."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    conf = spark.sparkContext.getConf().get("spark.local.dir") if spark is not None else None
+    return os.environ.get("SPARK_LOCAL_DIRS") or conf or tempfile.gettempdir()
 
 
 def _is_spark_failure(exc: BaseException) -> bool:
