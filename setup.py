@@ -50,6 +50,7 @@ class OptionalMypycBuild(build_ext):
     @staticmethod
     def _mypyc_extensions() -> list[Extension]:
         if os.environ.get("KAFKA_REBALANCE_PURE"):
+            _remove_stale_builds()
             print(
                 "kafka-rebalance: KAFKA_REBALANCE_PURE is set: the kernels stay plain Python",
                 file=sys.stderr,
