@@ -68,15 +68,15 @@ def test_a_cooperative_join_takes_two_generations_in_most_seeds_and_an_eager_one
 
 
 def _inflight_intervals(events: list[dict]) -> dict[str, list[tuple[int, int]]]:
-    """Per member: [JoinGroup sent, rebalance over) from the event log."""
+    """Per member: [JoinGroup sent, rebalance over) as positions in the event log (row indices)."""
     out: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
     start: dict[str, int] = {}
-    for e in events:
+    for i, e in enumerate(events):
         m, k = e["member"], e["kind"]
         if k == "join":
-            start.setdefault(m, e["ts_ms"])
+            start.setdefault(m, i)
         elif k in ("assigned", "join_error", "sync_error", "stop", "crash", "fatal") and m in start:
-            out[m].append((start.pop(m), e["ts_ms"]))
+            out[m].append((start.pop(m), i))
     for m, t in start.items():
         out[m].append((t, 1 << 62))
     return out
@@ -115,11 +115,14 @@ def test_no_commit_is_sent_while_join_or_sync_is_in_flight(assignors, delivery, 
     commits = [e for e in res.events if e["kind"] == "commit"]
     assert commits
     for e in commits:
-        sent = json.loads(e["detail"])["sent_ms"]
+        # the rows logged before the commit was sent: in event order, so a commit sent in the
+        # JoinGroup's own millisecond is told apart (before it: a poll that committed, then read the
+        # heartbeat answer asking to rejoin; after it: the defect)
+        sent = json.loads(e["detail"])["sent_event"]
+        assert sent >= 0
         for a, b in inflight.get(e["member"], ()):
-            # (a, b): a commit in the JoinGroup's own millisecond went out before it (a poll that
-            # committed, then read the heartbeat answer asking to rejoin)
-            assert not (a < sent < b), (e, (a, b))
+            # row a is the JoinGroup: sent with a rows before it; row b ends the rebalance
+            assert not (a < sent <= b), (e, (a, b))
     # what poll() would have committed meanwhile fails at once on the client, never reaching the broker
     refused = [e for e in res.events if e["kind"] == "commit_failed"]
     if events[0]["kind"] == "rolling_restart" and assignors == ["cooperative-sticky"]:
@@ -148,3 +151,74 @@ def test_the_rejoin_waits_for_the_auto_commit_answer():
         rejoin_commits = [d for d in before if d["reason"] == "before-rejoin"]
         # every rejoining member with new positions committed them before its JoinGroup left
         assert rejoin_commits and rejoin_commits[-1]["sent_ms"] < j["ts_ms"]
+
+
+def _crash_run(delivery: str, at_ms: int, stop_victim=None) -> tuple[dict, dict]:
+    """6 members on 24 partitions at the comparison's load, m1 stops at `at_ms` (mid poll_idle tick):
+    by the scenario's crash event, or `stop_victim(member)` instead. Returns the run's summary and, per
+    partition the victim owned, (records produced, processed end, committed offset) 1 ms before and
+    1 ms after it stopped, and the committed offsets 1 s after."""
+    from kafka_rebalance.sim.api import parse_simulation_scenario, simulate_scenario
+
+    doc = _join_doc(11, ["range"], duration_ms=at_ms + 60_000, delivery=delivery)
+    doc["events"] = [] if stop_victim else [{"at_ms": at_ms, "kind": "crash", "member": "m1"}]
+    seen: dict[str, dict] = {}
+
+    def snapshot(w, label: str) -> None:
+        owned = seen.setdefault("owned", list(w.members["m1"].owned))
+        now, parts = w.loop.now, w.parts
+        seen[label] = {
+            p: (
+                parts.leo(p, now),
+                parts.processed[p].ends[-1] if parts.processed[p].ends else 0,
+                parts.committed[p],
+            )
+            for p in owned
+        }
+
+    def on_world(w) -> None:
+        w.loop.at(at_ms - 1, snapshot, w, "before")
+        if stop_victim:
+            w.loop.at(at_ms, lambda: stop_victim(w.members["m1"]))
+        w.loop.at(at_ms + 1, snapshot, w, "after")
+        w.loop.at(at_ms + 1_000, snapshot, w, "later")
+
+    res = simulate_scenario(parse_simulation_scenario(doc), on_world=on_world)
+    return res.summary, seen
+
+
+@pytest.mark.parametrize("delivery", ["at-least-once", "at-most-once"])
+def test_a_killed_consumer_had_processed_what_arrived_since_its_last_tick(delivery):
+    """At a kill, Java's poll() had returned the records that arrived since the simulator's last
+    poll_idle tick (they are processed, and under at-most-once committed first), so the new owners
+    process them again under at-least-once, and never under at-most-once."""
+    summary, seen = _crash_run(delivery, 70_500)
+    before, after = seen["before"], seen["after"]
+    assert before and after
+    # the tick was 0.5 s ago: records had arrived that the simulator had not yet fetched
+    assert sum(leo - end for leo, end, _ in before.values()) >= 20, before
+    for p, (leo, end, _) in after.items():
+        assert leo - end <= 1, (p, leo, end)  # caught up (one record at most still in hand)
+        if delivery == "at-most-once":
+            committed = seen["later"][p][2]
+            assert committed >= end, (p, committed, end)  # committed before processing
+    if delivery == "at-most-once":
+        assert summary["records"]["duplicates"] == 0
+    else:
+        # what the victim processed beyond its last commit is processed again by the new owners
+        assert summary["records"]["duplicates"] >= sum(end - c for _, end, c in after.values())
+        assert sum(end - c for _, end, c in after.values()) > sum(
+            end - c for _, end, c in before.values()
+        )
+
+
+def test_a_fatal_error_processes_and_commits_nothing_more():
+    """crash() is also the route for fatal errors (fenced, FENCED_INSTANCE_ID): Java's commitSync and
+    poll() throw first, so under at-most-once nothing is committed and nothing more processed."""
+    _, seen = _crash_run("at-most-once", 70_500, stop_victim=lambda m: m.crash())
+    before, after = seen["before"], seen["after"]
+    assert before and any(leo > c for leo, _, c in before.values())  # records had arrived since
+    for p, (_, end, committed) in after.items():
+        # the batch in hand (committed when it was polled) is processed as far as it got; no more
+        later = seen["later"][p][2]
+        assert later == committed == before[p][2] and end <= committed, (p, before[p], after[p])

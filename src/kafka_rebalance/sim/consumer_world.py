@@ -137,6 +137,7 @@ class ConsumerCoordinator:
         why: str,
         answer: bool = False,
         sent_ms: int = -1,
+        sent_event: int = -1,
     ) -> None:
         w = self.w
         parts = w.parts
@@ -174,6 +175,7 @@ class ConsumerCoordinator:
                             "member_id": member_id,
                             "reason": why,
                             "sent_ms": sent_ms,
+                            "sent_event": sent_event,
                         },
                     )
         if err is not Errors.NONE or answer:
@@ -221,8 +223,10 @@ class ConsumerSimMember(SimMember):
 
     def start(self) -> None:
         g = self.w.sc.group
-        # the Java consumer draws its member id itself (a random Uuid, ConsumerMembershipManager), for
-        # each incarnation; the uniform assignor's ties follow the ids' order, so they are drawn here too
+        # a random Uuid per incarnation: at Kafka 1eb7644349cb the coordinator draws it for a first
+        # heartbeat with an empty id (GroupMetadataManager:1744; the client adopts it from the answer,
+        # ConsumerMembershipManager:241; KIP-1082, later, has the client draw it). Drawn here at start from
+        # the seed either way; the uniform assignor's ties follow the ids' HashMap order
         member_id = _uuid_string(self.w.rng.getrandbits(128))
         self.cm = cgm.ConsumerMember(
             g.id,
@@ -395,9 +399,9 @@ class ConsumerSimMember(SimMember):
         self.hb_token += 1
         self._die("stop")
 
-    def crash(self) -> None:
+    def crash(self, killed: bool = False) -> None:
         self.hb_token += 1
-        super().crash()
+        super().crash(killed)
 
     def on_metadata_refresh(self, inc: int) -> None:
         pass

@@ -117,9 +117,10 @@ class ClassicCoordinator:
         why: str,
         answer: bool = False,
         sent_ms: int = -1,
+        sent_event: int = -1,
     ) -> None:
-        """An OffsetCommit sent at `sent_ms`. Failures are answered, and successes the member waits
-        for (`answer`)."""
+        """An OffsetCommit sent at `sent_ms`, after the first `sent_event` event-log rows. Failures are
+        answered, and successes the member waits for (`answer`)."""
         queued = self.muted.get(client)
         if queued is not None:
             queued.append(
@@ -134,6 +135,7 @@ class ClassicCoordinator:
                     why,
                     answer,
                     sent_ms,
+                    sent_event,
                 )
             )
             return
@@ -165,6 +167,7 @@ class ClassicCoordinator:
                             "member_id": member_id,
                             "reason": why,
                             "sent_ms": sent_ms,
+                            "sent_event": sent_event,
                         },
                     )
             if answer:

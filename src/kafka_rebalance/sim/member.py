@@ -161,13 +161,16 @@ class SimMember(RebalanceClient):
             )
         self._die("stop")
 
-    def crash(self) -> None:
-        """Hard kill: no commit, no LeaveGroup; a batch in flight is processed only partly."""
+    def crash(self, killed: bool = False) -> None:
+        """Hard stop: no commit, no LeaveGroup; a batch in flight is processed only partly. `killed`: the
+        process was killed (the scenario's crash event), so what Java's poll() had already returned is
+        processed first; a fatal error (fenced, FENCED_INSTANCE_ID...) is not a kill: Java's commitSync and
+        poll() throw at once, so nothing more is committed or processed."""
         if not self.alive:
             return
         now = self.w.loop.now
         self._finish_batch(now, partial=True)
-        if now >= self.busy_until:
+        if killed and now >= self.busy_until:
             self._catch_up(now)
         self.w.set_unavailable_many(self.owned, now)
         self._die("crash")

@@ -111,7 +111,7 @@ class RebalanceClient:
     def wake(self) -> None:
         raise NotImplementedError
 
-    def crash(self) -> None:
+    def crash(self, killed: bool = False) -> None:
         raise NotImplementedError
 
     def _stop_heartbeats(self) -> None:

@@ -240,6 +240,7 @@ class Simulation:
             why,
             answer,
             self.loop.now,
+            self.events_emitted,
         )
 
     def on_generation(self, generation: int) -> None:
@@ -385,7 +386,7 @@ class Simulation:
             self._close_member(e.member)
         elif k == "crash":
             if e.member in self.members:
-                self.members[e.member].crash()
+                self.members[e.member].crash(killed=True)
         elif k == "restart":
             self._close_member(e.member)
             self.loop.after(e.down_ms, self._start_member, e.member)
