@@ -146,3 +146,33 @@ def test_consumer_protocol_seed_changes_the_event_log():
     a, b = simulate(doc(seed=2, events=d["events"])), simulate(doc(seed=3, events=d["events"]))
     assert json.dumps(a.events) != json.dumps(b.events)
     assert a.summary["rebalances"] == b.summary["rebalances"]
+
+
+def test_close_while_a_revocation_is_pending_reports_those_partitions_revoked_twice():
+    """AsyncKafkaConsumer (Kafka 1eb7644349cb): a reconciliation's onPartitionsRevoked leaves the
+    subscription as it is until assignPartitions, which is skipped once close()'s leaveGroup has moved
+    to PREPARE_LEAVING; leaveGroup then releases subscriptions.assignedPartitions(), the revoked ones
+    among them: the user's callback sees them revoked twice. A close with nothing pending, once."""
+    d = doc(
+        duration_ms=40_000,
+        events=[
+            # m0 is stuck in processing when m3's join revokes one of its partitions, and closes so
+            {"at_ms": 20_000, "kind": "pause", "member": "m0", "for_ms": 10_000},
+            {"at_ms": 20_100, "kind": "join", "member": "m3"},
+            {"at_ms": 28_000, "kind": "leave", "member": "m0"},
+            {"at_ms": 34_000, "kind": "leave", "member": "m1"},
+        ],
+    )
+    res = simulate(d)
+    revoked = [
+        (e["member"], json.loads(e["detail"])["reason"], e["partitions"])
+        for e in res.events
+        if e["kind"] == "revoked" and e["member"] in ("m0", "m1") and e["ts_ms"] >= 28_000
+    ]
+    assert [(m, why) for m, why, _ in revoked] == [
+        ("m0", "reconciliation"),
+        ("m0", "close"),
+        ("m1", "close"),
+    ], revoked
+    pending, closed = set(revoked[0][2]), set(revoked[1][2])
+    assert pending and pending < closed

@@ -392,12 +392,30 @@ class ConsumerSimMember(SimMember):
             offsets = {p: self.positions[p] for p in self.owned if p in self.positions}
             if offsets:
                 w.commit(self, offsets, "close")
-            w.revoke(self, list(self.owned), "close")
+            self._revoke_pending_then_close()
         self.owned, self.positions = [], {}
         if self.cm.member_id:
             w.send_leave(self, "cheartbeat", cgm.leave_request(self.cm))
         self.hb_token += 1
         self._die("stop")
+
+    def _revoke_pending_then_close(self) -> None:
+        """close() with a reconciliation's revocation requested but not reconciled: the
+        AsyncKafkaConsumer runs that onPartitionsRevoked, then close()'s onPartitionsRevoked for every
+        partition still in the subscription, the same ones again (Kafka 1eb7644349cb: revokePartitions
+        leaves the subscription as it is until assignPartitions, which maybeAbortReconciliation skips
+        once leaveGroup has moved to PREPARE_LEAVING; leaveGroup releases
+        subscriptions.assignedPartitions(), ConsumerMembershipManager.
+        invokeOnPartitionsRevokedOrLostToReleaseAssignment). The user's callback sees them twice."""
+        w = self.w
+        rec = self.pending_rec
+        if rec is not None and rec.revoke:
+            idx, owned = w.parts.index, set(self.owned)
+            again = [idx[tp] for tp in sorted(rec.revoke) if tp in idx and idx[tp] in owned]
+            if again:
+                w.revoke(self, again, "reconciliation")
+        self.pending_rec = None
+        w.revoke(self, list(self.owned), "close")
 
     def crash(self, killed: bool = False) -> None:
         self.hb_token += 1
