@@ -279,6 +279,13 @@ CASES: dict[str, Case] = {
     "scenario-partitions-limit": S(
         ("topics", 0, "partitions"), 2_000_000, "topics[0].partitions", LIMIT
     ),
+    "scenario-ms-per-record-denormal": S(
+        ("members", "processing_ms_per_record"),
+        1e-320,
+        "members.processing_ms_per_record",
+        "1e-320",
+        ">= 0.000001",
+    ),
     "scenario-rate-huge": S(
         ("topics", 0, "produce_rate"), 1e300, "topics[0].produce_rate", "1e+300"
     ),
@@ -860,7 +867,7 @@ def test_case_count():
     assert len(CASES) + len(FLAG_CASES) == HOSTILE_CASES
 
 
-HOSTILE_CASES = 126
+HOSTILE_CASES = 127
 
 
 def test_int32_and_finite_bounds_in_fields():

@@ -411,6 +411,9 @@ def _parse_topics(td: Any) -> tuple[TopicSpec, ...]:
     return tuple(out)
 
 
+MIN_MS_PER_RECORD = 1e-6
+
+
 def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
     if md is None:
         raise InputError("missing", field="members")
@@ -418,8 +421,11 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
         raise InputError(f"expected a mapping, got {show(md)}", field="members")
     _keys(md, _MEMBERS, "members.")
     ms = _get(md, "processing_ms_per_record", "members.", _num, "a number", 1.0, max_value=1e9)
-    if ms <= 0:
-        raise InputError(f"must be > 0, got {show(ms)}", field="members.processing_ms_per_record")
+    if ms < MIN_MS_PER_RECORD:  # below this, records per poll overflow a float (sim/member.py)
+        raise InputError(
+            f"must be >= {MIN_MS_PER_RECORD:.6f}, got {show(ms)}",
+            field="members.processing_ms_per_record",
+        )
     if "list" in md:
         lst = md["list"]
         if not isinstance(lst, list):
