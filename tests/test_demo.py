@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 from chromium_check import CHROMIUM, render_status, screenshot
@@ -11,8 +12,14 @@ from kafka_rebalance.cli import main
 
 def test_demo_end_to_end(spark, tmp_path, capsys):
     out = tmp_path / "demo"
+    out.mkdir(mode=0o700)  # an earlier demo's folder, with a hidden file of the user's
+    (out / "report.json").write_text("{}")
+    (out / ".notes").write_text("mine")
     assert main(["demo", "--out", str(out), "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
+    # the switch replaced the demo's results only: the hidden file and the folder's mode stay
+    assert (out / ".notes").read_text() == "mine"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
     assert Path(result["report"]).exists()
     assert set(result["timings_s"]) == {
         "cluster",

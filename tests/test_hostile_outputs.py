@@ -543,6 +543,27 @@ def test_demo_refuses_a_bad_spark_master_from_the_environment(tmp_path, capsys, 
 
 
 @pytest.mark.parametrize(
+    "how, says",
+    [
+        (["--master", "bogus"], ("--master", "bogus")),
+        (["--conf", "spark.master=nowhere"], ("spark.master", "nowhere")),
+        ([], ("SPARK_MASTER", "nowhere")),
+    ],
+)
+def test_pipeline_refuses_a_bad_spark_master_before_spark_starts(
+    how, says, tmp_path, capsys, monkeypatch
+):
+    """The check the demo makes, shared: exit 2 naming the flag or variable, nothing written."""
+    monkeypatch.setenv("SPARK_MASTER", "nowhere")
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({"base": {}, "grid": {}}))
+    rc = cli.main(["pipeline", "sweep", str(grid), "--out", str(tmp_path / "o"), *how])
+    _one_line_error(rc, 2, capsys.readouterr().err, *says)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.json"]
+
+
+@pytest.mark.parametrize(
     "master",
     [
         "local",

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -376,3 +377,23 @@ def test_progress_records_are_the_status_stores(spark, capsys, tmp_path):
     text = console.file.getvalue()
     assert "records read 2,500, written 2,500" in text, text
     assert p._tasks
+
+
+def test_a_run_keeps_hidden_files_and_the_mode_of_out(spark, capsys, tmp_path):
+    """docs/formats.md: other files in DIR are kept; the switch changes the job's outputs only."""
+    (tmp_path / "grid.json").write_text(json.dumps(dict(TINY_GRID, grid={"protocol": ["classic"]})))
+    out = tmp_path / "sw"
+    out.mkdir()
+    (out / ".secret").write_text("mine")
+    (out / ".config").mkdir()
+    (out / ".config" / "a").write_text("a")
+    (out / "notes.txt").write_text("n")
+    out.chmod(0o700)
+    argv = ["pipeline", "sweep", str(tmp_path / "grid.json"), "--out", str(out), "--format", "json"]
+    for _ in range(2):  # into an existing folder, then over the job's own earlier outputs
+        assert run_json(capsys, argv)["scenarios"] == 1
+        assert (out / ".secret").read_text() == "mine"
+        assert (out / ".config" / "a").read_text() == "a"
+        assert (out / "notes.txt").read_text() == "n"
+        assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftovers

@@ -25,12 +25,14 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import shutil
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .errors import InputError
-from .io_util import _fsync_dir, clean_stale, temp_name, write_files  # noqa: F401 - re-exported
+from .io_util import _TEMP, _fsync_dir, clean_stale, temp_name, write_files  # noqa: F401 - re-exported
 
 # -- checking output paths before any work -------------------------------------------------
 
@@ -97,6 +99,54 @@ def staging_folder(target: str | os.PathLike) -> Path:
     stage = temp_name(t)
     stage.mkdir()
     return stage
+
+
+# the pipeline's names for its staging folders and side tables (pipeline/swap.py)
+SWAP_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?:(?P<pid>\d+)-)?[0-9a-f]{8}$")
+PASS_SIDE = re.compile(r"^\.pass-side-[0-9a-f]{32}$")
+
+
+def is_leftover(name: str) -> bool:
+    """A run's temporary, old folder, journal or side table (either naming scheme), not the user's."""
+    return bool(_TEMP.match(name) or SWAP_LEFTOVER.match(name) or PASS_SIDE.match(name))
+
+
+def adopt(stage: Path, target: Path, owned: Callable[[str], bool]) -> None:
+    """Before switching `stage` in for `target`: carry over what is not the run's to replace.
+
+    Every entry of the old folder that is not `owned` by the job (its outputs), not a
+    leftover and not written anew is linked (or copied) into `stage`, hidden files
+    included; the folder's mode, and its owner where allowed, are copied onto `stage`,
+    so the switch changes the job's outputs and nothing else.
+    """
+    if not target.is_dir():
+        return
+    for entry in sorted(target.iterdir()):
+        name = entry.name
+        if owned(name) or is_leftover(name) or os.path.lexists(stage / name):
+            continue
+        link_copy(entry, stage / name)
+    st = target.stat()
+    try:
+        os.chown(stage, st.st_uid, st.st_gid)
+    except OSError:
+        pass  # not ours to give away: the mode still follows
+    os.chmod(stage, stat.S_IMODE(st.st_mode))
+
+
+def link_copy(src: Path, dst: Path) -> None:
+    """Copy a file or folder by hard links where possible (the original stays as it is)."""
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(str(src), str(dst))
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 _RENAME_EXCHANGE = 2

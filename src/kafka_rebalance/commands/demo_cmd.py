@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from rich.text import Text
@@ -11,6 +10,7 @@ from rich.text import Text
 from .. import limits, textfmt
 from ..errors import InputError
 from ..io_publish import (
+    adopt,
     check_output_paths,
     clean_stale,
     publish_folder,
@@ -18,6 +18,7 @@ from ..io_publish import (
     staging_folder,
 )
 from ..output import add_format_flag, emit, stderr
+from ..pipeline.session import check_chosen_master, check_master  # noqa: F401 (re-exported)
 
 
 def register(sub) -> None:
@@ -39,22 +40,6 @@ def register(sub) -> None:
 
 
 SEED_MAX = 2**63 - 1  # a Java long (the --generate emulation's java.util.Random), >= 0 for numpy
-# local, local[N|*], local[N|*,F], local-cluster[N,C,M], spark://H:P[,H:P...], yarn, k8s://URL
-_MASTER = re.compile(
-    r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?"
-    r"|local-cluster\[[1-9]\d*,[1-9]\d*,[1-9]\d*\]"
-    r"|spark://[A-Za-z0-9.\-_\[\]:]+:\d{1,5}(,[A-Za-z0-9.\-_\[\]:]+:\d{1,5})*"
-    r"|yarn|k8s://\S+"
-)
-
-
-def check_master(master: str, field: str) -> None:
-    if not _MASTER.fullmatch(master):
-        raise InputError(
-            f"not a Spark master URL: {master!r} (local, local[N], local[*], local[N,F], "
-            "local-cluster[N,C,M], spark://HOST:PORT, yarn, k8s://URL)",
-            field=field,
-        )
 
 
 def check_out(out: Path) -> None:
@@ -81,10 +66,7 @@ def validate(args) -> None:
         raise InputError(f"an integer in [0, {SEED_MAX}], got {args.seed}", field="--seed")
     check_out(Path(args.out))
     clean_stale(Path(args.out).absolute().parent)  # what a killed demo left, even if we stop here
-    if args.master is not None:
-        check_master(args.master, "--master")
-    elif os.environ.get("SPARK_MASTER") and not os.environ.get("PYSPARK_GATEWAY_PORT"):
-        check_master(os.environ["SPARK_MASTER"], "SPARK_MASTER")
+    check_chosen_master(args.master)
 
 
 def _outside(exc: OSError, stage: Path, out: Path) -> OSError:
@@ -117,6 +99,8 @@ def run(args) -> int:
     stage = staging_folder(out.absolute())
     try:
         result = _run_demo(Demo, DemoConfig, stage, args)
+        # the demo's results are its visible files; hidden ones are the user's: kept, as is the mode
+        adopt(stage, out, lambda name: not name.startswith("."))
         publish_folder(stage, out)
     except BaseException as exc:
         # nothing half-made stays: the staging folder goes, and the folders made for it

@@ -209,10 +209,11 @@ def _keep_log(log: Path, out: str) -> Path:
 def _run(args, job) -> int:
     from pyspark.sql import SparkSession
 
-    from ..pipeline.session import get_spark
+    from ..pipeline.session import check_chosen_master, get_spark
 
     t0 = time.perf_counter()
     conf = spark_conf(args.conf)
+    check_chosen_master(args.master, conf)
     check = _PRECHECKS.get(job)
     # options and small inputs: refused before Spark starts, nothing written; the job gets what was checked
     checked = check(args) if check is not None else None

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, RuntimeFailure
-from .swap import hidden_name, link_copy, recover, switch_in
+from ..io_publish import adopt
+from .swap import hidden_name, recover, switch_in
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 
@@ -389,12 +390,8 @@ def staged_output(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator
         stage = staging_folder(target)
         stage.mkdir()
         yield stage
-        if target.exists():
-            keep = set(owned) | {SPARK_LOG}
-            for entry in sorted(target.iterdir()):
-                if not entry.name.startswith(".") and entry.name not in keep:
-                    if not (stage / entry.name).exists():
-                        link_copy(entry, stage / entry.name)
+        keep = set(owned) | {SPARK_LOG}
+        adopt(stage, target, keep.__contains__)
         switch_in(stage, target)
     except OSError as exc:  # a full disk, a read-only or foreign folder: the user's path, not ours
         raise RuntimeFailure(f"{target}: cannot write: {exc.strerror or exc}") from None

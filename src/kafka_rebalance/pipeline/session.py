@@ -11,10 +11,41 @@ through `addPyFile` (its dependencies, pyarrow and numpy, must be there).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from ..errors import InputError
+
+# local, local[N|*], local[N|*,F], local-cluster[N,C,M], spark://H:P[,H:P...], yarn, k8s://URL
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?"
+    r"|local-cluster\[[1-9]\d*,[1-9]\d*,[1-9]\d*\]"
+    r"|spark://[A-Za-z0-9.\-_\[\]:]+:\d{1,5}(,[A-Za-z0-9.\-_\[\]:]+:\d{1,5})*"
+    r"|yarn|k8s://\S+"
+)
+
+
+def check_master(master: str, field: str) -> None:
+    """A master Spark cannot parse fails only after the JVM starts, with an error naming no flag."""
+    if not _MASTER.fullmatch(master):
+        raise InputError(
+            f"not a Spark master URL: {master!r} (local, local[N], local[*], local[N,F], "
+            "local-cluster[N,C,M], spark://HOST:PORT, yarn, k8s://URL)",
+            field=field,
+        )
+
+
+def check_chosen_master(master: str | None, conf: dict[str, str] | None = None) -> None:
+    """Check the master resolve_master would pick, naming where it came from; before Spark starts."""
+    if master:
+        check_master(master, "--master")
+    elif conf and conf.get("spark.master"):
+        check_master(conf["spark.master"], "--conf spark.master")
+    elif os.environ.get("SPARK_MASTER") and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        check_master(os.environ["SPARK_MASTER"], "SPARK_MASTER")
 
 
 def resolve_master(master: str | None, conf: dict[str, str] | None = None) -> str | None:

@@ -24,10 +24,13 @@ import shutil
 import uuid
 from pathlib import Path
 
+from ..io_publish import PASS_SIDE, SWAP_LEFTOVER
+from ..io_publish import link_copy as link_copy  # re-exported
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?:(?P<pid>\d+)-)?[0-9a-f]{8}$")
-_PASS_SIDE = re.compile(r"^\.pass-side-[0-9a-f]{32}$")
+_LEFTOVER = SWAP_LEFTOVER
+_PASS_SIDE = PASS_SIDE
 
 
 def hidden_name(target_name: str, kind: str) -> str:
@@ -129,18 +132,3 @@ def _rm(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
-
-
-def link_copy(src: Path, dst: Path) -> None:
-    """Copy a file or folder by hard links where possible (the original stays as it is)."""
-    if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
-    else:
-        _link_or_copy(str(src), str(dst))
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(src, dst, follow_symlinks=False)
