@@ -563,6 +563,27 @@ def test_pipeline_refuses_a_bad_spark_master_before_spark_starts(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.json"]
 
 
+@pytest.mark.parametrize("out", [".", "..", "/", "CWD"])
+def test_pipeline_refuses_the_current_folder_as_out(out, tmp_path, capsys, monkeypatch):
+    """`--out .` used to fail with EBUSY after the whole Spark job: refused up front, exit 2."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    grid = tmp_path / "grid.json"
+    base = {
+        "name": "g",
+        "duration_ms": 10_000,
+        "group": {"id": "g", "assignors": ["range"]},
+        "topics": [{"name": "t", "partitions": 2, "produce_rate": 10}],
+        "members": {"count": 1},
+    }
+    grid.write_text(json.dumps({"base": base, "grid": {"protocol": ["classic"]}}))
+    out = str(work) if out == "CWD" else out
+    rc = cli.main(["pipeline", "sweep", str(grid), "--out", out, "--master", "local[1]"])
+    _one_line_error(rc, 2, capsys.readouterr().err, "--out", out)
+    assert list(work.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "master",
     [

@@ -188,6 +188,24 @@ def _log_file(args) -> Path:
     return Path(name)
 
 
+def check_out_folder(out: str) -> None:
+    """The job switches a whole new folder in for --out: the current folder, one holding it, or /
+    cannot be switched (the rename fails after the whole job): refused before Spark starts."""
+    from ..pipeline.io import is_local
+
+    if not is_local(out):
+        return
+    where = Path(os.path.abspath(out))
+    cwd = Path(os.path.abspath(os.getcwd()))
+    if where == cwd or where in cwd.parents:
+        what = "/" if where.parent == where else "the current folder or one holding it"
+        raise InputError(
+            f"{out} is {what}; the job replaces its output folder as a whole: give a new "
+            "or dedicated folder",
+            field="--out",
+        )
+
+
 def _keep_log(log: Path, out: str) -> Path:
     """Copy the log under a local output folder the job wrote (else it stays where it is)."""
     from ..pipeline.io import is_local
@@ -214,6 +232,7 @@ def _run(args, job) -> int:
     t0 = time.perf_counter()
     conf = spark_conf(args.conf)
     check_chosen_master(args.master, conf)
+    check_out_folder(args.out)
     check = _PRECHECKS.get(job)
     # options and small inputs: refused before Spark starts, nothing written; the job gets what was checked
     checked = check(args) if check is not None else None
