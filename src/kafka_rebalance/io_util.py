@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, RuntimeFailure
 
 
 def read_text(path: str | os.PathLike) -> str:
@@ -396,16 +397,26 @@ def clean_stale(folder: str | os.PathLike) -> list[str]:
 
 
 def _roll_forward(journal: Path) -> None:
+    """Finish a killed run's renames. Names are relative to the journal's folder (any cwd
+    recovers them); a temporary that is gone while its target is not the file it was (inode)
+    cannot be finished: the journal stays and the error says what to check."""
     try:
         doc = json.loads(journal.read_text(encoding="utf-8"))
         pairs, removes = doc["renames"], doc.get("removes", [])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pairs, removes = [], []  # a journal is written whole (temp + rename): unreadable: not ours
-    for tmp, target in pairs:
+    here = journal.parent
+    for tmp, target, *ino in pairs:
+        tmp, target = here / tmp, here / target
         if os.path.lexists(tmp):
             os.replace(tmp, target)
+        elif ino and not (os.path.lexists(target) and os.lstat(target).st_ino == ino[0]):
+            raise RuntimeFailure(
+                f"{target}: a killed run's set cannot be finished: its new version is gone "
+                f"(journal {journal}); check the set's files, then remove the journal"
+            )
     for gone in removes:
-        Path(gone).unlink(missing_ok=True)
+        (here / gone).unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
 
 
@@ -459,28 +470,44 @@ def write_files(
     removes = [Path(r) for r in remove]
     created: list[Path] = []
     temps: list[tuple[Path, Path]] = []
+    inodes: list[int] = []
     journal: Path | None = None
+    aside: dict[Path, Path] = {}
     current = todo[0][0] if todo else Path()
     try:
         for folder in dict.fromkeys(p.parent for p, _ in todo):
             _make_parents(folder, created)
             clean_stale(folder)
+        for target, _ in todo:  # every target before any temporary: a set is written whole or not
+            current = target
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(target))
+            if not os.access(target.parent, os.W_OK | os.X_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(target))
         for target, content in todo:
             current = target
             tmp = temp_name(target)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
             temps.append((tmp, target))
+            inodes.append(os.fstat(fd).st_ino)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content.encode("utf-8") if isinstance(content, str) else content)
                 fh.flush()
                 os.fsync(fh.fileno())
+        if len(temps) > 1:
+            aside = _set_aside([t for _, t in temps])
         if len(temps) > 1 or (temps and removes):
             current = todo[0][0]
             journal = temp_name(todo[0][0], "publish")
+            here = journal.parent
+
+            def rel(p: Path) -> str:
+                return os.path.relpath(p, here)
+
             body = json.dumps(
                 {
-                    "renames": [[os.fspath(t), os.fspath(g)] for t, g in temps],
-                    "removes": [os.fspath(r) for r in removes],
+                    "renames": [[rel(t), rel(g), i] for (t, g), i in zip(temps, inodes)],
+                    "removes": [rel(r) for r in removes],
                 }
             )
             staged = temp_name(todo[0][0])
@@ -490,7 +517,7 @@ def write_files(
                 os.fsync(fh.fileno())
             os.replace(staged, journal)
     except BaseException as exc:
-        for tmp, _ in temps:
+        for tmp in [*(t for t, _ in temps), *aside.values()]:
             tmp.unlink(missing_ok=True)
         _drop_created(created)
         if isinstance(exc, OSError) and (
@@ -504,19 +531,42 @@ def write_files(
             os.replace(tmp, target)  # fails only on a target the checks could not see coming
             done += 1
     except OSError as exc:
-        # (a directory at a path no check saw, or made meanwhile): the set stops here, the
-        # renames not done are dropped with their temporaries and the journal; exit names it
+        # (a directory made meanwhile): the renames done are undone from the copies set aside,
+        # so the set stays the old one; the temporaries and the journal go; the error names it
+        for _, target in temps[:done]:
+            if target in aside:
+                os.replace(aside.pop(target), target)
+            else:
+                target.unlink(missing_ok=True)  # it was new with this set
         for tmp, _ in temps[done:]:
             tmp.unlink(missing_ok=True)
         if journal is not None:
             journal.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror, os.fspath(temps[done][1])) from None
+    finally:
+        for old in aside.values():
+            old.unlink(missing_ok=True)
     for gone in removes:
         gone.unlink(missing_ok=True)
     for folder in dict.fromkeys(t.parent for _, t in [*temps, *((r, r) for r in removes)]):
         _fsync_dir(folder)
     if journal is not None:
         journal.unlink(missing_ok=True)
+
+
+def _set_aside(targets: list[Path]) -> dict[Path, Path]:
+    """Hard links (else copies) of the existing targets, to put back if the set fails midway;
+    named `.old` temporaries, so a killed run's are removed by the next (its targets exist)."""
+    aside: dict[Path, Path] = {}
+    for target in targets:
+        if target.is_file():
+            old = temp_name(target, "old")
+            try:
+                os.link(target, old)
+            except OSError:
+                shutil.copy2(target, old)
+            aside[target] = old
+    return aside
 
 
 def write_file_with(path: str | os.PathLike, write: Callable[[str], object]) -> None:

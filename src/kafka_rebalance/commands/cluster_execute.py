@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 from .. import textfmt
@@ -286,6 +287,16 @@ def _check_flags(args: argparse.Namespace) -> None:
             )
 
 
+def _check_batch_paths(output_dir: str | None) -> None:
+    """The batch files inside --output-dir are replaced as one set: one that cannot be a file
+    (a folder at batch-NNN.json) is refused before any work, not found after some are written."""
+    if not output_dir or not Path(output_dir).is_dir():
+        return
+    for p in sorted(Path(output_dir).iterdir()):
+        if re.fullmatch(r"batch-\d{3,}\.json", p.name) and p.is_dir():
+            raise InputError(f"{p} is a directory, not a batch file", field="--output-dir")
+
+
 def _caps(args: argparse.Namespace) -> tuple[int, int]:
     return (
         DEFAULT_MAX_MOVES_PER_BROKER
@@ -352,6 +363,7 @@ def run_execute(args: argparse.Namespace) -> int:
         },
         folders=("--output-dir",),
     )
+    _check_batch_paths(args.output_dir)
     per_broker, max_moves = _caps(args)
 
     if not args.execute:
