@@ -511,10 +511,10 @@ def write_files(
                 }
             )
             staged = temp_name(todo[0][0])
-            with open(staged, "w", encoding="utf-8") as fh:
-                fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
+            with open(staged, "w", encoding="utf-8") as jf:
+                jf.write(body)
+                jf.flush()
+                os.fsync(jf.fileno())
             os.replace(staged, journal)
     except BaseException as exc:
         for tmp in [*(t for t, _ in temps), *aside.values()]:
