@@ -499,6 +499,23 @@ def test_hand_edited_state_refused_on_resume(case, tmp_path, capsys):
     assert _tree(tmp_path) == before
 
 
+def test_state_errors_show_values_as_json_not_python_reprs(tmp_path):
+    """execute_state checks through fields.py: a string is "x", a missing value null."""
+    from kafka_rebalance.errors import InputError
+    from kafka_rebalance.kafka.execute_state import validate_state
+
+    plan = tmp_path / "plan.json"
+    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
+    state = _fresh_state(plan)
+    state["batches"][0]["status"] = "half-done"
+    with pytest.raises(InputError, match='got "half-done"'):
+        validate_state(json.loads(json.dumps(state)), "s")
+    state = _fresh_state(plan)
+    state["batches"][0]["moves"][0]["partition"] = None
+    with pytest.raises(InputError, match=r"batches\[0\]\.moves\[0\]\.partition.*got null"):
+        validate_state(json.loads(json.dumps(state)), "s")
+
+
 def test_unedited_state_passes_the_checks(tmp_path, capsys):
     """The checks accept what the executor writes (the edits above are what make them fail)."""
     from kafka_rebalance.cluster.batches import parse_log_dirs, parse_reassignment

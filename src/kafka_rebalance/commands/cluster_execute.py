@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import textfmt
 from ..cluster.batches import parse_log_dirs, parse_reassignment
 from ..errors import InputError
+from ..fields import INT32_MAX, INT64_MAX
 from ..io_publish import check_output_paths
 from ..io_util import read_structured
 from ..output import add_format_flag, emit, stderr
@@ -23,8 +24,6 @@ DEFAULT_MAX_MOVES_PER_BROKER = 5
 DEFAULT_MAX_MOVES = 1250
 MAX_POLL_INTERVAL_S = 3600  # an hour between polls
 MAX_BATCH_TIMEOUT_S = 30 * 24 * 3600  # a month per batch
-JAVA_INT_MAX = 2**31 - 1
-JAVA_LONG_MAX = 2**63 - 1
 
 
 def register(cluster_subparsers) -> argparse.ArgumentParser:
@@ -264,12 +263,12 @@ def _check_flags(args: argparse.Namespace) -> None:
         if value is not None and value < least:
             raise InputError(f"must be >= {least}, got {value}", field=flag)
     for flag, value, most in (
-        ("--max-moves-per-broker", args.max_moves_per_broker, JAVA_INT_MAX),
-        ("--max-moves", args.max_moves, JAVA_INT_MAX),
-        ("--max-batches", args.max_batches, JAVA_INT_MAX),
-        ("--throttle", args.throttle, JAVA_LONG_MAX),  # a LONG broker/topic config
-        ("--replica-alter-log-dirs-throttle", args.replica_alter_log_dirs_throttle, JAVA_LONG_MAX),
-        ("--timeout", args.timeout, JAVA_INT_MAX),
+        ("--max-moves-per-broker", args.max_moves_per_broker, INT32_MAX),
+        ("--max-moves", args.max_moves, INT32_MAX),
+        ("--max-batches", args.max_batches, INT32_MAX),
+        ("--throttle", args.throttle, INT64_MAX),  # a LONG broker/topic config
+        ("--replica-alter-log-dirs-throttle", args.replica_alter_log_dirs_throttle, INT64_MAX),
+        ("--timeout", args.timeout, INT32_MAX),
     ):
         if value is not None and value > most:
             raise InputError(f"must be <= {most:,}, got {value}", field=flag)

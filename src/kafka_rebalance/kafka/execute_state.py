@@ -12,33 +12,31 @@ import math
 from typing import Any
 
 from ..errors import InputError
+from ..fields import INT32_MAX, INT64_MAX, integer, show
 
 PHASES = ("batches", "election", "finished", "cancelled")
 STATUSES = ("pending", "throttled", "submitted", "completed", "done")
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class _Checker:
+    """The state file's checks, through fields.py (values shown as JSON writes them)."""
+
     def __init__(self, source: str) -> None:
         self.source = source
 
     def fail(self, field: str, what: str, value: Any) -> InputError:
-        return InputError(f"{what}, got {_short(value)}", source=self.source, field=field)
+        return InputError(f"{what}, got {show(value)}", source=self.source, field=field)
 
     def int_(
         self, value: Any, field: str, least: int = 0, most: int = INT64_MAX, none: bool = False
     ) -> None:
         if value is None and none:
             return
-        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-            what = f"an integer in [{least}, {most}]" + (" or null" if none else "")
-            raise self.fail(field, what, value)
+        what = f"an integer in [{least}, {most}]" + (" or null" if none else "")
+        try:
+            integer(value, field, lo=least, hi=most, what=what)
+        except InputError as exc:
+            raise exc.in_file(self.source) from None
 
     def str_(self, value: Any, field: str) -> None:
         if not isinstance(value, str) or not value:

@@ -33,15 +33,14 @@ from ..cluster.planner import DEFAULT_PLAN_BAND, Mode, PlanOptions, PlanResult
 from ..cluster.planner import plan as run_planner
 from ..cluster.skew import DEFAULT_BALANCE_THRESHOLD, SkewReport, skew_report
 from ..errors import InputError
+from ..fields import INT64_MAX, INT64_MIN
 from ..model import ClusterSnapshot, TopicPartition
-
-JAVA_LONG_MIN, JAVA_LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def check_seed(seed: int, name: str = "seed") -> None:
     """The seed of a java.util.Random is a Java long."""
-    if not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
-        raise InputError(f"a Java long ({JAVA_LONG_MIN}..{JAVA_LONG_MAX}), got {seed}", field=name)
+    if not INT64_MIN <= seed <= INT64_MAX:
+        raise InputError(f"a Java long ({INT64_MIN}..{INT64_MAX}), got {seed}", field=name)
 
 
 def check_percentage(pct: float, name: str = "leader_imbalance_per_broker_percentage") -> None:

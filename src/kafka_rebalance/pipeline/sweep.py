@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError
+from ..fields import INT32_MAX, INT64_MAX
 from ..io_util import read_structured
 from .io import staged_output, write_parquet
 
@@ -45,10 +46,6 @@ SWEEP_SCHEMA = (
     "partitions_moved long, revocations long, records_produced long, records_processed long, duplicates long, "
     "lost long, lag_max long, lag_final long, wall_ms double, error string"
 )
-
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
 
 
 def _set_path(doc: dict, path: str, value: Any, where: str, axis: str) -> None:
