@@ -208,19 +208,17 @@ def check_out_folder(out: str) -> None:
 
 def _keep_log(log: Path, out: str) -> Path:
     """Copy the log under a local output folder the job wrote (else it stays where it is)."""
+    from ..io_util import write_file_with
     from ..pipeline.io import is_local
-    from ..pipeline.swap import hidden_name
 
     target = Path(out) / "_spark.log"
     if is_local(out) and Path(out).is_dir():
-        tmp = target.with_name(hidden_name(target.name, "tmp"))
         try:
-            shutil.copyfile(log, tmp)
-            os.replace(tmp, target)
+            write_file_with(target, lambda tmp: shutil.copyfile(log, tmp))
             log.unlink()
             return target
         except OSError:
-            tmp.unlink(missing_ok=True)
+            pass  # the log stays where it is; the summary names it
     return log
 
 
