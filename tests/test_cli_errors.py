@@ -49,7 +49,10 @@ def test_output_that_is_a_directory(capsys, snap_file, tmp_path):
     line = one_line_error(err)
     assert rc == 2 and out == ""
     # the path the user gave, not the temporary file beside it
-    assert line == f"kafka-rebalance cluster: error: {outdir}: Is a directory"
+    assert line == (
+        f"kafka-rebalance cluster: error: field '--output': {outdir} is a directory; "
+        "give a file name"
+    )
     assert list(outdir.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
         "outdir",
         "snap.json",
@@ -74,7 +77,8 @@ def test_output_whose_folder_cannot_be_created(capsys, snap_file):
     assert rc == 2 and out == ""
     assert (
         one_line_error(err)
-        == f"kafka-rebalance cluster: error: {NO_PARENT}: No such file or directory"
+        == f"kafka-rebalance cluster: error: field '--output': {NO_PARENT}/plan.json: cannot "
+        "create a folder in /proc: No such file or directory"
     )
 
 
@@ -182,4 +186,7 @@ def test_pipeline_output_folder_that_cannot_be_created(spark, capsys, tmp_path):
     assert rc == 2 and out == ""
     last = err.strip().splitlines()[-1]  # Spark may log to stderr before the error
     assert "Traceback" not in err
-    assert last == f"kafka-rebalance pipeline: error: {NO_PARENT}: No such file or directory"
+    assert last == (
+        f"kafka-rebalance pipeline: error: field '--out': {NO_PARENT}/lm: cannot create a folder "
+        "in /proc: No such file or directory"
+    )

@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -79,6 +80,13 @@ def _check_parent(parent: Path, flag: str, path: str | os.PathLike) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
     if not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"{path}: no permission to write in {probe}", field=flag)
+    if probe != parent:  # folders still to be created: this file system must take new ones (/proc won't)
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".kr-probe-", dir=probe))
+        except OSError as exc:
+            raise InputError(
+                f"{path}: cannot create a folder in {probe}: {exc.strerror}", field=flag
+            ) from None
 
 
 def _read_only(folder: Path) -> bool:

@@ -195,6 +195,9 @@ def check_out_folder(out: str) -> None:
 
     if not is_local(out):
         return
+    from ..io_publish import check_output_paths
+
+    check_output_paths({"--out": out}, folders=("--out",))
     where = Path(os.path.abspath(out))
     cwd = Path(os.path.abspath(os.getcwd()))
     if where == cwd or where in cwd.parents:
