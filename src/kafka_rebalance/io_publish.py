@@ -80,7 +80,8 @@ def _check_parent(parent: Path, flag: str, path: str | os.PathLike) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
     if not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"{path}: no permission to write in {probe}", field=flag)
-    if probe != parent:  # folders still to be created: this file system must take new ones (/proc won't)
+    # folders still to be created: this file system must take new ones (/proc takes none)
+    if probe != parent:
         try:
             os.rmdir(tempfile.mkdtemp(prefix=".kr-probe-", dir=probe))
         except OSError as exc:
