@@ -33,12 +33,6 @@ VARIES = {
     "join-consumer": 30,
     "rolling-eager": 60,
 }
-# the one Kafka outcome the simulator does not give (docs/fidelity.md): a member closed while reconciling
-# got onPartitionsRevoked twice for one partition (the AsyncKafkaConsumer's reconciliation callback, then
-# close()'s), so it revoked one partition more than it was assigned. The simulator models it (a close with
-# a revocation pending) but its window is narrower than Java's (it reconciles at once unless busy; Java's
-# application thread runs the callback when poll()'s fetch wait ends), so 60 runs do not give it
-NOT_REPRODUCED = {("rolling-consumer", 12, ((5, 5), (7, 7), (9, 9), (9, 9), (9, 9), (10, 9)))}
 
 
 def test_every_scenario_of_the_issue_was_run_on_the_broker():
@@ -79,9 +73,6 @@ def test_every_outcome_kafka_gave_is_one_the_simulator_gives(name):
     sim = fd.outcomes(sc, STORED[name]["t_event_ms"], VARIES[name])
     for k in runs:
         outcome = (k["generations"], tuple(tuple(m) for m in k["moves"]))
-        if (name, *outcome) in NOT_REPRODUCED:
-            assert outcome not in sim  # still not: docs/fidelity.md says so
-            continue
         assert outcome in sim, (k, sim)
     kafka = {(k["generations"], tuple(tuple(m) for m in k["moves"])) for k in runs}
     modal, count = sim.most_common(1)[0]

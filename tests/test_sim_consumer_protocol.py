@@ -176,3 +176,36 @@ def test_close_while_a_revocation_is_pending_reports_those_partitions_revoked_tw
     ], revoked
     pending, closed = set(revoked[0][2]), set(revoked[1][2])
     assert pending and pending < closed
+
+
+def _reconciliation_revokes_ms(poll_timeout_ms: int, produce_rate: int) -> list[int]:
+    d = doc(
+        duration_ms=30_000,
+        topics=[{"name": "orders", "partitions": 12, "produce_rate": produce_rate}],
+        simulation={"poll_timeout_ms": poll_timeout_ms},
+        events=[{"at_ms": 20_000, "kind": "join", "member": "m3"}],
+    )
+    return [
+        e["ts_ms"]
+        for e in simulate(d).events
+        if e["kind"] == "revoked"
+        and e["ts_ms"] >= 20_000
+        and json.loads(e["detail"])["reason"] == "reconciliation"
+    ]
+
+
+def test_reconciliation_callbacks_wait_for_poll_to_return():
+    """AsyncKafkaConsumer (Kafka 1eb7644349cb): the callbacks run on the application thread in poll();
+    a heartbeat response does not end poll()'s fetch wait (pollForFetches), records or its timeout do.
+    The join's targets reach the keepers within a heartbeat interval (about 1 s here). Nothing produced:
+    each keeper revokes only when its 3 s poll timeout ends; with records landing every 10 ms on each
+    partition, its poll returns with the next one, long before."""
+    idle = _reconciliation_revokes_ms(3_000, 0)
+    assert len(idle) == 3 and min(idle) >= 23_000, idle
+    fed = _reconciliation_revokes_ms(3_000, 1_200)  # 100 records/s on each partition
+    assert len(fed) == 3 and max(fed) < 23_000, fed
+
+
+def test_poll_timeout_ms_must_be_a_positive_integer():
+    with pytest.raises(Exception, match="simulation.poll_timeout_ms"):
+        simulate(doc(simulation={"poll_timeout_ms": 0}))

@@ -238,6 +238,7 @@ class ConsumerSimMember(SimMember):
             _SERVER_ASSIGNOR[g.server_assignor],
         )
         self.pending_rec: cgm.Reconciliation | None = None
+        self.rec_due = 0  # when the application thread next returns from poll()'s wait
         self.lost_pending: list[int] = []
         self.hb_token = 0
         super().start()
@@ -306,14 +307,55 @@ class ConsumerSimMember(SimMember):
             self.w.add_paused(self, self.w.loop.now - self.pause_start)  # joined; nothing to take
             self.pause_start = None
         if rec is not None:
+            first = self.pending_rec is None
             self.pending_rec = rec
+            if first:
+                self._reconcile_at_poll_return()
+
+    def _reconcile_at_poll_return(self) -> None:
+        """The reconciliation's callbacks run on the application thread, in poll() (AsyncKafkaConsumer
+        processBackgroundEvents, Kafka 1eb7644349cb): at once for a member busy with a batch once it is
+        done (its next poll() starts with them); for a member waiting in poll() when that wait ends,
+        which a heartbeat response does not cut short (pollForFetches: fetchBuffer.awaitNotEmpty):
+        when a record lands on a partition it owns, else at the scenario's poll_timeout_ms."""
+        w = self.w
+        now = w.loop.now
+        if now < self.busy_until or now < self.stall_until:
+            self.rec_due = now
             self.wake()
+            return
+        due = min(self._next_record_after(now), now + w.sc.poll_timeout_ms)
+        self.rec_due = due
+        if due <= now:
+            self.wake()
+        else:
+            w.loop.at(due, self._poll_returns, self.incarnation)
+
+    def _poll_returns(self, inc: int) -> None:
+        if inc == self.incarnation and self.alive and self.pending_rec is not None:
+            self.wake()
+
+    def _next_record_after(self, now: int) -> int:
+        """When the next record lands on an owned partition after now (a caught-up member has every
+        earlier one: the simulator's poll_idle_ms batches are dated back, see SimMember._busy_for)."""
+        parts = self.w.parts
+        base, base_t, nums, den = parts.base, parts.base_t, parts.num, parts.den
+        best = 1 << 62
+        for p in self.owned:
+            num = nums[p]
+            if num <= 0:
+                continue
+            need = (parts.leo(p, now) + 1 - base[p]) * den[p]
+            t = base_t[p] + (-(-need // num) if need > 0 else 0)
+            if t < best:
+                best = t
+        return best
 
     def _poll(self, token: int) -> None:
         if token != self.poll_token or not self.alive:
             return
         if self.pending_rec is not None and self.w.loop.now >= max(
-            self.busy_until, self.stall_until
+            self.busy_until, self.stall_until, self.rec_due
         ):
             self._finish_batch(self.w.loop.now)
             self._reconcile()

@@ -90,6 +90,9 @@ class Scenario:
     network_latency_ms: int = 1
     poll_idle_ms: int = 1000  # how often a caught-up consumer's poll loop is modelled
     lag_sample_ms: int = 5000
+    # the application's poll(Duration): a KIP-848 member idle in poll() runs a reconciliation's
+    # callbacks when that wait ends (records arrive, or this timeout)
+    poll_timeout_ms: int = 100
     # seeded randomness (see world.Simulation): each request or response takes network_latency_ms plus
     # up to network_jitter_ms more; each poll's batch is processed at processing_ms_per_record scaled by
     # a factor drawn from [1 - processing_jitter, 1 + processing_jitter]; heartbeat phases are drawn too
@@ -212,6 +215,7 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
         simdoc,
         {
             "poll_idle_ms",
+            "poll_timeout_ms",
             "lag_sample_ms",
             "processing_jitter",
             "member_startup_ms",
@@ -225,6 +229,9 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     append = _samples(simdoc, "log_append_ms", "simulation.")
     poll_idle = _get(
         simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1
+    )
+    poll_timeout = _get(
+        simdoc, "poll_timeout_ms", "simulation.", _is_int, "an integer", 100, min_value=1
     )
     lag_sample = _get(
         simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1
@@ -257,6 +264,7 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
         latency,
         poll_idle,
         lag_sample,
+        poll_timeout_ms=poll_timeout,
         network_jitter_ms=jitter,
         processing_jitter=float(pjit),
         network_latency_samples_ms=lat_samples,
