@@ -2,11 +2,12 @@
 
 Every case ends cleanly: bad input exits 2, a runtime failure 1, with one error line naming the
 file or flag, the field and the value, no traceback, and no output created or changed. A kill
-(SIGKILL to the job's whole process group, JVM included) at a seeded random moment leaves every
-output folder with one run's complete set, the old or the new, never a mix; the next run removes
-what the killed one left. 28 cases: 4 offsets and 3 lag schema errors, 3 non-finite samples,
-4 `--load` files, an output under a file, 3 set-switch cases, 2 full-disk writers, and 2 seeded
-kills of each of the 4 jobs.
+(SIGKILL to the job's whole process group, JVM included) at a seeded moment leaves every output
+folder with one run's complete set, the old or the new, never a mix; the next run removes what
+the killed one left. Cases: 4 offsets and 3 lag schema errors, 3 non-finite samples, 4 `--load`
+files, an output under a file, 3 set-switch cases, 2 full-disk writers (one subprocess), and
+seeded kills of a worker running all 4 jobs (one subprocess per seed). In-process jobs share the
+session's Spark; the old outputs are tiny (corpus captures, 12 samples, 2-member grids).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import math
 import os
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +40,7 @@ RUN_A, RUN_B = (
     ("java classic cooperative-sticky, 3 members, rack"),
 )
 GROUP = {RUN_A: "corpus-range-653614", RUN_B: "corpus-coop-653614"}
-KILL_SEEDS = (11, 12)
+KILL_SEEDS = (11,)
 OUTPUTS = {
     "offsets": (
         "commits.parquet",
@@ -85,7 +86,7 @@ def corpus_records(made_by: str, path: Path) -> Path:
     return path
 
 
-def samples(topic: str, path: Path, bad: float | None = None) -> Path:
+def samples(topic: str, path: Path, bad: tuple[float, ...] = ()) -> Path:
     rows = [
         {
             "ts": pd.Timestamp(T0 + 60_000 * w + 1000 * i, unit="ms"),
@@ -102,8 +103,8 @@ def samples(topic: str, path: Path, bad: float | None = None) -> Path:
         for i in range(3)
         for p in range(2)
     ]
-    if bad is not None:
-        rows[0]["bytes_in"] = bad
+    for row, value in zip(rows, bad):  # one bad value a row, from the first row on
+        row["bytes_in"] = value
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
     # from_pandas reads NaN as null: the column again from Python floats, NaN kept
     i = table.column_names.index("bytes_in")
@@ -195,14 +196,16 @@ def jobs(spark, tmp_path_factory):
         "sweep": ([[str(grids[n])] for n in ("range", "roundrobin")], ("range", "roundrobin")),
     }
     out = {}
-    t0 = time.perf_counter()
     for job, (argvs, names) in spec.items():
         o = d / f"out-{job}"
         a, b = ([job, *argv, "--out", str(o), "--shuffle-partitions", "2"] for argv in argvs)
-        assert main(["pipeline", *a]) == 0
+        if job == "offsets":  # run A's set is the one written above for lag's input: copy it
+            shutil.copytree(offs[RUN_A], o)
+        else:
+            assert main(["pipeline", *a]) == 0
         assert tags(job, o) == {names[0]}
         out[job] = (a, b, o, names[0], names[1])
-    return out, time.perf_counter() - t0
+    return out
 
 
 # ---- bad input: exit 2, one line naming file, field and value; nothing written ---------------
@@ -252,7 +255,7 @@ def test_offsets_input_of_the_wrong_type_is_one_schema_error(spark, jobs, capsys
     over, field, value = OFFSETS_BAD[case]
     src = tmp_path / "bad.parquet"
     pq.write_table(source_table(**over), src)
-    out = jobs[0]["offsets"][2]
+    out = jobs["offsets"][2]
     before = snapshot_of(out)
     argv = ["pipeline", "offsets", "--records", str(src), "--out", str(out)]
     one_error(capsys, argv, 2, str(src), field, value)
@@ -278,27 +281,31 @@ def test_lag_log_end_of_the_wrong_type_is_one_schema_error(spark, jobs, capsys, 
     cols[field] = col
     src = tmp_path / "leo.parquet"
     pq.write_table(pa.table(cols), src)
-    a, _b, out, _ta, _tb = jobs[0]["lag"]
+    a, _b, out, _ta, _tb = jobs["lag"]
     before = snapshot_of(out)
     argv = ["pipeline", "lag", "--offsets", a[2], "--log-end", str(src), "--out", str(out)]
     one_error(capsys, argv, 2, str(src), field, value)
     assert snapshot_of(out) == before
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
-def test_non_finite_samples_are_quarantined_with_a_reason_and_valid_json(
-    spark, capsys, tmp_path, bad
-):
+def test_non_finite_samples_are_quarantined_with_a_reason_and_valid_json(spark, capsys, tmp_path):
+    """NaN, +inf and -inf in one run (one load-model job): each row quarantined with its reason."""
+    bad = (math.nan, math.inf, -math.inf)
     src = samples("tn", tmp_path / "s.parquet", bad=bad)
     out = tmp_path / "o"
     capsys.readouterr()
     argv = ["pipeline", "load-model", "--samples", str(src), "--out", str(out)]
     assert main([*argv, "--window-ms", "60000", "--windows", "2", "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["quarantined"] == 1
+    assert summary["quarantined"] == len(bad)
     q = pq.read_table(out / "quarantine.parquet").to_pylist()
-    assert len(q) == 1 and q[0]["reason"] == f"bytes_in is {'NaN' if bad != bad else 'infinite'}"
-    assert json.loads(q[0]["detail"])["bytes_in"] is None  # JSON has no NaN: null, the reason says
+    assert sorted(r["reason"] for r in q) == [
+        "bytes_in is NaN",
+        "bytes_in is infinite",
+        "bytes_in is infinite",
+    ]
+    for r in q:  # JSON has no NaN or Infinity: null, the reason says which
+        assert json.loads(r["detail"])["bytes_in"] is None, r
     text = (out / "snapshot.json").read_text()
     assert "NaN" not in text and "Infinity" not in text
     json.loads(text)
@@ -341,7 +348,7 @@ def test_cluster_load_parquet_refuses_non_finite_and_mistyped_partitions(capsys,
 
 def test_output_under_a_file_is_exit_2_naming_the_path(spark, jobs, capsys, tmp_path):
     (tmp_path / "file").write_text("not a folder")
-    a = jobs[0]["sweep"][0]
+    a = jobs["sweep"][0]
     out = tmp_path / "file" / "sweep"
     one_error(capsys, ["pipeline", "sweep", a[1], "--out", str(out)], 2, str(out), "is a file")
     assert (tmp_path / "file").read_text() == "not a folder"
@@ -413,6 +420,19 @@ def _limit_file_size(limit: int):
     return apply
 
 
+DISK_WORKER = """
+import contextlib, io, json, sys
+from kafka_rebalance.cli import main
+results = []
+for argv in json.loads(sys.argv[1]):  # one process, one JVM: each case's error line on its own
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    results.append({"code": code, "err": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
 @pytest.mark.slow
 def test_a_full_disk_fails_with_exit_1_naming_the_output_and_keeps_the_old_set(jobs, tmp_path):
     """RLIMIT_FSIZE in a subprocess (writes past it fail with EFBIG, as on a full disk)."""
@@ -452,79 +472,101 @@ def test_a_full_disk_fails_with_exit_1_naming_the_output_and_keeps_the_old_set(j
         "offsets": ["--records", str(big)],
         "lag": ["--offsets", str(tmp_path / "bo"), "--log-end", str(leo)],
     }
-    for job, argv in cases.items():
-        out = jobs[0][job][2]
-        before = snapshot_of(out)
-        cmd = ["pipeline", job, *argv, "--out", str(out), "--master", "local[1]"]
-        proc = subprocess.run(
-            [sys.executable, "-m", "kafka_rebalance", *cmd],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            preexec_fn=_limit_file_size(512 * 1024),
-            cwd=tmp_path,
-        )
-        lines = proc.stderr.strip().splitlines()
-        assert proc.returncode == 1 and len(lines) == 1, (job, proc.stderr[-3000:])
+    cmds = [
+        ["pipeline", job, *argv, "--out", str(jobs[job][2]), "--master", "local[1]"]
+        for job, argv in cases.items()
+    ]
+    before = {job: snapshot_of(jobs[job][2]) for job in cases}
+    proc = subprocess.run(
+        [sys.executable, "-c", DISK_WORKER, json.dumps(cmds)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_limit_file_size(512 * 1024),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0 and proc.stderr.strip() == "", proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for job, res in zip(cases, results, strict=True):
+        out = jobs[job][2]
+        lines = res["err"].strip().splitlines()
+        assert res["code"] == 1 and len(lines) == 1, (job, res["err"][-3000:])
         # the offsets job fails writing its output; lag fails earlier, in Spark's shuffle files
         where = str(out) if job == "offsets" else f"Spark's local files in {tempfile.gettempdir()}"
         assert where in lines[0] and "File too large" in lines[0], (job, lines[0])
-        assert "Traceback" not in proc.stderr
-        assert snapshot_of(out) == before, job
+        assert "Traceback" not in res["err"]
+        assert snapshot_of(out) == before[job], job
         assert [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")] == []
 
 
 # ---- kills: the old set or the new, never a mix; the next run cleans up ---------------------
 
-WORKER = """
-import json, sys
-from pathlib import Path
+KILL_WORKER = """
+import json, os, signal, sys
 from kafka_rebalance.cli import main
+from kafka_rebalance.pipeline import swap
 from kafka_rebalance.pipeline.session import get_spark
-runs = json.loads(sys.argv[1])
+runs, (kill_job, when) = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+real, current = swap.exchange, [None]
+
+
+def exchange(a, b):  # the switch of a complete staged set: SIGKILL to the group just around it
+    if current[0] == kill_job and when == "before":
+        os.killpg(0, signal.SIGKILL)
+    done = real(a, b)
+    if current[0] == kill_job and when == "after":
+        os.killpg(0, signal.SIGKILL)
+    return done
+
+
+swap.exchange = exchange
 get_spark("local[1]", 2)
-Path(sys.argv[2]).write_text("ready")
-i = 1
-while True:
-    for a, b in runs:
-        assert main(["pipeline", *(b if i % 2 else a)]) == 0
-    i += 1
+for i, argv in enumerate(runs):
+    current[0] = i
+    assert main(["pipeline", *argv]) == 0
 """
 
 
+def hidden_beside(o: Path) -> list[str]:
+    return [p.name for p in o.parent.iterdir() if p.name.startswith(f".{o.name}.")]
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_sigkill_at_random_moments_leaves_one_runs_outputs_and_the_next_run_cleans(
-    spark, jobs, tmp_path
+@pytest.mark.parametrize("seed", KILL_SEEDS)
+def test_sigkill_at_a_seeded_moment_leaves_one_runs_outputs_and_the_next_run_cleans(
+    spark, jobs, tmp_path, seed
 ):
-    out, loop_s = jobs
-    runs = [(a, b) for a, b, *_ in out.values()]
-    leftovers = 0
-    for seed in KILL_SEEDS:
-        ready = tmp_path / f"ready-{seed}"
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps(runs), str(ready)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # its JVM and Python workers are in its group: all are killed
-        )
-        try:
-            deadline = time.monotonic() + 300
-            while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert ready.exists(), f"worker did not start (exit {proc.poll()})"
-            time.sleep(random.Random(seed).uniform(0.0, loop_s))
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=60)
-        for job, (_a, _b, o, ta, tb) in out.items():
-            assert tags(job, o) in ({ta}, {tb}), (seed, job, tags(job, o))
-            leftovers += sum(1 for p in o.parent.iterdir() if p.name.startswith(f".{o.name}."))
-    # the next run of each job removes what the killed runs left, and publishes its own set
-    for job, (a, _b, o, ta, _tb) in out.items():
-        assert main(["pipeline", *a]) == 0
-        assert tags(job, o) == {ta}
-        hidden = [p.name for p in o.parent.iterdir() if p.name.startswith(f".{o.name}.")]
-        hidden += [p.name for p in o.iterdir() if p.name.startswith(".")]
-        assert hidden == [], (job, hidden)
-    print(f"kills: {len(KILL_SEEDS)}, hidden leftovers found after them: {leftovers}")
+    """One worker (one JVM) runs every job's run B; the seed picks the job and whether the
+    SIGKILL (to its whole process group, JVM included) comes just before or just after the switch.
+    Jobs before it hold B's set, jobs after it A's, the killed one either; nothing is mixed."""
+    names = list(jobs)
+    rng = random.Random(seed)
+    kill_job, when = rng.randrange(len(names)), rng.choice(["before", "after"])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            KILL_WORKER,
+            json.dumps([jobs[n][1] for n in names]),
+            json.dumps([kill_job, when]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,  # its JVM and Python workers are in its group: all are killed
+    )
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-3000:])
+    for i, job in enumerate(names):
+        _a, _b, o, ta, tb = jobs[job]
+        want = [{tb}] if i < kill_job else [{ta}] if i > kill_job else [{ta}, {tb}]
+        assert tags(job, o) in want, (seed, job, tags(job, o))
+        if i != kill_job:
+            assert hidden_beside(o) == [], (job, hidden_beside(o))
+    # the next run of the killed job removes what the kill left, and publishes its own set
+    a, _b, o, ta, _tb = jobs[names[kill_job]]
+    left = hidden_beside(o)
+    assert main(["pipeline", *a]) == 0
+    assert tags(names[kill_job], o) == {ta}
+    hidden = hidden_beside(o) + [p.name for p in o.iterdir() if p.name.startswith(".")]
+    assert hidden == [], (names[kill_job], hidden)
+    print(f"killed {names[kill_job]} {when} its switch; hidden leftovers found after it: {left}")
