@@ -350,7 +350,14 @@ def test_output_under_a_file_is_exit_2_naming_the_path(spark, jobs, capsys, tmp_
     (tmp_path / "file").write_text("not a folder")
     a = jobs["sweep"][0]
     out = tmp_path / "file" / "sweep"
-    one_error(capsys, ["pipeline", "sweep", a[1], "--out", str(out)], 2, str(out), "is a file")
+    one_error(
+        capsys,
+        ["pipeline", "sweep", a[1], "--out", str(out)],
+        2,
+        "--out",
+        str(out),
+        "is not a folder",
+    )
     assert (tmp_path / "file").read_text() == "not a folder"
 
 
