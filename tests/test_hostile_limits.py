@@ -469,7 +469,7 @@ CASES: dict[str, Case] = {
     "report-timeline-object": Case(
         "report",
         {"rebalances": 1, "unavailable_partition_ms": 0, "records": {}, "timeline": {"a": 1}},
-        ("wrong type",),
+        ("field 'timeline'", '{"a": 1}'),
     ),
     "report-not-an-output": Case("report", {"what": 1}, ("not an output of kafka-rebalance",)),
     # election JSON and the reset-offsets CSV: refused before any connection is tried

@@ -220,3 +220,26 @@ def test_the_page_never_scrolls_sideways(outputs, tmp_path, capsys):
         assert m["innerwidth"] == width and m["rendered"] == m["expected"]
         assert m["scrollwidth"] <= m["innerwidth"], m  # no horizontal scroll
         screenshot_at(page, tmp_path / "profile", shots / f"report-{width}px.png", width, 2400)
+
+
+def test_a_wrong_typed_field_of_a_recognised_output_is_named_with_its_value(tmp_path):
+    """A hand-edited simulate result whose timeline is an object: the error names field and value."""
+    from kafka_rebalance.errors import InputError
+    from kafka_rebalance.report.build import write_report
+    from kafka_rebalance.report.trace import failing_field
+
+    doc = {"rebalances": 1, "unavailable_partition_ms": 0, "records": {}, "timeline": {"a": 1}}
+    f = tmp_path / "sim.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as err:
+        write_report(f, tmp_path / "out" / "r.html")
+    assert err.value.field == "timeline" and '{"a": 1}' in err.value.message
+    assert str(f) in str(err.value.source)
+    assert not (tmp_path / "out").exists()
+
+    # the tracer names list elements and nested keys, and stays out of a build that succeeds
+    def build(d):
+        return [x["n"] + 1 for x in d["rows"]]
+
+    assert failing_field(build, {"rows": [{"n": 1}, {"n": "2"}]}) == ("rows[1].n", "2")
+    assert failing_field(build, {"rows": [{"n": 1}]}) is None

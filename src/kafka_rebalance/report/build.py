@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import textfmt
 from ..errors import InputError
+from ..fields import show
 from ..io_util import atomic_write_text, read_structured
 from .html import (
     RESOURCES,
@@ -24,6 +25,7 @@ from .html import (
     ownership_timeline_figure,
     render_html,
 )
+from .trace import failing_field
 
 REPORT_JSON = "report.json"
 PROTOCOL_LABELS = {
@@ -34,18 +36,27 @@ PROTOCOL_LABELS = {
 }
 
 
-def _shaped(path: Path, build: Callable[[], list[Section]]) -> list[Section]:
-    """`build()`'s sections of the file at `path`; a recognised output whose fields have the wrong
-    types (a hand-edited result) is the user's input error naming the file, not a traceback."""
+def _shaped(path: Path, doc: Any, build: Callable[[Any], list[Section]]) -> list[Section]:
+    """`build(doc)`'s sections of the file at `path`; a recognised output whose fields have the
+    wrong types (a hand-edited result) is the user's input error naming the file, the field and
+    its value (found by building again over a traced copy), not a traceback."""
     try:
-        return build()
+        return build(doc)
     except InputError as exc:
         # the sections carry the file's short name; an error names the path the user gave
         raise InputError(exc.message, source=str(path), field=exc.field) from None
     except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
+        where = failing_field(build, doc)
+        if where is None:
+            raise InputError(
+                f"a field has the wrong type or is missing ({type(exc).__name__}: {exc})",
+                source=str(path),
+            ) from None
+        field, value = where
         raise InputError(
-            f"a field has the wrong type or is missing ({type(exc).__name__}: {exc})",
+            f"unexpected value {show(value)} ({type(exc).__name__}: {exc})",
             source=str(path),
+            field=field,
         ) from None
 
 
@@ -479,10 +490,10 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
                 unread.append(name)
             elif kind == "report":
                 sections += _shaped(
-                    f, lambda: build_sections(doc, name, note_missing=f.name == REPORT_JSON)
+                    f, doc, lambda d: build_sections(d, name, note_missing=f.name == REPORT_JSON)
                 )
             else:
-                sections += _shaped(f, lambda: sections_for(doc, name))
+                sections += _shaped(f, doc, lambda d: sections_for(d, name))
         if not sections:
             raise InputError(
                 "no kafka-rebalance output found: expected report.json or JSON outputs of the "
@@ -504,7 +515,9 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
             raise InputError("expected a JSON object", source=str(doc_path))
         if doc_path.name == REPORT_JSON or kind_of(doc) == "report":
             sections = _shaped(
-                doc_path, lambda: build_sections(doc, str(doc_path), doc_path.name == REPORT_JSON)
+                doc_path,
+                doc,
+                lambda d: build_sections(d, str(doc_path), doc_path.name == REPORT_JSON),
             )
             title = doc.get("title") or title
             subtitle = doc.get("subtitle") or ""
@@ -515,7 +528,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> Path:
                 else doc_path.with_name(doc_path.stem + ".report.html")
             )
         else:
-            sections = _shaped(doc_path, lambda: sections_for(doc, doc_path.name))
+            sections = _shaped(doc_path, doc, lambda d: sections_for(d, doc_path.name))
             subtitle = str(doc_path)
             default = doc_path.with_name(doc_path.stem + ".report.html")
         target = Path(out) if out else default
