@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .errors import InputError
-from .io_util import _TEMP, _fsync_dir, clean_stale, temp_name, write_files  # noqa: F401 - re-exported
+from .io_util import _TEMP, clean_stale, fsync_dir, temp_name, write_files  # noqa: F401 - re-exported
 
 # -- checking output paths before any work -------------------------------------------------
 
@@ -184,16 +184,16 @@ def publish_folder(stage: Path, target: str | os.PathLike) -> None:
     t = Path(target)
     if not t.exists():
         os.replace(stage, t)
-        _fsync_dir(t.parent)
+        fsync_dir(t.parent)
         return
     if _exchange(stage, t):
-        _fsync_dir(t.parent)
+        fsync_dir(t.parent)
         shutil.rmtree(stage, ignore_errors=True)  # now holds the old folder
         return
     old = temp_name(t, "old")
     os.replace(t, old)
     os.replace(stage, t)
-    _fsync_dir(t.parent)
+    fsync_dir(t.parent)
     shutil.rmtree(old, ignore_errors=True)
 
 

@@ -442,7 +442,8 @@ def _drop_created(created: list[Path]) -> None:
             break
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable (best effort: some file systems refuse)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -549,7 +550,7 @@ def write_files(
     for gone in removes:
         gone.unlink(missing_ok=True)
     for folder in dict.fromkeys(t.parent for _, t in [*temps, *((r, r) for r in removes)]):
-        _fsync_dir(folder)
+        fsync_dir(folder)
     if journal is not None:
         journal.unlink(missing_ok=True)
 
@@ -596,4 +597,4 @@ def write_file_with(path: str | os.PathLike, write: Callable[[str], object]) -> 
             if name is None or _TEMP.match(Path(os.fsdecode(name)).name):
                 raise named_os_error(exc, target) from None
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)

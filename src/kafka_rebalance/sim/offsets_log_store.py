@@ -44,6 +44,7 @@ from ..group.records import (
     RecordDecodeError,
     encode_record,
 )
+from ..io_util import fsync_dir
 from ..model import TopicMetadata
 
 MAGIC = b"KRLOG\x00\x01\n"
@@ -117,19 +118,6 @@ def scan(data: bytes) -> tuple[list[LogEntry], int, str]:
     return out, pos, ""
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class OffsetsLogStore:
     """Append-only log file with per-record CRC, torn-tail recovery and atomic compaction."""
 
@@ -156,7 +144,7 @@ class OffsetsLogStore:
                 fh.write(MAGIC)
                 fh.flush()
                 os.fsync(fh.fileno())
-            _fsync_dir(p.parent)
+            fsync_dir(p.parent)
             return cls(p, [], Recovery(0, 0, ""), fsync)
         data = p.read_bytes()
         entries, valid, reason = scan(data)
@@ -264,7 +252,7 @@ class OffsetsLogStore:
             os.fsync(fh.fileno())
         self._fh.close()
         os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self._entries = kept
         self._fh = open(self.path, "ab")
         return stats
