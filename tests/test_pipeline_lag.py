@@ -564,15 +564,18 @@ def test_lag_job_end_to_end(spark, tmp_path):
     pd.DataFrame(c_rows).to_parquet(offsets_dir / "commits.parquet", index=False)
     leo = pd.DataFrame(
         {
-            "ts": [ts(1000 * i) for i in range(11)] + [None],
-            "topic": ["t"] * 12,
-            "partition": [0] * 12,
-            "log_end_offset": [100 * i + 50 for i in range(11)] + [5],
+            "ts": [ts(1000 * i) for i in range(11)] + [None, ts(5), ts(6)],
+            "topic": ["t"] * 14,
+            "partition": [0] * 12 + [-1, 0],
+            "log_end_offset": [100 * i + 50 for i in range(11)] + [5, 7, -3],
         }
     )
     leo.to_parquet(tmp_path / "leo.parquet", index=False)
     summary = run_lag(spark, str(offsets_dir), str(tmp_path / "leo.parquet"), str(tmp_path / "out"))
-    assert summary["quarantined"] == 1
+    # a null ts, a negative partition and a negative log end offset: each quarantined, with why
+    assert summary["quarantined"] == 3
+    q = pd.read_parquet(tmp_path / "out" / "quarantine.parquet")
+    assert sorted(q["reason"]) == ["negative log_end_offset", "negative partition", "null ts"]
     assert summary["groups"]["fast"]["status"] == "OK"
     assert summary["groups"]["slow"]["status"] == "WARN"
     assert summary["groups"]["slow"]["total_lag"] == 1050 - 100

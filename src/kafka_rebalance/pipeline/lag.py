@@ -213,18 +213,23 @@ def run_lag(
         order_col.alias("order"),
     )
     part = F.col("partition").try_cast("int")
+    leo_value = F.col("log_end_offset").cast("long")
     bad_leo = (
         F.col("ts").isNull()
         | F.col("topic").isNull()
         | part.isNull()
-        | F.col("log_end_offset").isNull()
+        | (part < 0)
+        | leo_value.isNull()
+        | (leo_value < 0)
     )
     reason = (
         F.when(F.col("ts").isNull(), F.lit("null ts"))
         .when(F.col("topic").isNull(), F.lit("null topic"))
         .when(F.col("partition").isNull(), F.lit("null partition"))
         .when(part.isNull(), F.lit("partition out of range"))
-        .otherwise(F.lit("null log_end_offset"))
+        .when(part < 0, F.lit("negative partition"))
+        .when(leo_value.isNull(), F.lit("null log_end_offset"))
+        .otherwise(F.lit("negative log_end_offset"))
     )
     quarantine = quarantine_rows(leo_raw, bad_leo, "log_end", reason)
     bad_commit = (
