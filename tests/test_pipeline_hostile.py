@@ -361,6 +361,22 @@ def test_output_under_a_file_is_exit_2_naming_the_path(spark, jobs, capsys, tmp_
     assert (tmp_path / "file").read_text() == "not a folder"
 
 
+def test_a_file_that_is_not_parquet_names_the_cause_not_py4j(spark, capsys, tmp_path):
+    """Garbage named .parquet: the error says why (Parquet's magic number), not py4j's "An error
+    occurred while calling o44.parquet" (issue 17 class 11)."""
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(bytes(range(256)) * 8)
+    out = tmp_path / "o"
+    one_error(
+        capsys,
+        ["pipeline", "offsets", "--records", str(bad), "--out", str(out)],
+        2,
+        str(bad),
+        "is not a Parquet file",
+    )
+    assert not out.exists()
+
+
 # ---- one set per run: the switch, its fallback, leftovers ------------------------------------
 
 

@@ -167,9 +167,7 @@ def read_parquet(
             spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         df = spark.read.parquet(p)
     except Exception as exc:  # AnalysisException and friends: unreadable input
-        raise InputError(
-            f"cannot read {what} as Parquet: {str(exc).splitlines()[0]}", source=p
-        ) from None
+        raise InputError(f"cannot read {what} as Parquet: {root_cause(exc)}", source=p) from None
     from pyspark.sql import functions as F
 
     if nanos:
@@ -272,6 +270,20 @@ def empty_quarantine(spark):
 
     schema = StructType([StructField(c, StringType(), False) for c in QUARANTINE_COLUMNS])
     return spark.createDataFrame([], schema)
+
+
+def root_cause(exc: BaseException) -> str:
+    """The innermost cause's message of a Spark/py4j error ("... is not a Parquet file. Expected
+    magic number at tail ..."), not py4j's opaque "An error occurred while calling o44.parquet"."""
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines()]
+    causes = [ln[len("Caused by:") :].strip() for ln in lines if ln.startswith("Caused by:")]
+    if causes:
+        last = causes[-1]
+        # "java.lang.RuntimeException: message": the message, without the Java class
+        head, sep, rest = last.partition(": ")
+        return rest if sep and "." in head and " " not in head else last
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def quarantine_rows(df, condition, source: str, reason_col):
