@@ -12,8 +12,9 @@ Cases (each job in a fresh process, so each gets its own JVM and Spark session):
   offsets     10 M `__consumer_offsets` records (offset commits, 0.1% tombstones, 0.05% corrupt,
               plus group metadata records), local[2]; goal > 200 k records/s
   sweep       N simulations (classic/consumer x assignors x static, seeds) on local[1] and local[2]
-  --cluster   the offsets job on a standalone cluster (a master and one 2-core worker on 127.0.0.1,
-              tests/spark_cluster.py) and on local[2], alternating, same input; prints the ratio
+  --cluster   the offsets job on a standalone cluster (a master and --workers N workers of 2/N
+              cores, default one 2-core worker, on 127.0.0.1, tests/spark_cluster.py) and on
+              local[2], alternating, same input; prints the ratio
 
 Inputs are generated with numpy/pyarrow (not Spark), once, under --data (default /tmp). Wall
 times include reading the input and writing every output; not JVM start-up.
@@ -345,7 +346,9 @@ def cluster_vs_local(args) -> int:
         info = gen_records(recs, args.records)
         (recs / "_info.json").write_text(json.dumps(info))
     home = Path(tempfile.mkdtemp(prefix="bench-spark-cluster-"))
-    cluster = spark_cluster.start(home, cores=2, memory="4g")
+    cores = args.worker_cores or max(1, 2 // args.workers)
+    cluster = spark_cluster.start(home, cores=cores, memory="4g", workers=args.workers)
+    print(f"standalone: {args.workers} worker(s) of {cores} core(s)", file=sys.stderr)
     times: dict[str, list[float]] = {"local[2]": [], "standalone": []}
     phases: dict[str, list] = {"local[2]": [], "standalone": []}
     try:
@@ -397,6 +400,8 @@ def main() -> int:
     ap.add_argument(
         "--cluster", action="store_true", help="offsets on a standalone cluster vs local[2]"
     )
+    ap.add_argument("--workers", type=int, default=1, help="--cluster: workers (default 1)")
+    ap.add_argument("--worker-cores", type=int, help="--cluster: cores per worker (default 2/N)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)
@@ -407,6 +412,10 @@ def main() -> int:
         summary = child(args.child, args)
         print(json.dumps(summary, default=str))
         return 0
+    if args.workers < 1 or (args.worker_cores is not None and args.worker_cores < 1):
+        ap.error(
+            f"--workers/--worker-cores: must be at least 1, got {args.workers}/{args.worker_cores}"
+        )
     if args.cluster:
         return cluster_vs_local(args)
 

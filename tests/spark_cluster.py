@@ -94,7 +94,8 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def start(home: Path, cores: int = 2, memory: str = "2g") -> SparkCluster:
+def start(home: Path, cores: int = 2, memory: str = "2g", workers: int = 1) -> SparkCluster:
+    """A master and `workers` workers of `cores` cores each (instances 1..workers of spark-daemon)."""
     home.mkdir(parents=True, exist_ok=True)
     daemon = str(SPARK_HOME / "sbin" / "spark-daemon.sh")
     port = _free_port()
@@ -120,26 +121,34 @@ def start(home: Path, cores: int = 2, memory: str = "2g") -> SparkCluster:
         timeout=60,
     )
     url = f"spark://127.0.0.1:{port}"
-    worker = [daemon, "start", worker_cls, "1", "--host", "127.0.0.1", "--cores", str(cores)]
-    worker += ["--memory", memory, "--webui-port", str(_free_port()), url]
     executor_only = None
     if _can_unshare():
         executor_only = home / "executor-only"
         executor_only.mkdir()
-        script = f'mount -t tmpfs none "{executor_only}" && exec "$@"'
-        worker = ["unshare", "-rm", "sh", "-c", script, "sh", *worker]
-    subprocess.run(worker, env=env, check=True, capture_output=True, timeout=60)
-    pids = [
-        int((home / "pids" / f"spark-{ident}-{cls}-1.pid").read_text())
-        for cls in (master_cls, worker_cls)
-    ]
+    pid_file = home / "pids" / f"spark-{ident}-{master_cls}-1.pid"
+    pids = [int(pid_file.read_text())]
+    try:
+        for n in range(1, workers + 1):
+            worker = [daemon, "start", worker_cls, str(n), "--host", "127.0.0.1"]
+            worker += ["--cores", str(cores), "--memory", memory]
+            worker += ["--webui-port", str(_free_port()), url]
+            if executor_only is not None:  # each worker its own namespace: its own private tmpfs
+                script = f'mount -t tmpfs none "{executor_only}" && exec "$@"'
+                worker = ["unshare", "-rm", "sh", "-c", script, "sh", *worker]
+            subprocess.run(worker, env=env, check=True, capture_output=True, timeout=60)
+            pid_file = home / "pids" / f"spark-{ident}-{worker_cls}-{n}.pid"
+            pids.append(int(pid_file.read_text()))
+    except BaseException:  # nothing left running: stop what did start
+        SparkCluster(url, home, executor_only, pids).stop()
+        raise
     cluster = SparkCluster(url, home, executor_only, pids)
     log = home / "logs"
     deadline = time.monotonic() + 300  # minutes on a machine that is busy
     while time.monotonic() < deadline:  # the worker says so in its log once the master took it
-        if any(
+        registered = sum(
             "Successfully registered with master" in f.read_text() for f in log.glob("*Worker*.out")
-        ):
+        )
+        if registered >= workers:
             return cluster
         if not all(_alive(p) for p in pids):
             break
