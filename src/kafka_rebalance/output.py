@@ -8,8 +8,10 @@ from typing import Any
 
 from rich.console import Console
 
-# Progress, logs and tables for people go to stderr when stdout carries JSON.
-stderr = Console(stderr=True)
+# Progress, logs and tables for people go to stderr when stdout carries JSON. soft_wrap: a message
+# is one line however long (a path folded at the terminal's width breaks scripts and copy-paste);
+# tables still fit the width.
+stderr = Console(stderr=True, soft_wrap=True)
 
 
 def emit(obj: Any, fmt: str, table: Callable[[Console, Any], None] | None = None) -> None:
