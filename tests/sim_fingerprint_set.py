@@ -1,0 +1,144 @@
+"""The simulator's fingerprint set: scenarios whose event logs and summaries must stay byte for byte.
+
+Issue 20 lets the simulator get faster only if every run stays exactly what the reference
+(per-message) path gives. Each scenario here is run with its event log kept; its fingerprint is
+the SHA-256 of the canonical JSON of the event log and the summary. `tests/sim_fingerprints.json`
+holds the reference values; `tests/test_sim_fingerprints.py` checks them.
+
+    python tests/sim_fingerprint_set.py            # print every fingerprint, mark the changed ones
+    python tests/sim_fingerprint_set.py --update   # rewrite sim_fingerprints.json
+
+Update only for a deliberate change of behaviour (a fidelity fix), never for a speed-up: say
+which scenarios changed and why in the commit message.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+FINGERPRINTS = Path(__file__).resolve().parent / "sim_fingerprints.json"
+EXAMPLES = ("rolling-restart", "crash", "coordinator-failover", "partition-growth", "scale-out")
+
+
+def rolling(members: int, assignors: list[str], **group: Any) -> dict:
+    """The bench's rolling restart (bench/simulate.py) at a small size."""
+    every = 10_000
+    return {
+        "name": f"rolling-{'-'.join(assignors)}",
+        "seed": 1,
+        "duration_ms": 60_000 + members * every + 30_000,
+        "group": {"id": "bench", "assignors": assignors, **group},
+        "topics": [{"name": "t", "partitions": 10 * members, "produce_rate": 10.0 * members}],
+        "members": {"count": members, "processing_ms_per_record": 0.1},
+        "simulation": {"poll_idle_ms": 5000, "lag_sample_ms": 60_000},
+        "events": [
+            {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 5_000, "every_ms": every}
+        ],
+    }
+
+
+def day(minutes: int = 20) -> dict:
+    """bench/simulate.py's day case, shortened: a crash, a restart and a coordinator failover."""
+    m = 60_000
+    return {
+        "name": "day",
+        "seed": 1,
+        "duration_ms": minutes * m,
+        "group": {"id": "bench-day", "assignors": ["cooperative-sticky"]},
+        "topics": [{"name": "t", "partitions": 40, "produce_rate": 400}],
+        "members": {"count": 12, "processing_ms_per_record": 0.5},
+        "simulation": {"poll_idle_ms": 5000, "lag_sample_ms": 60_000},
+        "events": [
+            {"at_ms": 4 * m + 1234, "kind": "crash", "member": "m7"},
+            {"at_ms": 6 * m, "kind": "restart", "member": "m7", "down_ms": 0},
+            {"at_ms": 10 * m, "kind": "coordinator_failover", "down_ms": 5000},
+        ],
+    }
+
+
+def scenarios() -> Iterator[tuple[str, dict]]:
+    """(name, scenario document) for every member of the set."""
+    import yaml
+
+    for ex in EXAMPLES:
+        doc = yaml.safe_load((ROOT / "examples" / f"{ex}.yaml").read_text())
+        for seed in (1, 7):
+            d = copy.deepcopy(doc)
+            d["seed"] = seed
+            yield f"example-{ex}-seed{seed}", d
+            c = copy.deepcopy(d)
+            c["protocol"] = "consumer"
+            c["group"].pop("assignors", None)
+            c["group"].pop("static_membership", None)
+            yield f"example-{ex}-consumer-seed{seed}", c
+    n = 12
+    yield "rolling-range", rolling(n, ["range"])
+    yield "rolling-roundrobin", rolling(n, ["roundrobin"])
+    yield "rolling-sticky", rolling(n, ["sticky"])
+    yield "rolling-cooperative-sticky", rolling(n, ["cooperative-sticky"])
+    yield "rolling-static-range", rolling(n, ["range"], static_membership=True)
+    yield "rolling-static-cooperative", rolling(n, ["cooperative-sticky"], static_membership=True)
+    cons = rolling(n, ["range"])
+    cons["protocol"] = "consumer"
+    cons["group"].pop("assignors")
+    yield "rolling-consumer-uniform", cons
+    cons_range = copy.deepcopy(cons)
+    cons_range["group"]["server_assignor"] = "range"
+    yield "rolling-consumer-range", cons_range
+    big = 40
+    yield "rolling-range-40", rolling(big, ["range"])
+    yield "rolling-cooperative-sticky-40", rolling(big, ["cooperative-sticky"])
+    yield "rolling-static-range-40", rolling(big, ["range"], static_membership=True)
+    cons = rolling(big, ["range"])
+    cons["protocol"] = "consumer"
+    cons["group"].pop("assignors")
+    yield "rolling-consumer-uniform-40", cons
+    yield "day-cooperative", day()
+    d = day()
+    d["group"]["assignors"] = ["range"]
+    d["seed"] = 7
+    yield "day-eager-seed7", d
+    d = day()
+    d["protocol"] = "consumer"
+    d["group"].pop("assignors")
+    yield "day-consumer", d
+
+
+def fingerprint(doc: dict) -> str:
+    from kafka_rebalance.sim.api import simulate
+
+    res = simulate(doc, collect_events=True)
+    h = hashlib.sha256()
+    for ev in res.events:
+        h.update(json.dumps(ev, sort_keys=True, separators=(",", ":")).encode())
+        h.update(b"\n")
+    h.update(json.dumps(res.summary, sort_keys=True, separators=(",", ":")).encode())
+    h.update(f"\n{res.simulated_events}".encode())
+    return h.hexdigest()
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT / "src"))
+    known = json.loads(FINGERPRINTS.read_text()) if FINGERPRINTS.exists() else {}
+    got = {}
+    changed = 0
+    for name, doc in scenarios():
+        got[name] = fingerprint(doc)
+        mark = "" if known.get(name) == got[name] else "  CHANGED"
+        changed += bool(mark)
+        print(f"{name:45} {got[name][:16]}{mark}", flush=True)
+    if "--update" in argv:
+        FINGERPRINTS.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {FINGERPRINTS}")
+    return 0 if "--update" in argv or not changed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
