@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_rebalance.group.classic_member import ClassicGroupSnapshot, MemberSnapshot
 from kafka_rebalance.group.records import (
     GroupMetadataKey,
     GroupMetadataRecord,
@@ -21,7 +22,9 @@ from kafka_rebalance.group.records import (
     encode_key,
     encode_record,
     encode_value,
+    group_metadata_record,
     group_metadata_tombstone,
+    group_metadata_value,
     offset_commit_record,
     offset_commit_tombstone,
 )
@@ -305,3 +308,34 @@ def test_every_truncation_of_group_metadata_raises(version):
     for cut in range(len(value)):
         with pytest.raises(RecordDecodeError):
             decode_record(h("0002", "0001 67"), value[:cut])
+
+
+def test_group_metadata_value_takes_the_selected_protocols_metadata_and_the_callers_bytes():
+    """One builder serves the simulator's coordinator and its offsets store: only the member bytes differ."""
+    members = (
+        MemberSnapshot(
+            "m1", "i1", "c1", 30_000, 10_000, (("range", "r1"), ("sticky", "s1")), (1, 2)
+        ),
+        MemberSnapshot("m2", None, "c2", 40_000, 12_000, (("range", "r2"),), None),
+    )
+    snap = ClassicGroupSnapshot("g", None, 5, "sticky", "m1", 1234, members)
+    seen: list[object] = []
+
+    def subscription(meta: object) -> bytes:
+        seen.append(meta)
+        return b"" if meta is None else str(meta).encode()
+
+    value = group_metadata_value(snap, subscription, lambda a: bytes(a or ()))
+    assert seen == ["s1", None]  # m2 has no "sticky" metadata
+    assert value == GroupMetadataValue(
+        "consumer",  # a snapshot without a protocol type is written as "consumer"
+        5,
+        "sticky",
+        "m1",
+        (
+            MemberMetadata("m1", "c1", "/127.0.0.1", 10_000, b"s1", b"\x01\x02", 30_000, "i1"),
+            MemberMetadata("m2", "c2", "/127.0.0.1", 12_000, b"", b"", 40_000, None),
+        ),
+        1234,
+    )
+    assert decode_record(*encode_record(group_metadata_record("g", value))).value == value

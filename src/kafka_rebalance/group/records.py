@@ -28,7 +28,8 @@ API:
     decode_key(key) / decode_value(record_type, value)
     encode_record(record) -> (key_bytes, value_bytes | None)
     encode_key(key) / encode_value(value)
-    offset_commit_record(...), group_metadata_record(...), *_tombstone(...):
+    offset_commit_record(...), group_metadata_record(...), *_tombstone(...),
+    group_metadata_value(snapshot, subscription, assignment):
         build records with the versions the coordinator writes today
         (key v1 / value v3, value v1 when an expire timestamp is set;
         GroupMetadataKey v2 / value v3).
@@ -37,7 +38,12 @@ API:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .classic_member import ClassicGroupSnapshot
 
 OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
 OFFSET_COMMIT_VALUE_VERSIONS = (0, 1, 2, 3, 4)
@@ -180,6 +186,46 @@ def offset_commit_tombstone(group: str, topic: str, partition: int) -> OffsetCom
 
 def group_metadata_record(group: str, value: GroupMetadataValue) -> GroupMetadataRecord:
     return GroupMetadataRecord(GroupMetadataKey(group), value)
+
+
+def group_metadata_value(
+    snap: ClassicGroupSnapshot,
+    subscription: Callable[[Any], bytes],
+    assignment: Callable[[Any], bytes],
+    client_host: str = "/127.0.0.1",
+) -> GroupMetadataValue:
+    """GroupMetadataValue as the coordinator writes it from a classic group's snapshot.
+
+    Callers differ only in how a member's state becomes bytes: `subscription` gets the
+    member's metadata for the selected protocol (None when it has none), `assignment`
+    the member's assignment as the snapshot holds it.
+    """
+    members = []
+    for m in snap.members:
+        selected = None
+        for name, meta in m.protocols:
+            if name == snap.protocol_name:
+                selected = meta
+        members.append(
+            MemberMetadata(
+                m.member_id,
+                m.client_id,
+                client_host,
+                m.session_timeout_ms,
+                subscription(selected),
+                assignment(m.assignment),
+                m.rebalance_timeout_ms,
+                m.group_instance_id,
+            )
+        )
+    return GroupMetadataValue(
+        snap.protocol_type or "consumer",
+        snap.generation_id,
+        snap.protocol_name,
+        snap.leader,
+        tuple(members),
+        snap.state_timestamp_ms,
+    )
 
 
 def empty_group_metadata_record(
