@@ -42,11 +42,11 @@ from ..group.offset_messages import (
 from ..group.offsets import OffsetStore, commit_offsets, expire_offsets, fetch_offsets
 from ..group.records import (
     GroupMetadataValue,
-    MemberMetadata,
     OffsetCommitRecord,
     decode_record,
     encode_record,
     group_metadata_record,
+    group_metadata_value,
 )
 from ..model import TopicPartition as MTP
 
@@ -342,29 +342,6 @@ class SimCluster:
 
 def _group_value(snap: Any) -> GroupMetadataValue:
     """GroupMetadataValue as the coordinator writes it (metadata of the selected protocol, assignment bytes)."""
-    members = []
-    for m in snap.members:
-        sub = b""
-        for name, meta in m.protocols:
-            if name == snap.protocol_name:
-                sub = meta
-        members.append(
-            MemberMetadata(
-                m.member_id,
-                m.client_id,
-                "/127.0.0.1",
-                m.session_timeout_ms,
-                sub,
-                m.assignment or b"",
-                m.rebalance_timeout_ms,
-                m.group_instance_id,
-            )
-        )
-    return GroupMetadataValue(
-        snap.protocol_type or "consumer",
-        snap.generation_id,
-        snap.protocol_name,
-        snap.leader,
-        tuple(members),
-        snap.state_timestamp_ms,
+    return group_metadata_value(
+        snap, lambda meta: b"" if meta is None else meta, lambda a: a or b""
     )

@@ -26,11 +26,11 @@ from ..group.classic_group import ClassicGroupSnapshot, MemberSnapshot
 from ..group.offsets import rebuild_from_records
 from ..group.records import (
     GroupMetadataValue,
-    MemberMetadata,
     OffsetsRecord,
     decode_record,
     encode_record,
     group_metadata_record,
+    group_metadata_value,
     offset_commit_record,
 )
 from ..model import TopicPartition
@@ -94,41 +94,21 @@ class SimOffsetsStore:
 
 
 def _group_value(snap: ClassicGroupSnapshot, tps: Sequence[TopicPartition]) -> GroupMetadataValue:
-    """GroupMetadataValue as the coordinator writes it: each member's metadata for the selected protocol."""
-    members = []
-    for m in snap.members:
-        meta = None
-        for name, md in m.protocols:
-            if name == snap.protocol_name:
-                meta = md
-        sub = b""
-        if meta is not None:
-            sub = encode_subscription(
-                WireSubscription(
-                    tuple(meta.topics), None, tuple(meta.owned), meta.generation, meta.rack
-                )
-            )
-        assigned = tuple(tps[p] for p in (m.assignment or ()))
-        members.append(
-            MemberMetadata(
-                m.member_id,
-                m.client_id,
-                "/127.0.0.1",
-                m.session_timeout_ms,
-                sub,
-                encode_assignment(WireAssignment(assigned)),
-                m.rebalance_timeout_ms,
-                m.group_instance_id,
+    """GroupMetadataValue as the coordinator writes it, with ConsumerProtocol-encoded member bytes."""
+
+    def subscription(meta: Subscription | None) -> bytes:
+        if meta is None:
+            return b""
+        return encode_subscription(
+            WireSubscription(
+                tuple(meta.topics), None, tuple(meta.owned), meta.generation, meta.rack
             )
         )
-    return GroupMetadataValue(
-        snap.protocol_type or "consumer",
-        snap.generation_id,
-        snap.protocol_name,
-        snap.leader,
-        tuple(members),
-        snap.state_timestamp_ms,
-    )
+
+    def assignment(parts: Sequence[int] | None) -> bytes:
+        return encode_assignment(WireAssignment(tuple(tps[p] for p in (parts or ()))))
+
+    return group_metadata_value(snap, subscription, assignment)
 
 
 def _snapshot(
