@@ -36,6 +36,7 @@ from ..assign.protocol import (
     encode_subscription,
 )
 from ..assign.registry import get_assignor
+from ..assign.userdata import decode_sticky_user_data, encode_sticky_user_data
 from ..group.classic_messages import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -45,7 +46,7 @@ from ..group.classic_messages import (
     SyncGroupResponse,
 )
 from ..group.errors import Errors
-from ..model import GroupSpec, MemberSubscription, TopicMetadata
+from ..model import DEFAULT_GENERATION, GroupSpec, MemberSubscription, TopicMetadata
 from ..model import TopicPartition as MTP
 from .kafka_cluster import SimCluster, SimRecord
 
@@ -131,6 +132,9 @@ class SimConsumer:
         self.crashed = False
         self.closed = False
         self.rebalances = 0  # completed SyncGroups
+        # StickyAssignor's state in this consumer (onAssignment): its last assignment and generation,
+        # sent back as user data, because an eager member has revoked everything before it joins
+        self.sticky_memory: tuple[list[tuple[str, int]], int] | None = None
 
     # ------------------------------------------------------------------ confluent_kafka.Consumer
     def subscribe(
@@ -250,8 +254,11 @@ class SimConsumer:
 
     def _subscription(self) -> bytes:
         owned = tuple(MTP(t, p) for t, p in self.assigned) if self.cooperative else ()
+        user_data = None
+        if self.assignor == "sticky" and self.sticky_memory is not None:
+            user_data = encode_sticky_user_data(*self.sticky_memory)
         return encode_subscription(
-            WireSubscription(tuple(sorted(self.topics)), None, owned, self.generation, None)
+            WireSubscription(tuple(sorted(self.topics)), user_data, owned, self.generation, None)
         )
 
     def _join(self) -> None:
@@ -298,15 +305,22 @@ class SimConsumer:
         """The leader's job: run the assignor on every member's ConsumerProtocol subscription."""
         members = []
         wanted: set[str] = set()
+        sticky = (resp.protocol_name or self.assignor) == "sticky"
         for m in resp.members:
             sub = decode_subscription(m.metadata)
             wanted.update(sub.topics)
+            owned = tuple(sub.owned_partitions)
+            generation = sub.generation_id
+            if sticky:  # StickyAssignor.memberData reads both from its user data only
+                ud = decode_sticky_user_data(sub.user_data)
+                owned = tuple(MTP(t, p) for t, p in ud.partitions)
+                generation = DEFAULT_GENERATION if ud.generation is None else ud.generation
             members.append(
                 MemberSubscription(
                     m.member_id,
                     tuple(sub.topics),
-                    tuple(sub.owned_partitions),
-                    sub.generation_id,
+                    owned,
+                    generation,
                     sub.rack_id,
                     m.group_instance_id,
                 )
@@ -336,6 +350,8 @@ class SimConsumer:
             else []
         )
         self.rebalances += 1
+        if self.assignor == "sticky":
+            self.sticky_memory = (list(new), self.generation)
         self.phase = _Phase.STABLE
         self.last_heartbeat_ms = self.cluster.now_ms
         if self.cooperative:

@@ -92,6 +92,8 @@ class SimMember(RebalanceClient):
         self.last_poll = 0
         self.poll_token = 0
         self.next_autocommit = 0
+        self.joined_protocol = None
+        self.sticky_memory = None
         self.hb_base = 0
         self.hb_first = 0
         self.batch_rate = self.ms_per_record
@@ -115,6 +117,10 @@ class SimMember(RebalanceClient):
         self.member_id = ""
         self.generation = -1
         self.is_leader = False
+        self.joined_protocol = None
+        self.sticky_memory = (
+            None  # a new consumer instance: a new StickyAssignor, nothing assigned yet
+        )
         self.owned, self.positions = [], {}
         self.sent_offsets = {}
         self.rejoin_needed = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 
+from ..assign.userdata import encode_sticky_user_data
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
     HeartbeatRequest,
@@ -67,6 +68,8 @@ class RebalanceClient:
         "fetch_paused",
         "caught_up_from",
         "next_autocommit",
+        "joined_protocol",
+        "sticky_memory",
         "w",
     )
     w: MemberHost
@@ -101,6 +104,10 @@ class RebalanceClient:
     fetch_paused: bool
     caught_up_from: int
     next_autocommit: int
+    joined_protocol: str | None
+    # StickyAssignor's own state in this consumer instance (memberAssignment and generation, from
+    # onAssignment), as the user data subscriptionUserData() serializes; None until it is first assigned
+    sticky_memory: bytes | None
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -216,8 +223,21 @@ class RebalanceClient:
             tuple([tps[p] for p in owned_idx]),
             self.generation,
             self.rack,
-            owned_idx,
+            owned_idx=owned_idx,
         )
+
+    def _protocols(self) -> tuple[tuple[str, Subscription], ...]:
+        """ConsumerCoordinator.metadata(): one subscription per assignor, each with that assignor's
+        subscriptionUserData(); only StickyAssignor's carries anything the leader reads (an eager
+        member has revoked everything before it joins, so its user data is how it stays sticky)."""
+        sub = self._subscription()
+        memory = self.sticky_memory
+        if memory is None:
+            return tuple((a, sub) for a in self.w.sc.group.assignors)
+        sticky = Subscription(
+            sub.topics, sub.owned, sub.generation, sub.rack, memory, owned_idx=sub.owned_idx
+        )
+        return tuple((a, sticky if a == "sticky" else sub) for a in self.w.sc.group.assignors)
 
     def _prepare_join(self) -> None:
         w = self.w
@@ -263,8 +283,7 @@ class RebalanceClient:
         self.join_inflight = True
         self.rejoin_needed = False
         self.state = MemberState.PREPARING_REBALANCE
-        sub = self._subscription()
-        protocols = tuple((a, sub) for a in g.assignors)
+        protocols = self._protocols()
         req = JoinGroupRequest(
             self.client,
             self.member_id,
@@ -312,6 +331,7 @@ class RebalanceClient:
             # member reading it at once beats in phase, heartbeat.interval.ms apart from then on
             self.hb_first = self.hb_base = self.w.loop.now
             self.is_leader = r.leader == self.member_id
+            self.joined_protocol = r.protocol_name
             assignments = None
             if self.is_leader and not r.skip_assignment:
                 assignments = self.w.leader_assign(self, r)
@@ -390,6 +410,12 @@ class RebalanceClient:
             for p in done.revoked:
                 self.positions.pop(p, None)
         self.owned = list(done.owned)
+        if self.joined_protocol == "sticky":
+            # invokeOnAssignment -> StickyAssignor.onAssignment: the assignment as received, and the generation
+            tps = w.parts.tps
+            self.sticky_memory = encode_sticky_user_data(
+                [(tps[p].topic, tps[p].partition) for p in assignment], self.generation
+            )
         # ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit starting from now"
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         committed = w.parts.committed

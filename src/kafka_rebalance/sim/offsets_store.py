@@ -101,7 +101,7 @@ def _group_value(snap: ClassicGroupSnapshot, tps: Sequence[TopicPartition]) -> G
             return b""
         return encode_subscription(
             WireSubscription(
-                tuple(meta.topics), None, tuple(meta.owned), meta.generation, meta.rack
+                tuple(meta.topics), meta.user_data, tuple(meta.owned), meta.generation, meta.rack
             )
         )
 
@@ -123,7 +123,11 @@ def _snapshot(
                 (
                     v.protocol,
                     Subscription(
-                        tuple(ws.topics), tuple(ws.owned_partitions), ws.generation_id, ws.rack_id
+                        tuple(ws.topics),
+                        tuple(ws.owned_partitions),
+                        ws.generation_id,
+                        ws.rack_id,
+                        ws.user_data,
                     ),
                 ),
             )

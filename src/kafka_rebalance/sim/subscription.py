@@ -15,6 +15,10 @@ class Subscription:
     owned: tuple[TopicPartition, ...]
     generation: int
     rack: str | None
+    # the assignor's subscriptionUserData(): StickyAssignor's V1 bytes (its last assignment and generation),
+    # None for the others (the simulator leaves out CooperativeStickyAssignor's generation, which its
+    # leader reads from the protocol field instead)
+    user_data: bytes | None = None
     # the same owned partitions as the simulator's partition indices (a shortcut for the leader; not part
     # of the protocol: None when rebuilt from the offsets log, ignored by equality)
     owned_idx: tuple[int, ...] | None = field(default=None, compare=False)

@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..assign.registry import get_assignor
+from ..assign.userdata import decode_sticky_user_data
 from ..group.classic_messages import JoinGroupResponse
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
-from ..model import GroupSpec, MemberSubscription, TopicMetadata
+from ..model import DEFAULT_GENERATION, GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 from .coordinator import ClassicCoordinator
 from .engine import EventLoop
 from .host import SimCoordinator
@@ -266,8 +267,24 @@ class Simulation:
         owned_by: dict[
             int, str
         ] = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
+        sticky = name == "sticky"
         for jm in r.members:
             s = jm.metadata
+            if sticky:
+                # StickyAssignor.memberData: owned partitions and generation from the user data only
+                # (an eager member has revoked everything before it joins; none: a new consumer)
+                ud = decode_sticky_user_data(s.user_data)
+                subs.append(
+                    MemberSubscription(
+                        jm.member_id,
+                        s.topics,
+                        tuple([TopicPartition(t, q) for t, q in ud.partitions]),
+                        DEFAULT_GENERATION if ud.generation is None else ud.generation,
+                        s.rack,
+                        jm.group_instance_id,
+                    )
+                )
+                continue
             subs.append(
                 MemberSubscription(
                     jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
