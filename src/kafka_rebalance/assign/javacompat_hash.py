@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ..fields import INT32_MAX
+
 MAXIMUM_CAPACITY = 1 << 30
 DEFAULT_INITIAL_CAPACITY = 16
-INT_MAX = (1 << 31) - 1
+INT_MAX = INT32_MAX  # Integer.MAX_VALUE
 
 _JDK = {"feature": 17}
 

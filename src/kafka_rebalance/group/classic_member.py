@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-INT_MAX = 2**31 - 1
+from ..fields import INT32_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +14,7 @@ class ClassicGroupConfig:
     """Broker-side settings (Kafka defaults)."""
 
     initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
-    max_size: int = INT_MAX  # group.max.size
+    max_size: int = INT32_MAX  # group.max.size
     min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
     max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
     new_member_join_timeout_ms: int = 300_000  # classic new member join timeout

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..fields import INT32_MAX
 from ..model import TopicMetadata, TopicPartition
 from .errors import Errors
 
@@ -93,7 +94,7 @@ class ConsumerGroupConfig:
 
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
-    max_size: int = 2**31 - 1
+    max_size: int = INT32_MAX
     assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..fields import INT32_MAX
+
 
 def _buffers(arr) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(start, length, data bytes) of a binary/large_binary Arrow array, or None for other layouts."""
@@ -76,7 +78,7 @@ def _strings(
                 chars[out_off[i] : out_off[i + 1]].tobytes().decode("utf-8")
             except UnicodeDecodeError:
                 ok[i] = False
-    otype, atype = (np.int32, pa.string()) if total < 2**31 else (np.int64, pa.large_string())
+    otype, atype = (np.int32, pa.string()) if total <= INT32_MAX else (np.int64, pa.large_string())
     validity = None
     if null is not None and null.any():
         validity = pa.py_buffer(np.packbits(~null, bitorder="little").tobytes())
@@ -96,7 +98,9 @@ def constant_strings(text: str, n: int):
 
     raw = text.encode("utf-8")
     offsets = np.arange(0, len(raw) * (n + 1), len(raw), dtype=np.int64)
-    otype, atype = (np.int32, pa.string()) if offsets[-1] < 2**31 else (np.int64, pa.large_string())
+    otype, atype = (
+        (np.int32, pa.string()) if offsets[-1] <= INT32_MAX else (np.int64, pa.large_string())
+    )
     arr = pa.Array.from_buffers(
         atype, n, [None, pa.py_buffer(offsets.astype(otype).tobytes()), pa.py_buffer(raw * n)]
     )

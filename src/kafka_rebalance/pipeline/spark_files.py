@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-MAX_MILLIS = (2**63 - 1) // 1000
+from ..fields import INT64_MAX
+
+MAX_MILLIS = INT64_MAX // 1000
 ROW_GROUP_ROWS = 1 << 20
 _CODECS = ("snappy", "gzip", "zstd", "none", "uncompressed")
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError
-from ..fields import INT32_MAX, INT64_MAX
+from ..fields import INT32_MAX, INT64_MAX, INT64_MIN
 from ..io_util import read_structured
 from .io import staged_output, write_parquet
 
@@ -114,7 +114,7 @@ def _validate(sc: dict, params: dict[str, Any], protocol: Any, where: str) -> No
             if "session_timeout_ms" in params
             else "base.group.session_timeout_ms",
         )
-    if not -INT64_MAX - 1 <= parsed.seed <= INT64_MAX:
+    if not INT64_MIN <= parsed.seed <= INT64_MAX:
         raise InputError(
             f"must fit in 64 bits, got {parsed.seed}",
             source=where,

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError
-from ..fields import INT32_MAX, INT64_MAX, show
+from ..fields import INT32_MAX, INT64_MAX, INT64_MIN, show
 
 PROTOCOLS = ("classic", "consumer")
 DELIVERY = ("at-least-once", "at-most-once")
@@ -42,7 +42,7 @@ class GroupConfig:
     max_poll_records: int = 500
     delivery: str = "at-least-once"
     # simulator extensions (not Kafka settings)
-    group_max_size: int = 2**31 - 1
+    group_max_size: int = INT32_MAX
     metadata_max_age_ms: int = 300000
     retry_backoff_ms: int = 100
     rebalance_timeout_ms: int | None = (
@@ -190,7 +190,7 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     _keys(doc, _TOP, "")
     name = _get(doc, "name", "", lambda v: isinstance(v, str), "a string", "")
     _get(doc, "description", "", lambda v: isinstance(v, str), "a string", "")
-    seed = _get(doc, "seed", "", _is_int, "an integer", 0, min_value=-(2**63))
+    seed = _get(doc, "seed", "", _is_int, "an integer", 0, min_value=INT64_MIN)
     duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=1)
     limits.check("duration_ms", duration, field="duration_ms")
     protocol = _get(
