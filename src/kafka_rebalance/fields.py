@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from .errors import InputError
 
+INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -241,6 +242,7 @@ def get(
 
 __all__ = [
     "INT32_MAX",
+    "INT32_MIN",
     "INT64_MAX",
     "INT64_MIN",
     "MISSING",

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from .. import limits, textfmt
 from ..errors import InputError
+from ..fields import INT64_MAX
 from ..io_publish import (
     adopt,
     check_output_paths,
@@ -39,9 +40,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-SEED_MAX = 2**63 - 1  # a Java long (the --generate emulation's java.util.Random), >= 0 for numpy
-
-
 def check_out(out: Path) -> None:
     """The results folder: writable, and holding nothing but an earlier demo's results (the demo
     replaces the whole folder, so a folder of other files is refused, not emptied)."""
@@ -62,8 +60,9 @@ def validate(args) -> None:
     limits.check_memory(
         limits.demo_memory(args.scale), f"the demo at scale {args.scale:,}", "--scale"
     )
-    if not 0 <= args.seed <= SEED_MAX:
-        raise InputError(f"an integer in [0, {SEED_MAX}], got {args.seed}", field="--seed")
+    # a Java long (the --generate emulation's java.util.Random), >= 0 for numpy
+    if not 0 <= args.seed <= INT64_MAX:
+        raise InputError(f"an integer in [0, {INT64_MAX}], got {args.seed}", field="--seed")
     check_out(Path(args.out))
     clean_stale(Path(args.out).absolute().parent)  # what a killed demo left, even if we stop here
     check_chosen_master(args.master)

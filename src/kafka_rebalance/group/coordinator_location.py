@@ -6,6 +6,8 @@ Kafka: `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions`, where
 
 from __future__ import annotations
 
+from ..fields import INT32_MIN
+
 OFFSETS_TOPIC_NUM_PARTITIONS = 50
 
 
@@ -29,7 +31,7 @@ def _utf16_units(s: str):
 
 def kafka_utils_abs(n: int) -> int:
     """Kafka's `Utils.abs`: |n|, except Integer.MIN_VALUE maps to 0."""
-    return 0 if n == -(1 << 31) else abs(n)
+    return 0 if n == INT32_MIN else abs(n)
 
 
 def partition_for(

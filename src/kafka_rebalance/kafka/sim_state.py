@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..fields import INT64_MAX
 from ..model import Broker, ClusterSnapshot, PartitionLoad, PartitionReplicas
 
 NONE = 0
@@ -33,11 +34,10 @@ ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84
 NO_REASSIGNMENT_IN_PROGRESS = 85
 
-LONG_MAX = 9223372036854775807
-BROKER_CONFIG_DEFAULTS = {
-    "leader.replication.throttled.rate": str(LONG_MAX),
-    "follower.replication.throttled.rate": str(LONG_MAX),
-    "replica.alter.log.dirs.io.max.bytes.per.second": str(LONG_MAX),
+BROKER_CONFIG_DEFAULTS = {  # the throttles default to Long.MAX_VALUE
+    "leader.replication.throttled.rate": str(INT64_MAX),
+    "follower.replication.throttled.rate": str(INT64_MAX),
+    "replica.alter.log.dirs.io.max.bytes.per.second": str(INT64_MAX),
 }
 TOPIC_CONFIG_DEFAULTS = {
     "leader.replication.throttled.replicas": "",

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...fields import INT32_MAX, INT32_MIN
+
 # ---------------------------------------------------------------------------
 # Version ranges as the JSON specs write them: "0+", "1-4", "3", "none".
 
@@ -157,7 +159,7 @@ class Writer:
 
     def varint(self, v: int) -> None:
         """Zig-zag signed int32 (Kafka's varint)."""
-        if not -(2**31) <= v < 2**31:
+        if not INT32_MIN <= v <= INT32_MAX:
             raise ValueError(f"varint out of int32 range: {v}")
         self.uvarint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
 

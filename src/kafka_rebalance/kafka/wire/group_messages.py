@@ -9,6 +9,7 @@ the raw metadata.
 
 from __future__ import annotations
 
+from ...fields import INT32_MIN
 from .codec import F, Message, S, Versions
 
 DESCRIBE_GROUPS, CONSUMER_GROUP_DESCRIBE = 15, 69
@@ -51,7 +52,7 @@ DESCRIBE_GROUPS_RESPONSE = _msg(
                     F("member_assignment", "bytes"),
                 ],
             ),
-            F("authorized_operations", "int32", "3+", default=-2147483648),
+            F("authorized_operations", "int32", "3+", default=INT32_MIN),
         ],
     ),
 )
@@ -101,7 +102,7 @@ CONSUMER_GROUP_DESCRIBE_RESPONSE = _msg(
                     S("target_assignment", [F("topic_partitions", _TOPIC_PARTITIONS)]),
                 ],
             ),
-            F("authorized_operations", "int32", default=-2147483648),
+            F("authorized_operations", "int32", default=INT32_MIN),
         ],
     ),
 )

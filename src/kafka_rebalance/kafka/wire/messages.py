@@ -11,6 +11,7 @@ Alter/ListPartitionReassignments).
 
 from __future__ import annotations
 
+from ...fields import INT32_MIN
 from .codec import F, Message, Versions
 
 API_VERSIONS, METADATA, DESCRIBE_CONFIGS, ALTER_CONFIGS = 18, 3, 32, 33
@@ -117,10 +118,10 @@ METADATA_RESPONSE = _msg(
                     F("offline_replicas", "[]int32", "5+"),
                 ],
             ),
-            F("topic_authorized_operations", "int32", "8+", default=-2147483648),
+            F("topic_authorized_operations", "int32", "8+", default=INT32_MIN),
         ],
     ),
-    F("cluster_authorized_operations", "int32", "8-10", default=-2147483648),
+    F("cluster_authorized_operations", "int32", "8-10", default=INT32_MIN),
 )
 
 # --- DescribeCluster ----------------------------------------------------------------------------
@@ -153,7 +154,7 @@ DESCRIBE_CLUSTER_RESPONSE = _msg(
             F("rack", "string", nullable="0+"),
         ],
     ),
-    F("cluster_authorized_operations", "int32", default=-2147483648),
+    F("cluster_authorized_operations", "int32", default=INT32_MIN),
 )
 
 # --- DescribeConfigs (0-4) ----------------------------------------------------------------------
