@@ -41,8 +41,12 @@ test: lint
 # Assignors beside Kafka's Java assignors (../shared/java-assignors), table into BENCHMARKS.md.
 # Cases 4-5 (a million partitions) take minutes: `make bench BENCH_CASES=1,2,3` for a quick run.
 BENCH_CASES ?= 1,2,3,4,5
+# The simulator's table (bench/simulate.py, into BENCHMARKS.md): every protocol's rolling restart at
+# each group size; the 1,000-member runs take minutes each: `make bench BENCH_SIM_MEMBERS=100,300`.
+BENCH_SIM_MEMBERS ?= 100,300,1000
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/assignors.py --cases $(BENCH_CASES)
+	$(BIN)/python bench/simulate.py --members $(BENCH_SIM_MEMBERS) --update-benchmarks
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info src/kafka_rebalance/assign/*.so src/*__mypyc*.so

@@ -1,18 +1,23 @@
-"""Simulator benchmarks: simulated events per second and wall time.
+"""Simulator benchmarks: CPU and wall time per protocol and group size.
 
-    python bench/simulate.py                      # all cases at full size
-    python bench/simulate.py --members 200        # the rolling restarts with a smaller group
-    python bench/simulate.py --case day           # one case
-    python bench/simulate.py --markdown out.md    # also write the results as a markdown table
+    python bench/simulate.py                          # every case at 1,000 members
+    python bench/simulate.py --members 100,300,1000   # the rolling restarts at each group size
+    python bench/simulate.py --case rolling-eager     # one case (repeat --case for more)
+    python bench/simulate.py --update-benchmarks      # also rewrite the table in BENCHMARKS.md
 
-Cases:
-  rolling-eager        N members (default 1,000) on 10 x N partitions, a full rolling restart, [range]
-  rolling-cooperative  the same with [cooperative-sticky]
-  day                  100 members for 24 simulated hours at 1,000 records/s (a crash and a
-                       restart along the way), at-least-once with auto-commit
+Cases (a full rolling restart of N members on 10 x N partitions: 1 record/s per partition, each
+member down 5 s, one every 10 s):
+  rolling-eager        classic protocol, [range]
+  rolling-cooperative  classic protocol, [cooperative-sticky]
+  rolling-static       classic protocol, [range], static_membership: true (group.instance.id)
+  rolling-consumer     KIP-848 consumer protocol, the coordinator's uniform assignor
+  day                  100 members for 24 simulated hours at 1,000 records/s (a crash, a restart
+                       and a coordinator failover), classic cooperative; its size is fixed
 
-The event log is not kept (collect_events=False); everything else, including
-per-record duplicate and loss accounting, runs as in `kafka-rebalance simulate`.
+Each case runs in its own child process (one after the other), so one case's heap and caches do
+not slow the next and CPU s is that process's own time. The event log is not kept
+(collect_events=False); everything else, including per-record duplicate and loss accounting,
+runs as in `kafka-rebalance simulate`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import argparse
 import json
 import os
 import platform
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +35,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kafka_rebalance.sim.api import simulate  # noqa: E402
+
+ROLLING = ("rolling-eager", "rolling-cooperative", "rolling-static", "rolling-consumer")
+CASES = (*ROLLING, "day")
 
 
 def rolling(members: int, assignor: str) -> dict:
@@ -44,6 +54,28 @@ def rolling(members: int, assignor: str) -> dict:
             {"at_ms": 60_000, "kind": "rolling_restart", "down_ms": 5_000, "every_ms": every}
         ],
     }
+
+
+def case_doc(case: str, members: int) -> dict:
+    """The scenario document of one case."""
+    if case == "rolling-eager":
+        return rolling(members, "range")
+    if case == "rolling-cooperative":
+        return rolling(members, "cooperative-sticky")
+    if case == "rolling-static":
+        doc = rolling(members, "range")
+        doc["name"] = "rolling-static"
+        doc["group"]["static_membership"] = True
+        return doc
+    if case == "rolling-consumer":
+        doc = rolling(members, "range")
+        doc["name"] = "rolling-consumer"
+        doc["protocol"] = "consumer"
+        doc["group"].pop("assignors")
+        return doc
+    if case == "day":
+        return day()
+    raise ValueError(case)
 
 
 def day() -> dict:
@@ -64,10 +96,12 @@ def day() -> dict:
 
 
 def run_case(name: str, doc: dict) -> dict:
+    load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(doc, collect_events=False)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     row = {
         "case": name,
         "members": doc["members"]["count"],
@@ -75,6 +109,8 @@ def run_case(name: str, doc: dict) -> dict:
         "simulated_s": doc["duration_ms"] / 1000,
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
+        "peak_rss_mib": round(rss_kib / 1024),
+        "load": round(load, 1),
         "events": res.simulated_events,
         "events_per_s": int(res.simulated_events / wall) if wall else 0,
         "events_per_cpu_s": int(res.simulated_events / cpu) if cpu else 0,
@@ -83,41 +119,74 @@ def run_case(name: str, doc: dict) -> dict:
         "duplicates": s["records"]["duplicates"],
         "lost": s["records"]["lost"],
     }
-    print(json.dumps(row), flush=True)
     return row
+
+
+def run_isolated(case: str, members: int) -> dict:
+    """One case in a child process: the row it prints on stdout (its last line)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", case, "--members", str(members)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    """CPU model, CPU count, memory and Python version."""
+    model = platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{model}, {os.cpu_count()} CPUs{mem}, Python {platform.python_version()}"
 
 
 START, END = "<!-- bench/simulate.py:start -->", "<!-- bench/simulate.py:end -->"
 
 
-def markdown(rows: list[dict], command: str, load: str, notes: str = "") -> str:
+def markdown(rows: list[dict], command: str, notes: str = "") -> str:
     lines = [
         "## Simulator (`bench/simulate.py`)",
         "",
-        f"Command: `{command}`  ",
-        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()} with "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start {load} "
-        "(the machine is shared: wall times are pessimistic, CPU s is the process's own time).",
+        f"Command: `{command}` (`make bench` runs it with `--members $(BENCH_SIM_MEMBERS)`, "
+        "default 100,300,1000).  ",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}. The machine is "
+        "shared: the load column is the 1-minute load average when the case started; CPU s is the "
+        "case's own process time (each case runs alone in its own process, one after the other).",
         "",
         "Cases: a full rolling restart of N members on 10 x N partitions (1 record/s per partition, "
-        "each member down 5 s, one every 10 s), eager ([range]) and cooperative ([cooperative-sticky]); "
-        "100 members for 24 simulated hours at 1,000 records/s on 200 partitions with a crash, a "
-        "restart and a coordinator failover. Every record is accounted for individually "
-        "(duplicates and losses are exact); the event log is not kept.",
+        "each member down 5 s, one every 10 s): eager = classic [range], cooperative = classic "
+        "[cooperative-sticky], static = classic [range] with static membership, consumer = KIP-848 "
+        "with the uniform assignor; day = 100 members for 24 simulated hours at 1,000 records/s on "
+        "200 partitions with a crash, a restart and a coordinator failover. Every record is "
+        "accounted for individually (duplicates and losses are exact); the event log is not kept. "
+        "Goal (issue 20): each 1,000-member rolling restart under 60 s.",
         "",
     ]
     if notes:
         lines += [notes, ""]
     lines += [
-        "| case | members | partitions | simulated s | wall s | CPU s | sim events | events/s (wall) | "
-        "rebalances | records | duplicates | lost |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| case | members | partitions | simulated s | CPU s | wall s | load | peak RSS | sim events | "
+        "events per CPU s | rebalances | records | duplicates | lost |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['case']} | {r['members']:,} | {r['partitions']:,} | {r['simulated_s']:,.0f} | "
-            f"{r['wall_s']:,} | {r['cpu_s']:,} | {r['events']:,} | {r['events_per_s']:,} | "
-            f"{r['rebalances']:,} | {r['records']:,} | {r['duplicates']:,} | {r['lost']:,} |"
+            f"{r['cpu_s']:,.1f} | {r['wall_s']:,.1f} | {r['load']:.1f} | {r['peak_rss_mib']:,} MiB | "
+            f"{r['events']:,} | {r['events_per_cpu_s']:,} | {r['rebalances']:,} | {r['records']:,} | "
+            f"{r['duplicates']:,} | {r['lost']:,} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -138,14 +207,27 @@ def update_benchmarks(path: Path, section: str) -> None:
     os.replace(tmp, path)
 
 
+def member_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 2:
+        raise SystemExit(f"--members: expected group sizes like 100,300,1000, got {text!r}")
+    return counts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--members", type=int, default=1000, help="group size of the rolling restarts")
     ap.add_argument(
-        "--case", choices=("rolling-eager", "rolling-cooperative", "day"), action="append"
+        "--members",
+        default="1000",
+        help="group sizes of the rolling restarts, comma-separated (default 1000)",
     )
+    ap.add_argument("--case", choices=CASES, action="append", help="default: all")
+    ap.add_argument("--one", choices=CASES, help=argparse.SUPPRESS)  # the child process
     ap.add_argument("--markdown", metavar="PATH", help="write the results table to PATH")
     ap.add_argument(
         "--update-benchmarks",
@@ -154,19 +236,21 @@ def main() -> int:
     )
     ap.add_argument("--notes", default="", help="a paragraph to add under the table")
     args = ap.parse_args()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    cases = args.case or ["rolling-eager", "rolling-cooperative", "day"]
+    counts = member_counts(args.members)
+    if args.one:
+        print(json.dumps(run_case(args.one, case_doc(args.one, counts[0]))), flush=True)
+        return 0
+    cases = args.case or list(CASES)
     rows = []
     for c in cases:
-        if c == "rolling-eager":
-            rows.append(run_case(c, rolling(args.members, "range")))
-        elif c == "rolling-cooperative":
-            rows.append(run_case(c, rolling(args.members, "cooperative-sticky")))
-        else:
-            rows.append(run_case(c, day()))
-    md = markdown(
-        rows, "python " + " ".join(["bench/simulate.py", *sys.argv[1:]]), load, args.notes
-    )
+        for n in counts if c in ROLLING else [100]:
+            row = run_isolated(c, n)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            if c not in ROLLING:
+                break
+    rows.sort(key=lambda r: (r["members"], CASES.index(r["case"])))
+    md = markdown(rows, "python " + " ".join(["bench/simulate.py", *sys.argv[1:]]), args.notes)
     if args.markdown:
         Path(args.markdown).write_text(md)
     if args.update_benchmarks:
