@@ -1,4 +1,4 @@
-"""Optional compiled hot paths: `src/kafka_rebalance/assign/kernels.py` built with mypyc.
+"""Optional compiled hot paths: `src/kafka_rebalance/assign/kernels*.py` built with mypyc.
 
 The build is optional: without mypyc, without a C compiler, or when it fails for any
 reason, the install goes on and the module stays plain Python (the assignors then use
@@ -18,6 +18,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "src/kafka_rebalance/assign/kernels.py",
     "src/kafka_rebalance/assign/kernels_heterogeneous.py",
+    "src/kafka_rebalance/assign/kernels_sticky.py",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 

@@ -1,4 +1,4 @@
-"""The compiled kernels (assign/kernels.py built by mypyc) give exactly the reference output.
+"""The compiled kernels (assign/kernels*.py built by mypyc) give exactly the reference output.
 
 Three paths per group: the reference (numpy / plain loops, `USE_COMPILED`
 off), the kernels' Python source loaded under another name (what mypyc
@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
+from kafka_rebalance.assign import kernels_sticky as installed_sticky
 from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.assign import roundrobin as roundrobin_mod
+from kafka_rebalance.assign import sticky as sticky_mod
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.base import AssignorFailure
 from kafka_rebalance.assign.registry import get_assignor
@@ -39,8 +41,9 @@ from kafka_rebalance.model import (
 
 KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
 HETEROGENEOUS_SOURCE = Path(range_mod.__file__).with_name("kernels_heterogeneous.py")
+STICKY_SOURCE = Path(range_mod.__file__).with_name("kernels_sticky.py")
 VECTORS = Path(__file__).resolve().parent / "vectors"
-NAMES = ("uniform", "server-range", "range", "roundrobin")
+NAMES = ("uniform", "server-range", "range", "roundrobin", "sticky", "cooperative-sticky")
 MODULES = (uniform_mod, range_mod, roundrobin_mod)
 
 
@@ -53,11 +56,15 @@ def _pure(source: Path) -> ModuleType:
     return module
 
 
-PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE))
-COMPILED = (installed_kernels, installed_heterogeneous) if installed_kernels.is_compiled() else None
+PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE), _pure(STICKY_SOURCE))
+COMPILED = (
+    (installed_kernels, installed_heterogeneous, installed_sticky)
+    if installed_kernels.is_compiled() and installed_sticky.is_compiled()
+    else None
+)
 
 
-Leg = tuple[ModuleType, ModuleType]
+Leg = tuple[ModuleType, ModuleType, ModuleType]
 
 
 @contextmanager
@@ -65,7 +72,11 @@ def _path(leg: Leg | None) -> Iterator[None]:
     """Route the assignors through the kernels of `leg` (None: the reference numpy path)."""
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
     saved_heterogeneous = uniform_mod.kernels_heterogeneous
+    saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky)
     try:
+        sticky_mod.USE_COMPILED = leg is not None
+        if leg is not None:
+            sticky_mod.kernels_sticky = leg[2]
         for m in MODULES:
             m.USE_COMPILED = leg is not None
             if leg is not None:
@@ -78,6 +89,7 @@ def _path(leg: Leg | None) -> Iterator[None]:
             m.USE_COMPILED = use
             m.kernels = k
         uniform_mod.kernels_heterogeneous = saved_heterogeneous
+        sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky = saved_sticky
 
 
 STALE = "(a compiled build older than kernels.py also differs: `make install` rebuilds it)"
@@ -87,7 +99,10 @@ def _run(name: str, spec: GroupSpec, leg: Leg | None):
     with _path(leg):
         try:
             result = get_assignor(name).assign(spec)
-        except AssignorFailure as e:
+        except (
+            AssignorFailure,
+            RuntimeError,
+        ) as e:  # RuntimeError: the sticky builders, as Kafka throws
             return ("failure", type(e).__name__, str(e))
     return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
 
@@ -212,6 +227,25 @@ EDGE_CASES = {
     "tie": GroupSpec(
         {"x": TopicMetadata("x", 2), "y": TopicMetadata("y", 4)},
         (MemberSubscription("A", ("x", "y")), MemberSubscription("B", ("y",))),
+    ),
+    # sticky: members over quota give partitions to a newcomer (cooperative-sticky leaves
+    # those out until they are revoked); one member owns nothing of a subscribed topic
+    "moves": GroupSpec(
+        T2,
+        (
+            MemberSubscription("b", ("t0", "t1"), _tps(("t1", 2), ("t0", 3), ("t1", 0), ("t0", 1))),
+            MemberSubscription("a", ("t0", "t1"), _tps(("t0", 0), ("t0", 2), ("t1", 1)), 2),
+            MemberSubscription("c", ("t0", "t1"), (), 1),
+            MemberSubscription("d", ("t0", "t1"), (), 1),
+        ),
+    ),
+    # a member with a rack (the sticky kernel leaves racks to the reference path)
+    "rack": GroupSpec(
+        {"t0": TopicMetadata("t0", 3, (frozenset({"r0"}), frozenset({"r1"}), frozenset({"r0"})))},
+        (
+            MemberSubscription("a", ("t0",), _tps(("t0", 0), ("t0", 1)), 1, "r1"),
+            MemberSubscription("b", ("t0",), (), 1, "r0"),
+        ),
     ),
     # static members sort first (server-range, range); a topic with no partitions
     "static": GroupSpec(

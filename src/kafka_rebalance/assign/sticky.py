@@ -19,11 +19,13 @@ import gc
 import itertools
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import lru_cache
 from operator import attrgetter, itemgetter
 
 import numpy as np
 
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
+from . import kernels_sticky
 from .javacompat import string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
@@ -34,13 +36,14 @@ from .sticky_common import (
     StickyContext,
     _subscriptions_equal,
     build_context,
+    java_key_order,
     resolve_owned,
     resolve_without_conflicts,
     sorted_topics,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
-from .tpcache import partition_objects
+from .tpcache import partition_object_list, partition_objects
 from .userdata import grouped_partitions
 
 _TP_FIELDS = attrgetter("topic", "partition")
@@ -49,6 +52,10 @@ _OWNED = attrgetter("owned")
 _RACK = attrgetter("rack")
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
+
+# The compiled constrained builder (assign/kernels_sticky.py built by mypyc) when the install
+# built it; tests set this to compare both paths. The builders in sticky_*.py are the reference.
+USE_COMPILED = kernels_sticky.is_compiled()
 
 
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
@@ -148,6 +155,10 @@ class StickyAssignor:
         if not spec.members:
             return {}
         with _gc_paused():
+            if USE_COMPILED:
+                fast = constrained_compiled(spec, cooperative=False)
+                if fast is not None:
+                    return fast
             # The order of a member's owned partitions (its user data groups them by
             # topic) matters only when partitions have several claimants or the
             # subscriptions differ; otherwise the constrained builder sorts them
@@ -179,6 +190,10 @@ class CooperativeStickyAssignor:
         if not spec.members:
             return {}
         with _gc_paused():
+            if USE_COMPILED:
+                fast = constrained_compiled(spec, cooperative=True)
+                if fast is not None:
+                    return fast
             ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
             dealt = fresh_deal(spec, ctx)
             if dealt is not None:
@@ -193,6 +208,59 @@ class CooperativeStickyAssignor:
                 for consumer, gone in by_member.items():
                     result[consumer] = [tp for tp in result[consumer] if tp not in gone]
             return _to_assignment(spec, result, ctx)
+
+
+def constrained_compiled(spec: GroupSpec, cooperative: bool) -> Assignment | None:
+    """The constrained builder through the compiled kernel, for a group where some member owns
+    partitions; None when the kernel does not take the group (see kernels_sticky) or member ids
+    repeat: the reference path then runs."""
+    members = spec.members
+    if not any(map(_OWNED, members)):
+        return None  # fresh_deal's case
+    ids = tuple(map(_MEMBER_ID, members))
+    plan = _member_plan(ids)
+    if plan is None:
+        return None
+    names = members[0].topics
+    meta = spec.topics
+    sizes = tuple(meta[t].partitions if t in meta else 0 for t in names)
+    topics, counts, topic_index = _topic_plan(names, sizes)
+    if len(set(names)) != len(names):
+        return None  # a topic named twice: Kafka's allSubscriptionsEqual says they differ
+    lists = kernels_sticky.sticky_constrained(
+        members,
+        plan[0],
+        plan[1],
+        topic_index,
+        counts,
+        partition_object_list(topics, counts),
+        cooperative,
+    )
+    return None if lists is None else dict(zip(ids, lists))
+
+
+@lru_cache(maxsize=16)
+def _member_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
+    """Member positions in consumerToOwnedPartitions order (a HashMap filled in the leader's
+    HashMap order) and each member's rank by id; None when ids repeat."""
+    if len(set(ids)) != len(ids):
+        return None
+    at = {mid: k for k, mid in enumerate(ids)}
+    owned_order = [at[c] for c in java_key_order(java_key_order(ids))]
+    rank = [0] * len(ids)
+    for r, k in enumerate(sorted(range(len(ids)), key=lambda k: string_key(ids[k]))):
+        rank[k] = r
+    return owned_order, rank
+
+
+@lru_cache(maxsize=64)
+def _topic_plan(
+    names: tuple[str, ...], sizes: tuple[int, ...]
+) -> tuple[list[str], list[int], dict[str, int]]:
+    """The subscribed topics with partitions in String order, their counts, their numbers."""
+    present = {t: n for t, n in zip(names, sizes) if n > 0}
+    topics = sorted_topics(present)
+    return topics, [present[t] for t in topics], {t: j for j, t in enumerate(topics)}
 
 
 def fresh_deal(spec: GroupSpec, ctx: StickyContext) -> Assignment | None:

@@ -157,9 +157,11 @@ def resolve_owned(ctx: StickyContext) -> OwnedResolution:
 def _subscriptions_equal(ctx: StickyContext) -> bool:
     is_equal = True
     subscribed: set[str] = set()
-    # members sharing one subscription object are checked once
+    # members sharing one subscription object are checked once (unless it names a topic twice:
+    # Kafka compares the list's size with the set's, so two members of such a list differ)
     if len(set(map(id, map(_TOPICS, ctx.subs.values())))) == 1:
-        return True
+        topics = next(iter(ctx.subs.values())).topics
+        return len(ctx.subs) == 1 or len(set(topics)) == len(topics)
     for consumer in ctx.member_order:
         topics = ctx.subs[consumer].topics
         if not subscribed:

@@ -74,6 +74,7 @@ def topic_objects(topic: str, n: int) -> tuple[TopicPartition, ...]:
     if _SIZE[0] + n > MAX_CACHED:
         _BY_TOPIC.clear()
         _TABLES.clear()
+        _LISTS.clear()
         _SIZE[0] = 0
     objs = tuple(new_topic_partitions(topic, range(n)))
     old = _BY_TOPIC.get(topic)
@@ -93,6 +94,21 @@ def partition_objects(topics: Sequence[str], counts: Sequence[int]) -> np.ndarra
     if len(_TABLES) >= 16:
         _TABLES.pop(next(iter(_TABLES)))
     _TABLES[key] = table
+    return table
+
+
+_LISTS: dict[tuple[tuple[str, ...], tuple[int, ...]], list[TopicPartition]] = {}
+
+
+def partition_object_list(topics: Sequence[str], counts: Sequence[int]) -> list[TopicPartition]:
+    """`partition_objects` as a list (for the compiled kernels, which index lists)."""
+    key = (tuple(topics), tuple(int(c) for c in counts))
+    table = _LISTS.get(key)
+    if table is None:
+        table = partition_objects(*key).tolist()
+        if len(_LISTS) >= 4:
+            _LISTS.pop(next(iter(_LISTS)))
+        _LISTS[key] = table
     return table
 
 

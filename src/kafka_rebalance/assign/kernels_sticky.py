@@ -1,0 +1,206 @@
+"""The sticky assignors' constrained builder in plain typed Python, compiled by mypyc when it can.
+
+`sticky_constrained` is `ConstrainedAssignmentBuilder` (sticky_constrained.py,
+the reference) for the common case only: every member subscribes to the same
+topics, no member has a rack, and every owned partition is a partition of a
+subscribed topic, owned by one member once. Anything else returns None and
+the caller takes the reference path. Partitions are ints here (their index in
+topics-sorted, then partition order), so the owned lists are read once and no
+tuple per partition is built.
+
+Like kernels.py: no imports from the project, no I/O; `setup.py` compiles it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_compiled() -> bool:
+    """True when this module is the mypyc-built extension (its file is not a .py)."""
+    return not __file__.endswith((".py", ".pyc"))
+
+
+def sticky_constrained(
+    members: Any,
+    owned_order: list[int],
+    rank: list[int],
+    topic_index: dict[str, int],
+    counts: list[int],
+    table: list[Any],
+    cooperative: bool,
+) -> list[list[Any]] | None:
+    """Each member's partitions (objects of `table`, members in `members` order), or None.
+
+    `owned_order`: member positions in consumerToOwnedPartitions HashMap order;
+    `rank[i]`: member i's place in member id (String.compareTo) order;
+    `topic_index`: the subscribed topics with partitions, numbered in String
+    order, `counts` their partition counts; `table[g]`: the TopicPartition of
+    flat index g = (partitions of the topics before) + partition.
+    With `cooperative`, partitions moving from one owner to another are left
+    out (CooperativeStickyAssignor.adjustAssignment).
+    None: subscriptions differ, a member has a rack, or an owned entry is not
+    a partition of a subscribed topic or is claimed twice.
+    """
+    n = len(members)
+    n_topics = len(counts)
+    base: list[int] = []
+    total = 0
+    for j in range(n_topics):
+        base.append(total)
+        total += counts[j]
+    first = members[0].topics
+    owner: list[int] = [-1] * total
+    owned: list[list[int]] = []
+    for i in range(n):
+        m = members[i]
+        sub = m.topics
+        if (sub is not first and sub != first) or m.rack is not None:
+            return None
+        mine: list[int] = []
+        last_topic = ""
+        j = -1
+        for tp in m.owned:
+            t: str = tp.topic
+            if j < 0 or t != last_topic:
+                j = topic_index.get(t, -1)
+                if j < 0:
+                    return None
+                last_topic = t
+            p: int = tp.partition
+            if p < 0 or p >= counts[j]:
+                return None
+            g = base[j] + p
+            if owner[g] >= 0:
+                return None
+            owner[g] = i
+            mine.append(g)
+        owned.append(mine)
+    min_q = total // n
+    max_q = -(-total // n)
+    expected_over = total - min_q * n
+    current_over = 0
+    assignment: list[list[int]] = [[] for _ in range(n)]
+    revoked_by: list[int] = [-1] * total
+    taken: list[bool] = [False] * total
+    under: list[int] = []
+    exact: list[int] = []
+    n_t = n_topics if n_topics > 0 else 1
+    for i in owned_order:
+        gids = owned[i]
+        k = len(gids)
+        if k > 1:
+            # Comparator.comparing(partition).thenComparing(topic)
+            keys: list[int] = []
+            for g in gids:
+                j = _topic_of(base, g)
+                keys.append((g - base[j]) * n_t + j)
+            keys.sort()
+            gids = []
+            for key in keys:
+                j = key % n_t
+                gids.append(base[j] + key // n_t)
+        if k < min_q:
+            keep = k
+            under.append(i)
+        elif k >= max_q and current_over < expected_over:
+            current_over += 1
+            if current_over == expected_over:
+                exact.clear()
+            keep = max_q
+        else:
+            keep = min_q
+            if current_over < expected_over:
+                exact.append(i)
+        mine = assignment[i]
+        for x in range(k):
+            g = gids[x]
+            if x < keep:
+                mine.append(g)
+                taken[g] = True
+            else:
+                revoked_by[g] = i
+    under = _by_rank(under, rank)
+    exact = _by_rank(exact, rank)
+    # round robin of the rest (topics in order, then partition) over the members below
+    # minQuota in id order, then the minQuota members first in, first out
+    moving: list[bool] = [False] * n
+    transfers: list[int] = []
+    cursor = 0
+    head = 0  # exact[head:] is the queue
+    for g in range(total):
+        if taken[g]:
+            continue
+        from_under = True
+        if cursor < len(under):
+            c = under[cursor]
+            cursor += 1
+        elif not under and head >= len(exact):
+            return None  # Kafka throws; the reference path raises the same error
+        elif not under:
+            c = exact[head]
+            head += 1
+            from_under = False
+        else:
+            c = under[0]
+            cursor = 1
+        mine = assignment[c]
+        mine.append(g)
+        if cooperative:
+            prev = revoked_by[g]
+            if prev >= 0 and prev != c:
+                moving[c] = True
+                transfers.append(g)
+        count = len(mine)
+        if count == min_q:
+            if from_under:
+                cursor -= 1
+                del under[cursor]
+            exact.append(c)
+        elif count == max_q:
+            current_over += 1
+    if under:
+        if current_over != expected_over:
+            return None
+        for c in under:
+            if len(assignment[c]) != min_q:
+                return None
+    if transfers:
+        gone: list[bool] = [False] * total
+        for g in transfers:
+            gone[g] = True
+        for c in range(n):
+            if moving[c]:
+                assignment[c] = [g for g in assignment[c] if not gone[g]]
+    out: list[list[Any]] = []
+    for i in range(n):
+        objs: list[Any] = []
+        for g in assignment[i]:
+            objs.append(table[g])
+        out.append(objs)
+    return out
+
+
+def _topic_of(base: list[int], g: int) -> int:
+    """The topic number of flat index g: the last j with base[j] <= g."""
+    lo = 0
+    hi = len(base) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if base[mid] <= g:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _by_rank(positions: list[int], rank: list[int]) -> list[int]:
+    keyed: list[int] = []
+    n = len(rank)
+    for i in positions:
+        keyed.append(rank[i] * n + i)
+    keyed.sort()
+    out: list[int] = []
+    for key in keyed:
+        out.append(key % n)
+    return out
