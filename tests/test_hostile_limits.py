@@ -17,6 +17,7 @@ import functools
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -882,3 +883,21 @@ def test_int32_and_finite_bounds_in_fields():
         F.number(math.nan, "x")
     assert F.show("x" * 500).endswith('..."') or F.show("x" * 500).endswith("...")
     assert len(F.show(list(range(10**6)))) <= 60
+
+
+def test_optional_integers_and_fixed_names_in_fields():
+    """The readers execute_state's checks use: null or an int in range; one of a few names."""
+    from kafka_rebalance import fields as F
+
+    assert F.optional_integer(None, "t", lo=0) is None
+    assert F.optional_integer(5, "t", lo=0) == 5
+    with pytest.raises(InputError, match="field 't': expected an integer or null, got \"5\""):
+        F.optional_integer("5", "t", lo=0)
+    with pytest.raises(InputError, match="field 't': must be >= 0, got -1"):
+        F.optional_integer(-1, "t", lo=0)
+    assert F.one_of("done", "s", ("pending", "done")) == "done"
+    for bad, shown in ((3, "3"), (["done"], '["done"]'), ("Done", '"Done"')):
+        with pytest.raises(
+            InputError, match=rf"field 's': expected one of pending, done, got {re.escape(shown)}"
+        ):
+            F.one_of(bad, "s", ("pending", "done"))

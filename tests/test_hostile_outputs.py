@@ -435,6 +435,14 @@ STATE_EDITS = {
     ),
     "offline-brokers-strings": (lambda s: s.update(offline_brokers=["1"]), "offline_brokers[0]"),
     "max-moves-zero": (lambda s: s.update(max_moves=0), "max_moves"),
+    "replica-repeated": (
+        lambda s: s["batches"][0]["moves"][0].update(to=[1, 1]),
+        "batches[0].moves[0].to",
+    ),
+    "leader-before-election-a-string": (
+        lambda s: s.update(leaders_before_election={"t-0": "1"}),
+        "leaders_before_election.t-0",
+    ),
     "move-not-in-plan": (
         lambda s: s["batches"][0]["moves"][0].update(topic="other-topic"),
         "batches[0].moves[0]",

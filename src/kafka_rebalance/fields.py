@@ -111,6 +111,22 @@ def integer(
     return v
 
 
+def optional_integer(
+    v: Any, field: str, *, lo: int | None = None, hi: int = INT64_MAX, what: str = "an integer"
+) -> int | None:
+    """An int in [lo, hi], or null."""
+    if v is None:
+        return None
+    return integer(v, field, lo=lo, hi=hi, what=f"{what} or null")
+
+
+def one_of(v: Any, field: str, choices: tuple[str, ...]) -> str:
+    """One of a few fixed names (a state, a phase)."""
+    if not isinstance(v, str) or v not in choices:
+        raise expected(f"one of {', '.join(choices)}", v, field)
+    return v
+
+
 def int32(v: Any, field: str, *, lo: int | None = 0, what: str = "an integer") -> int:
     """An int32 field of Kafka's protocol (ids, partition numbers, counts), >= lo."""
     return integer(v, field, lo=lo, hi=INT32_MAX, what=what)
@@ -261,6 +277,8 @@ __all__ = [
     "mapping",
     "number",
     "offset",
+    "one_of",
+    "optional_integer",
     "optional_string",
     "partition",
     "show",
