@@ -613,13 +613,6 @@ def test_raising_a_limit_lets_the_input_through(tmp_path):
     assert rc == 0 and len(json.loads(out)["rounds"]) == 3, err
 
 
-def test_every_documented_limit_is_in_the_readme():
-    readme = (ROOT / "README.md").read_text()
-    for lim in limits.LIMITS:
-        assert f"| `{lim.name}` | " in readme, lim.name
-    assert "| `memory` | MemAvailable |" in readme
-
-
 def test_memory_refusal_reads_mem_available_from_the_shell(tmp_path, monkeypatch):
     """The CLI takes MemAvailable from /proc/meminfo: a machine with 1 MiB free refuses."""
     meminfo = tmp_path / "meminfo"

@@ -38,39 +38,61 @@ LIMITS: tuple[Limit, ...] = (
         "members",
         10_000,
         "members",
-        "members of one group: assign `members`, simulate `members.count` / `members.list`",
+        "members of one group: `assign` `members`, `simulate` `members.count` / `members.list`",
     ),
-    Limit("topics", 10_000, "topics", "topics of a group scenario or simulation, topics to move"),
+    Limit(
+        "topics",
+        10_000,
+        "topics",
+        "topics of an `assign` group scenario; topics of a `cluster generate` "
+        "`--topics-to-move-json-file`",
+    ),
     Limit(
         "partitions",
         1_000_000,
         "partitions",
-        "partitions in total: a group scenario's or simulation's topics (with add_partitions "
-        "events), a snapshot, a reassignment or election file, a reset-offsets CSV",
+        "partitions in total: an `assign` group scenario's topics, a `simulate` scenario's topics "
+        "(with `add_partitions` events), a cluster snapshot (JSON or describe text), a "
+        "reassignment or election JSON file, a `group reset-offsets` CSV",
     ),
     Limit(
         "replicas",
         3_000_000,
         "replicas",
-        "replicas in total (partitions x replication factor) in a snapshot or reassignment",
+        "replicas in total (partitions x replication factor) in a cluster snapshot (JSON or "
+        "describe text) or a reassignment JSON file",
     ),
-    Limit("brokers", 10_000, "brokers", "brokers of a snapshot, --brokers, --broker-list"),
-    Limit("rounds", 1_000, "rounds", "assign rounds: the file's `rounds` or --rounds"),
+    Limit(
+        "brokers",
+        10_000,
+        "brokers",
+        "brokers of a cluster snapshot (JSON or describe text), and of a broker list flag "
+        "(`--brokers`, `--broker-list`, `--demote-brokers`, `--exclude-brokers-for-leadership`)",
+    ),
+    Limit("rounds", 1_000, "rounds", "`assign` rounds: the file's `rounds` or `--rounds`"),
     Limit(
         "duration_ms",
         7 * 24 * 3_600_000,
         "ms of simulated time",
-        "simulate `duration_ms` (7 days)",
+        "`simulate` `duration_ms` (7 days)",
     ),
-    Limit("events", 100_000, "events", "simulate `events`"),
+    Limit("events", 100_000, "events", "`simulate` `events`"),
     Limit(
         "sweep_runs",
         10_000,
         "runs",
-        "simulations in one sweep grid (the product of its axes, before skips)",
+        "simulations in one `pipeline sweep` grid (the product of its axes, before skips)",
     ),
-    Limit("demo_scale", 100, "", "demo --scale"),
-    Limit("input_bytes", 512 * _MiB, "bytes", "size of one JSON/YAML/text input file"),
+    Limit("demo_scale", 100, "", "`demo --scale`"),
+    Limit("input_bytes", 512 * _MiB, "bytes", "size of one JSON, YAML or text input file"),
+)
+MEMORY = Limit(
+    "memory",
+    0,  # no fixed default: what the machine has available
+    "bytes",
+    "memory a job may need: `assign`, `simulate`, the `cluster` commands and `demo` estimate "
+    "their peak memory first and refuse a job that needs more than the machine has available "
+    "(`needs about 31.0 GiB, 22.0 GiB available`); `--limit memory=64GiB` lets it try anyway",
 )
 BY_NAME: Mapping[str, Limit] = {lim.name: lim for lim in LIMITS}
 
@@ -200,6 +222,21 @@ def demo_memory(scale: int) -> float:
     )
 
 
+def default_text(lim: Limit) -> str:
+    """A limit's default as the README shows it (`10,000`, `512 MiB`, `MemAvailable`)."""
+    if lim is MEMORY:
+        return "MemAvailable"
+    return _bytes(lim.default) if lim.unit == "bytes" else _count(lim.default)
+
+
+def markdown_table() -> str:
+    """The README's Limits table, generated from LIMITS and MEMORY (one source for both)."""
+    rows = ["| NAME | default | what it bounds |", "|---|---|---|"]
+    for lim in (*LIMITS, MEMORY):
+        rows.append(f"| `{lim.name}` | {default_text(lim)} | {lim.applies} |")
+    return "\n".join(rows)
+
+
 # -- overrides from the command line and the environment ----------------------------------------
 
 _SIZE = re.compile(r"^\s*([0-9][0-9_]*)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
@@ -246,6 +283,7 @@ __all__ = [
     "ENV",
     "FLAG",
     "LIMITS",
+    "MEMORY",
     "Limit",
     "Limits",
     "assign_memory",
@@ -254,6 +292,8 @@ __all__ = [
     "cluster_memory",
     "demo_memory",
     "current",
+    "default_text",
+    "markdown_table",
     "parse_overrides",
     "simulate_memory",
     "use",
