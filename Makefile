@@ -38,8 +38,9 @@ test: lint
 	@bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
-# Assignors beside Kafka's Java assignors (../shared/java-assignors), table into BENCHMARKS.md.
-# Cases 4-5 (a million partitions) take minutes: `make bench BENCH_CASES=1,2,3` for a quick run.
+# Assignors beside Kafka's Java assignors (../shared/java-assignors), both in one run, table into
+# BENCHMARKS.md (skipped, saying so, without the harness or a JDK). Cases 1-3: 20 alternating runs
+# per side; 4-5 (a million partitions) take minutes: `make bench BENCH_CASES=1,2,3` for a quick run.
 BENCH_CASES ?= 1,2,3,4,5
 # The simulator's table (bench/simulate.py, into BENCHMARKS.md): every protocol's rolling restart at
 # each group size; the 1,000-member runs take minutes each: `make bench BENCH_SIM_MEMBERS=100,300`.
