@@ -1,0 +1,78 @@
+"""bench/assignors.py (what `make bench` runs for the assignors): the table it writes, and that it
+skips the side-by-side table, saying why, with exit 0 when Kafka's harness or a JDK is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "assignors.py"
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
+def _text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.exists() else None
+
+
+def test_without_the_harness_the_table_is_skipped_with_exit_0() -> None:
+    before = _text(BENCHMARKS)
+    done = _run("--harness", "/nonexistent/side_by_side.py", "--cases", "1")
+    assert done.returncode == 0, done.stderr
+    assert "harness not found at /nonexistent/side_by_side.py" in done.stderr
+    assert "table is skipped" in done.stderr
+    assert done.stdout == ""
+    assert _text(BENCHMARKS) == before
+
+
+def test_without_a_jdk_the_table_is_skipped_with_exit_0(tmp_path: Path) -> None:
+    harness = tmp_path / "side_by_side.py"
+    harness.write_text("raise SystemExit('must not run')\n", encoding="utf-8")
+    before = _text(BENCHMARKS)
+    env = dict(os.environ, PATH=str(tmp_path))  # no java, no javac
+    done = _run("--harness", str(harness), "--cases", "1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "no JDK here (java and javac not on PATH" in done.stderr
+    assert _text(BENCHMARKS) == before
+
+
+def test_rows_of_a_harness_run_become_the_table(tmp_path: Path) -> None:
+    row = {
+        "case": 1,
+        "pass": "owned",
+        "assignor": "sticky",
+        "java_best": 0.0139,
+        "java_median": 0.0182,
+        "python_best": 0.0029,
+        "python_median": 0.0041,
+        "identical": True,
+        "differing_members": 0,
+        "repeat": 20,
+    }
+    slow = dict(row, assignor="uniform", java_best=0.0005, python_best=0.0021, identical=False)
+    slow["differing_members"] = 3
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([row, slow]), encoding="utf-8")
+    done = _run("--from-json", str(rows), "--cases", "1", "--no-write")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "| 1 | owned | sticky | 13.9 ms | 18.2 ms | 2.9 ms | 4.1 ms | 0.21 | 0.23 | yes |" in out
+    assert "| 1 | owned | uniform | 0.5 ms |" in out
+    assert "NO (3 members differ)" in out
+    assert "Rows at ratio (best) <= 1.0: 1 of 2; outputs identical on 1 of 2 rows." in out
+    assert "Slower than Java: 1 owned uniform (4.20)." in out
+    assert "CPUs" in out and "Python 3." in out
