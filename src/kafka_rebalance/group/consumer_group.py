@@ -35,7 +35,6 @@ raises `IllegalStateError` (Kafka's IllegalStateException).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 from ..model import TopicMetadata, TopicPartition
@@ -58,6 +57,7 @@ from .consumer_group_model import (
     ScheduleRebalanceTimeout,
     ScheduleSessionTimeout,
     TargetAssignmentComputed,
+    replace,
 )
 from .consumer_group_reconcile import FencedMemberEpoch, reconcile
 from .consumer_group_target import (
@@ -79,6 +79,7 @@ __all__ = [
     "on_loaded",
     "update_topics",
     "group_view",
+    "commit_view",
     "new_group",
 ]
 
@@ -163,13 +164,18 @@ def heartbeat(
     req: ConsumerGroupHeartbeatRequest,
     now_ms: int,
     config: ConsumerGroupConfig = ConsumerGroupConfig(),
+    in_place: bool = False,
 ) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
-    """Handle one ConsumerGroupHeartbeat. Errors leave the group unchanged."""
+    """Handle one ConsumerGroupHeartbeat. Errors leave the group unchanged.
+
+    `in_place`: the caller gives `group` up and keeps only the group returned, whose maps are
+    the given group's, updated where they are (a heartbeat then costs what it changes, not a
+    copy of every member and partition)."""
     try:
         _validate(req, config)
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-            return _leave(group, req, now_ms)
-        return _heartbeat(group, req, now_ms, config)
+            return _leave(group, req, now_ms, in_place)
+        return _heartbeat(group, req, now_ms, config, in_place)
     except _Reject as r:
         return (
             group,
@@ -210,7 +216,7 @@ def _get_member(
                 f"{existing.member_id} member.",
             )
         # Replace the predecessor: same assignment and target, new member id, epoch 0.
-        replacement = dataclasses.replace(
+        replacement = replace(
             existing, member_id=member_id, member_epoch=0, previous_member_epoch=0
         )
         target = tx.target_assignment.get(existing.member_id)
@@ -238,6 +244,7 @@ def _heartbeat(
     req: ConsumerGroupHeartbeatRequest,
     now_ms: int,
     config: ConsumerGroupConfig,
+    in_place: bool = False,
 ) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
     if len(group.members) >= config.max_size and (
         not req.member_id or req.member_id not in group.members
@@ -246,7 +253,9 @@ def _heartbeat(
             Errors.GROUP_MAX_SIZE_REACHED,
             f"The consumer group has reached its maximum capacity of {config.max_size} members.",
         )
-    tx = _Tx(group)
+    # a static member's rejoin changes the maps before its request may still be refused: copy
+    static_join = req.instance_id is not None and req.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+    tx = _Tx(group, in_place and not static_join)
     effects: list[Effect] = []
     member_id = req.member_id
     if not member_id:
@@ -264,7 +273,7 @@ def _heartbeat(
         or req.server_assignor is not None
         or req.subscribed_topic_names is not None
     ):
-        updated = dataclasses.replace(
+        updated = replace(
             member,
             instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
             rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
@@ -341,16 +350,16 @@ def _heartbeat(
             )
             if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = now_ms + reconciled.rebalance_timeout_ms
-                reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=deadline)
+                reconciled = replace(reconciled, rebalance_deadline_ms=deadline)
                 effects.append(
                     ScheduleRebalanceTimeout(member_id, reconciled.member_epoch, deadline)
                 )
             elif reconciled.rebalance_deadline_ms is not None:
-                reconciled = dataclasses.replace(reconciled, rebalance_deadline_ms=None)
+                reconciled = replace(reconciled, rebalance_deadline_ms=None)
                 effects.append(CancelRebalanceTimeout(member_id))
 
     session_deadline = now_ms + config.session_timeout_ms
-    reconciled = dataclasses.replace(reconciled, session_deadline_ms=session_deadline)
+    reconciled = replace(reconciled, session_deadline_ms=session_deadline)
     effects.append(ScheduleSessionTimeout(member_id, session_deadline))
     tx.put_member(reconciled)
 
@@ -371,10 +380,10 @@ def _heartbeat(
 
 
 def _leave(
-    group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int
+    group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, now_ms: int, in_place: bool = False
 ) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]]:
     response = ConsumerGroupHeartbeatResponse(Errors.NONE, req.member_id, req.member_epoch)
-    tx = _Tx(group)
+    tx = _Tx(group, in_place)  # every refusal below comes before the first change
     effects: list[Effect] = []
     if req.instance_id is None:
         if req.member_id not in group.members:
@@ -396,7 +405,7 @@ def _leave(
         # Temporarily gone: keep its assignment (no rebalance) until it returns or its session expires.
         member = group.members[existing_id]
         tx.put_member(
-            dataclasses.replace(
+            replace(
                 member,
                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                 previous_member_epoch=member.previous_member_epoch,
@@ -414,7 +423,7 @@ def _leave(
         )
         return (
             tx.build(now_ms),
-            dataclasses.replace(response, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH),
+            replace(response, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH),
             effects,
         )
     _fence(tx, existing_id, "leave", effects)
@@ -426,21 +435,22 @@ def _leave(
 
 
 def on_session_timeout(
-    group: ConsumerGroup, member_id: str, now_ms: int
+    group: ConsumerGroup, member_id: str, now_ms: int, in_place: bool = False
 ) -> tuple[ConsumerGroup, list[Effect]]:
-    """The member's session expired (ignored when the timer is stale)."""
+    """The member's session expired (ignored when the timer is stale). `in_place` as for heartbeat."""
     m = group.members.get(member_id)
     if m is None or m.session_deadline_ms is None or m.session_deadline_ms > now_ms:
         return group, []
-    tx, effects = _Tx(group), list[Effect]()
+    tx, effects = _Tx(group, in_place), list[Effect]()
     _fence(tx, member_id, "session timeout", effects)
     return tx.build(now_ms), effects
 
 
 def on_rebalance_timeout(
-    group: ConsumerGroup, member_id: str, member_epoch: int, now_ms: int
+    group: ConsumerGroup, member_id: str, member_epoch: int, now_ms: int, in_place: bool = False
 ) -> tuple[ConsumerGroup, list[Effect]]:
-    """The member failed to revoke within its rebalance timeout: fence it, unless it moved on."""
+    """The member failed to revoke within its rebalance timeout: fence it, unless it moved on.
+    `in_place` as for heartbeat."""
     m = group.members.get(member_id)
     if (
         m is None
@@ -449,7 +459,7 @@ def on_rebalance_timeout(
         or m.rebalance_deadline_ms > now_ms
     ):
         return group, []
-    tx, effects = _Tx(group), list[Effect]()
+    tx, effects = _Tx(group, in_place), list[Effect]()
     _fence(tx, member_id, "rebalance timeout", effects)
     return tx.build(now_ms), effects
 
@@ -483,10 +493,10 @@ def next_deadline(group: ConsumerGroup) -> int | None:
 def persisted(group: ConsumerGroup) -> ConsumerGroup:
     """The group as its records persist it: everything but the timers, which live only in memory."""
     members = {
-        mid: dataclasses.replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
+        mid: replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
         for mid, m in group.members.items()
     }
-    return dataclasses.replace(group, members=members)
+    return replace(group, members=members)
 
 
 def on_loaded(
@@ -504,17 +514,17 @@ def on_loaded(
         if m.state is MemberState.UNREVOKED_PARTITIONS:
             rebalance_deadline = now_ms + m.rebalance_timeout_ms
             effects.append(ScheduleRebalanceTimeout(mid, m.member_epoch, rebalance_deadline))
-        members[mid] = dataclasses.replace(
+        members[mid] = replace(
             m, session_deadline_ms=deadline, rebalance_deadline_ms=rebalance_deadline
         )
-    return dataclasses.replace(group, members=members), effects
+    return replace(group, members=members), effects
 
 
 def update_topics(group: ConsumerGroup, topics: Mapping[str, TopicMetadata]) -> ConsumerGroup:
     """A new metadata image: the next heartbeat refreshes the subscription metadata (and bumps the epoch
     if a subscribed topic changed, e.g. gained partitions)."""
     changed = subscription_metadata(group.members.values(), topics) != group.subscription_metadata
-    return dataclasses.replace(
+    return replace(
         group, topics=dict(topics), metadata_refresh_needed=group.metadata_refresh_needed or changed
     )
 
@@ -533,4 +543,44 @@ def group_view(group: ConsumerGroup):
         protocol_type="consumer",
         state_timestamp_ms=group.state_timestamp_ms,
         subscribed_topics=group.subscribed_topic_names(),
+    )
+
+
+class _MemberEpochs(Mapping[str, int]):
+    """member id -> member epoch, read through the group's members (no copy)."""
+
+    __slots__ = ("_members",)
+
+    def __init__(self, members: Mapping[str, ConsumerGroupMember]) -> None:
+        self._members = members
+
+    def __getitem__(self, member_id: str) -> int:
+        return self._members[member_id].member_epoch
+
+    def __contains__(self, member_id: object) -> bool:
+        return member_id in self._members
+
+    def __iter__(self):
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
+def commit_view(group: ConsumerGroup):
+    """group_view for validating one OffsetCommit, in O(1): the member epochs are read through the
+    group (valid while it is unchanged) and the subscribed topics, which only offset expiry reads,
+    are left out. A commit is validated per request; copying every member's epoch for each one made
+    a group's commits cost its size."""
+    from .offset_messages import GroupType, GroupView
+
+    return GroupView(
+        group.group_id,
+        GroupType.CONSUMER,
+        group.state.value,
+        group.group_epoch,
+        _MemberEpochs(group.members),
+        group.static_members,
+        protocol_type="consumer",
+        state_timestamp_ms=group.state_timestamp_ms,
     )

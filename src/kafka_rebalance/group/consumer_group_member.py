@@ -26,7 +26,6 @@ On FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID the member loses everything
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from operator import attrgetter
@@ -37,6 +36,7 @@ from .consumer_group_model import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    replace,
 )
 from .errors import Errors
 
@@ -110,7 +110,7 @@ def leave_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
 
 def on_left(m: ConsumerMember) -> ConsumerMember:
     """After the leave heartbeat: nothing owned, next start joins afresh."""
-    return dataclasses.replace(
+    return replace(
         m,
         state=ClientState.LEFT,
         owned=frozenset(),
@@ -127,7 +127,7 @@ def on_heartbeat_response(
     if resp.error in (Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
         lost = m.owned
         return (
-            dataclasses.replace(
+            replace(
                 m,
                 state=ClientState.JOINING,
                 member_epoch=0,
@@ -140,17 +140,15 @@ def on_heartbeat_response(
         )
     if resp.error is not Errors.NONE:
         return m, None, frozenset()  # retriable or fatal: the driver decides; nothing changes here
-    m = dataclasses.replace(
-        m, member_id=resp.member_id or m.member_id, member_epoch=resp.member_epoch
-    )
+    m = replace(m, member_id=resp.member_id or m.member_id, member_epoch=resp.member_epoch)
     if m.state is ClientState.JOINING:
-        m = dataclasses.replace(m, state=ClientState.STABLE)
+        m = replace(m, state=ClientState.STABLE)
     if m.state is ClientState.ACKNOWLEDGING:
-        m = dataclasses.replace(m, state=ClientState.STABLE)
+        m = replace(m, state=ClientState.STABLE)
     if resp.assignment is None:
         return m, None, frozenset()
     if m.state is ClientState.RECONCILING:
-        return dataclasses.replace(m, queued_assignment=resp.assignment), None, frozenset()
+        return replace(m, queued_assignment=resp.assignment), None, frozenset()
     m, rec = _start(m, resp.assignment)
     return m, rec, frozenset()
 
@@ -164,7 +162,7 @@ def _start(
     # With nothing to revoke the new partitions are the member's at once (Kafka marks them assigned,
     # awaiting onPartitionsAssigned, and reports them); otherwise only after the revocation.
     owned = target if not rec.revoke else m.owned
-    return dataclasses.replace(m, state=ClientState.RECONCILING, reconciling=rec, owned=owned), rec
+    return replace(m, state=ClientState.RECONCILING, reconciling=rec, owned=owned), rec
 
 
 def revocation_done(m: ConsumerMember) -> ConsumerMember:
@@ -172,7 +170,7 @@ def revocation_done(m: ConsumerMember) -> ConsumerMember:
     reports its target; onPartitionsAssigned for `reconciling.assign` may still be running."""
     if m.reconciling is None:
         return m
-    return dataclasses.replace(m, owned=m.reconciling.target)
+    return replace(m, owned=m.reconciling.target)
 
 
 def complete_reconciliation(m: ConsumerMember) -> tuple[ConsumerMember, Reconciliation | None]:
@@ -180,11 +178,9 @@ def complete_reconciliation(m: ConsumerMember) -> tuple[ConsumerMember, Reconcil
     Returns the next reconciliation when another assignment arrived meanwhile."""
     if m.reconciling is None:
         return m, None
-    m = dataclasses.replace(
-        m, owned=m.reconciling.target, reconciling=None, state=ClientState.ACKNOWLEDGING
-    )
+    m = replace(m, owned=m.reconciling.target, reconciling=None, state=ClientState.ACKNOWLEDGING)
     if m.queued_assignment is not None:
         queued = m.queued_assignment
-        m = dataclasses.replace(m, queued_assignment=None)
+        m = replace(m, queued_assignment=None)
         return _start(m, queued)
     return m, None

@@ -10,8 +10,10 @@ free (Kafka's `currentPartitionEpoch`). States are documented on the enums.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from ..fields import INT32_MAX
 from ..model import TopicMetadata, TopicPartition
@@ -20,6 +22,28 @@ from .errors import Errors
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 JOIN_GROUP_MEMBER_EPOCH = 0
+
+_T = TypeVar("_T")
+_LAYOUT: dict[type, tuple[Any, dict[str, int]]] = {}
+
+
+def replace(obj: _T, **changes: Any) -> _T:
+    """dataclasses.replace for this package's frozen dataclasses (all fields in __init__), without
+    its per-call field introspection: a heartbeat replaces a member or the group several times."""
+    cls = type(obj)
+    layout = _LAYOUT.get(cls)
+    if layout is None:
+        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        get = attrgetter(*names) if len(names) > 1 else (lambda o, n=names[0]: (getattr(o, n),))
+        layout = _LAYOUT[cls] = (get, {n: i for i, n in enumerate(names)})
+    values = layout[0](obj)
+    if changes:
+        values = list(values)
+        at = layout[1]
+        for k, v in changes.items():
+            values[at[k]] = v
+    return cls(*values)
+
 
 # Kafka's assignor names (group.consumer.assignors) -> our registry names.
 SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range"}

@@ -19,11 +19,10 @@ as still owning the revoked ones, as in Kafka).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 
 from ..model import TopicPartition
-from .consumer_group_model import ConsumerGroupMember, MemberState
+from .consumer_group_model import ConsumerGroupMember, MemberState, replace
 
 
 class FencedMemberEpoch(Exception):
@@ -71,7 +70,7 @@ def _update(
     pending: frozenset[TopicPartition],
 ) -> ConsumerGroupMember:
     """Builder.updateMemberEpoch: previous epoch := the epoch the member had before this step."""
-    updated = dataclasses.replace(
+    updated = replace(
         member,
         state=state,
         member_epoch=epoch,

@@ -6,16 +6,17 @@ Kept apart from the heartbeat state machine (consumer_group) because the record 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .consumer_group_model import (
     ConsumerGroup,
     ConsumerGroupMember,
+    ConsumerGroupState,
     Effect,
     GroupEpochBumped,
     MemberRemoved,
     count_unreconciled,
+    replace,
 )
 from .consumer_group_target import subscription_metadata
 
@@ -31,9 +32,29 @@ class IllegalStateError(RuntimeError):
 
 
 class _Tx:
-    """Accumulates changes to a frozen ConsumerGroup, copying each map at most once."""
+    """Accumulates changes to a frozen ConsumerGroup, copying each map at most once.
 
-    def __init__(self, group: ConsumerGroup) -> None:
+    With `in_place` the caller gives the group up: its maps are updated where they are, so a
+    heartbeat costs what it changes (as Kafka's timeline maps), not a copy of the whole group
+    per update. Only the group returned by `build` is valid afterwards; a transaction that is
+    abandoned (a rejected request) must not have changed a map: callers switch to copying for
+    the one path that changes maps before it may still reject (a static member's rejoin)."""
+
+    __slots__ = (
+        "g",
+        "members",
+        "partition_epochs",
+        "partition_owners",
+        "static_members",
+        "target_assignment",
+        "changes",
+        "_copied",
+        "unreconciled",
+        "_recount",
+        "_old_state",
+    )
+
+    def __init__(self, group: ConsumerGroup, in_place: bool = False) -> None:
         self.g = group
         self.members = group.members
         self.partition_epochs = group.partition_epochs
@@ -41,13 +62,19 @@ class _Tx:
         self.static_members = group.static_members
         self.target_assignment = group.target_assignment
         self.changes: dict[str, Any] = {}  # ConsumerGroup fields to replace, by name
-        self._copied: set[str] = set()
         self.unreconciled = (
             group.unreconciled
             if group.unreconciled is not None
             else count_unreconciled(group.members.values(), group.assignment_epoch)
         )
         self._recount = False
+        if in_place:
+            # every map counts as already copied: writes go to the group's own maps
+            self._copied: set[str] = set(_MAPS)
+            self._old_state: ConsumerGroupState | None = group.state
+        else:
+            self._copied = set()
+            self._old_state = None
 
     def _unreconciled(self, m: ConsumerGroupMember | None) -> int:
         return 0 if m is None or m.is_reconciled_to(self.get("assignment_epoch")) else 1
@@ -62,33 +89,42 @@ class _Tx:
         if not m.owned:
             return
         epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+        mid = m.member_id
         for tp in m.owned:
-            if owners.get(tp) == m.member_id:
+            if owners.get(tp) == mid:
                 del epochs[tp]
                 del owners[tp]
 
-    def _index(self, m: ConsumerGroupMember) -> None:
-        if not m.owned:
-            return
-        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+    def _check_index(self, m: ConsumerGroupMember) -> None:
+        """Refuse, before any map changes, a member owning a partition another member holds."""
+        owners, mid = self.partition_owners, m.member_id
         for tp in m.owned:
             holder = owners.get(tp)
-            if holder is not None and holder != m.member_id:
+            if holder is not None and holder != mid:
                 raise IllegalStateError(
-                    f"Cannot set the epoch of {tp} to {m.member_epoch} for {m.member_id} "
-                    f"because the partition is still owned by {holder} at epoch {epochs[tp]}."
+                    f"Cannot set the epoch of {tp} to {m.member_epoch} for {mid} "
+                    f"because the partition is still owned by {holder} at epoch "
+                    f"{self.partition_epochs[tp]}."
                 )
-            epochs[tp] = m.member_epoch
-            owners[tp] = m.member_id
+
+    def _index(self, m: ConsumerGroupMember) -> None:
+        owned = m.owned
+        if not owned:
+            return
+        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+        epoch, mid = m.member_epoch, m.member_id
+        for tp in owned:
+            epochs[tp] = epoch
+            owners[tp] = mid
 
     def put_member(self, m: ConsumerGroupMember) -> None:
         old = self.members.get(m.member_id)
+        if old is None or old.owned != m.owned or old.member_epoch != m.member_epoch:
+            self._check_index(m)
+            if old is not None:
+                self._unindex(old)
+            self._index(m)
         self.unreconciled += self._unreconciled(m) - self._unreconciled(old)
-        if old is not None and (old.owned != m.owned or old.member_epoch != m.member_epoch):
-            self._unindex(old)
-            self._index(m)
-        elif old is None:
-            self._index(m)
         self._own("members")[m.member_id] = m
         if m.instance_id is not None and self.static_members.get(m.instance_id) != m.member_id:
             self._own("static_members")[m.instance_id] = m.member_id
@@ -112,24 +148,40 @@ class _Tx:
         return self.changes.get(name, getattr(self.g, name))
 
     def build(self, now_ms: int) -> ConsumerGroup:
+        g = self.g
         unreconciled = (
             count_unreconciled(self.members.values(), self.get("assignment_epoch"))
             if self._recount
             else self.unreconciled
         )
-        new = dataclasses.replace(
-            self.g,
+        changes = self.changes
+        if self._old_state is not None:
+            # in place: the maps are the group's own; only the scalar fields may need a new value
+            if (
+                not changes
+                and unreconciled == g.unreconciled
+                and self.target_assignment is g.target_assignment
+            ):
+                return g
+            old_state = self._old_state
+        else:
+            old_state = g.state
+        new = replace(
+            g,
             members=self.members,
             partition_epochs=self.partition_epochs,
             partition_owners=self.partition_owners,
             static_members=self.static_members,
             target_assignment=self.target_assignment,
             unreconciled=unreconciled,
-            **self.changes,
+            **changes,
         )
-        if new.state is not self.g.state:
-            new = dataclasses.replace(new, state_timestamp_ms=now_ms)
+        if new.state is not old_state:
+            new = replace(new, state_timestamp_ms=now_ms)
         return new
+
+
+_MAPS = ("members", "partition_epochs", "partition_owners", "static_members", "target_assignment")
 
 
 def _fence(tx: _Tx, member_id: str, reason: str, effects: list[Effect]) -> None:

@@ -28,7 +28,7 @@ from ..group.consumer_group_model import (
     ScheduleSessionTimeout,
 )
 from ..group.errors import Errors
-from ..group.offset_messages import OffsetCommitPartition, OffsetCommitRequest
+from ..group.offset_messages import OffsetCommitRequest
 from ..group.offsets import validate_offset_commit
 from ..model import TopicMetadata
 from .member import SimMember
@@ -79,7 +79,7 @@ class ConsumerCoordinator:
         if self.group is None:
             w.reply(client, "cheartbeat", ConsumerGroupHeartbeatResponse(Errors.NOT_COORDINATOR))
             return
-        self.group, resp, fx = cg.heartbeat(self.group, req, now, self.config)
+        self.group, resp, fx = cg.heartbeat(self.group, req, now, self.config, in_place=True)
         if resp.member_id:
             self.by_member_id[resp.member_id] = name
         self._apply(fx)
@@ -121,9 +121,9 @@ class ConsumerCoordinator:
             return
         now = self.w.loop.now
         if kind == "session":
-            self.group, fx = cg.on_session_timeout(self.group, mid, now)
+            self.group, fx = cg.on_session_timeout(self.group, mid, now, in_place=True)
         else:
-            self.group, fx = cg.on_rebalance_timeout(self.group, mid, payload, now)
+            self.group, fx = cg.on_rebalance_timeout(self.group, mid, payload, now, in_place=True)
         self._apply(fx)
 
     def commit(
@@ -144,17 +144,10 @@ class ConsumerCoordinator:
         if self.group is None:
             err = Errors.NOT_COORDINATOR
         else:
-            req = OffsetCommitRequest(
-                self.group.group_id,
-                tuple(
-                    OffsetCommitPartition(parts.tps[p].topic, parts.tps[p].partition, off)
-                    for p, off in offsets.items()
-                ),
-                member_id,
-                epoch,
-                instance_id,
-            )
-            err = validate_offset_commit(cg.group_view(self.group), req)
+            # the validation is the group's (member and epoch), the same for every partition: the
+            # request carries no partitions, which are written below
+            req = OffsetCommitRequest(self.group.group_id, (), member_id, epoch, instance_id)
+            err = validate_offset_commit(cg.commit_view(self.group), req)
         if err is Errors.NONE:
             for p, off in offsets.items():
                 parts.committed[p] = off
