@@ -292,13 +292,13 @@ def _heartbeat(
             ),
         )
     bump = updated.subscribed_topics != member.subscribed_topics
-    cause = (
-        f"member {member_id} joined"
-        if member.member_id not in group.members and not _replaced
-        else f"member {member_id} changed its subscription"
-    )
     group_epoch = tx.get("group_epoch")
     if bump or tx.get("metadata_refresh_needed"):
+        cause = (
+            f"member {member_id} joined"
+            if member.member_id not in group.members and not _replaced
+            else f"member {member_id} changed its subscription"
+        )
         others = [m for mid, m in tx.members.items() if mid != member_id]
         meta = subscription_metadata(others + [updated], group.topics)
         if meta != tx.get("subscription_metadata"):
@@ -318,9 +318,11 @@ def _heartbeat(
         if member_id not in tx.members:
             members_now.append(updated)
         name = preferred_assignor(members_now, config)
+        orders: dict = {}
         target_map = compute_target_assignment(
-            members_now, tx.target_assignment, group.topics, name
+            members_now, tx.target_assignment, group.topics, name, tx.get("target_order"), orders
         )
+        tx.set(target_order=orders)
         tx.target_assignment = target_map
         tx._copied.add("target_assignment")
         tx.set(assignment_epoch=group_epoch)
@@ -368,7 +370,7 @@ def _heartbeat(
         and req.subscribed_topic_names is not None
         and req.owned_partitions is not None
     )
-    changed = reconciled.assigned != member.assigned
+    changed = reconciled.assigned is not member.assigned and reconciled.assigned != member.assigned
     response = ConsumerGroupHeartbeatResponse(
         Errors.NONE,
         member_id,

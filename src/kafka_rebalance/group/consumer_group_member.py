@@ -140,11 +140,13 @@ def on_heartbeat_response(
         )
     if resp.error is not Errors.NONE:
         return m, None, frozenset()  # retriable or fatal: the driver decides; nothing changes here
-    m = replace(m, member_id=resp.member_id or m.member_id, member_epoch=resp.member_epoch)
-    if m.state is ClientState.JOINING:
-        m = replace(m, state=ClientState.STABLE)
-    if m.state is ClientState.ACKNOWLEDGING:
-        m = replace(m, state=ClientState.STABLE)
+    member_id = resp.member_id or m.member_id
+    state = m.state
+    if state is ClientState.JOINING or state is ClientState.ACKNOWLEDGING:
+        state = ClientState.STABLE
+    if member_id != m.member_id or resp.member_epoch != m.member_epoch or state is not m.state:
+        # (most responses change nothing: the member then stays the same value)
+        m = replace(m, member_id=member_id, member_epoch=resp.member_epoch, state=state)
     if resp.assignment is None:
         return m, None, frozenset()
     if m.state is ClientState.RECONCILING:

@@ -42,23 +42,56 @@ def compute_target_assignment(
     current_target: Mapping[str, frozenset[TopicPartition]],
     topics: Mapping[str, TopicMetadata],
     assignor_name: str,
+    orders: Mapping[str, tuple[frozenset[TopicPartition], tuple[TopicPartition, ...]]]
+    | None = None,
+    new_orders: dict[str, tuple[frozenset[TopicPartition], tuple[TopicPartition, ...]]]
+    | None = None,
 ) -> dict[str, frozenset[TopicPartition]]:
-    """Run the named server-side assignor (Kafka's name: "uniform" or "range")."""
+    """Run the named server-side assignor (Kafka's name: "uniform" or "range").
+
+    `orders` (optional) holds, per member, a target set and its sorted tuple from an earlier call;
+    `new_orders` is filled with the same for this result. A member's sorted target is then not
+    sorted again, and a target the assignor hands back unchanged is the same frozenset object,
+    not a new one: most members keep their target from one epoch to the next, so an epoch costs
+    the partitions that moved, not every partition (the assignor's own pass aside)."""
     from ..assign.registry import get_assignor  # lazy: assign/ is built alongside
 
     members = list(members)
     meta = subscription_metadata(members, topics)
     spec_topics = {t: topics[t] for t in meta}
-    subs = tuple(
-        MemberSubscription(
-            member_id=m.member_id,
-            topics=tuple(t for t in m.subscribed_topics if t in meta),
-            owned=tuple(sorted(current_target.get(m.member_id, ()), key=_tp_key)),
-            rack=m.rack_id,
-            instance_id=m.instance_id,
+    empty: tuple[TopicPartition, ...] = ()
+    owned_of: list[tuple[frozenset[TopicPartition] | None, tuple[TopicPartition, ...]]] = []
+    subs = []
+    for m in members:
+        mid = m.member_id
+        cur = current_target.get(mid)
+        owned = empty
+        if cur:
+            hit = orders.get(mid) if orders is not None else None
+            owned = hit[1] if hit is not None and hit[0] is cur else tuple(sorted(cur, key=_tp_key))
+        owned_of.append((cur, owned))
+        subs.append(
+            MemberSubscription(
+                member_id=mid,
+                topics=tuple(t for t in m.subscribed_topics if t in meta),
+                owned=owned,
+                rack=m.rack_id,
+                instance_id=m.instance_id,
+            )
         )
-        for m in members
-    )
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
-    result = assignor.assign(GroupSpec(spec_topics, subs))
-    return {m.member_id: frozenset(result.get(m.member_id, ())) for m in members}
+    result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))
+    out: dict[str, frozenset[TopicPartition]] = {}
+    for m, (cur, owned) in zip(members, owned_of):
+        mid = m.member_id
+        got = result.get(mid, empty)
+        if cur is not None and len(got) == len(owned) and tuple(got) == owned:
+            target = cur  # handed back as it was given: the same set
+        else:
+            target = frozenset(got)
+            if cur is not None and target == cur:
+                target = cur
+        out[mid] = target
+        if new_orders is not None and target is cur and cur is not None:
+            new_orders[mid] = (cur, owned)
+    return out

@@ -85,20 +85,22 @@ class _Tx:
             self._copied.add(name)
         return getattr(self, name)
 
-    def _unindex(self, m: ConsumerGroupMember) -> None:
-        if not m.owned:
+    def _unindex(self, m: ConsumerGroupMember, owned: frozenset | None = None) -> None:
+        if owned is None:
+            owned = m.owned
+        if not owned:
             return
         epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
         mid = m.member_id
-        for tp in m.owned:
+        for tp in owned:
             if owners.get(tp) == mid:
                 del epochs[tp]
                 del owners[tp]
 
-    def _check_index(self, m: ConsumerGroupMember) -> None:
+    def _check_index(self, m: ConsumerGroupMember, owned: frozenset) -> None:
         """Refuse, before any map changes, a member owning a partition another member holds."""
         owners, mid = self.partition_owners, m.member_id
-        for tp in m.owned:
+        for tp in owned:
             holder = owners.get(tp)
             if holder is not None and holder != mid:
                 raise IllegalStateError(
@@ -107,8 +109,7 @@ class _Tx:
                     f"{self.partition_epochs[tp]}."
                 )
 
-    def _index(self, m: ConsumerGroupMember) -> None:
-        owned = m.owned
+    def _index(self, m: ConsumerGroupMember, owned: frozenset) -> None:
         if not owned:
             return
         epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
@@ -119,12 +120,30 @@ class _Tx:
 
     def put_member(self, m: ConsumerGroupMember) -> None:
         old = self.members.get(m.member_id)
-        if old is None or old.owned != m.owned or old.member_epoch != m.member_epoch:
-            self._check_index(m)
-            if old is not None:
-                self._unindex(old)
-            self._index(m)
-        self.unreconciled += self._unreconciled(m) - self._unreconciled(old)
+        if old is None:
+            owned = m.owned
+            self._check_index(m, owned)
+            self._index(m, owned)
+        elif (
+            old.assigned is not m.assigned
+            or old.pending_revocation is not m.pending_revocation
+            or old.member_epoch != m.member_epoch
+        ):
+            owned, old_owned = m.owned, old.owned
+            if owned == old_owned:
+                # the same partitions at a new epoch (every member, once per epoch): they are all
+                # indexed to this member already, only their epoch changes
+                if old.member_epoch != m.member_epoch and owned:
+                    epochs, epoch = self._own("partition_epochs"), m.member_epoch
+                    for tp in owned:
+                        epochs[tp] = epoch
+            else:
+                self._check_index(m, owned)
+                self._unindex(old, old_owned)
+                self._index(m, owned)
+        ae = self.get("assignment_epoch")
+        was = 0 if old is None or old.is_reconciled_to(ae) else 1
+        self.unreconciled += (0 if m.is_reconciled_to(ae) else 1) - was
         self._own("members")[m.member_id] = m
         if m.instance_id is not None and self.static_members.get(m.instance_id) != m.member_id:
             self._own("static_members")[m.instance_id] = m.member_id
@@ -145,7 +164,8 @@ class _Tx:
         self.changes.update(changes)
 
     def get(self, name: str):
-        return self.changes.get(name, getattr(self.g, name))
+        changes = self.changes
+        return changes[name] if name in changes else getattr(self.g, name)
 
     def build(self, now_ms: int) -> ConsumerGroup:
         g = self.g

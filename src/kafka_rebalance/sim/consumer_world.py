@@ -61,6 +61,9 @@ class ConsumerCoordinator:
         self.epoch = 0
         self.offsets: dict = {}
         self.by_member_id: dict[str, str] = {}
+        # the OffsetCommit validation view of self.group (reads its members live)
+        self._view_of: cg.ConsumerGroup | None = None
+        self._view: Any = None
 
     @property
     def up(self) -> bool:
@@ -147,7 +150,10 @@ class ConsumerCoordinator:
             # the validation is the group's (member and epoch), the same for every partition: the
             # request carries no partitions, which are written below
             req = OffsetCommitRequest(self.group.group_id, (), member_id, epoch, instance_id)
-            err = validate_offset_commit(cg.commit_view(self.group), req)
+            if self._view_of is not self.group:  # a new group value (its scalars changed)
+                self._view = cg.commit_view(self.group)
+                self._view_of = self.group
+            err = validate_offset_commit(self._view, req)
         if err is Errors.NONE:
             for p, off in offsets.items():
                 parts.committed[p] = off
@@ -234,6 +240,8 @@ class ConsumerSimMember(SimMember):
         self.rec_due = 0  # when the application thread next returns from poll()'s wait
         self.lost_pending: list[int] = []
         self.hb_token = 0
+        self._hb_cm: cgm.ConsumerMember | None = None
+        self._hb_req: Any = None
         super().start()
         self.rejoin_needed = False
         self._heartbeat_now()
@@ -248,7 +256,13 @@ class ConsumerSimMember(SimMember):
     def _send_heartbeat(self, token: int) -> None:
         if not self.alive or token != self.hb_token or self.poll_timed_out:
             return
-        self.w.send(self, "cheartbeat", cgm.heartbeat_request(self.cm))
+        cm = self.cm
+        if (
+            cm is not self._hb_cm
+        ):  # the request is a value of the member's state: built once per state
+            self._hb_req = cgm.heartbeat_request(cm)
+            self._hb_cm = cm
+        self.w.send(self, "cheartbeat", self._hb_req)
         self.hb_token += 1
         self.w.loop.after(
             self.w.sc.group.heartbeat_interval_ms, self._send_heartbeat, self.hb_token
