@@ -75,8 +75,15 @@ def uniform_homogeneous(
     targets: list[list[Any]] = []
     remaining: list[int] = []
     revoked: list[Any] = []
+    # members holding nothing share this placeholder until the deal gives them their slice
+    # (one list each instead of an empty list and a slice); replaced by a fresh [] at the end
+    nothing: list[Any] = []
     for i in range(n):
         entries = members[order[i]].owned
+        if len(entries) == 0:
+            targets.append(nothing)
+            remaining.append(min_quota + 1 if i < extra else min_quota)
+            continue
         quota = min_quota + 1 if i < extra else min_quota
         held = 0
         odd = False
@@ -115,7 +122,7 @@ def uniform_homogeneous(
         objs = objects[j]
         c = counts[j]
         if not touched[j]:
-            queue.extend(objs[:c])
+            queue.extend(objs if len(objs) == c else objs[:c])
             continue
         b = base[j]
         for p in range(c):
@@ -134,11 +141,16 @@ def uniform_homogeneous(
         if end > n_all:
             end = n_all
         target = targets[i]
-        if end - pos == 1:
+        if target is nothing:
+            targets[i] = queue[pos:end]
+        elif end - pos == 1:
             target.append(queue[pos])
         else:
             target.extend(queue[pos:end])
         pos = end
+    for i in range(n):
+        if targets[i] is nothing:
+            targets[i] = []
     return targets, pos >= n_all
 
 

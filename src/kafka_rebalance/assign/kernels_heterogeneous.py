@@ -30,9 +30,7 @@ class Balancer:
 
     def initialize(self, members: list[int]) -> None:
         sizes = self.sizes
-        keyed = [(sizes[m], m) for m in members]
-        keyed.sort()
-        sm = [m for _, m in keyed]
+        sm = _by_size(members, sizes)
         self.sm = sm
         self.least_end = 0
         self.least_count = sizes[sm[0]] - 1
@@ -88,6 +86,19 @@ class Balancer:
 
     def is_balanced(self) -> bool:
         return self.most_count - self.least_count <= 1
+
+
+def _by_size(members: list[int], sizes: list[int]) -> list[int]:
+    """`members` sorted by (size, member), through one int key each (an int list sorts fast)."""
+    n = len(sizes)
+    keyed: list[int] = []
+    for m in members:
+        keyed.append(sizes[m] * n + m)
+    keyed.sort()
+    out: list[int] = []
+    for key in keyed:
+        out.append(key % n)
+    return out
 
 
 def _topic_order(
@@ -147,11 +158,13 @@ def uniform_heterogeneous(
         base.append(total)
         total += counts[j]
     subscribers: list[list[int]] = [[] for _ in range(n_topics)]
-    subscribed: list[set[int]] = []
+    # subscribed[i * n_topics + j]: member i subscribes to topic j
+    subscribed: list[bool] = [False] * (n * n_topics)
     for i in range(n):
+        row = i * n_topics
         for j in member_cols[i]:
             subscribers[j].append(i)
-        subscribed.append(set(member_cols[i]))
+            subscribed[row + j] = True
     # maybeRevokePartitions: keep current partitions of still-subscribed topics; on a conflict
     # the later member owns it, the earlier one keeps it in its target too (leftovers)
     sizes: list[int] = [0] * n
@@ -161,7 +174,7 @@ def uniform_heterogeneous(
     kept_flat: list[int] = []
     kept_obj: list[Any] = []
     for i in range(n):
-        mine = subscribed[i]
+        row = i * n_topics
         for tp in members[order[i]].owned:
             j = index.get(tp.topic, -1)
             if j < 0:
@@ -173,7 +186,7 @@ def uniform_heterogeneous(
             if seen[f] == i:
                 continue
             seen[f] = i
-            if j not in mine:
+            if not subscribed[row + j]:
                 continue
             kept_member.append(i)
             kept_flat.append(f)
@@ -200,9 +213,9 @@ def uniform_heterogeneous(
                 with_free.append(j)
                 break
     for j in _topic_order(with_free, counts, subscribers, tids):
-        keyed = [(sizes[m], m) for m in subscribers[j]]
-        keyed.sort()
-        level = keyed[0][0] - 1
+        ranked = _by_size(subscribers[j], sizes)
+        at_start = [sizes[m] for m in ranked]  # the sizes the order was taken at
+        level = at_start[0] - 1
         end = 0
         nxt = 0
         b = base[j]
@@ -211,10 +224,10 @@ def uniform_heterogeneous(
                 continue
             if nxt >= end:
                 level += 1
-                while end < len(keyed) and keyed[end][0] <= level:
+                while end < len(ranked) and at_start[end] <= level:
                     end += 1
                 nxt = 0
-            m = keyed[nxt][1]
+            m = ranked[nxt]
             owners[f] = m
             sizes[m] += 1
             nxt += 1
