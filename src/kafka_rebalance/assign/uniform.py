@@ -86,6 +86,19 @@ def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] |
     return order, position
 
 
+@lru_cache(maxsize=64)
+def _topic_plan(
+    names: tuple[str, ...], sizes: tuple[int | None, ...]
+) -> tuple[list[str], list[int], list[Any], frozenset[str]]:
+    """The first member's subscribed topics in metadata (`sizes`: their partition counts, None
+    when absent) in subscribed-topic-set order, their counts, TopicPartition objects, and set.
+    Cached: a group's subscriptions and partition counts rarely change between rebalances."""
+    known = {t: n for t, n in zip(names, sizes) if n is not None}
+    topics = subscribed_topic_order(names, known)
+    counts = [known[t] for t in topics]
+    return topics, counts, [topic_objects(t, c) for t, c in zip(topics, counts)], frozenset(topics)
+
+
 def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     """Both builders through the compiled loops; None when member ids repeat (the numpy path
     takes those)."""
@@ -97,10 +110,8 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     names = members[0].topics
     order, position = plan
     meta = spec.topics
-    topics = subscribed_topic_order(names, meta)  # type: ignore[arg-type]
-    counts = [meta[t].partitions for t in topics]
-    objects = [topic_objects(t, c) for t, c in zip(topics, counts)]
-    subscribed = set(topics)
+    sizes = tuple([meta[t].partitions if t in meta else None for t in names])
+    topics, counts, objects, subscribed = _topic_plan(names, sizes)
 
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
         kept: list[TopicPartition] = []
