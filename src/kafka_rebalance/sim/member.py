@@ -15,8 +15,16 @@ from ..group.classic_messages import (
 )
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
+from .compiled import KERNELS
 from .host import MemberHost
 from .member_rebalance import PrepareCommit, RebalanceClient
+
+# the per-partition loops of poll() (sim/poll_kernels.py, compiled by mypyc when the install could)
+_k_changed_positions = KERNELS.changed_positions
+_k_fetch = KERNELS.fetch
+_k_finish = KERNELS.finish
+_k_next_arrival = KERNELS.next_arrival
+_k_uncommitted = KERNELS.uncommitted
 
 _NEVER = 1 << 62
 
@@ -408,27 +416,13 @@ class SimMember(RebalanceClient):
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
         parts = self.w.parts
-        base, base_t, nums, den = parts.base, parts.base_t, parts.num, parts.den
-        get = self.positions.get
-        best = _NEVER
-        for p in self.owned:
-            num = nums[p]
-            pos = get(p)
-            if num <= 0 or pos is None:
-                continue
-            need = (pos + 1 - base[p]) * den[p]
-            t = base_t[p] + (-(-need // num) if need > 0 else 0)
-            if t < best:
-                best = t
-        return best
+        return _k_next_arrival(
+            self.owned, self.positions, parts.base, parts.base_t, parts.num, parts.den
+        )
 
     def _uncommitted(self) -> bool:
-        """Has any owned partition a position not yet sent in a commit? (a loop, not any(genexpr): hot path)"""
-        sent, pos = self.sent_offsets.get, self.positions.get
-        for p in self.owned:
-            if sent(p) != pos(p):
-                return True
-        return False
+        """Has any owned partition a position not yet sent in a commit?"""
+        return _k_uncommitted(self.owned, self.sent_offsets, self.positions)
 
     def _fetch(self, now: int) -> int:
         """One poll's records: up to max.poll.records, partition by partition (rotating the start)."""
@@ -438,39 +432,21 @@ class SimMember(RebalanceClient):
         if not k or self.fetch_paused:
             self.batch = []
             return 0
-        room = self._budget
         parts = self.w.parts
-        base, base_t, num, den = parts.base, parts.base_t, parts.num, parts.den
-        positions = self.positions
-        get = positions.get  # bound once: this loop runs for every owned partition of every poll
         batch: list[tuple[int, int, int]] = []
-        append = batch.append
         start = (self.poll_token * 7) % k
         order = owned[start:] + owned[:start] if start else owned
-        last = 0  # the end offset of each partition's share, and so when its newest record arrived
-        for p in order:
-            pos = get(p)
-            if pos is None:
-                continue
-            n = base[p] + (num[p] * (now - base_t[p])) // den[p] - pos
-            if n <= 0:
-                continue
-            if n >= room:  # the budget runs out on this partition
-                end = pos + room
-                append((p, pos, end))
-                positions[p] = end
-                room = 0
-                t = base_t[p] + (-(-(end - base[p]) * den[p] // num[p]) if num[p] > 0 else 0)
-                if t > last:
-                    last = t
-                break
-            end = pos + n
-            append((p, pos, end))
-            positions[p] = end
-            room -= n
-            t = base_t[p] + (-(-(end - base[p]) * den[p] // num[p]) if num[p] > 0 else 0)
-            if t > last:
-                last = t
+        room, last = _k_fetch(
+            order,
+            self.positions,
+            parts.base,
+            parts.base_t,
+            parts.num,
+            parts.den,
+            now,
+            self._budget,
+            batch,
+        )
         self.batch_last_t = last
         self.batch = batch
         taken = self.batch_taken = self._budget - room
@@ -488,13 +464,7 @@ class SimMember(RebalanceClient):
             done = self.batch_taken
         self.batch = []
         w = self.w
-        processed = w.parts.processed
-        for p, a, b in batch:
-            ends = processed[p].ends
-            if ends and ends[-1] == a:  # the common case: continuing where processing stopped
-                ends[-1] = b
-            else:
-                w.duplicates += processed[p].add(a, b)
+        w.duplicates += _k_finish(batch, w.parts.processed)
         w.processed += done
 
     def _processed_by(self, now: int) -> list[tuple[int, int, int]]:
@@ -517,15 +487,7 @@ class SimMember(RebalanceClient):
         nothing the simulator measures (Kafka's auto-commit does resend them). `answer`: the member
         waits for the response (onJoinPrepare), so the request goes out even with nothing new in it."""
         sent = self.sent_offsets
-        get_pos, get_sent = (
-            self.positions.get,
-            sent.get,
-        )  # bound once: every owned partition of every commit
-        offsets = {}
-        for p in self.owned:
-            pos = get_pos(p)
-            if pos is not None and get_sent(p) != pos:
-                offsets[p] = pos
+        offsets = _k_changed_positions(self.owned, self.positions, sent)
         if self.join_inflight and (offsets or answer):
             # ConsumerCoordinator.sendOffsetCommitRequest: no generation while JoinGroup/SyncGroup is in
             # flight (generationIfStable() is null), so the commit fails at once and is never sent

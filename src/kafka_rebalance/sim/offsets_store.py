@@ -34,6 +34,7 @@ from ..group.records import (
     offset_commit_record,
 )
 from ..model import TopicPartition
+from .compiled import KERNELS
 from .subscription import Subscription
 
 
@@ -52,10 +53,7 @@ class SimOffsetsStore:
     def commit_many(self, offsets: dict[int, int], now_ms: int, committed: list[int]) -> None:
         """One OffsetCommit record per partition of a request (the hot path of every commit); the
         partition table's `committed` column is updated in the same pass (one loop, not two)."""
-        stored = self.offsets
-        for p, off in offsets.items():
-            stored[p] = (off, now_ms)
-            committed[p] = off
+        KERNELS.store_commits(offsets, now_ms, self.offsets, committed)
         self.records_appended += len(offsets)
 
     def write_group(self, snapshot: ClassicGroupSnapshot, now_ms: int) -> None:
