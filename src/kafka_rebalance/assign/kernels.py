@@ -189,6 +189,7 @@ def ranges_in_rank_order(
     by_object: dict[int, int] = {}
     group_of: list[int] = [0] * n
     group_cols: list[list[int]] = []
+    stamp: list[int] = []  # stamp[j]: the last subscription that named topic j
     for i in range(n):
         sub = member_topics[i]
         key = id(sub)
@@ -212,9 +213,11 @@ def ranges_in_rank_order(
                     col[name] = j
                     topics.append(name)
                     counts.append(c)
+                    stamp.append(-1)
+                if stamp[j] == g:
+                    continue  # a topic named twice: keep its first place
+                stamp[j] = g
                 cols.append(j)
-            if len(set(cols)) < len(cols):  # a topic named twice: keep its first place
-                cols = list(dict.fromkeys(cols))
             group_cols.append(cols)
         group_of[i] = g
     n_groups = len(group_cols)

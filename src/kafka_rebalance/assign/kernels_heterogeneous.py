@@ -128,6 +128,7 @@ def uniform_heterogeneous(
     index: dict[str, int] = {}
     cols_of: dict[int, list[int]] = {}
     member_cols: list[list[int]] = []
+    stamp: list[int] = []  # stamp[j]: the last subscription that named topic j
     for i in range(n):
         sub = members[order[i]].topics
         cols = cols_of.get(id(sub))
@@ -144,9 +145,11 @@ def uniform_heterogeneous(
                     index[name] = j
                     topics.append(name)
                     counts.append(int(tm.partitions))
+                    stamp.append(-1)
+                if stamp[j] == i:
+                    continue  # a topic named twice: keep its first place
+                stamp[j] = i
                 cols.append(j)
-            if len(set(cols)) < len(cols):  # a topic named twice: keep its first place
-                cols = list(dict.fromkeys(cols))
             cols_of[id(sub)] = cols
         member_cols.append(cols)
     n_topics = len(topics)
