@@ -50,13 +50,15 @@ def sticky_constrained(
         base.append(total)
         total += counts[j]
     first = members[0].topics
-    owner: list[int] = [-1] * total
-    owned: list[list[int]] = []
     for i in range(n):
         m = members[i]
         sub = m.topics
         if (sub is not first and sub != first) or m.rack is not None:
             return None
+    owner: list[int] = [-1] * total
+    owned: list[list[int]] = []
+    for i in range(n):
+        m = members[i]
         mine: list[int] = []
         last_topic = ""
         j = -1
