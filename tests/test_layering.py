@@ -38,6 +38,7 @@ SHELL = (
     "output",
     "io_util",
     "io_publish",
+    "io_temp",
 )
 
 # Known cycles that other pieces of work are removing; each entry names its owner. Remove an

@@ -1,20 +1,15 @@
 """Publishing outputs so that a reader sees the old ones or the new ones, never a mix or half a file.
 
-Every output is first written to a hidden temporary beside its target, named
-`.NAME.kr-PID-RAND.tmp` (a folder is staged the same way), then renamed over it. A run
-that is killed leaves its temporaries behind; the next run that writes into the same folder
-removes them: the name says whose they are, and a temporary whose process is gone (or that
-is older than STALE_AGE_S) is stale.
+Files are written to hidden temporaries and renamed over their targets, several as one set
+through a journal (io_util.write_files); io_temp names the temporaries and holds the one rule
+for what a killed run left. This module checks output paths before any work and switches whole
+folders: the demo's results and every pipeline job's output set.
 
-Several outputs of one command (a plan and its election file, the batch files) are published
-as a set: all are written and synced first, then a journal `.NAME.kr-PID-RAND.publish`
-listing the renames is written (atomically), then the renames run, then the journal goes. A
-kill between two renames leaves the journal; the next run finishes the renames from it
-before anything else, so the set ends complete (the new outputs), never a mix.
-
-A folder (the demo's results) is switched in one step with renameat2(RENAME_EXCHANGE) where
-the system has it; elsewhere the old folder is first renamed to `.NAME.kr-PID-RAND.old`,
-which the next run puts back if the switch did not finish.
+A folder is built in a hidden staging folder beside its target and switched in one step with
+renameat2(RENAME_EXCHANGE) where the system has it (the staging folder then holds the old set,
+which is deleted); elsewhere the old folder is first renamed to `.NAME.kr-PID-RAND.old`, which
+the next run puts back if the switch did not finish (`recover`, or any `clean_stale` of the
+parent).
 
 Output paths are checked before any work (`check_output_paths`): a directory given as a file,
 a parent that is a file or cannot be created, no permission, two outputs on one path.
@@ -25,15 +20,28 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
-from .io_util import _TEMP, clean_stale, fsync_dir, temp_name, write_files  # noqa: F401 - re-exported
+from .io_temp import PASS_SIDE, clean_stale, fsync_dir, hidden_name, is_leftover, remove, temp_name
+
+__all__ = [
+    "adopt",
+    "check_output_paths",
+    "clean_stale",
+    "exchange",
+    "hidden_name",
+    "link_copy",
+    "publish_folder",
+    "recover",
+    "remove_folder",
+    "staging_folder",
+]
 
 # -- checking output paths before any work -------------------------------------------------
 
@@ -110,16 +118,6 @@ def staging_folder(target: str | os.PathLike) -> Path:
     return stage
 
 
-# the pipeline's names for its staging folders and side tables (pipeline/swap.py)
-SWAP_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?:(?P<pid>\d+)-)?[0-9a-f]{8}$")
-PASS_SIDE = re.compile(r"^\.pass-side-[0-9a-f]{32}$")
-
-
-def is_leftover(name: str) -> bool:
-    """A run's temporary, old folder, journal or side table (either naming scheme), not the user's."""
-    return bool(_TEMP.match(name) or SWAP_LEFTOVER.match(name) or PASS_SIDE.match(name))
-
-
 def adopt(stage: Path, target: Path, owned: Callable[[str], bool]) -> None:
     """Before switching `stage` in for `target`: carry over what is not the run's to replace.
 
@@ -160,33 +158,48 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux renameat2); False where the system cannot."""
+def _libc_renameat2() -> Any:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
-        return False
+        return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    if rc == 0:
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _libc_renameat2()
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (Linux renameat2); False where the system or the file
+    system cannot (the caller then falls back to two renames)."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+    if code in _NO_EXCHANGE:
         return False
     raise OSError(code, os.strerror(code), os.fspath(b))
 
 
 def publish_folder(stage: Path, target: str | os.PathLike) -> None:
-    """Put a completely written folder in `target`'s place, replacing what was there."""
+    """Put the completely written folder `stage` in `target`'s place, replacing what was there.
+
+    One exchange where the system has it; else the old folder goes aside as a `.old` temporary
+    first, so a kill between the two renames leaves the old set whole for the next run to put
+    back. The old set is deleted after the switch.
+    """
     t = Path(target)
     if not t.exists():
         os.replace(stage, t)
         fsync_dir(t.parent)
         return
-    if _exchange(stage, t):
+    if exchange(stage, t):
         fsync_dir(t.parent)
         shutil.rmtree(stage, ignore_errors=True)  # now holds the old folder
         return
@@ -195,6 +208,24 @@ def publish_folder(stage: Path, target: str | os.PathLike) -> None:
     os.replace(stage, t)
     fsync_dir(t.parent)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def recover(target: Path) -> list[str]:
+    """Before a job writes `target`: clean what killed runs left beside it and inside it.
+
+    The job vouches that none of this process's own writes to `target` is open (a job never
+    starts while one of its own is), so an earlier failed job's leftovers go too; another live
+    process's are never touched. Inside the target: the leftovers of single outputs and the
+    offsets job's side tables. Returns what was done, for tests and logs.
+    """
+    done = clean_stale(target.parent, only=target.name, mine_done=True)
+    if target.is_dir() and not target.is_symlink():
+        done += clean_stale(target, mine_done=True)
+        for entry in sorted(target.iterdir()):
+            if PASS_SIDE.match(entry.name):
+                remove(entry)
+                done.append(f"removed {entry.name}")
+    return done
 
 
 def remove_folder(stage: Path) -> None:

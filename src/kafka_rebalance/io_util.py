@@ -6,15 +6,13 @@ import errno
 import json
 import math
 import os
-import re
-import secrets
 import shutil
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, RuntimeFailure
+from .errors import InputError
+from .io_temp import clean_stale, fsync_dir, is_temp, temp_name
 
 
 def read_text(path: str | os.PathLike) -> str:
@@ -307,117 +305,15 @@ def _finite_or_null(v: Any, default: Any) -> Any:
     return v
 
 
-# -- temporaries beside their target, and publishing several files as one set ---------------------
+# -- publishing several files as one set ---------------------------------------------------------
 #
-# Every output is first written to a hidden temporary beside its target, `.NAME.kr-PID-RAND.tmp`,
-# then renamed over it. A run that is killed leaves its temporaries behind; the next run that
-# writes into the same folder removes them: the name says whose they are, and a temporary whose
-# process is gone (or that is older than STALE_AGE_S) is stale. Several outputs of one command are
-# published as a set: all are written and synced, then a journal `.NAME.kr-PID-RAND.publish`
-# listing the renames is written (atomically), then the renames run, then the journal goes. A kill
-# between two renames leaves the journal; the next run finishes the renames from it before
-# anything else, so the set ends complete. io_publish.py checks output paths and switches folders.
-
-STALE_AGE_S = 7 * 24 * 3600  # a temporary this old is stale even if its PID was reused
-_TEMP = re.compile(
-    r"^\.(?P<name>.+)\.kr-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8})\.(?P<kind>tmp|old|publish)$"
-)
-
-
-def temp_name(target: Path, kind: str = "tmp") -> Path:
-    """A hidden temporary beside `target` that the next run can tell is ours and whose."""
-    return target.parent / f".{target.name}.kr-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's live process
-    except OverflowError:
-        return False
-    return True
-
-
-def _stale(entry: Path, pid: int) -> bool:
-    if not _alive(pid):
-        return True
-    try:
-        return time.time() - entry.lstat().st_mtime > STALE_AGE_S
-    except FileNotFoundError:
-        return False
-
-
-def _remove(path: Path) -> None:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    except FileNotFoundError:
-        pass
-
-
-def clean_stale(folder: str | os.PathLike) -> list[str]:
-    """Finish or undo what killed runs left in `folder`; returns what it did (for tests and logs).
-
-    Journals first (their renames complete the killed run's set), then `.old` folders (put back
-    when their target is missing, else removed), then temporaries.
-    """
-    d = Path(folder)
-    try:
-        entries = sorted(d.iterdir())
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return []
-    done: list[str] = []
-    ours = [(e, m) for e in entries if (m := _TEMP.match(e.name))]
-    for kind in ("publish", "old", "tmp"):
-        for entry, m in ours:
-            if m["kind"] != kind or not entry.exists() or not _stale(entry, int(m["pid"])):
-                continue
-            if kind == "publish":
-                _roll_forward(entry)
-                done.append(f"finished {entry.name}")
-            elif kind == "old":
-                target = d / m["name"]
-                if target.exists() or target.is_symlink():
-                    _remove(entry)
-                    done.append(f"removed {entry.name}")
-                else:
-                    os.replace(entry, target)
-                    done.append(f"restored {target.name}")
-            else:
-                _remove(entry)
-                done.append(f"removed {entry.name}")
-    return done
-
-
-def _roll_forward(journal: Path) -> None:
-    """Finish a killed run's renames. Names are relative to the journal's folder (any cwd
-    recovers them); a temporary that is gone while its target is not the file it was (inode)
-    cannot be finished: the journal stays and the error says what to check."""
-    try:
-        doc = json.loads(journal.read_text(encoding="utf-8"))
-        pairs, removes = doc["renames"], doc.get("removes", [])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pairs, removes = [], []  # a journal is written whole (temp + rename): unreadable: not ours
-    here = journal.parent
-    for tmp, target, *ino in pairs:
-        tmp, target = here / tmp, here / target
-        if os.path.lexists(tmp):
-            os.replace(tmp, target)
-        elif ino and not (os.path.lexists(target) and os.lstat(target).st_ino == ino[0]):
-            raise RuntimeFailure(
-                f"{target}: a killed run's set cannot be finished: its new version is gone "
-                f"(journal {journal}); check the set's files, then remove the journal"
-            )
-    for gone in removes:
-        (here / gone).unlink(missing_ok=True)
-    journal.unlink(missing_ok=True)
+# Every output is first written to a hidden temporary beside its target (io_temp.temp_name), then
+# renamed over it; the next run that writes into the same folder cleans what a killed run left
+# (io_temp.clean_stale, one rule for every writer). Several outputs of one command are published
+# as a set: all are written and synced, then a journal `.NAME.kr-PID-RAND.publish` listing the
+# renames is written (atomically), then the renames run, then the journal goes. A kill between two
+# renames leaves the journal; the next run finishes the renames from it before anything else, so
+# the set ends complete. io_publish.py checks output paths and switches folders.
 
 
 def _make_parents(folder: Path, created: list[Path]) -> None:
@@ -440,20 +336,6 @@ def _drop_created(created: list[Path]) -> None:
             d.rmdir()
         except OSError:
             break
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename or a new file in `folder` durable (best effort: some file systems refuse)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def write_files(
@@ -522,7 +404,7 @@ def write_files(
             tmp.unlink(missing_ok=True)
         _drop_created(created)
         if isinstance(exc, OSError) and (
-            exc.filename is None or _TEMP.match(Path(os.fsdecode(exc.filename)).name)
+            exc.filename is None or is_temp(Path(os.fsdecode(exc.filename)).name)
         ):
             raise named_os_error(exc, current) from None
         raise
@@ -594,7 +476,7 @@ def write_file_with(path: str | os.PathLike, write: Callable[[str], object]) -> 
             raise OSError(exc.errno, exc.strerror, os.fspath(target)) from None
         if isinstance(exc, OSError):
             name = exc.filename2 if exc.filename2 is not None else exc.filename
-            if name is None or _TEMP.match(Path(os.fsdecode(name)).name):
+            if name is None or is_temp(Path(os.fsdecode(name)).name):
                 raise named_os_error(exc, target) from None
         raise
     fsync_dir(target.parent)
