@@ -30,7 +30,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_rebalance.cli import main
-from kafka_rebalance.pipeline.swap import hidden_name, recover, switch_in
+from kafka_rebalance.io_publish import hidden_name, recover
+from kafka_rebalance.io_publish import publish_folder as switch_in
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).parent / "data" / "consumer_offsets_corpus.jsonl"
@@ -527,7 +528,7 @@ def test_a_full_disk_fails_with_exit_1_naming_the_output_and_keeps_the_old_set(j
 KILL_WORKER = """
 import json, os, signal, sys
 from kafka_rebalance.cli import main
-from kafka_rebalance.pipeline import swap
+from kafka_rebalance import io_publish as swap
 from kafka_rebalance.pipeline.session import get_spark
 runs, (kill_job, when) = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 real, current = swap.exchange, [None]

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, RuntimeFailure
-from ..io_publish import adopt
-from .swap import hidden_name, recover, switch_in
+from ..io_publish import adopt, hidden_name, recover
+from ..io_publish import publish_folder as switch_in  # the one folder switch
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 
@@ -244,7 +244,7 @@ def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> int:
 
 
 def staging_folder(path: Any) -> Any:
-    """A fresh hidden folder name beside `path` (swap.hidden_name) to write an output into."""
+    """A fresh hidden folder name beside `path` (io_publish.hidden_name) to write an output into."""
     target = location(path)
     if isinstance(target, UriPath):
         return target.parent / hidden_name(target.name, "tmp")
@@ -379,10 +379,10 @@ def staged_output(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator
     """A hidden folder beside `out` to write a run's outputs into, switched in as one set at the end.
 
     A kill at any point leaves `out` with the old set or the new one, never a
-    mix (swap.switch_in). Entries of an existing `out` that the run does not
+    mix (io_publish.publish_folder). Entries of an existing `out` that the run does not
     write and that are not among the job's `owned` names (its outputs: an old
     output it did not write this time must go) are carried over by hard
-    links. Before starting, what a killed run left is cleaned (swap.recover).
+    links. Before starting, what a killed run left is cleaned (io_publish.recover).
     On any error nothing is published and the staging folder is removed.
     """
     target = location(out)
