@@ -342,3 +342,22 @@ def test_options_are_validated():
     snap = ClusterSnapshot((Broker(0), Broker(1)), ())
     with pytest.raises(InputError, match="broker 7 is not in the cluster"):
         plan(snap, "full", options=PlanOptions(exclude_brokers_for_leadership=(7,)))
+
+
+def test_every_unmet_goal_names_the_brokers_shut_to_new_replicas():
+    """The causes all explanations share (count goals and load goals alike) close each reason."""
+    brokers = tuple(Broker(i, disk_bytes=1000.0) for i in range(3))
+    parts = tuple(
+        PartitionReplicas("t", i, (0,), 0, (0,), PartitionLoad(1.0, 1.0, 1.0, 50.0))
+        for i in range(6)
+    )
+    res = plan(
+        ClusterSnapshot(brokers, parts),
+        "full",
+        goals="ReplicaDistributionGoal,DiskUsageDistributionGoal",
+        options=PlanOptions(exclude_brokers_for_replica_move=(1, 2)),
+    )
+    reasons = {r.goal: r.reason for r in res.reports if not r.satisfied}
+    assert set(reasons) == {"ReplicaDistributionGoal", "DiskUsageDistributionGoal"}, reasons
+    for goal, reason in reasons.items():
+        assert reason.endswith("; 2 brokers are excluded from receiving replicas"), (goal, reason)

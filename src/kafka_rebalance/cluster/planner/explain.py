@@ -79,6 +79,20 @@ def _rack_note(state: PlanState, a: int, values: np.ndarray, limit: float) -> st
     return None
 
 
+def _verdict(
+    head: str, causes: list[str], goal, state: PlanState, a: int, slots: np.ndarray
+) -> str:
+    """The line for broker `a`: its own causes, then the two every goal shares (brokers shut to
+    new replicas, the moves off `a` that higher goals refuse)."""
+    shut = int((state.eligible & ~state.receives).sum())
+    if shut:
+        causes.append(f"{shut} brokers are excluded from receiving replicas")
+    blockers = _blocked_by(goal, state, a, slots)
+    if blockers:
+        causes.append("the moves that would help are refused by " + ", ".join(blockers))
+    return head + ": " + ("; ".join(causes) if causes else "no single move off it is accepted")
+
+
 def explain_load(goal, state: PlanState) -> str:
     r = goal.resource
     a = goal.worst(state)
@@ -121,13 +135,7 @@ def explain_load(goal, state: PlanState) -> str:
     note = _rack_note(state, a, load, lim[a])
     if note:
         causes.append(note)
-    shut = int((state.eligible & ~state.receives).sum())
-    if shut:
-        causes.append(f"{shut} brokers are excluded from receiving replicas")
-    blockers = _blocked_by(goal, state, a, slots)
-    if blockers:
-        causes.append("the moves that would help are refused by " + ", ".join(blockers))
-    return head + ": " + ("; ".join(causes) if causes else "no single move off it is accepted")
+    return _verdict(head, causes, goal, state, a, slots)
 
 
 def explain_counts(goal, state: PlanState) -> str:
@@ -167,13 +175,7 @@ def explain_counts(goal, state: PlanState) -> str:
     frozen = state.frozen[slots // state.R]
     if frozen.any():
         causes.append(f"{int(frozen.sum()):,} of its replicas are of excluded topics")
-    shut = int((state.eligible & ~state.receives).sum())
-    if shut:
-        causes.append(f"{shut} brokers are excluded from receiving replicas")
-    blockers = _blocked_by(goal, state, a, slots)
-    if blockers:
-        causes.append("the moves that would help are refused by " + ", ".join(blockers))
-    return head + ": " + ("; ".join(causes) if causes else "no single move off it is accepted")
+    return _verdict(head, causes, goal, state, a, slots)
 
 
 def explain_leaders(goal, state: PlanState) -> str:

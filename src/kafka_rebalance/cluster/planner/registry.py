@@ -47,23 +47,11 @@ GOAL_NAMES = (
     "PreferredLeaderElectionGoal",
 )
 
-DEFAULT_GOALS = (
-    "RackAwareGoal",
-    "ReplicaCapacityGoal",
-    "DiskCapacityGoal",
-    "NetworkInboundCapacityGoal",
-    "NetworkOutboundCapacityGoal",
-    "CpuCapacityGoal",
-    "ReplicaDistributionGoal",
-    "PotentialNwOutGoal",
-    "DiskUsageDistributionGoal",
-    "NetworkInboundUsageDistributionGoal",
-    "NetworkOutboundUsageDistributionGoal",
-    "CpuUsageDistributionGoal",
-    "TopicReplicaDistributionGoal",
-    "LeaderReplicaDistributionGoal",
-    "LeaderBytesInDistributionGoal",
-)
+# Cruise Control's `default.goals`: the goals above in the same priority order, less the two it
+# leaves to be asked for (RackAwareDistributionGoal is the alternative to RackAwareGoal, and a
+# preferred leader election is its own operation).
+_NOT_DEFAULT = frozenset({"RackAwareDistributionGoal", "PreferredLeaderElectionGoal"})
+DEFAULT_GOALS = tuple(name for name in GOAL_NAMES if name not in _NOT_DEFAULT)
 
 HARD_GOALS = frozenset(
     {
