@@ -62,3 +62,16 @@ def test_demo_end_to_end(spark, tmp_path, capsys):
             Path(__file__).parent.parent / "out" / "demo-report-screenshot.png",
             height=6000,
         )
+
+
+def test_the_demos_telemetry_has_the_columns_the_load_model_reads():
+    """One list of metric-sample columns (model.METRIC_SAMPLE_COLUMNS) for writer and reader."""
+    import kafka_rebalance as kr
+    from kafka_rebalance.demo.telemetry import metric_samples
+    from kafka_rebalance.pipeline.load_model import REQUIRED
+
+    snap = kr.synthetic_cluster(brokers=3, partitions=2, topics=1, seed=1)
+    table = metric_samples(snap, start_ms=0, duration_ms=180_000)
+    assert tuple(table.column_names) == kr.METRIC_SAMPLE_COLUMNS
+    assert set(kr.METRIC_SAMPLE_COLUMNS) - set(REQUIRED) == {"cpu"}  # the one optional column
+    assert table.num_rows == 3 * sum(len(p.replicas) for p in snap.partitions)

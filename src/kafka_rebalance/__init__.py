@@ -32,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PartitionLoad": ("model", "PartitionLoad"),
     "PartitionReplicas": ("model", "PartitionReplicas"),
     "ClusterSnapshot": ("model", "ClusterSnapshot"),
+    "METRIC_SAMPLE_COLUMNS": ("model", "METRIC_SAMPLE_COLUMNS"),
     "Scenario": ("sim.scenario", "Scenario"),
     "InputError": ("errors", "InputError"),
     # consumer group assignment
@@ -102,6 +103,7 @@ __all__ = [
     "GroupSpec",
     "InputError",
     "LoadModelConfig",
+    "METRIC_SAMPLE_COLUMNS",
     "MemberSubscription",
     "Mode",
     "ParallelConsumer",
@@ -169,6 +171,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and the layering test
     from .kafka.parallel import ParallelConsumer, ParallelConsumerOptions
     from .kafka.sim_cluster import SimCluster
     from .model import (
+        METRIC_SAMPLE_COLUMNS,
         Broker,
         ClusterSnapshot,
         GroupScenario,

@@ -14,6 +14,21 @@ from .errors import InputError
 
 DEFAULT_GENERATION = -1
 
+# Metric samples (docs/formats.md, section 4): the columns the demo's telemetry writes and the
+# load model reads, one row per broker, partition and time step; `cpu` (last) is optional.
+METRIC_SAMPLE_COLUMNS = (
+    "ts",
+    "broker",
+    "topic",
+    "partition",
+    "is_leader",
+    "bytes_in",
+    "bytes_out",
+    "messages_in",
+    "size_bytes",
+    "cpu",
+)
+
 
 @dataclass(frozen=True, order=True, slots=True)
 class TopicPartition:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import ClusterSnapshot
+from .. import METRIC_SAMPLE_COLUMNS, ClusterSnapshot
 
 DAY_MS = 24 * 3600 * 1000
 
@@ -35,21 +35,7 @@ def metric_samples(
     steps = np.arange(start_ms, start_ms + duration_ms, step_ms, dtype=np.int64)
     phase = 2 * np.pi * (steps % DAY_MS) / DAY_MS
     diurnal = 1.0 + 0.35 * np.sin(phase - np.pi / 2)
-    cols: dict[str, list[np.ndarray]] = {
-        k: []
-        for k in (
-            "ts",
-            "broker",
-            "topic",
-            "partition",
-            "is_leader",
-            "bytes_in",
-            "bytes_out",
-            "messages_in",
-            "size_bytes",
-            "cpu",
-        )
-    }
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in METRIC_SAMPLE_COLUMNS}
     n = len(steps)
     for part in snapshot.partitions:
         load = part.load
