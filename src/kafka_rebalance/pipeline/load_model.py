@@ -32,6 +32,7 @@ from typing import Any
 from ..cluster.snapshot import parse_snapshot
 from ..errors import InputError
 from ..io_util import read_structured
+from ..model import METRIC_SAMPLE_COLUMNS
 from .io import (
     check_column_types,
     empty_quarantine,
@@ -44,17 +45,7 @@ from .io import (
 )
 
 RATES = ("bytes_in", "bytes_out", "messages_in", "cpu")
-REQUIRED = (
-    "ts",
-    "broker",
-    "topic",
-    "partition",
-    "is_leader",
-    "bytes_in",
-    "bytes_out",
-    "messages_in",
-    "size_bytes",
-)
+REQUIRED = tuple(c for c in METRIC_SAMPLE_COLUMNS if c != "cpu")  # cpu is optional
 
 OUTPUTS = ("quarantine.parquet", "partition_load.parquet", "snapshot.json", "broker_load.parquet")
 
