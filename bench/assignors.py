@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,9 +112,32 @@ def side_by_side_table(rows: list[dict]) -> list[str]:
     return out
 
 
+def pool_rows(a: dict, b: dict) -> dict:
+    """One row from two runs of it: every timed run of both, best and median over them."""
+    if "error" in a or "error" in b:
+        return b if "error" in a else a
+    out = dict(b)
+    for side in ("java", "python"):
+        runs = list(a.get(f"{side}_runs") or [a[f"{side}_best"]])
+        runs += b.get(f"{side}_runs") or [b[f"{side}_best"]]
+        out[f"{side}_runs"] = runs
+        out[f"{side}_best"] = min(runs)
+        out[f"{side}_median"] = statistics.median(runs)
+    out["identical"] = bool(a["identical"]) and bool(b["identical"])
+    out["differing_members"] = max(a.get("differing_members", 0), b.get("differing_members", 0))
+    out["runs_pooled"] = a.get("runs_pooled", 1) + b.get("runs_pooled", 1)
+    return out
+
+
 def _repeats(rows: list[dict]) -> str:
-    warm = sorted({int(r.get("repeat", 10)) for r in rows if r["case"] < 4})
-    return "/".join(map(str, warm)) or "10"
+    warm = sorted(
+        {len(r.get("python_runs") or ()) or int(r.get("repeat", 10)) for r in rows if r["case"] < 4}
+    )
+    text = "/".join(map(str, warm)) or "10"
+    pooled = sorted({int(r.get("runs_pooled", 1)) for r in rows if r["case"] < 4} - {1})
+    if pooled:
+        text += " (" + "/".join(map(str, pooled)) + " harness runs pooled)"
+    return text
 
 
 def summary(rows: list[dict]) -> str:
@@ -281,6 +305,12 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         help="rows of earlier harness runs (their --json); a later file's row replaces an earlier one",
     )
+    ap.add_argument(
+        "--pool",
+        action="store_true",
+        help="--from-json: pool the timed runs of a row found in several files (best and median "
+        "over all of them; identical only if identical in each) instead of the later replacing",
+    )
     ap.add_argument("--note", default="", help="a sentence added under the table (e.g. how it ran)")
     ap.add_argument("--python-only", action="store_true", help="no JDK: time ours alone")
     ap.add_argument(
@@ -316,11 +346,13 @@ def main(argv: list[str] | None = None) -> int:
         ]
     else:
         if args.from_json:
-            # a later file's row replaces an earlier one for the same (case, pass, assignor)
+            # a later file's row replaces an earlier one for the same (case, pass, assignor),
+            # or with --pool both rows' timed runs count
             by_key: dict[tuple, dict] = {}
             for f in args.from_json:
                 for r in json.loads(f.read_text(encoding="utf-8")):
-                    by_key[(r["case"], r["pass"], r["assignor"])] = r
+                    key = (r["case"], r["pass"], r["assignor"])
+                    by_key[key] = pool_rows(by_key[key], r) if args.pool and key in by_key else r
             order = {
                 (c, p, a): i
                 for i, (c, a, p) in enumerate(

@@ -76,3 +76,29 @@ def test_rows_of_a_harness_run_become_the_table(tmp_path: Path) -> None:
     assert "Rows at ratio (best) <= 1.0: 1 of 2; outputs identical on 1 of 2 rows." in out
     assert "Slower than Java: 1 owned uniform (4.20)." in out
     assert "CPUs" in out and "Python 3." in out
+
+
+def test_pooled_runs_give_best_and_median_over_all(tmp_path: Path) -> None:
+    base = {"case": 3, "pass": "fresh", "assignor": "range", "differing_members": 0}
+    one = dict(base, java_runs=[0.004, 0.006], python_runs=[0.002, 0.009], identical=True)
+    two = dict(base, java_runs=[0.005, 0.001], python_runs=[0.003, 0.004], identical=True)
+    for row in (one, two):
+        for side in ("java", "python"):
+            row[f"{side}_best"] = min(row[f"{side}_runs"])
+            row[f"{side}_median"] = sorted(row[f"{side}_runs"])[1]
+    files = []
+    for i, row in enumerate((one, two)):
+        files.append(tmp_path / f"run{i}.json")
+        files[-1].write_text(json.dumps([row]), encoding="utf-8")
+    pooled = _run("--from-json", *map(str, files), "--pool", "--cases", "3", "--no-write")
+    assert pooled.returncode == 0, pooled.stderr
+    # java 1.0 / 4.5 ms (median of 1, 4, 5, 6), python 2.0 / 3.5 ms (of 2, 3, 4, 9)
+    assert (
+        "| 3 | fresh | range | 1.0 ms | 4.5 ms | 2.0 ms | 3.5 ms | 2.00 | 0.78 | yes |"
+        in pooled.stdout
+    )
+    last = _run("--from-json", *map(str, files), "--cases", "3", "--no-write")
+    assert (
+        "| 3 | fresh | range | 1.0 ms | 5.0 ms | 3.0 ms | 4.0 ms | 3.00 | 0.80 | yes |"
+        in last.stdout
+    )
