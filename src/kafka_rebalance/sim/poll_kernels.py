@@ -8,6 +8,10 @@ integer arithmetic on lists, which mypyc turns into C. `setup.py` compiles this 
 compiler it runs as it is, with the same results (the arithmetic is Python's arbitrary-precision
 integer arithmetic either way).
 
+Values that are only passed along (partition numbers used as keys, offsets copied from one place to
+another) are typed `Any` on purpose: mypyc then hands the same Python int on, where an `int` would
+be unboxed and boxed again (a new object for every value above 256).
+
 The log-end offset of partition p at time t is base[p] + (num[p] * (t - base_t[p])) // den[p]
 (`partitions.PartitionTable`).
 """
@@ -20,24 +24,26 @@ NEVER = 1 << 62
 
 
 def fetch(
-    order: list[int],
-    positions: dict[int, int],
+    order: list[Any],
+    positions: dict[Any, Any],
     base: list[int],
     base_t: list[int],
     num: list[int],
     den: list[int],
     now: int,
     room: int,
-    batch: list[tuple[int, int, int]],
+    batch: list[tuple[Any, Any, Any]],
 ) -> tuple[int, int]:
     """Take what arrived by `now` on each partition in `order` (up to `room` records in all) into
     `batch` as (partition, from, to) and advance `positions`. Returns the room left and when the
     newest record taken reached the broker."""
     last = 0
-    for p in order:
-        pos = positions.get(p)
-        if pos is None:
+    for key in order:
+        got = positions.get(key)
+        if got is None:
             continue
+        p: int = key
+        pos: int = got
         b = base[p]
         bt = base_t[p]
         nu = num[p]
@@ -47,16 +53,18 @@ def fetch(
             continue
         if n >= room:  # the budget runs out on this partition
             end = pos + room
-            batch.append((p, pos, end))
-            positions[p] = end
+            boxed: Any = end
+            batch.append((key, got, boxed))
+            positions[key] = boxed
             room = 0
             t = bt + (-(-(end - b) * d // nu) if nu > 0 else 0)
             if t > last:
                 last = t
             break
         end = pos + n
-        batch.append((p, pos, end))
-        positions[p] = end
+        boxed = end
+        batch.append((key, got, boxed))
+        positions[key] = boxed
         room -= n
         t = bt + (-(-(end - b) * d // nu) if nu > 0 else 0)
         if t > last:
@@ -65,8 +73,8 @@ def fetch(
 
 
 def next_arrival(
-    owned: list[int],
-    positions: dict[int, int],
+    owned: list[Any],
+    positions: dict[Any, Any],
     base: list[int],
     base_t: list[int],
     num: list[int],
@@ -74,11 +82,13 @@ def next_arrival(
 ) -> int:
     """When the next record lands on one of `owned` (NEVER when nothing is produced to them)."""
     best = NEVER
-    for p in owned:
+    for key in owned:
+        p: int = key
         nu = num[p]
-        pos = positions.get(p)
-        if nu <= 0 or pos is None:
+        got = positions.get(key)
+        if nu <= 0 or got is None:
             continue
+        pos: int = got
         need = (pos + 1 - base[p]) * den[p]
         t = base_t[p] + (-(-need // nu) if need > 0 else 0)
         if t < best:
@@ -86,33 +96,34 @@ def next_arrival(
     return best
 
 
-def uncommitted(owned: list[int], sent: dict[int, int], positions: dict[int, int]) -> bool:
+def uncommitted(owned: list[Any], sent: dict[Any, Any], positions: dict[Any, Any]) -> bool:
     """Has any of `owned` a position not yet sent in a commit?"""
-    for p in owned:
-        if sent.get(p) != positions.get(p):
+    for key in owned:
+        if sent.get(key) != positions.get(key):
             return True
     return False
 
 
 def changed_positions(
-    owned: list[int], positions: dict[int, int], sent: dict[int, int]
-) -> dict[int, int]:
+    owned: list[Any], positions: dict[Any, Any], sent: dict[Any, Any]
+) -> dict[Any, Any]:
     """The positions of `owned` that differ from the last ones sent, in `owned` order."""
-    out: dict[int, int] = {}
-    for p in owned:
-        pos = positions.get(p)
-        if pos is not None and sent.get(p) != pos:
-            out[p] = pos
+    out: dict[Any, Any] = {}
+    for key in owned:
+        pos = positions.get(key)
+        if pos is not None and sent.get(key) != pos:
+            out[key] = pos
     return out
 
 
-def finish(batch: list[tuple[int, int, int]], processed: list[Any]) -> int:
+def finish(batch: list[tuple[Any, Any, Any]], processed: list[Any]) -> int:
     """Record every (partition, from, to) of `batch` as processed (`processed[p]` is the partition's
     `ProcessedOffsets`); returns how many of those offsets had been processed before."""
     dup = 0
-    for p, a, b in batch:
+    for key, a, b in batch:
+        p: int = key
         po = processed[p]
-        ends: list[int] = po.ends
+        ends: list[Any] = po.ends
         if ends and ends[-1] == a:  # the common case: continuing where processing stopped
             ends[-1] = b
         else:
@@ -121,12 +132,13 @@ def finish(batch: list[tuple[int, int, int]], processed: list[Any]) -> int:
 
 
 def store_commits(
-    offsets: dict[int, int],
-    now: int,
-    stored: dict[int, tuple[int, int]],
-    committed: list[int],
+    offsets: dict[Any, Any],
+    now: Any,
+    stored: dict[Any, Any],
+    committed: list[Any],
 ) -> None:
     """The offsets store's records of one OffsetCommit, and the partition table's committed column."""
-    for p, off in offsets.items():
-        stored[p] = (off, now)
+    for key, off in offsets.items():
+        stored[key] = (off, now)
+        p: int = key
         committed[p] = off
