@@ -70,7 +70,9 @@ def uniform_homogeneous(
         total += counts[j]
     min_quota = total // n
     extra = total - min_quota * n
-    owner: list[int] = [-1] * total
+    # owner[f]: the boxed index of the last member holding partition f (None: nobody); boxed
+    # once per member, so marking a partition stores a reference instead of boxing an int
+    owner: list[object] = [None] * total
     touched: list[bool] = [False] * n_topics
     targets: list[list[Any]] = []
     remaining: list[int] = []
@@ -87,19 +89,25 @@ def uniform_homogeneous(
         quota = min_quota + 1 if i < extra else min_quota
         held = 0
         odd = False
+        me: object = i
         # the valid first occurrences, in order; built only once an entry is left out
         kept: list[Any] | None = None
+        last_topic = ""
+        j = -1
         for e in range(len(entries)):
             tp = entries[e]
-            j = index.get(tp.topic, -1)
+            t: str = tp.topic
+            if j < 0 or t != last_topic:  # entries usually come topic by topic
+                j = index.get(t, -1)
+                last_topic = t
             if j >= 0:
                 p: int = tp.partition
                 if p < 0 or p >= counts[j]:
                     odd = True
                 else:
                     f = base[j] + p
-                    if owner[f] != i:
-                        owner[f] = i
+                    if owner[f] is not me:
+                        owner[f] = me
                         touched[j] = True
                         held += 1
                         if kept is not None:
@@ -126,7 +134,7 @@ def uniform_homogeneous(
             continue
         b = base[j]
         for p in range(c):
-            if owner[b + p] < 0:
+            if owner[b + p] is None:
                 queue.append(objs[p])
     queue.extend(revoked)
     n_all = len(queue)
