@@ -234,7 +234,8 @@ def gen_records(
 def child(job: str, args: argparse.Namespace) -> dict:
     from kafka_rebalance.pipeline.session import get_spark
 
-    spark = get_spark(args.master, args.shuffle_partitions, f"bench-{job}")
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    spark = get_spark(args.master, args.shuffle_partitions, f"bench-{job}", conf=conf)
     spark.range(1).count()  # JVM and session up before the clock starts
     t0 = time.perf_counter()
     if job == "load-model":
@@ -257,7 +258,13 @@ def child(job: str, args: argparse.Namespace) -> dict:
 
 
 def run_child(
-    job: str, master: str, inp: Path, out: Path, shuffle: int, env: dict | None = None
+    job: str,
+    master: str,
+    inp: Path,
+    out: Path,
+    shuffle: int,
+    env: dict | None = None,
+    conf: list[str] | tuple[str, ...] = (),
 ) -> dict:
     cmd = [
         sys.executable,
@@ -273,6 +280,8 @@ def run_child(
         "--shuffle-partitions",
         str(shuffle),
     ]
+    for kv in conf:
+        cmd += ["--conf", kv]
     proc = subprocess.run(
         cmd,
         capture_output=True,
@@ -332,6 +341,19 @@ def write_section(text: str) -> None:
     atomic_write_text(BENCHMARKS, new)
 
 
+def _conf(args) -> list[str]:
+    """--conf pairs for the jobs, plus Spark's event log when --event-log names a folder."""
+    conf = list(args.conf)
+    if args.event_log:
+        Path(args.event_log).mkdir(parents=True, exist_ok=True)
+        conf += [
+            "spark.eventLog.enabled=true",
+            "spark.eventLog.compress=false",
+            f"spark.eventLog.dir=file://{Path(args.event_log).resolve()}",
+        ]
+    return conf
+
+
 def cluster_vs_local(args) -> int:
     """The offsets job on a standalone cluster and on local[2], alternating runs on one input."""
     import statistics
@@ -349,35 +371,72 @@ def cluster_vs_local(args) -> int:
     cores = args.worker_cores or max(1, 2 // args.workers)
     cluster = spark_cluster.start(home, cores=cores, memory="4g", workers=args.workers)
     print(f"standalone: {args.workers} worker(s) of {cores} core(s)", file=sys.stderr)
-    times: dict[str, list[float]] = {"local[2]": [], "standalone": []}
-    phases: dict[str, list] = {"local[2]": [], "standalone": []}
+    label = f"standalone ({args.workers} worker(s), {cores} core(s) each)"
+    runs: list[tuple[int, str, dict, str]] = []  # (run, master, summary, load)
+    same: list[bool] = []
     try:
-        for _ in range(args.repeat):
+        for i in range(1, args.repeat + 1):
             for name, master, env in (
                 ("local[2]", "local[2]", None),
                 ("standalone", cluster.url, cluster.env()),
             ):
                 before = load_avg()
-                r = run_child("offsets", master, recs, data / "out-offsets", 8, env)
-                times[name].append(r["wall_s"])
-                phases[name].append(r.get("phases_s"))
+                out = data / f"out-offsets-{name[:5]}"
+                r = run_child("offsets", master, recs, out, 8, env, _conf(args))
+                load = f"{before} -> {load_avg()}"
+                runs.append((i, name, r, load))
                 print(
                     f"{name}: {r['records']:,} records in {r['wall_s']:.1f} s "
-                    f"(load {before} -> {load_avg()}; phases {r.get('phases_s')})",
+                    f"(load {load}; phases {r.get('phases_s')})",
                     file=sys.stderr,
                 )
+            same.append(same_outputs(data / "out-offsets-local", data / "out-offsets-stand"))
     finally:
         cluster.stop()
         import shutil
 
         shutil.rmtree(home, ignore_errors=True)
+    times = {n: [r["wall_s"] for _, m, r, _ in runs if m == n] for n in ("local[2]", "standalone")}
     med = {k: statistics.median(v) for k, v in times.items()}
-    print("| master | runs (s) | median (s) |")
-    print("|---|---|---|")
-    for k, v in times.items():
-        print(f"| {k} | {', '.join(f'{x:.1f}' for x in v)} | {med[k]:.1f} |")
-    print(f"\nstandalone / local[2] = {med['standalone'] / med['local[2]']:.2f}")
-    return 0
+    print(
+        "| run | master | wall (s) | plan | decode + commits | latest / group metadata / quarantine "
+        "| rebalances | load before -> after |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for i, name, r, load in runs:
+        ph = r.get("phases_s", {})
+        cells = [
+            f"{ph.get(k, 0):.1f}"
+            for k in ("plan", "decode_commits", "latest_group_metadata_quarantine", "rebalances")
+        ]
+        shown = label if name == "standalone" else name
+        print(f"| {i} | {shown} | {r['wall_s']:.1f} | {' | '.join(cells)} | {load} |")
+    pairs = [s / loc for s, loc in zip(times["standalone"], times["local[2]"])]
+    print(
+        f"\nMedians of {args.repeat}: standalone {med['standalone']:.1f} s, local[2] "
+        f"{med['local[2]']:.1f} s: standalone / local[2] = {med['standalone'] / med['local[2]']:.2f}; "
+        f"pair by pair {', '.join(f'{x:.2f}' for x in pairs)}. Outputs identical in "
+        f"{sum(same)} of {len(same)} pairs."
+    )
+    return 0 if all(same) else 1
+
+
+def same_outputs(a: Path, b: Path) -> bool:
+    """Whether two offsets outputs hold the same tables: schema and rows (order-free), every table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = sorted(p.name for p in a.glob("*.parquet"))
+    if names != sorted(p.name for p in b.glob("*.parquet")):
+        print(f"different tables: {names} vs {sorted(p.name for p in b.glob('*.parquet'))}")
+        return False
+    for name in names:
+        ta, tb = pq.read_table(a / name), pq.read_table(b / name)
+        keys = [(f.name, "ascending") for f in ta.schema if not pa.types.is_nested(f.type)]
+        if ta.schema != tb.schema or not ta.sort_by(keys).equals(tb.sort_by(keys)):
+            print(f"{name} differs between {a} and {b}", file=sys.stderr)
+            return False
+    return True
 
 
 def main() -> int:
@@ -402,6 +461,18 @@ def main() -> int:
     )
     ap.add_argument("--workers", type=int, default=1, help="--cluster: workers (default 1)")
     ap.add_argument("--worker-cores", type=int, help="--cluster: cores per worker (default 2/N)")
+    ap.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for every job's session (repeatable)",
+    )
+    ap.add_argument(
+        "--event-log",
+        metavar="DIR",
+        help="--cluster: write Spark's event logs here (bench/spark_events.py reads them)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)

@@ -2,8 +2,9 @@
 
 Each job runs once through `spark-submit --master URL .../kafka_rebalance/__main__.py pipeline JOB`
 with `file://` URIs and globs for its inputs and outputs, and its tables equal the same job's on
-local[2] from plain paths (rows as sets, floats within 1e-9 relative). Without a file system shared
-by the driver and the executors each job fails with exit 1 and says why, never exit 0.
+local[2] from plain paths (rows as sets, floats within 1e-9 relative); offsets runs once more on plain
+paths, where the executors write commits.parquet themselves. Without a file system shared by the
+driver and the executors each job fails with exit 1 and says why, never exit 0.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def inputs(tmp_path_factory) -> Path:
 
 
 def argv(job: str, inp: Path, out: str, offsets: str | None = None) -> list[str]:
+    if (
+        job == "offsets-paths"
+    ):  # a plain path: the executors read, decode and write commits themselves
+        return ["offsets", "--records", str(inp / "consumer_offsets-0.parquet"), "--out", out]
     if job == "load-model":
         return ["load-model", "--samples", _uri(inp, "metric_samples-*.parquet"), "--out", out]
     if job == "offsets":
@@ -79,8 +84,9 @@ def local_runs(spark, inputs, tmp_path_factory) -> Path:
 def cluster_runs(spark_cluster, inputs, tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("cluster")
     results = {}
-    for job in ("load-model", "offsets", "lag", "sweep"):
-        a = argv(job, inputs, f"file://{root}/{job}", f"file://{root}/offsets")
+    for job in ("load-model", "offsets", "lag", "sweep", "offsets-paths"):
+        out = str(root / job) if job == "offsets-paths" else f"file://{root}/{job}"
+        a = argv(job, inputs, out, f"file://{root}/offsets")
         cmd = [str(SPARK_SUBMIT), "--master", spark_cluster.url, str(MAIN), "pipeline", *a]
         cmd += ["--shuffle-partitions", "4", "--format", "json"]
         results[job] = subprocess.run(
@@ -122,14 +128,15 @@ def assert_same_tables(local: Path, cluster: Path) -> None:
         assert all(same(w, g) for w, g in zip(want, got)), name
 
 
-@pytest.mark.parametrize("job", ["load-model", "offsets", "lag", "sweep"])
+@pytest.mark.parametrize("job", ["load-model", "offsets", "lag", "sweep", "offsets-paths"])
 def test_spark_submit_on_the_cluster_gives_the_local_tables(job, local_runs, cluster_runs):
     root, results = cluster_runs
     res = results[job]
     assert res.returncode == 0, res.stderr[-3000:]
     summary = json.loads(res.stdout)
-    assert summary["out"] == f"file://{root}/{job}"
-    assert_same_tables(local_runs / job, root / job)
+    local = job.removesuffix("-paths")
+    assert summary["out"] == (str(root / job) if job != local else f"file://{root}/{job}")
+    assert_same_tables(local_runs / local, root / job)
     if job == "load-model":
         want = json.loads((local_runs / job / "snapshot.json").read_text())
         assert json.loads((root / job / "snapshot.json").read_text()) == want
@@ -161,7 +168,7 @@ def test_without_a_shared_file_system_every_job_fails_with_exit_1(spark_cluster,
     offsets = f"file://{tmp_path}/offsets-shared"
     runs = [
         ["pipeline", *argv(job, inputs, str(hidden / job), offsets), "--master", spark_cluster.url]
-        for job in ("load-model", "offsets", "lag", "sweep")
+        for job in ("load-model", "offsets", "lag", "sweep", "offsets-paths")
     ]
     # lag needs an offsets folder the driver reads: written first where both sides see it
     hide = tmp_path / "hide"
@@ -177,7 +184,7 @@ def test_without_a_shared_file_system_every_job_fails_with_exit_1(spark_cluster,
         timeout=400,
     )
     result = json.loads(res.stdout.strip().splitlines()[-1])
-    assert result["codes"] == [0, 1, 1, 1, 1], res.stderr[-3000:]
+    assert result["codes"] == [0, 1, 1, 1, 1, 1], res.stderr[-3000:]
     assert result["shipped"]
-    assert res.stderr.count("likely share no file system") == 4, res.stderr
+    assert res.stderr.count("likely share no file system") == 5, res.stderr
     assert not LOG_LINE.search(res.stderr), res.stderr  # Spark's log went to a file

@@ -382,12 +382,16 @@ def test_sessions_only_sparks_writer_matches_write_through_spark(spark, tmp_path
     ).metadata.created_by.startswith("parquet-mr")
 
 
+@pytest.mark.parametrize("remote", [False, True], ids=["cluster-master", "remote-output"])
 def test_unshared_path_for_cluster_masters_equals_the_reference(
-    spark, records, expected, ours, tmp_path, monkeypatch
+    spark, records, expected, ours, tmp_path, monkeypatch, remote
 ):
-    """Where tasks and driver may not share files (a cluster master, a URI output), the side tables travel
-    in the accumulator and Spark writes every table: same tables, same summary."""
+    """On a cluster master the side tables travel in the accumulator while the tasks still write commits
+    (the driver checks what it sees); for a remote output (hdfs://, s3a://: nothing pyarrow writes
+    here) Spark writes every table. Same tables, same summary either way."""
     monkeypatch.setattr(off, "_shares_files", lambda spark, outdir: False)
+    if remote:
+        monkeypatch.setattr(off, "local_of", lambda path: None)
     summary = off.run_offsets(spark, str(records), str(tmp_path / "out"))
     assert_same(written(spark, tmp_path / "out"), expected)
     ours_summary = ours[0]
@@ -404,6 +408,10 @@ def test_unshared_path_for_cluster_masters_equals_the_reference(
     )
     assert {k: summary[k] for k in keep} == {k: ours_summary[k] for k in keep}
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
+    for table in ("commits", "latest_offsets", "group_metadata"):  # who wrote them
+        part = next((tmp_path / "out" / f"{table}.parquet").glob("part-*"))
+        made_by = pq.ParquetFile(str(part)).metadata.created_by
+        assert made_by.startswith("parquet-mr" if remote else "parquet-cpp-arrow"), made_by
 
 
 def test_side_tables_travel_as_files_and_are_cleaned_up(spark, records, ours):

@@ -108,7 +108,7 @@ def _data_files(path: Path | UriPath) -> list[str]:
     return sorted(n for n in names if not n.startswith((".", "_")))
 
 
-def _local_of(path: Path | UriPath) -> Path | None:
+def local_of(path: Path | UriPath) -> Path | None:
     """The local path of a plain path or a file: URI; None for other schemes."""
     if not isinstance(path, UriPath):
         return path
@@ -119,7 +119,7 @@ def _local_of(path: Path | UriPath) -> Path | None:
 def check_written(spark, path: Path | UriPath, expected: int | None, what: str) -> int:
     """Rows the driver sees in `path` (it just wrote), checked against the rows the executors wrote."""
     files = _data_files(path)
-    local = _local_of(path)
+    local = local_of(path)
     if (
         local is None
     ):  # a remote file system: Spark reads the footers of the files the driver listed

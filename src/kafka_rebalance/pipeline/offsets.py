@@ -30,6 +30,7 @@ from .io import (
     check_column_types,
     check_written,
     is_local,
+    local_of,
     location,
     publish_folder,
     read_parquet,
@@ -98,9 +99,16 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     outputs come from what that pass handed back on the side (offsets_pass:
     latest-offset candidates, GroupMetadata and quarantined rows, commit
     segments, counts), so the records are read and decoded once, on any master.
-    On a local master with a local output the tasks hand their side tables over
-    through files and write commits themselves (spark_files); elsewhere the side
-    tables travel in the accumulator and Spark's writer writes every output.
+    When the output is a local folder as the driver sees it (a plain path or a
+    `file:` URI) the tasks write commits.parquet themselves and the driver its
+    small tables, with pyarrow in Spark's layout (spark_files), on any master:
+    on a cluster the driver then checks what it finds against what the tasks
+    wrote (io.check_written), which is how a cluster without a shared file
+    system is caught. Spark's writer (Arrow into the JVM, rows, Parquet) cost a
+    2-worker standalone cluster 2x the decoding itself (BENCHMARKS.md). On a
+    local master the side tables come back through files (PassState.spill),
+    elsewhere in the accumulator. Remote outputs (hdfs://, s3a://) and
+    DataFrame inputs go through Spark's writer.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -109,6 +117,7 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     from .spark_files import SparkFiles
 
     shared = _shares_files(spark, outdir)
+    local_out = local_of(outdir) is not None  # pyarrow can write it; the tasks too if shared
     phases: dict[str, float] = {}
     phase = _phase_clock(phases)
     restore = None
@@ -122,18 +131,19 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
         spill.mkdir()
     target = outdir / "commits.parquet"
     staging = staging_folder(target)
+    staging_dir = local_of(staging)
     writer = None
-    if tasks is not None and shared:
+    if tasks is not None and staging_dir is not None:
         writer = SparkFiles.for_frame(
-            spark, str(staging), commits_select(spark.createDataFrame([], op.COMMIT_DDL))
+            spark, str(staging_dir), commits_select(spark.createDataFrame([], op.COMMIT_DDL))
         )
     phase("plan")
     try:
         if (
-            writer is not None and tasks is not None
+            writer is not None and tasks is not None and staging_dir is not None
         ):  # the tasks read, decode and write: the records never enter the JVM
-            staging.mkdir()
-            written = op.file_pass(spark, tasks, acc, writer, str(spill)).collect()
+            staging_dir.mkdir()
+            written = op.file_pass(spark, tasks, acc, writer, _str(spill)).collect()
             writer.finish()
             check_written(spark, staging, sum(r["rows"] for r in written), "writing commits")
             publish_folder(staging, target)
@@ -149,8 +159,8 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
             )
         state = acc.value.load_spilled()
     finally:
-        if isinstance(staging, Path):
-            shutil.rmtree(staging, ignore_errors=True)
+        if staging_dir is not None:
+            shutil.rmtree(staging_dir, ignore_errors=True)
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
         if restore is not None:
@@ -162,7 +172,7 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     empty = spark.createDataFrame([], DECODED_SCHEMA)  # for the output schemas; never run
     _write_small(
         spark,
-        shared,
+        local_out,
         outdir / "latest_offsets.parquet",
         latest_select(spark.createDataFrame([], op.LATEST_DDL)),
         lambda f: latest_arrow(latest, f.schema),
@@ -170,7 +180,7 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     )
     _write_small(
         spark,
-        shared,
+        local_out,
         outdir / "group_metadata.parquet",
         group_metadata_of(empty),
         lambda f: group_metadata_arrow(spark, side, f.schema),
@@ -178,7 +188,7 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     )
     _write_small(
         spark,
-        shared,
+        local_out,
         outdir / "quarantine.parquet",
         quarantine_of(empty),
         lambda f: quarantine_arrow(side, f.schema),
@@ -319,8 +329,9 @@ def _latest_table(state):
     )
 
 
-def _write_small(spark, shared: bool, target, frame, arrow, spark_df) -> None:
-    """One-file output: from Arrow in Spark's layout (spark_files) when the session allows, else through Spark.
+def _write_small(spark, local_out: bool, target, frame, arrow, spark_df) -> None:
+    """One-file output: from Arrow in Spark's layout (spark_files) when the driver can write it (a local
+    folder) and the session's Parquet settings allow, else through Spark's writer.
 
     `frame` is the output's (analysed, never run) DataFrame, for its schema;
     `arrow(files)` builds the rows as a pyarrow table; `spark_df()` the
@@ -329,8 +340,13 @@ def _write_small(spark, shared: bool, target, frame, arrow, spark_df) -> None:
     from .spark_files import SparkFiles
 
     staging = staging_folder(target)
-    files = SparkFiles.for_frame(spark, str(staging), frame) if shared else None
-    if files is None:
+    staging_dir = local_of(staging)
+    files = (
+        SparkFiles.for_frame(spark, str(staging_dir), frame)
+        if local_out and staging_dir is not None
+        else None
+    )
+    if files is None or staging_dir is None:
         write_parquet(spark_df(), target, files=1)
         return
     try:
@@ -341,7 +357,7 @@ def _write_small(spark, shared: bool, target, frame, arrow, spark_df) -> None:
         check_written(spark, staging, None if table is None else table.num_rows, target.name)
         publish_folder(staging, target)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging_dir, ignore_errors=True)
 
 
 def _side_table(state):

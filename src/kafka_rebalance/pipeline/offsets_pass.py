@@ -43,18 +43,6 @@ COMMIT_DDL = (
     "key_version int, value_version int"
 )
 COMMIT_COLUMNS = tuple(f.strip().split(" ", 1)[0] for f in COMMIT_DDL.split(","))
-LATEST_COLUMNS = (
-    "group",
-    "topic",
-    "partition",
-    "pos",
-    "tombstone",
-    "offset",
-    "leader_epoch",
-    "metadata",
-    "commit_timestamp",
-    "record_offset",
-)
 LATEST_DDL = (
     "group string, topic string, partition int, pos long, tombstone boolean, offset long, leader_epoch int, "
     "metadata string, commit_timestamp long, record_offset long"
@@ -225,7 +213,7 @@ class PassDecoder:
         from .fast_decode import split_fast
 
         ts_type = batch.column("timestamp").type
-        wide = self.schemas.get(ts_type) or self.schemas.setdefault(ts_type, _wide_schema(ts_type))
+        wide = self.schemas.get(ts_type) or self.schemas.setdefault(ts_type, arrow_schema(ts_type))
         fast_rows, cols, slow_rows = split_fast(batch)
         pieces = []  # (row indices in batch, commit batch)
         if len(fast_rows):
@@ -435,29 +423,12 @@ def _pos(rpart, roff) -> np.ndarray:
     )
 
 
-def _wide_schema(ts_type):
-    return arrow_schema(ts_type)
-
-
 def _commit_schema(ts_type):
+    """COMMIT_COLUMNS of the decoded row's schema (offsets_decode.arrow_schema), in that order."""
     import pyarrow as pa
 
-    types = {
-        "group": pa.string(),
-        "topic": pa.string(),
-        "partition": pa.int32(),
-        "offset": pa.int64(),
-        "leader_epoch": pa.int32(),
-        "metadata": pa.string(),
-        "commit_timestamp": pa.int64(),
-        "expire_timestamp": pa.int64(),
-        "record_partition": pa.int32(),
-        "record_offset": pa.int64(),
-        "record_ts": ts_type,
-        "key_version": pa.int32(),
-        "value_version": pa.int32(),
-    }
-    return pa.schema([(c, types[c]) for c in COMMIT_COLUMNS])
+    wide = arrow_schema(ts_type)
+    return pa.schema([wide.field(c) for c in COMMIT_COLUMNS])
 
 
 # ---- the two ways in ----------------------------------------------------------------------
