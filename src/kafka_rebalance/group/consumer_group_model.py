@@ -109,7 +109,8 @@ class ConsumerGroupMember:
     @property
     def owned(self) -> frozenset[TopicPartition]:
         """What the coordinator considers this member to hold."""
-        return self.assigned | self.pending_revocation
+        pending = self.pending_revocation
+        return self.assigned | pending if pending else self.assigned
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from ..model import TopicPartition
 from .consumer_group_model import ConsumerGroupMember, MemberState, replace
 
+_EMPTY: frozenset[TopicPartition] = frozenset()
+
 
 class FencedMemberEpoch(Exception):
     """The member must drop all partitions and rejoin (FENCED_MEMBER_EPOCH)."""
@@ -46,6 +48,9 @@ def _next(
     owned: Iterable[TopicPartition] | None,
 ) -> ConsumerGroupMember:
     current = member.assigned
+    if current is target or current == target:
+        # everything kept, nothing to revoke or to wait for (most members at most epochs)
+        return _update(member, MemberState.STABLE, target_epoch, current, _EMPTY)
     kept = current & target
     revoke = current - kept
     pending_assign = target - kept
@@ -56,10 +61,10 @@ def _next(
         return _update(member, MemberState.UNREVOKED_PARTITIONS, member_epoch, kept, revoke)
     if pending_assign:
         state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-        return _update(member, state, target_epoch, kept | pending_assign, frozenset())
+        return _update(member, state, target_epoch, kept | pending_assign, _EMPTY)
     if unreleased:
-        return _update(member, MemberState.UNRELEASED_PARTITIONS, target_epoch, kept, frozenset())
-    return _update(member, MemberState.STABLE, target_epoch, kept, frozenset())
+        return _update(member, MemberState.UNRELEASED_PARTITIONS, target_epoch, kept, _EMPTY)
+    return _update(member, MemberState.STABLE, target_epoch, kept, _EMPTY)
 
 
 def _update(
@@ -70,7 +75,15 @@ def _update(
     pending: frozenset[TopicPartition],
 ) -> ConsumerGroupMember:
     """Builder.updateMemberEpoch: previous epoch := the epoch the member had before this step."""
-    updated = replace(
+    if (
+        state is member.state
+        and epoch == member.member_epoch
+        and member.member_epoch == member.previous_member_epoch
+        and (assigned is member.assigned or assigned == member.assigned)
+        and (pending is member.pending_revocation or pending == member.pending_revocation)
+    ):
+        return member  # the step changes nothing
+    return replace(
         member,
         state=state,
         member_epoch=epoch,
@@ -78,7 +91,6 @@ def _update(
         assigned=assigned,
         pending_revocation=pending,
     )
-    return member if updated == member else updated
 
 
 def reconcile(

@@ -14,7 +14,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from operator import attrgetter
 
-from ..model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+from ..model import (
+    DEFAULT_GENERATION,
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+)
 from .consumer_group_model import SERVER_ASSIGNORS, ConsumerGroupConfig, ConsumerGroupMember
 
 _tp_key = attrgetter("topic", "partition")
@@ -62,22 +68,23 @@ def compute_target_assignment(
     empty: tuple[TopicPartition, ...] = ()
     owned_of: list[tuple[frozenset[TopicPartition] | None, tuple[TopicPartition, ...]]] = []
     subs = []
+    topics_of: dict[tuple[str, ...], tuple[str, ...]] = {}  # a subscription -> its existing topics
+    no_orders: Mapping = {}
+    hits = orders if orders is not None else no_orders
     for m in members:
         mid = m.member_id
         cur = current_target.get(mid)
         owned = empty
         if cur:
-            hit = orders.get(mid) if orders is not None else None
+            hit = hits.get(mid)
             owned = hit[1] if hit is not None and hit[0] is cur else tuple(sorted(cur, key=_tp_key))
         owned_of.append((cur, owned))
+        subscribed = m.subscribed_topics
+        names = topics_of.get(subscribed)
+        if names is None:
+            names = topics_of[subscribed] = tuple(t for t in subscribed if t in meta)
         subs.append(
-            MemberSubscription(
-                member_id=mid,
-                topics=tuple(t for t in m.subscribed_topics if t in meta),
-                owned=owned,
-                rack=m.rack_id,
-                instance_id=m.instance_id,
-            )
+            MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id)
         )
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))

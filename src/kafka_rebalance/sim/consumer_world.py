@@ -59,7 +59,9 @@ class ConsumerCoordinator:
         self.group: cg.ConsumerGroup | None = cg.new_group(g.id, world.topic_metadata(), 0)
         self.up_at = 0
         self.epoch = 0
-        self.offsets: dict = {}
+        self.offsets: dict[
+            int, int
+        ] = {}  # partition index -> committed offset (what a failover keeps)
         self.by_member_id: dict[str, str] = {}
         # the OffsetCommit validation view of self.group (reads its members live)
         self._view_of: cg.ConsumerGroup | None = None
@@ -155,10 +157,11 @@ class ConsumerCoordinator:
                 self._view_of = self.group
             err = validate_offset_commit(self._view, req)
         if err is Errors.NONE:
+            committed, stored, log = parts.committed, self.offsets, w.wants_events
             for p, off in offsets.items():
-                parts.committed[p] = off
-                self.offsets[parts.tps[p]] = off
-                if w.wants_events:
+                committed[p] = off
+                stored[p] = off
+                if log:
                     tp = parts.tps[p]
                     w.emit(
                         "commit",
@@ -201,10 +204,9 @@ class ConsumerCoordinator:
         now = w.loop.now
         group, fx = cg.on_loaded(self._persisted, now, self.config)
         self.group = cg.update_topics(group, w.topic_metadata())
-        for tp, off in self.offsets.items():
-            p = w.parts.index.get(tp)
-            if p is not None:
-                w.parts.committed[p] = off
+        committed = w.parts.committed
+        for p, off in self.offsets.items():
+            committed[p] = off
         w.emit(
             "coordinator_loaded",
             detail={
