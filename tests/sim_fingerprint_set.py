@@ -78,6 +78,10 @@ def scenarios() -> Iterator[tuple[str, dict]]:
             c["group"].pop("assignors", None)
             c["group"].pop("static_membership", None)
             yield f"example-{ex}-consumer-seed{seed}", c
+            if ex in ("rolling-restart", "crash") and seed == 1:
+                cs = copy.deepcopy(c)
+                cs["group"]["static_membership"] = True
+                yield f"example-{ex}-consumer-static-seed{seed}", cs
     n = 12
     yield "rolling-range", rolling(n, ["range"])
     yield "rolling-roundrobin", rolling(n, ["roundrobin"])
@@ -100,6 +104,11 @@ def scenarios() -> Iterator[tuple[str, dict]]:
     cons["protocol"] = "consumer"
     cons["group"].pop("assignors")
     yield "rolling-consumer-uniform-40", cons
+    for size in (n, big):
+        cs = rolling(size, ["range"], static_membership=True)
+        cs["protocol"] = "consumer"
+        cs["group"].pop("assignors")
+        yield f"rolling-consumer-static-{size}", cs
     yield "day-cooperative", day()
     d = day()
     d["group"]["assignors"] = ["range"]
