@@ -248,13 +248,21 @@ def _best(assignor, spec, repeat: int) -> tuple[float, dict]:
     return best, result
 
 
-def section(body: list[str], command: str, started: str, load: str, cases: list[int]) -> str:
+def section(
+    body: list[str], command: str, started: str, load: str, cases: list[int], rendered: bool = False
+) -> str:
     lines = [
         f"<!-- {SECTION}:start -->",
         f"## Partition assignors beside Kafka's Java assignors (`{SECTION}`)",
         "",
         f"Command: `{command}` (`make bench` measures afresh: the harness on cases 1-5)  ",
-        f"Run {started} on {machine()}; load average at start {load}. On a shared machine "
+        (
+            f"Table written {started} from earlier harness runs (when and at what load: below) on "
+            f"{machine()}."
+            if rendered
+            else f"Run {started} on {machine()}; load average at start {load}."
+        )
+        + " On a shared machine "
         "absolute times are noisy: the two sides alternate single runs, and the ratio is what "
         "counts.",
         "",
@@ -388,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if args.note:
             body += ["", args.note]
-    text = section(body, command, started, load, cases)
+    text = section(body, command, started, load, cases, rendered=bool(args.from_json))
     print(text)
     if not args.no_write:
         write_section(text)
