@@ -247,6 +247,16 @@ EDGE_CASES = {
             MemberSubscription("b", ("t0",), (), 1, "r0"),
         ),
     ),
+    # topics and owned partitions given as lists (a public-API caller): the assignors key caches
+    # and dicts on them, so MemberSubscription keeps tuples; over quota, so the sticky kernel runs
+    "lists": GroupSpec(
+        T2,
+        (
+            MemberSubscription("a", ["t0", "t1"], list(_tps(("t0", 0), ("t0", 1), ("t0", 2)))),
+            MemberSubscription("b", ["t0", "t1"], [TopicPartition("t1", 0)], 1),
+            MemberSubscription("c", ["t0", "t1"], []),
+        ),
+    ),
     # static members sort first (server-range, range); a topic with no partitions
     "static": GroupSpec(
         {**T2, "t2": TopicMetadata("t2", 0)},
@@ -266,6 +276,21 @@ def test_edge_cases_are_identical(case: str, name: str) -> None:
     reference = _run(name, spec, None)
     for leg in _legs():
         assert _run(name, spec, leg) == reference, STALE
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_list_typed_subscriptions_equal_tuple_typed(name: str) -> None:
+    lists = EDGE_CASES["lists"]
+    tuples = GroupSpec(
+        lists.topics,
+        tuple(
+            MemberSubscription(m.member_id, ("t0", "t1"), tuple(m.owned), m.generation)
+            for m in lists.members
+        ),
+    )
+    assert all(type(m.topics) is tuple and type(m.owned) is tuple for m in lists.members)
+    for leg in [None, *_legs()]:
+        assert _run(name, lists, leg) == _run(name, tuples, leg)
 
 
 @settings(max_examples=500, deadline=None)

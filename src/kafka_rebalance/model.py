@@ -69,6 +69,13 @@ class MemberSubscription:
     rack: str | None = None
     instance_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # A caller may pass lists: the assignors key caches and dicts on these, so keep tuples.
+        if type(self.topics) is not tuple:
+            object.__setattr__(self, "topics", tuple(self.topics))
+        if type(self.owned) is not tuple:
+            object.__setattr__(self, "owned", tuple(self.owned))
+
 
 @dataclass(frozen=True, slots=True)
 class GroupSpec:
