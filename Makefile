@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
 
-# setup.py compiles src/kafka_rebalance/assign/kernels.py (mypyc, optional): rebuild when it changes
-KERNELS := setup.py $(wildcard src/kafka_rebalance/assign/kernels*.py)
+# setup.py compiles src/kafka_rebalance/assign/kernels*.py and sim/poll_kernels.py (mypyc, optional;
+# its COMPILED list): rebuild when one changes. A build is used only when its stamp matches its source.
+KERNELS := setup.py $(wildcard src/kafka_rebalance/assign/kernels*.py) src/kafka_rebalance/sim/poll_kernels.py
 
 $(STAMP): pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install -q -e .
@@ -34,9 +35,12 @@ lint: $(DEVSTAMP)
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
 
+# When the install built the compiled modules (their stamps exist), the compiled legs of the tests
+# must run: KAFKA_REBALANCE_REQUIRE_COMPILED=1 turns their skips into failures.
 test: lint
 	@bash scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest
+	KAFKA_REBALANCE_REQUIRE_COMPILED=$$(ls src/kafka_rebalance/*/*.build-sha256 >/dev/null 2>&1 && echo 1) \
+	  $(BIN)/python -m pytest
 
 # Assignors beside Kafka's Java assignors (../shared/java-assignors), both in one run, table into
 # BENCHMARKS.md (skipped, saying so, without the harness or a JDK). Cases 1-3: 20 alternating runs
@@ -50,4 +54,5 @@ bench: $(DEVSTAMP)
 	$(BIN)/python bench/simulate.py --members $(BENCH_SIM_MEMBERS) --update-benchmarks
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info src/kafka_rebalance/assign/*.so src/*__mypyc*.so
+	rm -rf $(VENV) build dist src/*.egg-info src/*__mypyc*
+	find src/kafka_rebalance \( -name '*.so' -o -name '*.pyd' -o -name '*.build-sha256' \) -delete

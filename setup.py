@@ -1,13 +1,19 @@
-"""Optional compiled hot paths: `src/kafka_rebalance/assign/kernels*.py` built with mypyc.
+"""Optional compiled hot paths: the modules in COMPILED (assign/kernels*.py, sim/poll_kernels.py)
+built with mypyc.
 
 The build is optional: without mypyc, without a C compiler, or when it fails for any
-reason, the install goes on and the module stays plain Python (the assignors then use
-their numpy paths). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Everything
-else about the package is in pyproject.toml.
+reason, the install goes on and the modules stay plain Python (the assignors then use
+their numpy paths). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Beside each
+built module goes a stamp, `<name>.build-sha256`, the SHA-256 of the source it was built
+from: `kafka_rebalance.native` uses a build only when its stamp matches the source now
+present. Every rebuild, and every failed or skipped one, first removes all compiled
+artefacts (modules, stamps, mypyc's shared library). Everything else about the package is
+in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -24,14 +30,36 @@ COMPILED = [
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
 
-def _remove_stale_builds() -> None:
-    """A failed build must not leave an older compiled kernels module in the tree (it would shadow
-    kernels.py)."""
-    folder = Path(COMPILED[0]).parent
-    # the modules, and mypyc's shared library (src/<hash>__mypyc... for a group of modules)
-    for pattern in ("kernels*.so", "kernels*.pyd"):
-        for stale in [*folder.glob(pattern), *Path("src").glob("*__mypyc*")]:
+STAMP_SUFFIX = ".build-sha256"  # kafka_rebalance.native.STAMP_SUFFIX
+
+
+def _module_name(source: str) -> str:
+    return ".".join(Path(source).relative_to("src").with_suffix("").parts)
+
+
+def compiled_artefacts(root: Path) -> list[Path]:
+    """Every compiled artefact under `root` (a source tree or a build/lib folder): each COMPILED
+    module's builds and stamp, and mypyc's shared library (`<hash>__mypyc...` at the top)."""
+    found: list[Path] = []
+    for source in COMPILED:
+        rel = Path(source).relative_to("src")
+        folder = root / rel.parent
+        for pattern in (f"{rel.stem}.*.so", f"{rel.stem}.*.pyd", f"{rel.stem}{STAMP_SUFFIX}"):
+            found.extend(folder.glob(pattern))
+    found.extend(root.glob("*__mypyc*"))
+    return sorted(set(found))
+
+
+def remove_compiled(roots: list[Path]) -> None:
+    """A pure, failed or new build must leave no older compiled module behind: a build shadows its
+    .py, and a module shim without mypyc's shared library cannot even be imported."""
+    for root in roots:
+        for stale in compiled_artefacts(root):
             stale.unlink(missing_ok=True)
+
+
+def _remove_stale_builds() -> None:
+    remove_compiled([Path("src"), *Path("build").glob("lib*")])
 
 
 def _warn(what: str, error: BaseException) -> None:
@@ -51,8 +79,8 @@ class OptionalMypycBuild(build_ext):
 
     @staticmethod
     def _mypyc_extensions() -> list[Extension]:
+        _remove_stale_builds()
         if os.environ.get("KAFKA_REBALANCE_PURE"):
-            _remove_stale_builds()
             print(
                 "kafka-rebalance: KAFKA_REBALANCE_PURE is set: the kernels stay plain Python",
                 file=sys.stderr,
@@ -68,14 +96,35 @@ class OptionalMypycBuild(build_ext):
                 target_dir="build/mypyc",
             )
         except (Exception, SystemExit) as e:  # noqa: BLE001 - optional: any failure -> pure path
-            _warn("mypyc could not translate the assignor kernels", e)
+            _warn("mypyc could not translate the kernels", e)
             return []
 
     def run(self) -> None:
         try:
             super().run()
         except (Exception, SystemExit) as e:  # noqa: BLE001 - e.g. no C compiler
-            _warn("the assignor kernels could not be compiled", e)
+            _warn("the kernels could not be compiled", e)
+            return
+        self._write_stamps()
+
+    def _write_stamps(self) -> None:
+        """Beside each built module (in build/lib, and in the source tree when in place), the
+        SHA-256 of the source it was built from."""
+        built = {ext.name for ext in self.extensions}
+        for source in COMPILED:
+            name = _module_name(source)
+            if name not in built:
+                continue
+            digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+            filename = self.get_ext_filename(self.get_ext_fullname(name))
+            targets = [Path(self.build_lib) / filename]
+            if self.inplace:
+                targets.append(Path(self.get_ext_fullpath(name)))
+            for target in targets:
+                if target.exists():
+                    target.with_name(Path(source).stem + STAMP_SUFFIX).write_text(
+                        digest + "\n", encoding="ascii"
+                    )
 
     def get_outputs(self) -> list[str]:
         try:
@@ -84,4 +133,5 @@ class OptionalMypycBuild(build_ext):
             return []
 
 
-setup(ext_modules=[PLACEHOLDER], cmdclass={"build_ext": OptionalMypycBuild})
+if __name__ == "__main__":  # setuptools runs this file as __main__; tests import the helpers
+    setup(ext_modules=[PLACEHOLDER], cmdclass={"build_ext": OptionalMypycBuild})

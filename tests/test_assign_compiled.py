@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiled_legs import no_compiled_leg
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
 from kafka_rebalance.assign import kernels_sticky as installed_sticky
@@ -59,7 +60,9 @@ def _pure(source: Path) -> ModuleType:
 PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE), _pure(STICKY_SOURCE))
 COMPILED = (
     (installed_kernels, installed_heterogeneous, installed_sticky)
-    if installed_kernels.is_compiled() and installed_sticky.is_compiled()
+    if installed_kernels.is_compiled()
+    and installed_heterogeneous.is_compiled()
+    and installed_sticky.is_compiled()
     else None
 )
 
@@ -114,13 +117,14 @@ def _legs() -> list[Leg]:
 def test_pure_source_is_not_the_compiled_module() -> None:
     assert not PURE[0].is_compiled()
     if COMPILED is None:
-        pytest.skip(
-            f"kernels are not compiled ({installed_kernels.__file__}): `pip install -e .` "
-            "builds them with mypyc when it can; only the pure leg ran"
+        no_compiled_leg(
+            f"kernels are not compiled, or their build is stale ({installed_kernels.__file__}): "
+            "`pip install -e .` builds them with mypyc when it can; only the pure leg ran"
         )
     for compiled, pure in zip(COMPILED, PURE):
         assert compiled.__file__ != pure.__file__
         assert not compiled.__file__.endswith(".py"), f"{compiled.__name__} is not compiled"
+        assert compiled.is_compiled(), f"{compiled.__name__}: the build is not fresh"
 
 
 def _vector_cases() -> Iterator:
@@ -149,7 +153,7 @@ def test_every_vector_round_is_identical(path: Path) -> None:
             with _path(None):
                 spec = next_round_spec(spec, get_assignor(name).assign(spec))
     if COMPILED is None:
-        pytest.skip("kernels are not compiled: only the pure-source leg was compared")
+        no_compiled_leg("kernels are not compiled: only the pure-source leg was compared")
 
 
 @st.composite

@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kafka_rebalance import native
+
 SlowMember = Callable[[Any, int], tuple[list[Any], list[Any], int]]
 
 
 def is_compiled() -> bool:
-    """True when this module is the mypyc-built extension (its file is not a .py)."""
-    return not __file__.endswith((".py", ".pyc"))
+    """True when this module is the mypyc-built extension and was built from the source now beside
+    it (kafka_rebalance.native: a stale build is not used; the assignors then take their reference
+    paths). kernels_heterogeneous.py, which the assignors use on the same switch, must be fresh too."""
+    return native.siblings_fresh(__file__, "kernels_heterogeneous")
 
 
 def uniform_homogeneous(

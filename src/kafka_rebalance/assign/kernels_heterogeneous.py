@@ -12,6 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kafka_rebalance import native
+
+
+def is_compiled() -> bool:
+    """True when this module is a fresh mypyc build (kafka_rebalance.native)."""
+    return native.is_fresh_build(__file__)
+
 
 class Balancer:
     """Kafka's MemberAssignmentBalancer over `sizes`: a least loaded range growing right, a most

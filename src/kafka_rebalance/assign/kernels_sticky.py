@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_rebalance import native
+
 
 def is_compiled() -> bool:
-    """True when this module is the mypyc-built extension (its file is not a .py)."""
-    return not __file__.endswith((".py", ".pyc"))
+    """True when this module is the mypyc-built extension and was built from the source now beside
+    it (kafka_rebalance.native: a stale build is not used; the assignors then take their reference
+    paths)."""
+    return native.is_fresh_build(__file__)
 
 
 def sticky_constrained(

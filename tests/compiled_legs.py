@@ -1,0 +1,38 @@
+"""The compiled legs of the tests: when to skip them and when their absence is a failure.
+
+`make test` sets KAFKA_REBALANCE_REQUIRE_COMPILED=1 when the install built the compiled modules
+(their stamps exist): a compiled leg that would skip then fails, so a build that is silently not
+used (stale, unloadable) cannot pass unnoticed. Elsewhere (a pure install, no compiler) the
+compiled legs skip, saying why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
+
+import pytest
+
+REQUIRED = os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED", "") == "1"
+
+
+def no_compiled_leg(reason: str) -> NoReturn:
+    """Skip (or, under KAFKA_REBALANCE_REQUIRE_COMPILED=1, fail) a test whose compiled leg is absent."""
+    if REQUIRED:
+        pytest.fail(
+            f"{reason}; KAFKA_REBALANCE_REQUIRE_COMPILED=1 (make test after a build that "
+            "succeeded) requires the compiled leg"
+        )
+    pytest.skip(reason)
+
+
+def from_source(source: Path, name: str) -> ModuleType:
+    """A compiled module's source loaded as plain Python under `name`, whatever the install built."""
+    spec = importlib.util.spec_from_file_location(name, source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

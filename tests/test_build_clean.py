@@ -1,0 +1,86 @@
+"""setup.py removes every compiled module's artefacts before a build, and after a failed or pure one
+(F1): a leftover mypyc module shim without its shared library makes its package unimportable.
+
+Builds nothing: a copy of the package gets stand-in artefacts, which the import must trip over
+before the clean-up and not after.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from compiled_legs import from_source
+
+ROOT = Path(__file__).resolve().parent.parent
+SETUP: ModuleType = from_source(
+    ROOT / "setup.py", "kafka_rebalance_setup"
+)  # not __main__: no build
+SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
+
+
+def _copy_package(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT / "src" / "kafka_rebalance",
+        src / "kafka_rebalance",
+        ignore=shutil.ignore_patterns("*.so", "*.pyd", "*.build-sha256", "__pycache__"),
+    )
+    return src
+
+
+def _leftovers(src: Path) -> list[Path]:
+    """What a compiled build leaves: a module (here a stand-in) and a stamp per compiled source,
+    and mypyc's shared library."""
+    made = [src / "0123abcd__mypyc.cpython-311-x86_64-linux-gnu.so"]
+    for source in SETUP.COMPILED:
+        rel = Path(source).relative_to("src")
+        made.append(src / rel.parent / f"{rel.stem}{SUFFIX}")
+        made.append(src / rel.parent / f"{rel.stem}.build-sha256")
+    for path in made:
+        path.write_bytes(b"\x7fELF not a real build")
+    return made
+
+
+def _import_simulator(src: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [sys.executable, "-c", "import kafka_rebalance.sim.member, kafka_rebalance.assign.uniform"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=src,
+    )
+
+
+def test_the_compiled_list_names_the_simulator_kernels() -> None:
+    assert "src/kafka_rebalance/sim/poll_kernels.py" in SETUP.COMPILED
+    makefile = (ROOT / "Makefile").read_text()
+    for source in SETUP.COMPILED:  # editing any of them rebuilds (the Makefile's KERNELS)
+        assert source in makefile or Path(source).parent.as_posix() + "/kernels*.py" in makefile
+
+
+def test_every_compiled_artefact_is_found_and_removed(tmp_path: Path) -> None:
+    src = _copy_package(tmp_path)
+    made = _leftovers(src)
+    assert SETUP.compiled_artefacts(src) == sorted(made)
+    sources = sorted(p for p in src.rglob("*.py"))
+    SETUP.remove_compiled([src])
+    assert SETUP.compiled_artefacts(src) == []
+    assert not any(p.exists() for p in made)
+    assert sorted(p for p in src.rglob("*.py")) == sources  # no source touched
+
+
+def test_after_the_clean_up_the_simulator_imports_again(tmp_path: Path) -> None:
+    """The F1 case: the simulator's module shim left behind broke `import kafka_rebalance.sim`."""
+    src = _copy_package(tmp_path)
+    _leftovers(src)
+    before = _import_simulator(src)
+    assert before.returncode != 0 and "ImportError" in before.stderr, before.stderr
+    SETUP.remove_compiled([src])
+    after = _import_simulator(src)
+    assert after.returncode == 0, after.stderr

@@ -1,0 +1,73 @@
+"""A few fingerprint scenarios on both legs in one run: the pure path (assignors' reference paths,
+poll kernels loaded from their source) and the compiled one (the installed mypyc builds).
+
+test_sim_fingerprints.py checks the whole set on whichever build is installed; this checks that the
+other build gives the same event logs too, so one run of the suite covers both.
+Without a fresh compiled build the compiled leg skips (fails under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiled_legs import from_source, no_compiled_leg
+from kafka_rebalance.assign import (
+    kernels,
+    kernels_heterogeneous,
+    kernels_sticky,
+    roundrobin,
+    sticky,
+    uniform,
+)
+from kafka_rebalance.assign import range as range_mod
+from kafka_rebalance.sim import compiled, member, offsets_store
+from sim_fingerprint_set import FINGERPRINTS, fingerprint, scenarios
+
+NAMES = ("rolling-sticky", "rolling-cooperative-sticky-40", "rolling-consumer-uniform-40")
+REFERENCE: dict[str, str] = json.loads(FINGERPRINTS.read_text())
+SET = {name: doc for name, doc in scenarios() if name in NAMES}
+PURE_POLL = from_source(
+    Path(compiled.__file__).with_name("poll_kernels.py"), "pure_poll_kernels_legs"
+)
+ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
+
+
+def _all_compiled() -> bool:
+    return (
+        kernels.is_compiled()
+        and kernels_heterogeneous.is_compiled()
+        and kernels_sticky.is_compiled()
+        and compiled.is_compiled()
+    )
+
+
+def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ASSIGNORS:
+        monkeypatch.setattr(module, "USE_COMPILED", False)
+    monkeypatch.setattr(member, "KERNELS", PURE_POLL)
+    for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
+        monkeypatch.setattr(member, f"_k_{name}", getattr(PURE_POLL, name))
+    monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
+
+
+def test_the_set_names_these_scenarios() -> None:
+    assert sorted(SET) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_each_leg_gives_the_reference_fingerprint(
+    leg: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if leg == "pure":
+        _use_pure(monkeypatch)
+    elif not _all_compiled():
+        no_compiled_leg("the kernels have no fresh compiled build: only the pure leg ran")
+    else:
+        for module in ASSIGNORS:
+            monkeypatch.setattr(module, "USE_COMPILED", True)
+        assert member._k_fetch is compiled.KERNELS.fetch
+    assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
