@@ -89,14 +89,14 @@ def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] |
 @lru_cache(maxsize=64)
 def _topic_plan(
     names: tuple[str, ...], sizes: tuple[int | None, ...]
-) -> tuple[list[str], list[int], list[Any], frozenset[str]]:
+) -> tuple[list[str], list[int], frozenset[str]]:
     """The first member's subscribed topics in metadata (`sizes`: their partition counts, None
-    when absent) in subscribed-topic-set order, their counts, TopicPartition objects, and set.
-    Cached: a group's subscriptions and partition counts rarely change between rebalances."""
+    when absent) in subscribed-topic-set order, their counts, and set. Cached: a group's
+    subscriptions and partition counts rarely change between rebalances. Names and counts only:
+    the TopicPartition objects stay tpcache's, which bounds them (review F8)."""
     known = {t: n for t, n in zip(names, sizes) if n is not None}
     topics = subscribed_topic_order(names, known)
-    counts = [known[t] for t in topics]
-    return topics, counts, [topic_objects(t, c) for t, c in zip(topics, counts)], frozenset(topics)
+    return topics, [known[t] for t in topics], frozenset(topics)
 
 
 def uniform_compiled(spec: GroupSpec) -> Assignment | None:
@@ -111,7 +111,8 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     order, position = plan
     meta = spec.topics
     sizes = tuple([meta[t].partitions if t in meta else None for t in names])
-    topics, counts, objects, subscribed = _topic_plan(names, sizes)
+    topics, counts, subscribed = _topic_plan(names, sizes)
+    objects = list(map(topic_objects, topics, counts))
 
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
         kept: list[TopicPartition] = []
