@@ -53,6 +53,34 @@ def fmt_s(x: float) -> str:
     return f"{x * 1000:,.1f} ms" if x < 1 else f"{x:,.2f} s"
 
 
+def commit() -> str:
+    """The checkout's commit (short), `-dirty` when src/ has uncommitted changes; `unknown`
+    outside git. Stamped on each row so a pooled table says what code it measured."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", "src"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "") if head else "unknown"
+
+
+def row_commits(r: dict) -> list[str]:
+    """The commit(s) a row was measured at (`unknown` for a bare harness row)."""
+    return list(r.get("commits") or [r.get("commit") or "unknown"])
+
+
 def run_harness(
     harness: Path, cases: list[int], assignors: str, extra: list[str], repeat: int
 ) -> list[dict]:
@@ -74,6 +102,9 @@ def run_harness(
                     f"the harness wrote no rows for case {case} (exit {proc.returncode})"
                 )
             rows += json.loads(out.read_text(encoding="utf-8"))
+    at = commit()
+    for r in rows:
+        r["commit"] = at
     return rows
 
 
@@ -89,6 +120,7 @@ def side_by_side_table(rows: list[dict]) -> list[str]:
         "ratio best",
         "ratio median",
         "identical",
+        "commit",
     ]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
@@ -107,19 +139,29 @@ def side_by_side_table(rows: list[dict]) -> list[str]:
             f"{r['python_best'] / r['java_best']:.2f}",
             f"{r['python_median'] / r['java_median']:.2f}",
             same,
+            ", ".join(row_commits(r)),
         ]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
 
+def missing_runs(r: dict) -> str:
+    """The per-run samples a row lacks for pooling ('' when it has them, or is an error row)."""
+    if "error" in r:
+        return ""
+    return " and ".join(f"{s}_runs" for s in ("java", "python") if not r.get(f"{s}_runs"))
+
+
 def pool_rows(a: dict, b: dict) -> dict:
-    """One row from two runs of it: every timed run of both, best and median over them."""
+    """One row from two runs of it: every timed run of both, best and median over them. Both
+    must carry their runs (`missing_runs`): a best counted as one run biases the median down."""
     if "error" in a or "error" in b:
         return b if "error" in a else a
     out = dict(b)
+    out.pop("commit", None)
+    out["commits"] = list(dict.fromkeys(row_commits(a) + row_commits(b)))
     for side in ("java", "python"):
-        runs = list(a.get(f"{side}_runs") or [a[f"{side}_best"]])
-        runs += b.get(f"{side}_runs") or [b[f"{side}_best"]]
+        runs = list(a[f"{side}_runs"]) + list(b[f"{side}_runs"])
         out[f"{side}_runs"] = runs
         out[f"{side}_best"] = min(runs)
         out[f"{side}_median"] = statistics.median(runs)
@@ -328,6 +370,13 @@ def main(argv: list[str] | None = None) -> int:
         help="timed runs per side for cases 1-3 (default 20; --python-only: runs per pass, default 5)",
     )
     ap.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    ap.add_argument(
+        "--save-json",
+        type=Path,
+        default=None,
+        help="write the harness run's rows, each stamped with this checkout's commit, here "
+        "(for --from-json --pool later)",
+    )
     args, extra = ap.parse_known_args(argv)
     try:
         cases = [int(c) for c in args.cases.split(",") if c]
@@ -360,6 +409,16 @@ def main(argv: list[str] | None = None) -> int:
             for f in args.from_json:
                 for r in json.loads(f.read_text(encoding="utf-8")):
                     key = (r["case"], r["pass"], r["assignor"])
+                    lacking = missing_runs(r) if args.pool else ""
+                    if lacking:
+                        print(
+                            f"bench/assignors.py: --pool: {f}: row case {key[0]} {key[1]} "
+                            f"{key[2]} has no {lacking} (per-run samples); its best would count "
+                            "as one run and bias the pooled median: pool harness runs written "
+                            "with every run's time (side_by_side.py --json, --save-json)",
+                            file=sys.stderr,
+                        )
+                        return 2
                     by_key[key] = pool_rows(by_key[key], r) if args.pool and key in by_key else r
             order = {
                 (c, p, a): i
@@ -381,6 +440,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 return 0
             rows = run_harness(args.harness, cases, ",".join(assignors), extra, args.repeat or 20)
+            if args.save_json:
+                sys.path.insert(0, str(ROOT / "src"))
+                from kafka_rebalance.io_util import atomic_write_text
+
+                atomic_write_text(args.save_json, json.dumps(rows, indent=1))
         body = [
             "Measured with Kafka's assignors harness (`side_by_side.py`, its README says how): "
             "Kafka's own assignors (compiled from Kafka's sources) and ours get the same group in "
@@ -393,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
             *side_by_side_table(rows),
             "",
             summary(rows),
+            "Measured at commit(s): "
+            + ", ".join(dict.fromkeys(c for r in rows for c in row_commits(r)))
+            + " (the *commit* column: each row's).",
         ]
         if args.note:
             body += ["", args.note]

@@ -102,3 +102,34 @@ def test_pooled_runs_give_best_and_median_over_all(tmp_path: Path) -> None:
         "| 3 | fresh | range | 1.0 ms | 5.0 ms | 3.0 ms | 4.0 ms | 3.00 | 0.80 | yes |"
         in last.stdout
     )
+
+
+def test_pooled_rows_keep_each_runs_commit(tmp_path: Path) -> None:
+    base = {"case": 1, "pass": "fresh", "assignor": "range", "differing_members": 0}
+    base |= {"identical": True, "java_best": 0.002, "java_median": 0.002}
+    base |= {"python_best": 0.001, "python_median": 0.001}
+    one = dict(base, java_runs=[0.002], python_runs=[0.001], commit="aaa1111")
+    two = dict(base, java_runs=[0.002], python_runs=[0.001])  # a bare harness row
+    files = [tmp_path / "one.json", tmp_path / "two.json"]
+    for f, row in zip(files, (one, two)):
+        f.write_text(json.dumps([row]), encoding="utf-8")
+    pooled = _run("--from-json", *map(str, files), "--pool", "--cases", "1", "--no-write")
+    assert pooled.returncode == 0, pooled.stderr
+    assert "| commit |" in pooled.stdout
+    assert "| 0.50 | 0.50 | yes | aaa1111, unknown |" in pooled.stdout
+    assert "Measured at commit(s): aaa1111, unknown" in pooled.stdout
+
+
+def test_pooling_refuses_a_row_without_its_runs(tmp_path: Path) -> None:
+    row = {"case": 2, "pass": "owned", "assignor": "sticky", "differing_members": 0}
+    row |= {"identical": True, "java_best": 0.002, "java_median": 0.003}
+    row |= {"python_best": 0.001, "python_median": 0.002, "java_runs": [0.002, 0.003]}
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for f in files:
+        f.write_text(json.dumps([row]), encoding="utf-8")
+    done = _run("--from-json", *map(str, files), "--pool", "--cases", "2", "--no-write")
+    assert done.returncode == 2
+    assert f"--pool: {files[0]}: row case 2 owned sticky has no python_runs" in done.stderr
+    assert done.stdout == ""
+    # without --pool a later row replaces the earlier one: no samples needed
+    assert _run("--from-json", *map(str, files), "--cases", "2", "--no-write").returncode == 0
