@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -33,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "BENCHMARKS.md"
@@ -209,29 +210,6 @@ def _missing_harness(harness: Path) -> str:
     return ""
 
 
-def machine() -> str:
-    """CPU model and count, Python and Java versions (for the section's header)."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    java = "no java"
-    if shutil.which("java"):
-        try:
-            out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
-            java = (out.stderr or out.stdout).splitlines()[0].strip()
-        except (OSError, subprocess.SubprocessError, IndexError):
-            java = "java (version unknown)"
-    return (
-        f"{cpu}, {os.cpu_count()} CPUs ({platform.machine()}), Python "
-        f"{platform.python_version()}, {java}"
-    )
-
-
 def python_only(cases: list[int], assignors: list[str], repeat: int) -> list[str]:
     """Our times alone (no JDK): best of `repeat` per pass, in this process."""
     sys.path.insert(0, str(ROOT / "src"))
@@ -300,9 +278,9 @@ def section(
         f"Command: `{command}` (`make bench` measures afresh: the harness on cases 1-5)  ",
         (
             f"Table written {started} from earlier harness runs (when and at what load: below) on "
-            f"{machine()}."
+            f"{machine(java=True)}."
             if rendered
-            else f"Run {started} on {machine()}; load average at start {load}."
+            else f"Run {started} on {machine(java=True)}; load average at start {load}."
         )
         + " On a shared machine "
         "absolute times are noisy: the two sides alternate single runs, and the ratio is what "

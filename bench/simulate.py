@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from _machine import machine  # noqa: E402
 from kafka_rebalance.sim.api import simulate  # noqa: E402
 
 ROLLING = ("rolling-eager", "rolling-cooperative", "rolling-static", "rolling-consumer")
@@ -131,25 +131,6 @@ def run_isolated(case: str, members: int) -> dict:
         text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def machine() -> str:
-    """CPU model, CPU count, memory and Python version."""
-    model = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kib = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kib / 1024 / 1024:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{model}, {os.cpu_count()} CPUs{mem}, Python {platform.python_version()}"
 
 
 START, END = "<!-- bench/simulate.py:start -->", "<!-- bench/simulate.py:end -->"
