@@ -143,11 +143,10 @@ class ConsumerGroup:
     # Members not reconciled to the assignment epoch, kept by consumer_group's updates so the state
     # costs O(1) per heartbeat; None = unknown (count on demand).
     unreconciled: int | None = None
-    # A cache beside target_assignment: member id -> (its target set, that set sorted), valid for a
-    # member while the set is the very object in target_assignment (consumer_group_target).
-    target_order: Mapping[str, tuple[frozenset[TopicPartition], tuple[TopicPartition, ...]]] = (
-        field(default_factory=dict, compare=False, repr=False)
-    )
+    # A cache beside target_assignment: member id -> (its target set, that set sorted, the assignor
+    # input made of them), valid for a member while the set is the very object in target_assignment
+    # (consumer_group_target.TargetOrder).
+    target_order: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -43,23 +43,28 @@ def preferred_assignor(members: Iterable[ConsumerGroupMember], config: ConsumerG
     return min(name for name, c in counts.items() if c == best)
 
 
+# per member: its target set, that set sorted, and the assignor input made of them (or None)
+TargetOrder = tuple[
+    frozenset[TopicPartition], tuple[TopicPartition, ...], MemberSubscription | None
+]
+
+
 def compute_target_assignment(
     members: Iterable[ConsumerGroupMember],
     current_target: Mapping[str, frozenset[TopicPartition]],
     topics: Mapping[str, TopicMetadata],
     assignor_name: str,
-    orders: Mapping[str, tuple[frozenset[TopicPartition], tuple[TopicPartition, ...]]]
-    | None = None,
-    new_orders: dict[str, tuple[frozenset[TopicPartition], tuple[TopicPartition, ...]]]
-    | None = None,
+    orders: Mapping[str, TargetOrder] | None = None,
+    new_orders: dict[str, TargetOrder] | None = None,
 ) -> dict[str, frozenset[TopicPartition]]:
     """Run the named server-side assignor (Kafka's name: "uniform" or "range").
 
-    `orders` (optional) holds, per member, a target set and its sorted tuple from an earlier call;
-    `new_orders` is filled with the same for this result. A member's sorted target is then not
-    sorted again, and a target the assignor hands back unchanged is the same frozenset object,
-    not a new one: most members keep their target from one epoch to the next, so an epoch costs
-    the partitions that moved, not every partition (the assignor's own pass aside)."""
+    `orders` (optional) holds, per member, a target set, its sorted tuple and the assignor input
+    built from them in an earlier call; `new_orders` is filled with the same for this result. A
+    member's sorted target is then not sorted again nor its input rebuilt, and a target the
+    assignor hands back unchanged is the same frozenset object, not a new one: most members keep
+    their target from one epoch to the next, so an epoch costs the partitions that moved, not
+    every partition (the assignor's own pass aside)."""
     from ..assign.registry import get_assignor  # lazy: assign/ is built alongside
 
     members = list(members)
@@ -67,29 +72,39 @@ def compute_target_assignment(
     spec_topics = {t: topics[t] for t in meta}
     empty: tuple[TopicPartition, ...] = ()
     owned_of: list[tuple[frozenset[TopicPartition] | None, tuple[TopicPartition, ...]]] = []
-    subs = []
+    subs: list[MemberSubscription] = []
     topics_of: dict[tuple[str, ...], tuple[str, ...]] = {}  # a subscription -> its existing topics
-    no_orders: Mapping = {}
+    no_orders: Mapping[str, TargetOrder] = {}
     hits = orders if orders is not None else no_orders
     for m in members:
         mid = m.member_id
         cur = current_target.get(mid)
-        owned = empty
-        if cur:
-            hit = hits.get(mid)
-            owned = hit[1] if hit is not None and hit[0] is cur else tuple(sorted(cur, key=_tp_key))
-        owned_of.append((cur, owned))
         subscribed = m.subscribed_topics
         names = topics_of.get(subscribed)
         if names is None:
             names = topics_of[subscribed] = tuple(t for t in subscribed if t in meta)
-        subs.append(
-            MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id)
-        )
+        owned = empty
+        sub = None
+        if cur:
+            hit = hits.get(mid)
+            if hit is not None and hit[0] is cur:
+                owned, sub = hit[1], hit[2]
+                if sub is not None and (
+                    sub.topics != names or sub.rack != m.rack_id or sub.instance_id != m.instance_id
+                ):
+                    sub = None
+            else:
+                owned = tuple(sorted(cur, key=_tp_key))
+        if sub is None:
+            sub = MemberSubscription(
+                mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id
+            )
+        owned_of.append((cur, owned))
+        subs.append(sub)
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))
     out: dict[str, frozenset[TopicPartition]] = {}
-    for m, (cur, owned) in zip(members, owned_of):
+    for m, (cur, owned), sub in zip(members, owned_of, subs):
         mid = m.member_id
         got = result.get(mid, empty)
         if cur is not None and len(got) == len(owned) and tuple(got) == owned:
@@ -100,5 +115,5 @@ def compute_target_assignment(
                 target = cur
         out[mid] = target
         if new_orders is not None and target is cur and cur is not None:
-            new_orders[mid] = (cur, owned)
+            new_orders[mid] = (cur, owned, sub)
     return out
