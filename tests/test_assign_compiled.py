@@ -58,6 +58,8 @@ def _pure(source: Path) -> ModuleType:
 
 
 PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE), _pure(STICKY_SOURCE))
+for _module in PURE[1:]:  # their helper from kernels.py: the pure one too, not the installed
+    _module.sort_by_key = PURE[0].sort_by_key
 COMPILED = (
     (installed_kernels, installed_heterogeneous, installed_sticky)
     if installed_kernels.is_compiled()

@@ -30,6 +30,21 @@ def is_compiled() -> bool:
     return native.siblings_fresh(__file__, "kernels_heterogeneous")
 
 
+def sort_by_key(items: list[int], key: list[int]) -> list[int]:
+    """`items` (indices into `key`) sorted by (key[i], i), through one int each: an int list
+    sorts fast. Shared by the heterogeneous and sticky kernels (mypyc compiles the three as one
+    group, so their calls stay native)."""
+    n = len(key)
+    keyed: list[int] = []
+    for i in items:
+        keyed.append(key[i] * n + i)
+    keyed.sort()
+    out: list[int] = []
+    for k in keyed:
+        out.append(k % n)
+    return out
+
+
 def uniform_homogeneous(
     members: Any,
     order: Any,

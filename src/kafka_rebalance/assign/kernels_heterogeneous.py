@@ -3,8 +3,8 @@
 `uniform_heterogeneous` follows uniform_heterogeneous.build_heterogeneous (the
 reference, numpy arrays) step by step: keep current partitions of subscribed
 topics, deal the free ones to the least loaded subscribers, then balance
-topic by topic with Kafka's MemberAssignmentBalancer. No project imports, no I/O
-(see kernels.py).
+topic by topic with Kafka's MemberAssignmentBalancer. No I/O, no project imports
+but kernels.py's shared helper (see kernels.py).
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_rebalance import native
+from kafka_rebalance.assign.kernels import sort_by_key
 
 
 def is_compiled() -> bool:
-    """True when this module is a fresh mypyc build (kafka_rebalance.native)."""
-    return native.is_fresh_build(__file__)
+    """True when this module is a fresh mypyc build (kafka_rebalance.native), and so is kernels.py,
+    whose sort_by_key it calls."""
+    return native.siblings_fresh(__file__, "kernels")
 
 
 class Balancer:
@@ -37,7 +39,7 @@ class Balancer:
 
     def initialize(self, members: list[int]) -> None:
         sizes = self.sizes
-        sm = _by_size(members, sizes)
+        sm = sort_by_key(members, sizes)
         self.sm = sm
         self.least_end = 0
         self.least_count = sizes[sm[0]] - 1
@@ -93,19 +95,6 @@ class Balancer:
 
     def is_balanced(self) -> bool:
         return self.most_count - self.least_count <= 1
-
-
-def _by_size(members: list[int], sizes: list[int]) -> list[int]:
-    """`members` sorted by (size, member), through one int key each (an int list sorts fast)."""
-    n = len(sizes)
-    keyed: list[int] = []
-    for m in members:
-        keyed.append(sizes[m] * n + m)
-    keyed.sort()
-    out: list[int] = []
-    for key in keyed:
-        out.append(key % n)
-    return out
 
 
 def _topic_order(
@@ -223,7 +212,7 @@ def uniform_heterogeneous(
                 with_free.append(j)
                 break
     for j in _topic_order(with_free, counts, subscribers, tids):
-        ranked = _by_size(subscribers[j], sizes)
+        ranked = sort_by_key(subscribers[j], sizes)
         at_start = [sizes[m] for m in ranked]  # the sizes the order was taken at
         level = at_start[0] - 1
         end = 0

@@ -8,7 +8,8 @@ the caller takes the reference path. Partitions are ints here (their index in
 topics-sorted, then partition order), so the owned lists are read once and no
 tuple per partition is built.
 
-Like kernels.py: no imports from the project, no I/O; `setup.py` compiles it.
+Like kernels.py: no I/O, no project imports but kernels.py's shared helper;
+`setup.py` compiles it.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_rebalance import native
+from kafka_rebalance.assign.kernels import sort_by_key
 
 
 def is_compiled() -> bool:
     """True when this module is the mypyc-built extension and was built from the source now beside
     it (kafka_rebalance.native: a stale build is not used; the assignors then take their reference
-    paths)."""
-    return native.is_fresh_build(__file__)
+    paths). kernels.py, whose sort_by_key it calls, must be fresh too."""
+    return native.siblings_fresh(__file__, "kernels")
 
 
 def sticky_constrained(
@@ -126,8 +128,8 @@ def sticky_constrained(
                 taken[g] = True
             else:
                 revoked_by[g] = i
-    under = _by_rank(under, rank)
-    exact = _by_rank(exact, rank)
+    under = sort_by_key(under, rank)
+    exact = sort_by_key(exact, rank)
     # round robin of the rest (topics in order, then partition) over the members below
     # minQuota in id order, then the minQuota members first in, first out
     moving: list[bool] = [False] * n
@@ -198,15 +200,3 @@ def _topic_of(base: list[int], g: int) -> int:
         else:
             hi = mid - 1
     return lo
-
-
-def _by_rank(positions: list[int], rank: list[int]) -> list[int]:
-    keyed: list[int] = []
-    n = len(rank)
-    for i in positions:
-        keyed.append(rank[i] * n + i)
-    keyed.sort()
-    out: list[int] = []
-    for key in keyed:
-        out.append(key % n)
-    return out
