@@ -284,6 +284,76 @@ def test_edge_cases_are_identical(case: str, name: str) -> None:
         assert _run(name, spec, leg) == reference, STALE
 
 
+@st.composite
+def sticky_groups(draw) -> GroupSpec:
+    """Groups the sticky kernel takes (review F5): one subscription for all (in a random topic
+    order, sometimes equal but not the same tuple), no racks, every owned partition valid and owned
+    once, in random order; mixed generations, members over and under quota, sometimes fewer
+    partitions than members. A topic without partitions or absent from the metadata may be named."""
+    counts = [draw(st.integers(1, 8)), *draw(st.lists(st.integers(0, 8), max_size=3))]
+    topics = {f"t{j}": TopicMetadata(f"t{j}", c) for j, c in enumerate(counts)}
+    names = draw(st.permutations([*topics, "absent"]))
+    shared = names[: draw(st.integers(1, len(names)))]
+    shared = tuple(shared if "t0" in shared else [*shared, "t0"])  # some partition to own
+    ids = draw(
+        st.lists(st.text("abcAB01-é", min_size=1, max_size=3), min_size=1, max_size=10, unique=True)
+    )
+    n = len(ids)
+    partitions = [(t, p) for t in shared if t in topics for p in range(topics[t].partitions)]
+    partitions = draw(st.permutations(partitions))
+    # an owner per partition (-1: nobody), skewed so that some members are far over quota
+    owners = [draw(st.integers(-1, n - 1) | st.integers(0, min(n - 1, 1))) for _ in partitions]
+    if partitions and all(o < 0 for o in owners):
+        owners[0] = 0  # someone owns something: else fresh_deal answers before the kernel
+    members = []
+    for i, mid in enumerate(ids):
+        owned = tuple(TopicPartition(t, p) for (t, p), o in zip(partitions, owners) if o == i)
+        subs = shared if draw(st.booleans()) else tuple(list(shared))
+        members.append(MemberSubscription(mid, subs, owned, draw(st.integers(-1, 4))))
+    return GroupSpec(topics, tuple(members))
+
+
+class _Counting:
+    """A sticky kernel module that counts the groups it took and declined."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.accepted = 0
+        self.declined = 0
+
+    def sticky_constrained(self, *args):
+        out = self.module.sticky_constrained(*args)
+        if out is None:
+            self.declined += 1
+        else:
+            self.accepted += 1
+        return out
+
+
+def test_sticky_kernel_takes_its_groups_and_equals_the_reference() -> None:
+    legs = [(leg, _Counting(leg[2])) for leg in _legs()]
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(sticky_groups(), st.sampled_from(("sticky", "cooperative-sticky")))
+    def check(spec: GroupSpec, name: str) -> None:
+        if not any(m.owned for m in spec.members):
+            return  # nothing owned (no partitions at all): fresh_deal's case, not the kernel's
+        reference = _run(name, spec, None)
+        for leg, counting in legs:
+            assert _run(name, spec, (leg[0], leg[1], counting)) == reference, STALE
+
+    check()
+    for leg, counting in legs:
+        calls = counting.accepted + counting.declined
+        kind = "compiled" if leg is COMPILED else "pure source"
+        assert calls >= 150, f"{kind}: the kernel was called {calls} times only"
+        assert counting.accepted >= 0.8 * calls, (
+            f"{kind}: the kernel took {counting.accepted} of {calls} groups drawn for it"
+        )
+    if COMPILED is None:
+        no_compiled_leg("kernels are not compiled: only the pure-source leg was compared")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_list_typed_subscriptions_equal_tuple_typed(name: str) -> None:
     lists = EDGE_CASES["lists"]
