@@ -1,4 +1,5 @@
-"""The compiled kernels (assign/kernels*.py built by mypyc) give exactly the reference output.
+"""The compiled kernels (assign/kernels*.py, and the sticky assignors' general builder
+assign/sticky_general.py, built by mypyc) give exactly the reference output.
 
 Three paths per group: the reference (numpy / plain loops, `USE_COMPILED`
 off), the kernels' Python source loaded under another name (what mypyc
@@ -22,12 +23,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
+from kafka_rebalance import native
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
 from kafka_rebalance.assign import kernels_sticky as installed_sticky
 from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.assign import roundrobin as roundrobin_mod
 from kafka_rebalance.assign import sticky as sticky_mod
+from kafka_rebalance.assign import sticky_general as installed_general
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.base import AssignorFailure
 from kafka_rebalance.assign.registry import get_assignor
@@ -43,6 +46,7 @@ from kafka_rebalance.model import (
 KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
 HETEROGENEOUS_SOURCE = Path(range_mod.__file__).with_name("kernels_heterogeneous.py")
 STICKY_SOURCE = Path(range_mod.__file__).with_name("kernels_sticky.py")
+GENERAL_SOURCE = Path(range_mod.__file__).with_name("sticky_general.py")
 VECTORS = Path(__file__).resolve().parent / "vectors"
 NAMES = ("uniform", "server-range", "range", "roundrobin", "sticky", "cooperative-sticky")
 MODULES = (uniform_mod, range_mod, roundrobin_mod)
@@ -50,26 +54,34 @@ MODULES = (uniform_mod, range_mod, roundrobin_mod)
 
 def _pure(source: Path) -> ModuleType:
     """A kernels module as plain Python from its source, whatever the install built."""
-    spec = importlib.util.spec_from_file_location(f"pure_{source.stem}", source)
+    # a name inside the package: sticky_general.py imports its siblings relatively
+    name = f"kafka_rebalance.assign._pure_{source.stem}"
+    spec = importlib.util.spec_from_file_location(name, source)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-PURE = (_pure(KERNELS_SOURCE), _pure(HETEROGENEOUS_SOURCE), _pure(STICKY_SOURCE))
-for _module in PURE[1:]:  # their helper from kernels.py: the pure one too, not the installed
+PURE = (
+    _pure(KERNELS_SOURCE),
+    _pure(HETEROGENEOUS_SOURCE),
+    _pure(STICKY_SOURCE),
+    _pure(GENERAL_SOURCE),
+)
+for _module in PURE[1:3]:  # their helper from kernels.py: the pure one too, not the installed
     _module.sort_by_key = PURE[0].sort_by_key
 COMPILED = (
-    (installed_kernels, installed_heterogeneous, installed_sticky)
+    (installed_kernels, installed_heterogeneous, installed_sticky, installed_general)
     if installed_kernels.is_compiled()
     and installed_heterogeneous.is_compiled()
     and installed_sticky.is_compiled()
+    and native.is_fresh_build(installed_general.__file__)
     else None
 )
 
 
-Leg = tuple[ModuleType, ModuleType, ModuleType]
+Leg = tuple[ModuleType, ModuleType, ModuleType, ModuleType]
 
 
 @contextmanager
@@ -77,11 +89,12 @@ def _path(leg: Leg | None) -> Iterator[None]:
     """Route the assignors through the kernels of `leg` (None: the reference numpy path)."""
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
     saved_heterogeneous = uniform_mod.kernels_heterogeneous
-    saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky)
+    saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled)
     try:
         sticky_mod.USE_COMPILED = leg is not None
         if leg is not None:
             sticky_mod.kernels_sticky = leg[2]
+            sticky_mod.general_compiled = leg[3]
         for m in MODULES:
             m.USE_COMPILED = leg is not None
             if leg is not None:
@@ -94,7 +107,9 @@ def _path(leg: Leg | None) -> Iterator[None]:
             m.USE_COMPILED = use
             m.kernels = k
         uniform_mod.kernels_heterogeneous = saved_heterogeneous
-        sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky = saved_sticky
+        sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled = (
+            saved_sticky
+        )
 
 
 STALE = "(a compiled build older than kernels.py also differs: `make install` rebuilds it)"
@@ -126,7 +141,32 @@ def test_pure_source_is_not_the_compiled_module() -> None:
     for compiled, pure in zip(COMPILED, PURE):
         assert compiled.__file__ != pure.__file__
         assert not compiled.__file__.endswith(".py"), f"{compiled.__name__} is not compiled"
-        assert compiled.is_compiled(), f"{compiled.__name__}: the build is not fresh"
+        assert native.is_fresh_build(compiled.__file__), f"{compiled.__name__}: build not fresh"
+    # the assignors' own switch: the compiled general builder by default, its source as reference
+    assert sticky_mod.general_compiled is installed_general
+    assert sticky_mod.GENERAL_REFERENCE.__file__ == str(GENERAL_SOURCE)
+
+
+def test_general_builder_runs_on_the_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vectors with differing subscriptions go through the general builder on every leg, so
+    the compiled one is compared with its source there, order included."""
+    spec = parse_group_scenario(
+        json.loads((VECTORS / "assignors-large" / "nonuniform_100c_50t_x_20p.json").read_text())
+    ).spec
+    for leg in _legs():
+        built: list[object] = []
+        real = leg[3].GeneralAssignmentBuilder
+
+        def counting(*args, real=real, built=built):
+            built.append(1)
+            return real(*args)
+
+        monkeypatch.setattr(leg[3], "GeneralAssignmentBuilder", counting)
+        for name in ("sticky", "cooperative-sticky"):
+            spec1 = next_round_spec(spec, get_assignor(name).assign(spec))
+            _run(name, spec1, leg)
+        monkeypatch.undo()
+        assert len(built) >= 2
 
 
 def _vector_cases() -> Iterator:

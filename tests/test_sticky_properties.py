@@ -23,7 +23,11 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.assign.javacompat import string_key
 from kafka_rebalance.assign.rounds import next_round_spec
-from kafka_rebalance.assign.sticky import CooperativeStickyAssignor, StickyAssignor
+from kafka_rebalance.assign.sticky import (
+    GENERAL_REFERENCE,
+    CooperativeStickyAssignor,
+    StickyAssignor,
+)
 from kafka_rebalance.assign.sticky_common import (
     KafkaAssignorFailure,
     RackInfo,
@@ -31,7 +35,6 @@ from kafka_rebalance.assign.sticky_common import (
     resolve_owned,
 )
 from kafka_rebalance.assign.sticky_constrained import ConstrainedAssignmentBuilder
-from kafka_rebalance.assign.sticky_general import GeneralAssignmentBuilder
 from kafka_rebalance.assign.userdata import (
     StickyUserData,
     decode_cooperative_user_data,
@@ -41,6 +44,10 @@ from kafka_rebalance.assign.userdata import (
     grouped_partitions,
 )
 from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+
+# the plain-Python builder (sticky_general.py may be compiled by mypyc; a compiled class cannot
+# be subclassed here)
+GeneralAssignmentBuilder = GENERAL_REFERENCE.GeneralAssignmentBuilder
 
 ASSIGNORS = [StickyAssignor(), CooperativeStickyAssignor()]
 RACKS = ("a", "b", "c")

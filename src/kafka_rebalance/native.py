@@ -70,6 +70,15 @@ def load(module: ModuleType) -> ModuleType:
     file = module.__file__
     if not file or file.endswith((".py", ".pyc")) or is_fresh_build(file):
         return module
+    return source_module(module)
+
+
+def source_module(module: ModuleType) -> ModuleType:
+    """`module` as plain Python: itself when it is a `.py`, else its source loaded under another
+    name (`<package>._<name>_source`). The reference beside a compiled build."""
+    file = module.__file__
+    if not file or file.endswith((".py", ".pyc")):
+        return module
     source = source_for(Path(file))
     package, _, name = module.__name__.rpartition(".")
     spec = importlib.util.spec_from_file_location(f"{package}._{name}_source", source)

@@ -24,8 +24,9 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
+from .. import native
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
-from . import kernels_sticky
+from . import kernels_sticky, sticky_general
 from .javacompat import string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
@@ -42,7 +43,6 @@ from .sticky_common import (
     sorted_topics,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
-from .sticky_general import GeneralAssignmentBuilder
 from .tpcache import partition_object_list, partition_objects
 from .userdata import grouped_partitions
 
@@ -56,6 +56,12 @@ _SECOND = itemgetter(1)
 # The compiled constrained builder (assign/kernels_sticky.py built by mypyc) when the install
 # built it; tests set this to compare both paths. The builders in sticky_*.py are the reference.
 USE_COMPILED = kernels_sticky.is_compiled()
+# The general builder (sticky_general.py) compiled by mypyc when the install built it and the
+# build is fresh; its source, loaded as plain Python, is the reference (taken with USE_COMPILED
+# off). Same code, so the same output, order included (tests/test_assign_compiled.py).
+GENERAL_REFERENCE = native.source_module(sticky_general)
+GENERAL_COMPILED = native.is_fresh_build(sticky_general.__file__)
+general_compiled = sticky_general if GENERAL_COMPILED else GENERAL_REFERENCE
 
 
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
@@ -76,7 +82,8 @@ def run_sticky(
         result = ConstrainedAssignmentBuilder(ctx, res, rack, transferring).build()
     else:
         transferring = None
-        result = GeneralAssignmentBuilder(ctx, res, rack).build()
+        general = general_compiled if USE_COMPILED else GENERAL_REFERENCE
+        result = general.GeneralAssignmentBuilder(ctx, res, rack).build()
     return result, transferring, res
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, insort
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -268,7 +269,7 @@ class GeneralAssignmentBuilder:
                     break
                 walked.append(offsets[t] + p)
             gids = np.asarray(walked, dtype=np.int64)
-        taken = np.zeros(len(self.sorted_all_partitions), dtype=bool)
+        taken: Any = np.zeros(len(self.sorted_all_partitions), dtype=bool)
         taken[np.asarray(gids, dtype=np.int64)] = True
         sap = self.sorted_all_partitions
         return [sap[i] for i in np.flatnonzero(~taken).tolist()]
@@ -400,7 +401,7 @@ class GeneralAssignmentBuilder:
             return
         current = self.current
         by_key = sorted(range(len(subs)), key=lambda i: string_key(subs[i]))
-        rank = np.empty(len(subs), dtype=np.int64)
+        rank: Any = np.empty(len(subs), dtype=np.int64)
         rank[np.asarray(by_key, dtype=np.int64)] = np.arange(len(subs), dtype=np.int64)
         sizes = np.fromiter((len(current[c]) for c in subs), dtype=np.int64, count=len(subs))
         # level L: every slot below L is taken, then the lowest-ranked slots at L
@@ -418,8 +419,8 @@ class GeneralAssignmentBuilder:
             at_level = np.flatnonzero(sizes <= level)
             chosen = at_level[np.argsort(rank[at_level], kind="stable")[:extra]]
             counts[chosen] += 1
-        cons = np.repeat(np.arange(len(subs), dtype=np.int64), counts)
-        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        cons: Any = np.repeat(np.arange(len(subs), dtype=np.int64), counts)
+        starts: Any = np.repeat(np.cumsum(counts) - counts, counts)
         vals = np.repeat(sizes, counts) + (np.arange(k, dtype=np.int64) - starts)
         order = np.argsort(vals * len(subs) + rank[cons], kind="stable")
         picked = cons[order]  # member index for run[0], run[1], ...
