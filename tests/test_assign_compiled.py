@@ -380,7 +380,7 @@ def test_sticky_kernel_takes_its_groups_and_equals_the_reference() -> None:
             return  # nothing owned (no partitions at all): fresh_deal's case, not the kernel's
         reference = _run(name, spec, None)
         for leg, counting in legs:
-            assert _run(name, spec, (leg[0], leg[1], counting)) == reference, STALE
+            assert _run(name, spec, (leg[0], leg[1], counting, leg[3])) == reference, STALE
 
     check()
     for leg, counting in legs:
