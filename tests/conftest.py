@@ -22,7 +22,9 @@ def vectors_dir() -> Path:
 def tables_read_by_people(monkeypatch):
     """Every result a command emits in a test: its table, at 60/80/120 columns, reads cleanly."""
     from kafka_rebalance import output
-    from table_check import check_all_widths
+    from table_check import INPUT_TEXT, check_all_widths
+
+    INPUT_TEXT.clear()
 
     emit = output.emit
     found: list[str] = []

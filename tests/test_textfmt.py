@@ -201,3 +201,13 @@ def test_kv():
     out = buf.getvalue()
     assert "no" in out and "-" in out
     no_repr(out)
+
+
+def test_escape_controls_shows_invisible_format_characters():
+    """A bidi override or zero-width space in a name is shown, not obeyed (it reversed or hid text)."""
+    from kafka_rebalance.textfmt import escape_controls
+
+    assert escape_controls("a\u202eb\u200bc\ufeff") == "a\\u202eb\\u200bc\\ufeff"
+    assert escape_controls("\x1b[31m\x00") == "\\x1b[31m\\x00"
+    assert escape_controls("é ü 日本 tab\tok") == "é ü 日本 tab\tok"  # printable text is left as is
+    assert escape_controls(escape_controls("\u202e")) == "\\u202e"  # idempotent

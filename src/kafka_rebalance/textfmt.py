@@ -255,15 +255,23 @@ def cell(v: Any) -> str:
 
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Invisible format characters (Unicode Cf): bidi overrides and isolates, zero-width space/joiners,
+# byte order mark, soft hyphen. A person sees nothing, or the rest of the line reversed.
+_INVISIBLE = re.compile(
+    r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
 
 
 def escape_controls(text: str) -> str:
-    """`text` with terminal control characters (ESC, CSI, other C0/C1 but tab/newline) shown as `\\xNN`.
+    """`text` with terminal control characters (ESC, CSI, other C0/C1 but tab/newline) shown as
+    `\\xNN`, and invisible format characters (bidi overrides, zero-width) as `\\uNNNN`.
 
     A topic, member id or file name could otherwise move the cursor, recolour or retitle the
-    terminal of whoever reads the table. Idempotent: backslashes are left as they are.
+    terminal of whoever reads the table, or hide or reorder what it shows. Idempotent:
+    backslashes are left as they are.
     """
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def ids(values: Iterable[Any]) -> str:

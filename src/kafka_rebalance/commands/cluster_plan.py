@@ -292,7 +292,7 @@ def _plan_table(console: Console, r: dict) -> None:
             ],
         )
     for u in r.get("unmet", []):
-        console.print(Text(f"not met: {u}", style="yellow"))
+        console.print(Text(f"not met: {textfmt.escape_controls(u)}", style="yellow"))
     if "log_dirs" in r:
         ld = r["log_dirs"]
         console.print(
@@ -301,9 +301,9 @@ def _plan_table(console: Console, r: dict) -> None:
             f"{textfmt.ratio(ld['before'], 2)} -> {textfmt.ratio(ld['after'], 2)}"
         )
     if r.get("cpu_source"):
-        console.print(f"CPU: {r['cpu_source']}")
+        console.print(Text(f"CPU: {textfmt.escape_controls(r['cpu_source'])}"))
     for v in r["violations"][:20]:
-        console.print(Text(v, style="red"))
+        console.print(Text(textfmt.escape_controls(v), style="red"))
     if len(r["violations"]) > 20:
         console.print(Text(f"... and {len(r['violations']) - 20:,} more", style="red"))
     if r.get("refused"):
