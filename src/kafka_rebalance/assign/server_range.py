@@ -16,6 +16,7 @@ member subscribes to every topic), so one path serves both.
 from __future__ import annotations
 
 from ..model import Assignment, GroupSpec
+from .base import gc_paused
 from .range import member_info_order, ranges_in_member_info_order
 
 
@@ -33,4 +34,5 @@ class ServerRangeAssignor:
         if not spec.members:
             return {}
         # subscribed topic ids: only topics present in metadata
-        return ranges_in_member_info_order(spec, with_empty_topics=True)
+        with gc_paused():
+            return ranges_in_member_info_order(spec, with_empty_topics=True)

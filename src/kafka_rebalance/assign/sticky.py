@@ -15,10 +15,8 @@ how they read a member's state and in what they hand back:
 
 from __future__ import annotations
 
-import gc
 import itertools
 from collections.abc import Callable
-from contextlib import contextmanager
 from functools import lru_cache
 from operator import attrgetter, itemgetter
 
@@ -27,6 +25,7 @@ import numpy as np
 from .. import native
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from . import kernels_sticky, sticky_general
+from .base import gc_paused
 from .javacompat import string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
@@ -161,7 +160,7 @@ class StickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        with _gc_paused():
+        with gc_paused():
             if USE_COMPILED:
                 fast = constrained_compiled(spec, cooperative=False)
                 if fast is not None:
@@ -196,7 +195,7 @@ class CooperativeStickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        with _gc_paused():
+        with gc_paused():
             if USE_COMPILED:
                 fast = constrained_compiled(spec, cooperative=True)
                 if fast is not None:
@@ -324,15 +323,3 @@ def partitions_transferring_ownership(
             for tp in hit:
                 out[tp] = consumer
     return out
-
-
-@contextmanager
-def _gc_paused():
-    """Creating a million small objects triggers repeated full collections; pause them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

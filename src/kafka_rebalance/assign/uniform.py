@@ -14,6 +14,7 @@ from typing import Any
 
 from ..model import Assignment, GroupSpec, TopicPartition
 from . import kernels, kernels_heterogeneous
+from .base import gc_paused
 from .tpcache import topic_objects
 from .uniform_group import (
     UniformGroup,
@@ -57,6 +58,11 @@ class UniformAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
+        with gc_paused():
+            return self._assign(spec)
+
+    @staticmethod
+    def _assign(spec: GroupSpec) -> Assignment:
         if USE_COMPILED:
             fast = uniform_compiled(spec)
             if fast is not None:
