@@ -113,7 +113,12 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .rebalances import rebalances_from_records, rebalances_of, segments_are_exact
+    from .rebalances import (
+        EPISODE_SCHEMA,
+        episodes_from_records,
+        rebalances_of,
+        segments_are_exact,
+    )
     from .spark_files import SparkFiles
 
     shared = _shares_files(spark, outdir)
@@ -199,31 +204,49 @@ def _run_into(spark, records: str | None, outdir, source_df) -> dict[str, Any]:
     n_gm = sum(n for (kind, _, _), n in state.counts.items() if kind == "group_metadata")
     segments = pa.concat_tables(state.segments) if state.segments else None
     episodes = None
+    local_eps = None  # the episodes the driver built (pandas, rebalances.EPISODE_SCHEMA), if it did
     if n_gm <= LOCAL_REBALANCES:  # a small history: episodes built on the driver
         gm_rows = (
             side.filter(pc.equal(side.column("kind"), "group_metadata"))
             if side is not None
             else _empty_side()
         )
-        episodes = rebalances_from_records(spark, gm_rows, segments)
-    if episodes is None:
-        gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
-        seg_df = _from_arrow(spark, segments, op.SEGMENT_DDL)
-        if segments_are_exact(gm, seg_df):
-            episodes = rebalances_of(gm, segments=seg_df)
-        else:  # a commit run straddles a GroupMetadata record of another batch: per commit, as before
-            episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
+        local_eps = episodes_from_records(gm_rows, segments)
     consumer = (
         side.filter(pc.equal(side.column("kind"), "consumer_group")) if side is not None else None
     )
-    if consumer is not None and consumer.num_rows:
+    has_consumer = consumer is not None and consumer.num_rows > 0
+    if consumer is not None and has_consumer:
         write_parquet(
             consumer_groups_of(_from_arrow(spark, consumer, DECODED_SCHEMA)),
             outdir / "consumer_groups.parquet",
             files=1,
         )
-        episodes = episodes.unionByName(_consumer_episodes(spark, consumer))
-    n_episodes = write_parquet(episodes, outdir / "rebalances.parquet", files=1)
+    if local_eps is not None and not has_consumer and _utc_session(spark):
+        # the driver's own table: written from Arrow like the other small ones (no Spark stage)
+        eps = local_eps
+        _write_small(
+            spark,
+            local_out,
+            outdir / "rebalances.parquet",
+            spark.createDataFrame([], EPISODE_SCHEMA),
+            lambda f: pa.Table.from_pandas(eps, preserve_index=False),
+            lambda: spark.createDataFrame(eps, EPISODE_SCHEMA),
+        )
+        n_episodes = len(local_eps)
+    else:
+        if local_eps is not None:
+            episodes = spark.createDataFrame(local_eps, EPISODE_SCHEMA)
+        else:
+            gm = spark.read.parquet(str(outdir / "group_metadata.parquet"))
+            seg_df = _from_arrow(spark, segments, op.SEGMENT_DDL)
+            if segments_are_exact(gm, seg_df):
+                episodes = rebalances_of(gm, segments=seg_df)
+            else:  # a commit run straddles a GroupMetadata record of another batch: per commit
+                episodes = rebalances_of(gm, spark.read.parquet(str(outdir / "commits.parquet")))
+        if consumer is not None and has_consumer:
+            episodes = episodes.unionByName(_consumer_episodes(spark, consumer))
+        n_episodes = write_parquet(episodes, outdir / "rebalances.parquet", files=1)
     phase("rebalances")
 
     return _summary(
@@ -259,6 +282,12 @@ def _consumer_episodes(spark, consumer):
 def _shares_files(spark, outdir) -> bool:
     """Whether the tasks and the driver share the output's file system for sure: a local master, a local path."""
     return spark.sparkContext.master.startswith("local") and isinstance(outdir, Path)
+
+
+def _utc_session(spark) -> bool:
+    """Whether Spark reads the driver's naive episode times (pandas) as UTC, as the Arrow path writes them."""
+    tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+    return tz in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00")
 
 
 def _str(path) -> str | None:
