@@ -39,6 +39,7 @@ lint: $(DEVSTAMP)
 # must run: KAFKA_REBALANCE_REQUIRE_COMPILED=1 turns their skips into failures.
 test: lint
 	@bash scripts/ensure-chromium.sh
+	@ls src/kafka_rebalance/*/*.build-sha256 >/dev/null 2>&1 || echo "note: the compiled kernels were not built (pip install -v -e . says why): their compiled test legs skip"
 	KAFKA_REBALANCE_REQUIRE_COMPILED=$$(ls src/kafka_rebalance/*/*.build-sha256 >/dev/null 2>&1 && echo 1) \
 	  $(BIN)/python -m pytest
 
