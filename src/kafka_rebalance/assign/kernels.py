@@ -9,8 +9,8 @@ with KAFKA_REBALANCE_PURE=1 at install, it stays Python); the assignors use
 it only when it is compiled (`COMPILED`), else their numpy paths, which stay
 the reference. A test checks both give identical output.
 
-No imports from the project: callers pass the objects in (mypyc then needs
-to analyze only this file), and the module does no I/O.
+No imports from the project but kafka_rebalance.native (which build runs):
+callers pass the objects in, and the module does no I/O.
 """
 
 from __future__ import annotations
