@@ -246,9 +246,8 @@ def write_parquet(df, path: str | os.PathLike, files: int | None = None) -> int:
 def staging_folder(path: Any) -> Any:
     """A fresh hidden folder name beside `path` (io_publish.hidden_name) to write an output into."""
     target = location(path)
-    if isinstance(target, UriPath):
-        return target.parent / hidden_name(target.name, "tmp")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not isinstance(target, UriPath):  # a remote folder is Spark's to create
+        target.parent.mkdir(parents=True, exist_ok=True)
     return target.parent / hidden_name(target.name, "tmp")
 
 
