@@ -4,32 +4,48 @@ stale build is silently not used: kafka_rebalance.native), so a table says what 
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 import platform
 import shutil
 import subprocess
 from pathlib import Path
 
-# (module, what it is) for every module setup.py compiles
-COMPILED = (
-    ("kafka_rebalance.assign.kernels", "assign/kernels.py"),
-    ("kafka_rebalance.assign.kernels_heterogeneous", "assign/kernels_heterogeneous.py"),
-    ("kafka_rebalance.assign.kernels_sticky", "assign/kernels_sticky.py"),
-    ("kafka_rebalance.sim.compiled", "sim/poll_kernels.py"),
-)
+SETUP = Path(__file__).resolve().parents[1] / "setup.py"
+
+
+def compiled_sources() -> list[str]:
+    """setup.py's COMPILED list (src/kafka_rebalance/...py), read from its text: the one list of
+    what is compiled, so a module added there is reported here without a second edit."""
+    tree = ast.parse(SETUP.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "COMPILED" for t in node.targets
+        ):
+            return [str(v) for v in ast.literal_eval(node.value)]
+    raise LookupError(f"{SETUP}: no COMPILED list")
+
+
+def runs_compiled(source: str) -> bool:
+    """Does importing the module of `source` give its fresh compiled build (kafka_rebalance.native's
+    rule: a build whose stamp matches the source; a stale one is not used)?"""
+    from kafka_rebalance import native
+
+    name = ".".join(Path(source).relative_to("src").with_suffix("").parts)
+    spec = importlib.util.find_spec(name)
+    return spec is not None and native.is_fresh_build(spec.origin)
 
 
 def kernels() -> str:
     """'kernels: compiled (mypyc)' when every compiled module runs its fresh build, else which do."""
-    import importlib
-
-    states = []
-    for name, label in COMPILED:
-        try:
-            compiled = bool(importlib.import_module(name).is_compiled())
-        except ImportError:
-            return "kernels: unknown (kafka_rebalance not importable)"
-        states.append((label, compiled))
+    try:
+        states = [
+            (source.removeprefix("src/kafka_rebalance/"), runs_compiled(source))
+            for source in compiled_sources()
+        ]
+    except ImportError:
+        return "kernels: unknown (kafka_rebalance not importable)"
     if all(c for _, c in states):
         return "kernels: compiled (mypyc)"
     if not any(c for _, c in states):
