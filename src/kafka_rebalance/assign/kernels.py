@@ -401,3 +401,131 @@ def round_robin(
     if len(result) != n:
         return None
     return result
+
+
+def java_bin_order(spreads: list[int], head: bool) -> list[int] | None:
+    """Positions 0..n-1 of n distinct keys (their `HashMap.hash` values) in the iteration order of
+    a fresh `new HashMap<>()` filled in that order: `put` (head=False: a new key at its bin's tail,
+    resize after the insert) or `computeIfAbsent` (head=True: at the head, resize before).
+
+    Without tree bins the order is (bin at the final capacity, place in the bin), and resizes keep
+    a bin's relative order. None when some bin could reach the treeify threshold at a capacity the
+    table passes through (the caller then emulates the map: javacompat.insertion_order's rule)."""
+    n = len(spreads)
+    if n == 0:
+        return []
+    limit = n - 1 if head else n
+    cap = 16
+    while limit > (cap * 3) // 4:
+        cap <<= 1
+    max_in_bin = 7 if head else 8
+    c = 16
+    while c <= cap:
+        present = (c * 3) // 4 + 1
+        if present > n:
+            present = n
+        if present > max_in_bin:
+            bins = [0] * c
+            for i in range(present):
+                b = spreads[i] & (c - 1)
+                k = bins[b] + 1
+                if k > max_in_bin:
+                    return None
+                bins[b] = k
+        c <<= 1
+    keyed: list[int] = []
+    mask = cap - 1
+    for i in range(n):
+        keyed.append((spreads[i] & mask) * n + (n - 1 - i if head else i))
+    keyed.sort()
+    out: list[int] = []
+    for k in keyed:
+        r = k % n
+        out.append(n - 1 - r if head else r)
+    return out
+
+
+def _spread(h: int) -> int:
+    """`HashMap.hash` of a key whose hashCode is h, as an unsigned 32-bit value (bins use low bits)."""
+    u = h & 0xFFFFFFFF
+    return u ^ (u >> 16)
+
+
+def owned_over_quota(
+    entries: Any,
+    quota: int,
+    index: dict[str, int],
+    counts: list[int],
+    objects: list[Any],
+    topic_hash: Callable[[str], int],
+    make: Callable[[str, int], Any],
+) -> tuple[list[Any], list[Any], int] | None:
+    """The uniform builder's maybeRevokePartitions for one member over quota: its current
+    assignment as a `Map<Uuid, Set<Integer>>` built with computeIfAbsent(topic).add(p) in the
+    owned order, walked in Java iteration order (topics by their id's hash, partitions by
+    Integer hash); topics not subscribed (not in `index`) are dropped whole, the others kept up
+    to `quota` and the rest revoked. -> (kept, revoked, quota left), the same as
+    uniform_group.current_assignment's walk; None when a hash bin could treeify or a partition
+    is not a non-negative int32 (the caller then emulates the maps)."""
+    slot: dict[str, int] = {}
+    names: list[str] = []
+    parts: list[list[int]] = []
+    seen: list[set[int]] = []
+    for tp in entries:
+        t: str = tp.topic
+        pv = tp.partition
+        if not isinstance(pv, int):
+            return None
+        p: int = pv
+        if p < 0 or p > 0x7FFFFFFF:
+            return None
+        s = slot.get(t, -1)
+        if s < 0:
+            s = len(names)
+            slot[t] = s
+            names.append(t)
+            parts.append([p])
+            seen.append({p})
+        elif p not in seen[s]:
+            seen[s].add(p)
+            parts[s].append(p)
+    topic_spreads: list[int] = []
+    for t in names:
+        topic_spreads.append(_spread(topic_hash(t)))
+    topic_order = java_bin_order(topic_spreads, True)
+    if topic_order is None:
+        return None
+    kept: list[Any] = []
+    revoked: list[Any] = []
+    for s in topic_order:
+        t = names[s]
+        j = index.get(t, -1)
+        if j < 0:
+            continue  # the whole topic is revoked, not re-queued
+        ps = parts[s]
+        part_spreads: list[int] = []
+        for p in ps:
+            part_spreads.append(p ^ (p >> 16))
+        part_order = java_bin_order(part_spreads, False)
+        if part_order is None:
+            return None
+        objs = objects[j]
+        c = counts[j]
+        for k in part_order:
+            p = ps[k]
+            tp_obj = objs[p] if p < c else make(t, p)
+            if quota > 0:
+                quota -= 1
+                kept.append(tp_obj)
+            else:
+                revoked.append(tp_obj)
+    return kept, revoked, quota
+
+
+def hashmap_positions(hashes: list[int]) -> list[int] | None:
+    """Positions of n distinct keys (their hashCodes) in a `new HashMap<>()` filled with `put` in
+    that order, as it iterates them; None when a bin could treeify (the caller emulates)."""
+    spreads: list[int] = []
+    for h in hashes:
+        spreads.append(_spread(h))
+    return java_bin_order(spreads, False)

@@ -21,6 +21,7 @@ from .uniform_group import (
     current_assignment,
     group_view,
     hashmap_order,
+    member_id_hashes,
     topic_id,
     topic_id_hash,
     topic_id_string,
@@ -81,11 +82,17 @@ class UniformAssignor:
 @lru_cache(maxsize=16)
 def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] | None:
     """Spec positions in HashMap iteration order, and each spec member's iteration position;
-    None when member ids repeat (the numpy path handles that)."""
+    None when member ids repeat (the numpy path handles that). A group whose members changed
+    since the last call (every epoch of a rolling restart) misses the cache: the ids' hashes
+    come from member_id_hashes and the order from the compiled bin sort."""
     if len(set(ids)) != len(ids):
         return None
-    at = {mid: k for k, mid in enumerate(ids)}
-    order = tuple(at[mid] for mid in hashmap_order(ids))
+    positions = kernels.hashmap_positions(member_id_hashes(ids))
+    if positions is None:  # a bin may treeify: emulate the map
+        at = {mid: k for k, mid in enumerate(ids)}
+        order = tuple(at[mid] for mid in hashmap_order(ids))
+    else:
+        order = tuple(positions)
     position = [0] * len(ids)
     for i, k in enumerate(order):
         position[k] = i
@@ -95,14 +102,19 @@ def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] |
 @lru_cache(maxsize=64)
 def _topic_plan(
     names: tuple[str, ...], sizes: tuple[int | None, ...]
-) -> tuple[list[str], list[int], frozenset[str]]:
+) -> tuple[list[str], list[int], frozenset[str], dict[str, int]]:
     """The first member's subscribed topics in metadata (`sizes`: their partition counts, None
-    when absent) in subscribed-topic-set order, their counts, and set. Cached: a group's
+    when absent) in subscribed-topic-set order, their counts, set and positions. Cached: a group's
     subscriptions and partition counts rarely change between rebalances. Names and counts only:
     the TopicPartition objects stay tpcache's, which bounds them (review F8)."""
     known = {t: n for t, n in zip(names, sizes) if n is not None}
     topics = subscribed_topic_order(names, known)
-    return topics, [known[t] for t in topics], frozenset(topics)
+    return (
+        topics,
+        [known[t] for t in topics],
+        frozenset(topics),
+        {t: j for j, t in enumerate(topics)},
+    )
 
 
 def uniform_compiled(spec: GroupSpec) -> Assignment | None:
@@ -117,10 +129,15 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     order, position = plan
     meta = spec.topics
     sizes = tuple([meta[t].partitions if t in meta else None for t in names])
-    topics, counts, subscribed = _topic_plan(names, sizes)
+    topics, counts, subscribed, index = _topic_plan(names, sizes)
     objects = list(map(topic_objects, topics, counts))
 
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
+        fast = kernels.owned_over_quota(
+            owned, quota, index, counts, objects, topic_id_hash, TopicPartition
+        )
+        if fast is not None:
+            return fast
         kept: list[TopicPartition] = []
         revoked: list[TopicPartition] = []
         for t, parts in current_assignment(owned):

@@ -137,6 +137,23 @@ def hashmap_order(ids: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(m.keys())
 
 
+_ID_HASHES: dict[str, int] = {}
+MAX_ID_HASHES = 1_000_000
+
+
+def member_id_hashes(ids: tuple[str, ...]) -> list[int]:
+    """`String.hashCode()` of each id (unsigned 32-bit), remembered per id as a Java String caches
+    its own hash: a group's members mostly stay from one epoch to the next. Bounded: past
+    MAX_ID_HASHES ids it starts over."""
+    known = _ID_HASHES
+    missing = [mid for mid in ids if mid not in known]
+    if missing:
+        if len(known) + len(missing) > MAX_ID_HASHES:
+            known.clear()
+        known.update(zip(missing, _string_hashes(missing).tolist()))
+    return list(map(known.__getitem__, ids))
+
+
 def _string_hashes(keys: list[str]) -> np.ndarray:
     """`String.hashCode()` of each key as unsigned 32-bit values; ASCII keys of one length at a time in numpy."""
     n = len(keys)

@@ -1,0 +1,217 @@
+"""The uniform assignor's compiled Java-order helpers (assign/kernels.py) equal the emulated maps.
+
+`kernels.owned_over_quota` (a member over quota: its current assignment walked in Java's
+HashMap/HashSet order) and `kernels.hashmap_positions` (the group's member HashMap order) replace
+`uniform_group.current_assignment` and `uniform_group.hashmap_order`, which emulate the maps node
+for node and stay the reference. Both legs are checked: the kernels' source loaded as plain
+Python, and the compiled build when the install made one. Bins that could treeify must give None
+(the caller then emulates), never a different order; whole groups with members over quota must
+give the reference assignment, order included.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from compiled_legs import no_compiled_leg
+from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import uniform as uniform_mod
+from kafka_rebalance.assign.javacompat import JavaHashMap, string_hash
+from kafka_rebalance.assign.tpcache import topic_objects
+from kafka_rebalance.assign.uniform_group import (
+    current_assignment,
+    hashmap_order,
+    member_id_hashes,
+    topic_id_hash,
+)
+from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+
+SOURCE = Path(uniform_mod.__file__).with_name("kernels.py")
+
+
+def _pure() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kafka_rebalance.assign._order_kernels", SOURCE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PURE = _pure()
+LEGS = [PURE] + ([installed_kernels] if installed_kernels.is_compiled() else [])
+
+
+def test_compiled_leg_present() -> None:
+    assert not PURE.is_compiled()
+    if len(LEGS) == 1:
+        no_compiled_leg("kernels are not compiled: only the pure-source leg was compared")
+
+
+def _reference_walk(owned, quota: int, topics: list[str]):
+    """uniform.py's pure fallback: current_assignment (emulated maps) with the quota rule."""
+    subscribed = set(topics)
+    kept, revoked = [], []
+    for t, parts in current_assignment(owned):
+        if t not in subscribed:
+            continue
+        for p in parts:
+            if quota > 0:
+                quota -= 1
+                kept.append(TopicPartition(t, p))
+            else:
+                revoked.append(TopicPartition(t, p))
+    return kept, revoked, quota
+
+
+@st.composite
+def owned_lists(draw):
+    n_topics = draw(st.integers(1, 14))
+    topics = [f"topic-{j}" for j in range(n_topics)]
+    counts = [draw(st.integers(1, 300)) for _ in topics]
+    # partitions spread or colliding in a bin (multiples of 16 or 64), past a topic's count too
+    part = st.integers(0, 320) | st.integers(0, 40).map(lambda k: 16 * k) | st.just(0)
+    owned_names = [*topics, "not-subscribed", "also-not"]
+    entries = draw(st.lists(st.tuples(st.sampled_from(owned_names), part), max_size=60))
+    subscribed = topics[: draw(st.integers(0, n_topics))]
+    quota = draw(st.integers(0, 40))
+    return subscribed, [counts[topics.index(t)] for t in subscribed], entries, quota
+
+
+@settings(max_examples=300, deadline=None)
+@given(owned_lists())
+@example(([f"t{j}" for j in range(3)], [100] * 3, [("t0", 16 * k) for k in range(12)], 4))
+@example((["a", "b"], [5, 5], [("a", 1), ("b", 2), ("a", 1), ("c", 0), ("b", 9)], 2))
+def test_owned_over_quota_equals_the_emulated_maps(case) -> None:
+    topics, counts, entries, quota = case
+    owned = tuple(TopicPartition(t, p) for t, p in entries)
+    want = _reference_walk(owned, quota, topics)
+    index = {t: j for j, t in enumerate(topics)}
+    objects = [topic_objects(t, c) for t, c in zip(topics, counts)]
+    for leg in LEGS:
+        got = leg.owned_over_quota(
+            owned, quota, index, counts, objects, topic_id_hash, TopicPartition
+        )
+        if got is None:  # allowed only where a bin could treeify: the caller emulates
+            assert _could_treeify(owned)
+            continue
+        assert got == want
+
+
+def _could_treeify(owned) -> bool:
+    """Some topic has 8+ distinct partitions in one bin of a 16-slot table, or 8+ topics."""
+    by_topic: dict[str, set[int]] = {}
+    for tp in owned:
+        by_topic.setdefault(tp.topic, set()).add(tp.partition)
+    if len(by_topic) >= 8:
+        return True
+    for parts in by_topic.values():
+        bins: dict[int, int] = {}
+        for p in parts:
+            bins[p & 15] = bins.get(p & 15, 0) + 1
+        if len(parts) > 12 or max(bins.values()) > 8:
+            return True
+    return False
+
+
+def test_owned_over_quota_declines_odd_partitions() -> None:
+    for leg in LEGS:
+        for p in (-1, 1 << 31):
+            owned = (TopicPartition("a", 0), TopicPartition("a", p))
+            assert (
+                leg.owned_over_quota(
+                    owned, 1, {"a": 0}, [3], [topic_objects("a", 3)], topic_id_hash, TopicPartition
+                )
+                is None
+            )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text("abcAB01-é", min_size=1, max_size=4), max_size=150, unique=True)
+    | st.lists(st.integers(0, 3000).map("c{:04d}".format), max_size=1500, unique=True)
+)
+@example(["Aa", "BB", "AaAa", "BBBB", "AaBB", "BBAa"])
+def test_hashmap_positions_equal_hashmap_order(ids: list[str]) -> None:
+    key = tuple(ids)
+    want = hashmap_order(key)
+    hashes = member_id_hashes(key)
+    assert hashes == [string_hash(m) & 0xFFFFFFFF for m in ids]
+    for leg in LEGS:
+        got = leg.hashmap_positions(hashes)
+        if got is None:
+            continue
+        assert [ids[k] for k in got] == list(want)
+
+
+def test_hashmap_positions_decline_a_treeifying_bin() -> None:
+    """Java strings with one hash ("Aa" == "BB"): 9 keys in one bin treeify; the emulation decides."""
+    ids = ["".join(w) for w in itertools.product(("Aa", "BB"), repeat=4)][:9]
+    assert len({string_hash(m) for m in ids}) == 1
+    m = JavaHashMap()
+    for mid in ids:
+        m.put(mid, True)
+    for leg in LEGS:
+        assert leg.hashmap_positions(member_id_hashes(tuple(ids))) is None
+    assert list(hashmap_order(tuple(ids))) == list(m.keys())
+
+
+@st.composite
+def over_quota_groups(draw):
+    """Homogeneous groups whose members own more than their quota (a shrinking group)."""
+    n_topics = draw(st.integers(1, 4))
+    topics = {f"t{j}": TopicMetadata(f"t{j}", draw(st.integers(1, 40))) for j in range(n_topics)}
+    names = tuple(topics)
+    n = draw(st.integers(1, 8))
+    everything = [TopicPartition(t, p) for t in names for p in range(topics[t].partitions)]
+    everything = draw(st.permutations(everything))
+    members = []
+    for i in range(n):
+        share = everything[i::n]
+        extra = draw(
+            st.lists(st.tuples(st.sampled_from([*names, "gone"]), st.integers(0, 50)), max_size=4)
+        )
+        owned = tuple(share) + tuple(TopicPartition(t, p) for t, p in extra)
+        members.append(MemberSubscription(f"m{i}", names, owned, 1))
+    return GroupSpec(topics, tuple(members[: draw(st.integers(1, n))]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(over_quota_groups())
+def test_uniform_with_members_over_quota_equals_the_reference(spec: GroupSpec) -> None:
+    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels)
+    try:
+        uniform_mod.USE_COMPILED = False
+        want = _listed(uniform_mod.UniformAssignor().assign, spec)
+        for leg in LEGS:
+            uniform_mod.USE_COMPILED, uniform_mod.kernels = True, leg
+            uniform_mod._iteration_plan.cache_clear()
+            assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
+    finally:
+        uniform_mod.USE_COMPILED, uniform_mod.kernels = saved
+        uniform_mod._iteration_plan.cache_clear()
+
+
+def _listed(assign, spec):
+    try:
+        result = assign(spec)
+    except Exception as e:  # noqa: BLE001 - both paths must fail alike
+        return ("failure", type(e).__name__, str(e))
+    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+
+
+@pytest.mark.parametrize("n", [0, 1, 13, 1000])
+def test_member_id_hashes_are_remembered_and_bounded(n: int, monkeypatch) -> None:
+    from kafka_rebalance.assign import uniform_group
+
+    monkeypatch.setattr(uniform_group, "_ID_HASHES", {})
+    monkeypatch.setattr(uniform_group, "MAX_ID_HASHES", 500)
+    ids = tuple(f"member-{k}" for k in range(n))
+    assert member_id_hashes(ids) == [string_hash(m) & 0xFFFFFFFF for m in ids]
+    assert len(uniform_group._ID_HASHES) <= max(500, n)
