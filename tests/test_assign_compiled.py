@@ -90,8 +90,12 @@ def _path(leg: Leg | None) -> Iterator[None]:
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
     saved_heterogeneous = uniform_mod.kernels_heterogeneous
     saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled)
+    saved_general_kernel = sticky_mod.GENERAL_KERNEL
     try:
         sticky_mod.USE_COMPILED = leg is not None
+        # the general path on ints has its own legs (test_sticky_general_kernel.py): off here, so
+        # the groups it takes still reach the general builder compared below
+        sticky_mod.GENERAL_KERNEL = False
         if leg is not None:
             sticky_mod.kernels_sticky = leg[2]
             sticky_mod.general_compiled = leg[3]
@@ -110,6 +114,7 @@ def _path(leg: Leg | None) -> Iterator[None]:
         sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled = (
             saved_sticky
         )
+        sticky_mod.GENERAL_KERNEL = saved_general_kernel
 
 
 STALE = "(a compiled build older than kernels.py also differs: `make install` rebuilds it)"

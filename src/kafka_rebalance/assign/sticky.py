@@ -24,9 +24,9 @@ import numpy as np
 
 from .. import native
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
-from . import kernels_sticky, sticky_general
+from . import kernels_sticky, kernels_sticky_general, sticky_general
 from .base import gc_paused
-from .javacompat import string_key
+from .javacompat import JavaHashSet, string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
     TP,
@@ -43,7 +43,7 @@ from .sticky_common import (
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .tpcache import partition_object_list, partition_objects
-from .userdata import grouped_partitions
+from .userdata import grouped_partitions, grouped_topic_order
 
 _TP_FIELDS = attrgetter("topic", "partition")
 _MEMBER_ID = attrgetter("member_id")
@@ -61,6 +61,9 @@ USE_COMPILED = kernels_sticky.is_compiled()
 GENERAL_REFERENCE = native.source_module(sticky_general)
 GENERAL_COMPILED = native.is_fresh_build(sticky_general.__file__)
 general_compiled = sticky_general if GENERAL_COMPILED else GENERAL_REFERENCE
+# The whole general path on ints (assign/kernels_sticky_general.py) when the install built it
+# fresh; taken with USE_COMPILED, like the constrained kernel. The reference path above is the spec.
+GENERAL_KERNEL = kernels_sticky_general.is_compiled()
 
 
 def _owned_tuples(m: MemberSubscription) -> list[TP]:
@@ -163,6 +166,8 @@ class StickyAssignor:
         with gc_paused():
             if USE_COMPILED:
                 fast = constrained_compiled(spec, cooperative=False)
+                if fast is None and GENERAL_KERNEL:
+                    fast = general_kernel(spec, cooperative=False)
                 if fast is not None:
                     return fast
             # The order of a member's owned partitions (its user data groups them by
@@ -198,6 +203,8 @@ class CooperativeStickyAssignor:
         with gc_paused():
             if USE_COMPILED:
                 fast = constrained_compiled(spec, cooperative=True)
+                if fast is None and GENERAL_KERNEL:
+                    fast = general_kernel(spec, cooperative=True)
                 if fast is not None:
                     return fast
             ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
@@ -243,6 +250,41 @@ def constrained_compiled(spec: GroupSpec, cooperative: bool) -> Assignment | Non
         cooperative,
     )
     return None if lists is None else dict(zip(ids, lists))
+
+
+def general_kernel(spec: GroupSpec, cooperative: bool) -> Assignment | None:
+    """The general path through the compiled kernel (kernels_sticky_general); None when it does
+    not take the group (equal subscriptions, racks, owned entries the reference resolves, ids
+    that repeat or compare equal): the reference path then runs."""
+    members = spec.members
+    ids = tuple(map(_MEMBER_ID, members))
+    rank = _id_ranks(ids)
+    if rank is None:
+        return None
+    lists = kernels_sticky_general.sticky_general(
+        members,
+        rank,
+        spec.topics,
+        string_key,
+        grouped_topic_order,
+        partition_object_list,
+        JavaHashSet,
+        cooperative,
+    )
+    return None if lists is None else dict(zip(ids, lists))
+
+
+@lru_cache(maxsize=16)
+def _id_ranks(ids: tuple[str, ...]) -> list[int] | None:
+    """Each member's place in (String.compareTo of the id) order; None when two ids compare
+    equal (repeated, or equal as UTF-16): the builder's TreeSet then decides."""
+    keys = list(map(string_key, ids))
+    if len(set(keys)) != len(keys):
+        return None
+    rank = [0] * len(ids)
+    for r, k in enumerate(sorted(range(len(ids)), key=keys.__getitem__)):
+        rank[k] = r
+    return rank
 
 
 @lru_cache(maxsize=16)

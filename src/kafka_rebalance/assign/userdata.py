@@ -53,11 +53,16 @@ def group_partitions_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tup
             last_new = calls
         lst.append(partition)
         calls += 1
-    topics = tuple(by_topic)
     # computeIfAbsent checks for a resize at the start of every call, also for a
     # topic already present: a call after the last new topic can still double
     # the table once, which changes the iteration order.
-    trailing = calls - 1 > last_new
+    order = grouped_topic_order(tuple(by_topic), calls - 1 > last_new)
+    return [(t, by_topic[t]) for t in order]
+
+
+def grouped_topic_order(topics: tuple[str, ...], trailing: bool) -> list[str]:
+    """The iteration order of `groupPartitionsByTopic`'s HashMap: `topics` in first-seen order,
+    `trailing` when a call for a topic already present came after the last new one."""
     key = (topics, trailing)
     order = _TOPIC_ORDER_CACHE.get(key)
     if order is None:
@@ -65,7 +70,7 @@ def group_partitions_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tup
         if len(_TOPIC_ORDER_CACHE) >= 256:
             _TOPIC_ORDER_CACHE.clear()
         _TOPIC_ORDER_CACHE[key] = order
-    return [(t, by_topic[t]) for t in order]
+    return order
 
 
 def _topic_order(topics: list[str], trailing_call: bool) -> list[str]:

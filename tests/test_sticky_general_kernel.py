@@ -1,0 +1,240 @@
+"""The sticky assignors' general path on ints (assign/kernels_sticky_general.py, compiled by
+mypyc) gives exactly the reference output, order within each member included.
+
+The reference is sticky.py with `USE_COMPILED` off (member data, owned-partition resolution,
+sticky_general.GeneralAssignmentBuilder as plain Python, cooperative-sticky's adjustment). Two
+legs of the kernel: its source as plain Python, and the compiled build (skips, saying so, when
+there is none). Each leg counts the groups it took, so a kernel that declines everything fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiled_legs import from_source, no_compiled_leg
+from kafka_rebalance.assign import kernels_sticky_general as installed
+from kafka_rebalance.assign import sticky as sticky_mod
+from kafka_rebalance.assign.base import AssignorFailure
+from kafka_rebalance.assign.registry import get_assignor
+from kafka_rebalance.assign.rounds import next_round_spec
+from kafka_rebalance.model import (
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+    parse_group_scenario,
+)
+
+SOURCE = Path(installed.__file__).with_name("kernels_sticky_general.py")
+PURE = from_source(SOURCE, "kafka_rebalance.assign._pure_kernels_sticky_general")
+COMPILED = installed if installed.is_compiled() else None
+VECTORS = Path(__file__).resolve().parent / "vectors"
+STICKY = ("sticky", "cooperative-sticky")
+STALE = "(a compiled build older than kernels_sticky_general.py also differs: `make install`)"
+
+
+class _Counting:
+    """The kernel module, counting the groups it took and declined."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.accepted = 0
+        self.declined = 0
+
+    def sticky_general(self, *args):
+        out = self.module.sticky_general(*args)
+        if out is None:
+            self.declined += 1
+        else:
+            self.accepted += 1
+        return out
+
+
+@contextmanager
+def _path(kernel: object | None) -> Iterator[None]:
+    """Route sticky/cooperative-sticky through `kernel` (None: the reference path)."""
+    saved = (sticky_mod.USE_COMPILED, sticky_mod.GENERAL_KERNEL, sticky_mod.kernels_sticky_general)
+    try:
+        sticky_mod.USE_COMPILED = kernel is not None
+        sticky_mod.GENERAL_KERNEL = kernel is not None
+        if kernel is not None:
+            sticky_mod.kernels_sticky_general = kernel
+        yield
+    finally:
+        (sticky_mod.USE_COMPILED, sticky_mod.GENERAL_KERNEL, sticky_mod.kernels_sticky_general) = (
+            saved
+        )
+
+
+def _run(name: str, spec: GroupSpec, kernel: object | None):
+    with _path(kernel):
+        try:
+            result = get_assignor(name).assign(spec)
+        except (AssignorFailure, RuntimeError) as e:
+            return ("failure", type(e).__name__, str(e))
+    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+
+
+def _legs() -> list[_Counting]:
+    return [_Counting(PURE)] + ([_Counting(COMPILED)] if COMPILED is not None else [])
+
+
+def _kind(leg: _Counting) -> str:
+    return "compiled" if leg.module is COMPILED else "pure source"
+
+
+def test_pure_source_is_plain_python() -> None:
+    assert PURE.__file__ == str(SOURCE)
+    assert not PURE.is_compiled()
+
+
+def test_every_vector_round_is_identical() -> None:
+    legs = _legs()
+    paths = sorted((VECTORS / "assignors").glob("*.json")) + sorted(
+        (VECTORS / "assignors-large").glob("*.json")
+    )
+    assert paths, "no parity vectors"
+    for path in paths:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        scenario = parse_group_scenario(doc)
+        for name in STICKY:
+            if name not in doc["expected"]:
+                continue
+            spec = scenario.spec
+            for rnd in range(scenario.rounds):
+                reference = _run(name, spec, None)
+                for leg in legs:
+                    assert _run(name, spec, leg) == reference, (
+                        f"{path.name} {name} round {rnd + 1} {STALE}"
+                    )
+                if isinstance(reference, tuple):
+                    break
+                with _path(None):
+                    spec = next_round_spec(spec, get_assignor(name).assign(spec))
+    for leg in legs:
+        # the vectors' differing subscriptions without racks or conflicts (e.g. case 3's group)
+        assert leg.accepted >= 50, f"{_kind(leg)}: the kernel took {leg.accepted} vector rounds"
+    if COMPILED is None:
+        no_compiled_leg("kernels_sticky_general is not compiled: only its source was compared")
+
+
+@st.composite
+def general_groups(draw) -> GroupSpec:
+    """Groups the kernel takes: differing non-empty subscriptions (some naming a topic without
+    partitions or absent from the metadata), no racks, each owned partition valid and owned once,
+    in random order; some owned partitions of topics the owner no longer subscribes to (revoked),
+    some of a topic nobody subscribes to (dropped); mixed generations (previous owners), members
+    far over quota, fewer partitions than members, and members with nothing."""
+    counts = draw(st.lists(st.integers(0, 7), min_size=2, max_size=5))
+    topics = {f"t{j}": TopicMetadata(f"t{j}", c) for j, c in enumerate(counts)}
+    names = [*topics, "absent"]
+    ids = draw(
+        st.lists(st.text("abcAB01-é", min_size=1, max_size=3), min_size=2, max_size=9, unique=True)
+    )
+    subs = [tuple(draw(st.permutations(names))[: draw(st.integers(1, len(names)))]) for _ in ids]
+    if all(set(s) == set(subs[0]) for s in subs):
+        subs[0] = (
+            subs[0][:-1] if len(subs[0]) > 1 else (*subs[0], "t0" if "t0" not in subs[0] else "t1")
+        )
+    subscribed = {t for s in subs for t in s}
+    partitions = [(t, p) for t in topics for p in range(topics[t].partitions)]
+    partitions = draw(st.permutations(partitions))
+    n = len(ids)
+    owned: list[list[TopicPartition]] = [[] for _ in ids]
+    for t, p in partitions:
+        i = draw(st.integers(-1, n - 1) | st.integers(0, min(n - 1, 1)))
+        if i >= 0 and (t in subs[i] or t not in subscribed or draw(st.integers(0, 3)) == 0):
+            owned[i].append(TopicPartition(t, p))
+    members = [
+        MemberSubscription(mid, subs[i], tuple(owned[i]), draw(st.integers(-1, 3)))
+        for i, mid in enumerate(ids)
+    ]
+    return GroupSpec(topics, tuple(members))
+
+
+def test_generated_groups_are_taken_and_identical() -> None:
+    legs = _legs()
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(general_groups(), st.sampled_from(STICKY))
+    def check(spec: GroupSpec, name: str) -> None:
+        for _ in range(2):  # the group as drawn, then owning the reference's result
+            reference = _run(name, spec, None)
+            for leg in legs:
+                assert _run(name, spec, leg) == reference, STALE
+            if isinstance(reference, tuple):
+                return
+            with _path(None):
+                spec = next_round_spec(spec, get_assignor(name).assign(spec))
+
+    check()
+    for leg in legs:
+        calls = leg.accepted + leg.declined
+        assert calls >= 200, f"{_kind(leg)}: the kernel was called {calls} times only"
+        assert leg.accepted >= 0.8 * calls, (
+            f"{_kind(leg)}: the kernel took {leg.accepted} of {calls} groups drawn for it"
+        )
+    if COMPILED is None:
+        no_compiled_leg("kernels_sticky_general is not compiled: only its source was compared")
+
+
+def _tps(*pairs: tuple[str, int]) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(t, p) for t, p in pairs)
+
+
+_T = {"a": TopicMetadata("a", 4), "b": TopicMetadata("b", 3)}
+M = MemberSubscription
+# groups the kernel declines (the reference path answers) and one where Kafka throws
+DECLINED = {
+    "equal subscriptions": GroupSpec(
+        _T, (M("x", ("a", "b"), _tps(("a", 0)), 1), M("y", ("b", "a"), (), 1))
+    ),
+    "a rack": GroupSpec(_T, (M("x", ("a",), _tps(("a", 0)), 1, "r1"), M("y", ("a", "b"), (), 1))),
+    "an empty subscription": GroupSpec(
+        _T, (M("x", (), _tps(("a", 0)), 1), M("y", ("a", "b"), (), 1))
+    ),
+    "a topic named twice": GroupSpec(
+        _T, (M("x", ("a", "a"), _tps(("a", 0)), 1), M("y", ("a", "b"), (), 1))
+    ),
+    "a partition claimed twice": GroupSpec(
+        _T, (M("x", ("a",), _tps(("a", 0)), 1), M("y", ("a", "b"), _tps(("a", 0)), 2))
+    ),
+    "a partition past the count": GroupSpec(
+        _T, (M("x", ("a",), _tps(("a", 7)), 1), M("y", ("a", "b"), (), 1))
+    ),
+    "ids repeat": GroupSpec(_T, (M("x", ("a",), _tps(("a", 0)), 1), M("x", ("a", "b"), (), 1))),
+}
+# a previous owner (older generation) that takes no part in the balancing: Kafka throws
+FIXED_PREVIOUS_OWNER = GroupSpec(
+    {"a": TopicMetadata("a", 4), "s": TopicMetadata("s", 2)},
+    (
+        M("x", ("s",), _tps(("a", 0)), 1),
+        M("y", ("a",), _tps(("a", 1), ("a", 2), ("a", 3)), 2),
+        M("z", ("a",), (), 2),
+    ),
+)
+
+
+@pytest.mark.parametrize("case", sorted(DECLINED))
+@pytest.mark.parametrize("name", STICKY)
+def test_declined_groups_take_the_reference_path(case: str, name: str) -> None:
+    reference = _run(name, DECLINED[case], None)
+    for leg in _legs():
+        assert _run(name, DECLINED[case], leg) == reference, STALE
+        assert leg.accepted == 0, f"{_kind(leg)} took a group with {case}"
+
+
+@pytest.mark.parametrize("name", STICKY)
+def test_kafka_failure_is_the_reference_failure(name: str) -> None:
+    reference = _run(name, FIXED_PREVIOUS_OWNER, None)
+    assert reference[0] == "failure", reference
+    for leg in _legs():
+        assert _run(name, FIXED_PREVIOUS_OWNER, leg) == reference, STALE
