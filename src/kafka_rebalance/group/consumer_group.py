@@ -60,6 +60,7 @@ from .consumer_group_model import (
     replace,
 )
 from .consumer_group_reconcile import FencedMemberEpoch, reconcile
+from .consumer_group_steady import steady_heartbeat
 from .consumer_group_target import (
     compute_target_assignment,
     preferred_assignor,
@@ -171,6 +172,10 @@ def heartbeat(
     `in_place`: the caller gives `group` up and keeps only the group returned, whose maps are
     the given group's, updated where they are (a heartbeat then costs what it changes, not a
     copy of every member and partition)."""
+    if in_place:
+        steady = steady_heartbeat(group, req, now_ms, config)
+        if steady is not None:
+            return steady
     try:
         _validate(req, config)
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):

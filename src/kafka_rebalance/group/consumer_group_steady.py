@@ -1,0 +1,109 @@
+"""The KIP-848 coordinator's commonest heartbeats, answered in place (consumer_group.heartbeat with
+in_place=True tries this first).
+
+In a rolling restart nearly every heartbeat is one of two kinds: a member reconciled to a settled
+target saying it is alive, or a stable member moving to a new epoch whose target is what it
+already has (every member, once per epoch). Kafka's GroupMetadataManager handles both by updating
+the member record in its timeline maps; here they skip the general transaction (`_Tx`) and the
+reconciliation's set algebra, and cost a member update and, for the new epoch, its partitions'
+epochs. Anything else returns None and goes through consumer_group._heartbeat.
+"""
+
+from __future__ import annotations
+
+from ..model import TopicPartition
+from .consumer_group_model import (
+    CancelRebalanceTimeout,
+    ConsumerGroup,
+    ConsumerGroupConfig,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Effect,
+    MemberReconciled,
+    MemberState,
+    ScheduleSessionTimeout,
+    replace,
+)
+from .errors import Errors
+
+__all__ = ["steady_heartbeat"]
+
+_NOTHING: frozenset[TopicPartition] = frozenset()
+
+
+def steady_heartbeat(
+    group: ConsumerGroup,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
+    config: ConsumerGroupConfig,
+) -> tuple[ConsumerGroup, ConsumerGroupHeartbeatResponse, list[Effect]] | None:
+    """The two heartbeats most of a group's are, in place, without `_heartbeat`'s transaction: a
+    member reconciled to a settled target (only its session deadline moves), and a stable member
+    whose target at a new epoch is what it has (it moves to that epoch, its partitions' epochs
+    with it: every member, once per epoch). None when any step of `_heartbeat` could do more (a
+    field sent, an epoch to check, a target to compute, partitions to move): that path then runs.
+    The group, answer and effects are the ones `_heartbeat` gives (tests/test_consumer_group_fast.py)."""
+    if (
+        req.member_epoch <= 0
+        or req.rebalance_timeout_ms != -1
+        or req.subscribed_topic_names is not None
+        or req.rack_id is not None
+        or req.server_assignor is not None
+        or not req.group_id
+        or not req.member_id
+        or group.metadata_refresh_needed
+        or group.unreconciled is None
+    ):
+        return None
+    member_id = req.member_id
+    members = group.members
+    member = members.get(member_id)
+    epoch = group.assignment_epoch
+    if (
+        member is None
+        or member.member_epoch != req.member_epoch
+        or member.state is not MemberState.STABLE
+        or group.group_epoch != epoch
+    ):
+        return None
+    instance_id, static_id = req.instance_id, member.instance_id
+    if (instance_id is not None and instance_id != static_id) or (
+        static_id is not None and group.static_members.get(static_id) != member_id
+    ):
+        return None
+    deadline = now_ms + config.session_timeout_ms
+    response = ConsumerGroupHeartbeatResponse(
+        Errors.NONE, member_id, epoch, config.heartbeat_interval_ms, None
+    )
+    if member.member_epoch == epoch:
+        members[member_id] = replace(member, session_deadline_ms=deadline)  # type: ignore[index]
+        return group, response, [ScheduleSessionTimeout(member_id, deadline)]
+    # reconcile(): a stable member at an older epoch whose target is what it has
+    assigned = member.assigned
+    target = group.target_assignment.get(member_id, _NOTHING)
+    if member.pending_revocation or not (target is assigned or target == assigned):
+        return None
+    effects: list[Effect] = [
+        MemberReconciled(member_id, epoch, MemberState.STABLE, assigned, _NOTHING)
+    ]
+    if member.rebalance_deadline_ms is not None:
+        effects.append(CancelRebalanceTimeout(member_id))
+    effects.append(ScheduleSessionTimeout(member_id, deadline))
+    if assigned:  # _Tx.put_member: the same partitions at a new epoch
+        epochs = group.partition_epochs
+        for tp in assigned:
+            epochs[tp] = epoch  # type: ignore[index]
+    members[member_id] = replace(  # type: ignore[index]
+        member,
+        state=MemberState.STABLE,
+        member_epoch=epoch,
+        previous_member_epoch=member.member_epoch,
+        pending_revocation=_NOTHING,
+        session_deadline_ms=deadline,
+        rebalance_deadline_ms=None,
+    )
+    old_state = group.state
+    group = replace(group, unreconciled=group.unreconciled - 1)
+    if group.state is not old_state:
+        group = replace(group, state_timestamp_ms=now_ms)
+    return group, response, effects

@@ -1,0 +1,165 @@
+"""The KIP-848 coordinator's in-place fast paths give what its copying path gives.
+
+`heartbeat(..., in_place=True)` answers the two commonest heartbeats (a settled member's, and a
+stable member's move to a new epoch with the target it already has) without the general
+transaction (consumer_group_steady.steady_heartbeat). Here two groups are driven in lockstep by the same
+clients, one copying (the reference: no fast path) and one in place; after every step the groups,
+the answers and the effects must be equal.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_rebalance.group import consumer_group as cg
+from kafka_rebalance.group.consumer_group_member import (
+    ClientState,
+    ConsumerMember,
+    complete_reconciliation,
+    heartbeat_request,
+    leave_request,
+    on_heartbeat_response,
+    on_left,
+    revocation_done,
+)
+from kafka_rebalance.group.consumer_group_model import ConsumerGroupConfig, MemberRemoved
+from kafka_rebalance.model import TopicMetadata
+
+CFG = ConsumerGroupConfig(session_timeout_ms=45_000, heartbeat_interval_ms=5_000)
+
+
+class Twins:
+    """A copying group (the reference) and an in-place one, fed the same requests."""
+
+    def __init__(self, partitions: int) -> None:
+        topics = {"t": TopicMetadata("t", partitions)}
+        self.ref = cg.new_group("g", topics)
+        self.fast = cg.new_group("g", topics)
+        self.now = 0
+
+    def heartbeat(self, req):
+        self.ref, resp, eff = cg.heartbeat(self.ref, req, self.now, CFG)
+        self.fast, resp2, eff2 = cg.heartbeat(self.fast, req, self.now, CFG, in_place=True)
+        assert resp2 == resp
+        assert eff2 == eff
+        self.check()
+        return resp
+
+    def expire(self):
+        effects = []
+        for mid in list(self.ref.members):
+            m = self.ref.members.get(mid)
+            if m is None:
+                continue
+            if m.rebalance_deadline_ms is not None and m.rebalance_deadline_ms <= self.now:
+                self.ref, eff = cg.on_rebalance_timeout(self.ref, mid, m.member_epoch, self.now)
+                self.fast, eff2 = cg.on_rebalance_timeout(
+                    self.fast, mid, m.member_epoch, self.now, in_place=True
+                )
+            else:
+                self.ref, eff = cg.on_session_timeout(self.ref, mid, self.now)
+                self.fast, eff2 = cg.on_session_timeout(self.fast, mid, self.now, in_place=True)
+            assert eff2 == eff
+            effects += eff
+        self.check()
+        return effects
+
+    def grow(self, partitions: int) -> None:
+        topics = {"t": TopicMetadata("t", partitions)}
+        self.ref = cg.update_topics(self.ref, topics)
+        self.fast = cg.update_topics(self.fast, topics)
+        self.check()
+
+    def check(self) -> None:
+        assert self.fast == self.ref  # every field, members and partition maps included
+        assert list(self.fast.members) == list(self.ref.members)  # join order too
+        assert self.fast.state is self.ref.state
+
+
+ACTIONS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["hb", "hb", "hb", "hb", "finish", "finish", "revoked", "join", "join"]
+            + ["leave", "crash", "tick", "wait", "grow"]
+        ),
+        st.integers(0, 4),
+    ),
+    min_size=5,
+    max_size=100,
+)
+
+
+def _drive(actions, static: bool) -> None:
+    twins = Twins(7)
+    clients: dict[str, ConsumerMember] = {}
+    incarnation = dict.fromkeys(range(5), 0)
+    for action, i in actions:
+        name = f"m{i}"
+        c = clients.get(name)
+        if action == "join" and (c is None or c.state is ClientState.LEFT):
+            incarnation[i] += 1
+            c = ConsumerMember(
+                "g",
+                ("t",),
+                member_id=f"{name}-{incarnation[i]}",
+                instance_id=f"i-{name}" if static else None,
+                rebalance_timeout_ms=30_000,
+            )
+            clients[name] = c
+            action = "hb"
+        elif action == "grow":
+            n = twins.ref.topics["t"].partitions
+            if n < 10:
+                twins.grow(n + 1)
+            continue
+        elif action in ("tick", "wait"):
+            twins.now += 20_000 if action == "tick" else 1_000
+            for e in twins.expire():
+                if isinstance(e, MemberRemoved):
+                    for other, cl in clients.items():
+                        if cl.member_id == e.member_id and cl.state is not ClientState.LEFT:
+                            clients[other] = on_left(cl)
+            continue
+        if c is None or c.state is ClientState.LEFT:
+            continue
+        if action == "hb":
+            resp = twins.heartbeat(heartbeat_request(c))
+            c, _rec, _lost = on_heartbeat_response(c, resp)
+        elif action == "finish" and c.state is ClientState.RECONCILING:
+            c, _nxt = complete_reconciliation(c)
+        elif action == "revoked" and c.state is ClientState.RECONCILING:
+            c = revocation_done(c)
+        elif action == "leave":
+            twins.heartbeat(leave_request(c))
+            c = on_left(c)
+        elif action == "crash":
+            c = on_left(c)  # gone; the coordinator finds out by its timers
+        clients[name] = c
+
+
+@settings(max_examples=80, deadline=None)
+@given(ACTIONS, st.booleans())
+def test_in_place_heartbeats_equal_the_copying_path(actions, static):
+    _drive(actions, static)
+
+
+def test_both_fast_paths_are_taken(monkeypatch):
+    """The lockstep above compares something: a settling group takes both fast paths."""
+    taken = {"settled": 0, "new epoch": 0}
+    steady = cg.steady_heartbeat
+
+    def counting(group, req, now_ms, config):
+        out = steady(group, req, now_ms, config)
+        if out is not None:
+            taken[
+                "new epoch" if out[2][0].__class__.__name__ == "MemberReconciled" else "settled"
+            ] += 1
+        return out
+
+    monkeypatch.setattr(cg, "steady_heartbeat", counting)
+    joins = [("join", i) for i in range(3)]
+    rounds = [("hb", i) for i in range(3)] + [("finish", i) for i in range(3)]
+    _drive(joins + rounds * 4 + [("join", 3)] + (rounds + [("hb", 3), ("finish", 3)]) * 4, False)
+    assert taken["settled"] >= 5
+    assert taken["new epoch"] >= 1
