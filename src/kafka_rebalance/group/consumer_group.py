@@ -29,7 +29,7 @@ rebalance timeout, or silent for the session timeout, is removed and the
 group epoch bumped, which frees its partitions for their new owners.
 
 The coordinator never lets two members hold one partition:
-`partition_epochs` is updated on every member change and a conflicting update
+`partition_owners` is updated on every member change and a conflicting update
 raises `IllegalStateError` (Kafka's IllegalStateException).
 """
 
@@ -338,10 +338,15 @@ def _heartbeat(
     # 3. Reconcile the member one step towards its target.
     reconciled = updated
     if not updated.is_reconciled_to(target_epoch):
-        epochs = tx.partition_epochs
+        owners, members = tx.partition_owners, tx.members
+
+        def partition_epoch(tp: TopicPartition) -> int:
+            owner = owners.get(tp)
+            return -1 if owner is None else members[owner].member_epoch
+
         try:
             reconciled = reconcile(
-                updated, target_epoch, target, lambda tp: epochs.get(tp, -1), req.owned_partitions
+                updated, target_epoch, target, partition_epoch, req.owned_partitions
             )
         except FencedMemberEpoch as exc:
             raise _Reject(Errors.FENCED_MEMBER_EPOCH, str(exc)) from None

@@ -2,9 +2,10 @@
 
 Names follow Kafka's group-coordinator `modern/` package. A member's
 `assigned` partitions plus its `pending_revocation` are what the coordinator
-considers it to own; `ConsumerGroup.partition_epochs` indexes them (partition
--> owner epoch), which is how the reconciliation knows a partition is not yet
-free (Kafka's `currentPartitionEpoch`). States are documented on the enums.
+considers it to own; `ConsumerGroup.partition_owners` indexes them (partition
+-> owner), and `partition_epochs` reads the owner's epoch through it, which is
+how the reconciliation knows a partition is not yet free (Kafka's
+`currentPartitionEpoch`). States are documented on the enums.
 """
 
 from __future__ import annotations
@@ -130,7 +131,6 @@ class ConsumerGroup:
     assignment_epoch: int = 0
     members: Mapping[str, ConsumerGroupMember] = field(default_factory=dict)  # in join order
     target_assignment: Mapping[str, frozenset[TopicPartition]] = field(default_factory=dict)
-    partition_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
     partition_owners: Mapping[TopicPartition, str] = field(default_factory=dict)
     static_members: Mapping[str, str] = field(default_factory=dict)  # instance id -> member id
     # Topic metadata the coordinator knows (the metadata image) and the slice the group subscribes to.
@@ -161,12 +161,49 @@ class ConsumerGroup:
             unreconciled = count_unreconciled(self.members.values(), self.assignment_epoch)
         return ConsumerGroupState.RECONCILING if unreconciled else ConsumerGroupState.STABLE
 
+    @property
+    def partition_epochs(self) -> Mapping[TopicPartition, int]:
+        """Partition -> the epoch of the member holding it (Kafka's ConsumerGroup.partitionEpochs).
+
+        Kafka stores each partition's epoch and rewrites it whenever its owner's epoch changes,
+        so it always equals the owner's member epoch: read through `partition_owners` instead, a
+        member's move to a new epoch costs nothing per partition."""
+        return PartitionEpochs(self.partition_owners, self.members)
+
     def current_partition_epoch(self, tp: TopicPartition) -> int:
         """Epoch of the member still holding `tp`, or -1 if it is free."""
-        return self.partition_epochs.get(tp, -1)
+        owner = self.partition_owners.get(tp)
+        return -1 if owner is None else self.members[owner].member_epoch
 
     def subscribed_topic_names(self) -> frozenset[str]:
         return frozenset(t for m in self.members.values() for t in m.subscribed_topics)
+
+
+class PartitionEpochs(Mapping[TopicPartition, int]):
+    """partition -> its owner's member epoch, read through the owners and members maps (no copy)."""
+
+    __slots__ = ("_owners", "_members")
+
+    def __init__(
+        self, owners: Mapping[TopicPartition, str], members: Mapping[str, ConsumerGroupMember]
+    ) -> None:
+        self._owners = owners
+        self._members = members
+
+    def __getitem__(self, tp: TopicPartition) -> int:
+        return self._members[self._owners[tp]].member_epoch
+
+    def __contains__(self, tp: object) -> bool:
+        return tp in self._owners
+
+    def __iter__(self):
+        return iter(self._owners)
+
+    def __len__(self) -> int:
+        return len(self._owners)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 def count_unreconciled(members, assignment_epoch: int) -> int:

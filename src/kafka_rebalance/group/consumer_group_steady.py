@@ -89,10 +89,6 @@ def steady_heartbeat(
     if member.rebalance_deadline_ms is not None:
         effects.append(CancelRebalanceTimeout(member_id))
     effects.append(ScheduleSessionTimeout(member_id, deadline))
-    if assigned:  # _Tx.put_member: the same partitions at a new epoch
-        epochs = group.partition_epochs
-        for tp in assigned:
-            epochs[tp] = epoch  # type: ignore[index]
     members[member_id] = replace(  # type: ignore[index]
         member,
         state=MemberState.STABLE,

@@ -43,7 +43,6 @@ class _Tx:
     __slots__ = (
         "g",
         "members",
-        "partition_epochs",
         "partition_owners",
         "static_members",
         "target_assignment",
@@ -57,7 +56,6 @@ class _Tx:
     def __init__(self, group: ConsumerGroup, in_place: bool = False) -> None:
         self.g = group
         self.members = group.members
-        self.partition_epochs = group.partition_epochs
         self.partition_owners = group.partition_owners
         self.static_members = group.static_members
         self.target_assignment = group.target_assignment
@@ -90,11 +88,10 @@ class _Tx:
             owned = m.owned
         if not owned:
             return
-        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
+        owners = self._own("partition_owners")
         mid = m.member_id
         for tp in owned:
             if owners.get(tp) == mid:
-                del epochs[tp]
                 del owners[tp]
 
     def _check_index(self, m: ConsumerGroupMember, owned: frozenset) -> None:
@@ -106,16 +103,15 @@ class _Tx:
                 raise IllegalStateError(
                     f"Cannot set the epoch of {tp} to {m.member_epoch} for {mid} "
                     f"because the partition is still owned by {holder} at epoch "
-                    f"{self.partition_epochs[tp]}."
+                    f"{self.members[holder].member_epoch}."
                 )
 
     def _index(self, m: ConsumerGroupMember, owned: frozenset) -> None:
         if not owned:
             return
-        epochs, owners = self._own("partition_epochs"), self._own("partition_owners")
-        epoch, mid = m.member_epoch, m.member_id
+        owners = self._own("partition_owners")
+        mid = m.member_id
         for tp in owned:
-            epochs[tp] = epoch
             owners[tp] = mid
 
     def put_member(self, m: ConsumerGroupMember) -> None:
@@ -130,14 +126,9 @@ class _Tx:
             or old.member_epoch != m.member_epoch
         ):
             owned, old_owned = m.owned, old.owned
-            if owned == old_owned:
-                # the same partitions at a new epoch (every member, once per epoch): they are all
-                # indexed to this member already, only their epoch changes
-                if old.member_epoch != m.member_epoch and owned:
-                    epochs, epoch = self._own("partition_epochs"), m.member_epoch
-                    for tp in owned:
-                        epochs[tp] = epoch
-            else:
+            # the same partitions (at a new epoch: every member, once per epoch) are indexed to
+            # this member already; their epoch is read through the member (partition_epochs)
+            if owned != old_owned:
                 self._check_index(m, owned)
                 self._unindex(old, old_owned)
                 self._index(m, owned)
@@ -189,7 +180,6 @@ class _Tx:
         new = replace(
             g,
             members=self.members,
-            partition_epochs=self.partition_epochs,
             partition_owners=self.partition_owners,
             static_members=self.static_members,
             target_assignment=self.target_assignment,
@@ -201,7 +191,7 @@ class _Tx:
         return new
 
 
-_MAPS = ("members", "partition_epochs", "partition_owners", "static_members", "target_assignment")
+_MAPS = ("members", "partition_owners", "static_members", "target_assignment")
 
 
 def _fence(tx: _Tx, member_id: str, reason: str, effects: list[Effect]) -> None:
