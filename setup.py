@@ -28,6 +28,7 @@ COMPILED = [
     "src/kafka_rebalance/assign/kernels_sticky_general.py",
     "src/kafka_rebalance/assign/sticky_general.py",
     "src/kafka_rebalance/sim/poll_kernels.py",
+    "src/kafka_rebalance/sim/engine.py",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
