@@ -23,7 +23,7 @@ from kafka_rebalance.assign import (
     uniform,
 )
 from kafka_rebalance.assign import range as range_mod
-from kafka_rebalance.sim import compiled, member, offsets_store
+from kafka_rebalance.sim import compiled, member, offsets_store, world
 from sim_fingerprint_set import FINGERPRINTS, fingerprint, scenarios
 
 NAMES = ("rolling-sticky", "rolling-cooperative-sticky-40", "rolling-consumer-uniform-40")
@@ -32,6 +32,7 @@ SET = {name: doc for name, doc in scenarios() if name in NAMES}
 PURE_POLL = from_source(
     Path(compiled.__file__).with_name("poll_kernels.py"), "pure_poll_kernels_legs"
 )
+PURE_ENGINE = from_source(Path(compiled.__file__).with_name("engine.py"), "pure_engine_legs")
 ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
 
 
@@ -51,6 +52,7 @@ def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
         monkeypatch.setattr(member, f"_k_{name}", getattr(PURE_POLL, name))
     monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
+    monkeypatch.setattr(world, "ENGINE", PURE_ENGINE)
 
 
 def test_the_set_names_these_scenarios() -> None:
@@ -70,4 +72,5 @@ def test_each_leg_gives_the_reference_fingerprint(
         for module in ASSIGNORS:
             monkeypatch.setattr(module, "USE_COMPILED", True)
         assert member._k_fetch is compiled.KERNELS.fetch
+        assert world.ENGINE is compiled.ENGINE
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"

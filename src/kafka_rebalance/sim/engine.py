@@ -5,46 +5,61 @@ the order they were scheduled and a run is reproducible byte for byte.
 Keyed timers can be rescheduled or cancelled cheaply: a stale heap entry is
 skipped when it surfaces (lazy deletion), and moving a deadline later does
 not push a new entry until the old one pops.
+
+Written for mypyc (`setup.py` compiles it; `sim/compiled.py` picks the build only when it was made
+from this source, else this file runs as it is). The clock and the heap's times are typed `Any`:
+they are Python ints only compared and passed along, and a native int would be boxed again (a new
+object) every time interpreted code reads `loop.now`.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
+from heapq import heappop, heappush
 from typing import Any
 
 
 class EventLoop:
-    __slots__ = ("now", "_heap", "_seq", "_timers", "processed", "_stopped")
-
     def __init__(self) -> None:
-        self.now = 0
-        self._heap: list = []
+        self.now: Any = 0
+        # (time, sequence, fn, args) entries: tuples compare in C, the sequence breaks ties
+        self._heap: list[tuple[Any, int, Any, tuple[Any, ...]]] = []
         self._seq = 0
-        self._timers: dict[Any, list] = {}  # key -> [deadline, payload, callback, version]
+        self._timers: dict[Any, list[Any]] = {}  # key -> [deadline, payload, callback, version]
         self.processed = 0
         self._stopped = False
 
-    def at(self, t: int, fn: Callable, *args: Any) -> None:
+    def at(self, t: Any, fn: Callable[..., Any], *args: Any) -> None:
         """Run fn(*args) at time t (never before now)."""
-        if t < self.now:
-            t = self.now
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, fn, args))
+        now = self.now
+        if t < now:
+            t = now
+        seq = self._seq + 1
+        self._seq = seq
+        heappush(self._heap, (t, seq, fn, args))
 
-    def after(self, delay: int, fn: Callable, *args: Any) -> None:
-        self.at(self.now + delay, fn, *args)
+    def after(self, delay: Any, fn: Callable[..., Any], *args: Any) -> None:
+        """Run fn(*args) `delay` from now (never before now)."""
+        now = self.now
+        t = now + delay
+        if t < now:
+            t = now
+        seq = self._seq + 1
+        self._seq = seq
+        heappush(self._heap, (t, seq, fn, args))
 
     # keyed timers -----------------------------------------------------------
 
     def set_timer(
-        self, key: Any, deadline: int, callback: Callable[[Any, Any], None], payload: Any = None
+        self, key: Any, deadline: Any, callback: Callable[[Any, Any], None], payload: Any = None
     ) -> None:
         """(Re)arm the timer `key`; callback(key, payload) runs at the deadline unless re-armed or cancelled."""
         entry = self._timers.get(key)
         if entry is not None and entry[0] <= deadline and entry[3] >= 0:
             # moving later: keep the queued heap entry, it will re-queue itself when it pops
-            entry[0], entry[1], entry[2] = deadline, payload, callback
+            entry[0] = deadline
+            entry[1] = payload
+            entry[2] = callback
             return
         version = (entry[3] + 1) if entry is not None and entry[3] >= 0 else 0
         self._timers[key] = [deadline, payload, callback, version]
@@ -53,11 +68,11 @@ class EventLoop:
     def cancel_timer(self, key: Any) -> None:
         self._timers.pop(key, None)
 
-    def timer_deadline(self, key: Any) -> int | None:
+    def timer_deadline(self, key: Any) -> Any:
         e = self._timers.get(key)
         return None if e is None else e[0]
 
-    def _fire(self, key: Any, version: int) -> None:
+    def _fire(self, key: Any, version: Any) -> None:
         entry = self._timers.get(key)
         if entry is None or entry[3] != version:
             return
@@ -72,19 +87,21 @@ class EventLoop:
     def stop(self) -> None:
         self._stopped = True
 
-    def run_until(self, end: int, progress: Callable[[int], None] | None = None) -> None:
+    def run_until(self, end: Any, progress: Callable[[int], None] | None = None) -> None:
         heap = self._heap
-        pop = heapq.heappop
         n = 0
         while heap and not self._stopped:
-            t = heap[0][0]
+            entry = heap[0]
+            t = entry[0]
             if t > end:
                 break
-            _, _, fn, args = pop(heap)
+            heappop(heap)
             self.now = t
-            fn(*args)
+            fn: Any = entry[2]
+            fn(*entry[3])
             n += 1
             if progress is not None and not (n & 0x3FFF):
                 progress(t)
         self.processed += n
-        self.now = max(self.now, end) if not self._stopped else self.now
+        if not self._stopped and end > self.now:
+            self.now = end

@@ -19,8 +19,8 @@ from ..group.classic_messages import JoinGroupResponse
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import DEFAULT_GENERATION, GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+from .compiled import ENGINE
 from .coordinator import ClassicCoordinator
-from .engine import EventLoop
 from .host import SimCoordinator
 from .member import SimMember
 from .partitions import PartitionTable
@@ -32,7 +32,7 @@ EventSink = Callable[[dict], None]
 class Simulation:
     def __init__(self, sc: Scenario, sink: EventSink | None = None) -> None:
         self.sc = sc
-        self.loop = EventLoop()
+        self.loop = ENGINE.EventLoop()
         self.parts = PartitionTable()
         self._sink = sink
         self.wants_events = sink is not None
