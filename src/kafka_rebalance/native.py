@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import sys
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -92,3 +93,63 @@ def source_module(module: ModuleType) -> ModuleType:
 def is_compiled(module: ModuleType) -> bool:
     """Does `module` (as returned by `load`) run compiled code?"""
     return is_fresh_build(module.__file__)
+
+
+def _from_source(fullname: str, source: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(fullname, source)
+    if spec is None or spec.loader is None:  # pragma: no cover - a source always has a loader
+        raise ImportError(f"cannot load {source}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[fullname] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sources_under_real_names(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
+    """Each of `names` (submodules of `package`, in import order) loaded from its `.py` under its
+    own name, so that their imports of each other resolve to the sources too."""
+    loaded: dict[str, ModuleType] = {}
+    for name in names:
+        spec = importlib.util.find_spec(f"{package}.{name}")
+        if spec is None or spec.origin is None:  # pragma: no cover - the package ships them
+            raise ImportError(f"no module {package}.{name}")
+        loaded[name] = _from_source(f"{package}.{name}", source_for(Path(spec.origin)))
+    return loaded
+
+
+def builds_or_sources(package: str, names: tuple[str, ...]) -> bool:
+    """For modules compiled together that import each other by name (`group/classic_*.py`): run
+    either all their fresh builds or all their sources, never a stale build. Call it from the
+    package's `__init__`, before any of them is imported; `names` in import order. Returns whether
+    the builds run. (A stale build would shadow its `.py` on a plain import, and a native class
+    cannot be subclassed by an interpreted one.)"""
+    origins = []
+    for name in names:
+        spec = importlib.util.find_spec(f"{package}.{name}")
+        origins.append(spec.origin if spec is not None else None)
+    if all(is_fresh_build(o) for o in origins):
+        return True
+    if any(o and not o.endswith((".py", ".pyc")) for o in origins):
+        _sources_under_real_names(package, names)
+    return False
+
+
+def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
+    """The sources of modules compiled together (see `builds_or_sources`), loaded beside whichever
+    build runs: the reference path, for tests that compare both. The modules already imported
+    keep their names."""
+    full = [f"{package}.{name}" for name in names]
+    saved = {n: sys.modules[n] for n in full if n in sys.modules}
+    parent = sys.modules.get(package)
+    attrs = {name: getattr(parent, name) for name in names if hasattr(parent, name)}
+    try:
+        return _sources_under_real_names(package, names)
+    finally:
+        for n in full:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
+        for name in names:
+            if name in attrs:
+                setattr(parent, name, attrs[name])
+            elif parent is not None and hasattr(parent, name):
+                delattr(parent, name)
