@@ -1,5 +1,6 @@
 """A few fingerprint scenarios on both legs in one run: the pure path (assignors' reference paths,
-poll kernels loaded from their source) and the compiled one (the installed mypyc builds).
+poll kernels and the classic group state machine loaded from their sources) and the compiled one
+(the installed mypyc builds).
 
 test_sim_fingerprints.py checks the whole set on whichever build is installed; this checks that the
 other build gives the same event logs too, so one run of the suite covers both.
@@ -8,12 +9,14 @@ Without a fresh compiled build the compiled leg skips (fails under KAFKA_REBALAN
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
 from compiled_legs import from_source, no_compiled_leg
+from kafka_rebalance import group, native
 from kafka_rebalance.assign import (
     kernels,
     kernels_heterogeneous,
@@ -23,7 +26,8 @@ from kafka_rebalance.assign import (
     uniform,
 )
 from kafka_rebalance.assign import range as range_mod
-from kafka_rebalance.sim import compiled, member, offsets_store, world
+from kafka_rebalance.group import classic_group
+from kafka_rebalance.sim import compiled, coordinator, member, offsets_store, world
 from sim_fingerprint_set import FINGERPRINTS, fingerprint, scenarios
 
 NAMES = ("rolling-sticky", "rolling-cooperative-sticky-40", "rolling-consumer-uniform-40")
@@ -34,6 +38,9 @@ PURE_POLL = from_source(
 )
 PURE_ENGINE = from_source(Path(compiled.__file__).with_name("engine.py"), "pure_engine_legs")
 ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
+PURE_CLASSIC = native.sources_of(
+    "kafka_rebalance.group", ("classic_member", "classic_group_base", "classic_group")
+)["classic_group"]
 
 
 def _all_compiled() -> bool:
@@ -42,6 +49,7 @@ def _all_compiled() -> bool:
         and kernels_heterogeneous.is_compiled()
         and kernels_sticky.is_compiled()
         and compiled.is_compiled()
+        and group.CLASSIC_COMPILED
     )
 
 
@@ -53,6 +61,8 @@ def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(member, f"_k_{name}", getattr(PURE_POLL, name))
     monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
     monkeypatch.setattr(world, "ENGINE", PURE_ENGINE)
+    monkeypatch.setattr(coordinator, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
+    monkeypatch.setattr(coordinator, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
 
 
 def test_the_set_names_these_scenarios() -> None:
@@ -73,4 +83,20 @@ def test_each_leg_gives_the_reference_fingerprint(
             monkeypatch.setattr(module, "USE_COMPILED", True)
         assert member._k_fetch is compiled.KERNELS.fetch
         assert world.ENGINE is compiled.ENGINE
+        assert coordinator.ClassicGroup is classic_group.ClassicGroup
+        assert native.is_fresh_build(classic_group.__file__)
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
+
+
+def test_the_pure_leg_runs_the_classic_group_from_source() -> None:
+    """Every class of the pure leg's state machine is plain Python (its methods are functions), and
+    none is the one the simulator runs by default."""
+    assert PURE_CLASSIC.__file__.endswith("classic_group.py")
+    for cls in (
+        PURE_CLASSIC.ClassicGroup,
+        PURE_CLASSIC.ClassicGroupBase,
+        PURE_CLASSIC.ClassicGroupMember,
+    ):
+        assert inspect.isfunction(cls.__init__), cls
+    assert PURE_CLASSIC.ClassicGroup is not classic_group.ClassicGroup
+    assert PURE_CLASSIC.ClassicGroupBase is not classic_group.ClassicGroupBase

@@ -15,7 +15,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from .classic_group_base import ClassicGroupBase
+from .classic_group_base import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    E_COORDINATOR_NOT_AVAILABLE,
+    E_FENCED_INSTANCE_ID,
+    E_GROUP_MAX_SIZE_REACHED,
+    E_ILLEGAL_GENERATION,
+    E_INCONSISTENT_GROUP_PROTOCOL,
+    E_INVALID_SESSION_TIMEOUT,
+    E_MEMBER_ID_REQUIRED,
+    E_NONE,
+    E_REBALANCE_IN_PROGRESS,
+    E_UNKNOWN_MEMBER_ID,
+    EMPTY,
+    HEARTBEAT,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroupBase,
+)
 from .classic_member import (
     ClassicGroupConfig,
     ClassicGroupMember,
@@ -38,7 +56,6 @@ from .classic_messages import (
     ScheduleTimer,
     SyncGroupRequest,
     SyncGroupResponse,
-    heartbeat_key,
 )
 from .classic_state import ClassicGroupState
 from .errors import Errors
@@ -80,19 +97,14 @@ class ClassicGroup(ClassicGroupBase):
 
     def join(self, req: JoinGroupRequest, now_ms: int) -> list:
         fx: list = []
-        if not (
-            self.config.min_session_timeout_ms
-            <= req.session_timeout_ms
-            <= self.config.max_session_timeout_ms
-        ):
-            fx.append(JoinGroupResponse(req.client, Errors.INVALID_SESSION_TIMEOUT, req.member_id))
+        session_timeout_ms: int = req.session_timeout_ms
+        if not (self._min_session_ms <= session_timeout_ms <= self._max_session_ms):
+            fx.append(JoinGroupResponse(req.client, E_INVALID_SESSION_TIMEOUT, req.member_id))
             return fx
         is_unknown = req.member_id == UNKNOWN_MEMBER_ID
         if not self._accept_joining_member(req.member_id):
             self._remove(req.member_id)
-            fx.append(
-                JoinGroupResponse(req.client, Errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID)
-            )
+            fx.append(JoinGroupResponse(req.client, E_GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID))
             return fx
         if is_unknown:
             self._join_new_member(req, now_ms, fx)
@@ -101,9 +113,9 @@ class ClassicGroup(ClassicGroupBase):
         return fx
 
     def _accept_joining_member(self, member_id: str) -> bool:
-        if self.state in (S.EMPTY, S.DEAD):
+        if self.state in (EMPTY, DEAD):
             return True
-        if self.state is S.PREPARING_REBALANCE:
+        if self.state is PREPARING_REBALANCE:
             m = self.members.get(member_id)
             return (
                 m is not None and m.awaiting_join is not None
@@ -111,14 +123,12 @@ class ClassicGroup(ClassicGroupBase):
         return member_id in self.members or len(self.members) < self.config.max_size
 
     def _join_new_member(self, req: JoinGroupRequest, now_ms: int, fx: list) -> None:
-        if self.state is S.DEAD:
-            fx.append(
-                JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID)
-            )
+        if self.state is DEAD:
+            fx.append(JoinGroupResponse(req.client, E_COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
             return
         if not self.supports_protocols(req.protocol_type, [p for p, _ in req.protocols]):
             fx.append(
-                JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
+                JoinGroupResponse(req.client, E_INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
             )
             return
         new_id = self._new_member_id(req.group_instance_id or req.client)
@@ -130,32 +140,32 @@ class ClassicGroup(ClassicGroupBase):
                 self._add_member_then_rebalance(req, new_id, now_ms, fx)
         elif self.config.require_known_member_id:
             self.pending_members[new_id] = None
-            fx.append(ScheduleTimer(heartbeat_key(new_id), now_ms + req.session_timeout_ms))
-            fx.append(JoinGroupResponse(req.client, Errors.MEMBER_ID_REQUIRED, new_id))
+            fx.append(ScheduleTimer((HEARTBEAT, new_id), now_ms + req.session_timeout_ms))
+            fx.append(JoinGroupResponse(req.client, E_MEMBER_ID_REQUIRED, new_id))
         else:
             self._add_member_then_rebalance(req, new_id, now_ms, fx)
 
     def _join_existing_member(self, req: JoinGroupRequest, now_ms: int, fx: list) -> None:
         mid = req.member_id
-        if self.state is S.DEAD:
-            fx.append(JoinGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE, mid))
+        if self.state is DEAD:
+            fx.append(JoinGroupResponse(req.client, E_COORDINATOR_NOT_AVAILABLE, mid))
             return
         if not self.supports_protocols(req.protocol_type, [p for p, _ in req.protocols]):
-            fx.append(JoinGroupResponse(req.client, Errors.INCONSISTENT_GROUP_PROTOCOL, mid))
+            fx.append(JoinGroupResponse(req.client, E_INCONSISTENT_GROUP_PROTOCOL, mid))
             return
         if mid in self.pending_members:
             self._add_member_then_rebalance(req, mid, now_ms, fx)
             return
         err = self.validate_member(mid, req.group_instance_id)
-        if err is not Errors.NONE:
+        if err is not E_NONE:
             fx.append(JoinGroupResponse(req.client, err, mid))
             return
         m = self.members[mid]
-        if self.state is S.PREPARING_REBALANCE:
+        if self.state is PREPARING_REBALANCE:
             self._update_member(m, req)
             # PreparingRebalance cannot move to PreparingRebalance: only the join phase can complete
             self._maybe_complete_join_phase(now_ms, fx)
-        elif self.state is S.COMPLETING_REBALANCE:
+        elif self.state is COMPLETING_REBALANCE:
             if m.matches(req.protocols):
                 fx.append(self._join_response(m, req.client, with_members=self.is_leader(mid)))
             else:
@@ -163,7 +173,7 @@ class ClassicGroup(ClassicGroupBase):
                 self._maybe_prepare_rebalance_or_complete_join(
                     now_ms, fx, f"updating metadata for member {mid}"
                 )
-        elif self.state is S.STABLE:
+        elif self.state is STABLE:
             if self.is_leader(mid) or not m.matches(req.protocols):
                 self._update_member(m, req)
                 why = (
@@ -175,7 +185,7 @@ class ClassicGroup(ClassicGroupBase):
             else:
                 fx.append(self._join_response(m, req.client, with_members=False))
         else:  # Empty: the member must reset its generation and rejoin
-            fx.append(JoinGroupResponse(req.client, Errors.UNKNOWN_MEMBER_ID, mid))
+            fx.append(JoinGroupResponse(req.client, E_UNKNOWN_MEMBER_ID, mid))
 
     def _add_member_then_rebalance(
         self, req: JoinGroupRequest, member_id: str, now_ms: int, fx: list
@@ -190,10 +200,10 @@ class ClassicGroup(ClassicGroupBase):
             req.protocols,
         )
         m.is_new = True
-        if self.state is S.PREPARING_REBALANCE and self.previous_state is S.EMPTY:
+        if self.state is PREPARING_REBALANCE and self.previous_state is EMPTY:
             self.new_member_added = True
         self._add(m, req.client)
-        self._reschedule_heartbeat(m, now_ms, fx, self.config.new_member_join_timeout_ms)
+        self._schedule_heartbeat_in(m, now_ms, fx, self.config.new_member_join_timeout_ms)
         self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, f"adding new member {member_id}")
 
     def _update_static_member(
@@ -201,13 +211,13 @@ class ClassicGroup(ClassicGroupBase):
     ) -> None:
         """KIP-345: a returning instance id takes over its old member id, keeping its assignment."""
         old = self.members.pop(old_id)
-        fx.append(CancelTimer(heartbeat_key(old_id)))
+        fx.append(CancelTimer((HEARTBEAT, old_id)))
         if old.awaiting_join is not None:
-            fx.append(JoinGroupResponse(old.awaiting_join, Errors.FENCED_INSTANCE_ID, old_id))
+            fx.append(JoinGroupResponse(old.awaiting_join, E_FENCED_INSTANCE_ID, old_id))
             old.awaiting_join = None
             self.num_awaiting_join -= 1
         if old.awaiting_sync is not None:
-            fx.append(SyncGroupResponse(old.awaiting_sync, Errors.FENCED_INSTANCE_ID))
+            fx.append(SyncGroupResponse(old.awaiting_sync, E_FENCED_INSTANCE_ID))
             old.awaiting_sync = None
         self.pending_sync.discard(old_id)
         new = ClassicGroupMember(
@@ -229,13 +239,13 @@ class ClassicGroup(ClassicGroupBase):
         )
         self._reschedule_heartbeat(new, now_ms, fx)
         self._update_member(new, req)
-        if self.state is S.STABLE:
+        if self.state is STABLE:
             if (self.protocol_name or "") == self.select_protocol():
                 # No rebalance: answer with the current generation; the member syncs its old assignment.
                 fx.append(GroupMetadataChanged(self.snapshot()))
                 resp = JoinGroupResponse(
                     req.client,
-                    Errors.NONE,
+                    E_NONE,
                     new_id,
                     self.generation_id,
                     self.protocol_name,
@@ -260,7 +270,7 @@ class ClassicGroup(ClassicGroupBase):
                 self._maybe_prepare_rebalance_or_complete_join(
                     now_ms, fx, f"static member {new_id} changed protocol"
                 )
-        elif self.state is S.COMPLETING_REBALANCE:
+        elif self.state is COMPLETING_REBALANCE:
             self._prepare_rebalance(now_ms, fx, f"updating metadata for static member {new_id}")
         else:
             self._maybe_complete_join_phase(now_ms, fx)
@@ -273,24 +283,24 @@ class ClassicGroup(ClassicGroupBase):
 
     def _maybe_complete_join_phase(self, now_ms: int, fx: list) -> None:
         if (
-            self.state is S.PREPARING_REBALANCE
-            and self.previous_state is not S.EMPTY
+            self.state is PREPARING_REBALANCE
+            and self.previous_state is not EMPTY
             and self.has_all_members_joined()
         ):
             self._complete_join(now_ms, fx)
 
     def _prepare_rebalance(self, now_ms: int, fx: list, reason: str) -> None:
-        if self.state is S.COMPLETING_REBALANCE:
-            self._reset_and_propagate_assignment(Errors.REBALANCE_IN_PROGRESS, now_ms, fx)
+        if self.state is COMPLETING_REBALANCE:
+            self._reset_and_propagate_assignment(E_REBALANCE_IN_PROGRESS, now_ms, fx)
         self.pending_sync.clear()
         fx.append(CancelTimer(SYNC_KEY))
-        initial = self.state is S.EMPTY
+        initial = self.state is EMPTY
         if initial:
             delay = self.config.initial_rebalance_delay_ms
             remaining = max(self.rebalance_timeout_ms() - delay, 0)
             self._initial_delay = (delay, remaining)
             fx.append(ScheduleTimer(JOIN_KEY, now_ms + delay, ("initial", delay, remaining)))
-        self._transition(S.PREPARING_REBALANCE, now_ms, fx, reason)
+        self._transition(PREPARING_REBALANCE, now_ms, fx, reason)
         if not initial:
             if self.has_all_members_joined():
                 self._complete_join(now_ms, fx)
@@ -304,9 +314,9 @@ class ClassicGroup(ClassicGroupBase):
         ]:
             gi = self.members[mid].group_instance_id
             self._remove(mid)
-            fx.append(CancelTimer(heartbeat_key(mid)))
+            fx.append(CancelTimer((HEARTBEAT, mid)))
             fx.append(MemberRemoved(mid, gi, "did not rejoin before the rebalance timeout"))
-        if self.state is S.DEAD:
+        if self.state is DEAD:
             return
         if not self._maybe_elect_new_joined_leader() and self.members:
             fx.append(ScheduleTimer(JOIN_KEY, now_ms + self.rebalance_timeout_ms(), ("join",)))
@@ -315,14 +325,14 @@ class ClassicGroup(ClassicGroupBase):
         if self.members:
             self.protocol_name = self.select_protocol()
             self._compute_subscribed_topics()
-            self._transition(S.COMPLETING_REBALANCE, now_ms, fx, "join phase complete")
+            self._transition(COMPLETING_REBALANCE, now_ms, fx, "join phase complete")
         else:
             self.protocol_name = None
             self._compute_subscribed_topics()
-            self._transition(S.EMPTY, now_ms, fx, "no members left")
+            self._transition(EMPTY, now_ms, fx, "no members left")
             fx.append(GroupMetadataChanged(self.snapshot()))
         self.pending_sync.clear()
-        if self.state is S.COMPLETING_REBALANCE:
+        if self.state is COMPLETING_REBALANCE:
             for m in list(self.members.values()):
                 resp = self._join_response(
                     m, m.awaiting_join or m.client_id, with_members=self.is_leader(m.member_id)
@@ -342,11 +352,11 @@ class ClassicGroup(ClassicGroupBase):
     def sync(self, req: SyncGroupRequest, now_ms: int) -> list:
         fx: list = []
         err = self._validate_sync(req)
-        if err is not Errors.NONE:
+        if err is not E_NONE:
             fx.append(SyncGroupResponse(req.client, err))
-        elif self.state is S.PREPARING_REBALANCE:
-            fx.append(SyncGroupResponse(req.client, Errors.REBALANCE_IN_PROGRESS))
-        elif self.state is S.COMPLETING_REBALANCE:
+        elif self.state is PREPARING_REBALANCE:
+            fx.append(SyncGroupResponse(req.client, E_REBALANCE_IN_PROGRESS))
+        elif self.state is COMPLETING_REBALANCE:
             m = self.members[req.member_id]
             m.awaiting_sync = req.client
             self._remove_pending_sync(req.member_id, fx)
@@ -354,15 +364,15 @@ class ClassicGroup(ClassicGroupBase):
                 assignment = dict(req.assignments or {})
                 for x in self.members.values():
                     x.assignment = assignment.get(x.member_id)
-                self._propagate_assignment(Errors.NONE, now_ms, fx)
-                self._transition(S.STABLE, now_ms, fx, "leader's assignment received")
+                self._propagate_assignment(E_NONE, now_ms, fx)
+                self._transition(STABLE, now_ms, fx, "leader's assignment received")
                 fx.append(GroupMetadataChanged(self.snapshot()))
-        elif self.state is S.STABLE:
+        elif self.state is STABLE:
             self._remove_pending_sync(req.member_id, fx)
             fx.append(
                 SyncGroupResponse(
                     req.client,
-                    Errors.NONE,
+                    E_NONE,
                     self.members[req.member_id].assignment,
                     self.protocol_name,
                 )
@@ -370,13 +380,13 @@ class ClassicGroup(ClassicGroupBase):
         return fx
 
     def _validate_sync(self, req: SyncGroupRequest) -> Errors:
-        if self.state is S.DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
+        if self.state is DEAD:
+            return E_COORDINATOR_NOT_AVAILABLE
         err = self.validate_member(req.member_id, req.group_instance_id)
-        if err is not Errors.NONE:
+        if err is not E_NONE:
             return err
         if req.generation_id != self.generation_id:
-            return Errors.ILLEGAL_GENERATION
+            return E_ILLEGAL_GENERATION
         if (
             req.protocol_type is not None
             and self.protocol_type is not None
@@ -386,12 +396,12 @@ class ClassicGroup(ClassicGroupBase):
             and self.protocol_name is not None
             and req.protocol_name != self.protocol_name
         ):
-            return Errors.INCONSISTENT_GROUP_PROTOCOL
-        return Errors.NONE
+            return E_INCONSISTENT_GROUP_PROTOCOL
+        return E_NONE
 
     def _remove_pending_sync(self, member_id: str, fx: list) -> None:
         self.pending_sync.discard(member_id)
-        if self.state in (S.COMPLETING_REBALANCE, S.STABLE):
+        if self.state in (COMPLETING_REBALANCE, STABLE):
             if not self.pending_sync:
                 fx.append(CancelTimer(SYNC_KEY))
         else:
@@ -403,32 +413,32 @@ class ClassicGroup(ClassicGroupBase):
         self._propagate_assignment(error, now_ms, fx)
 
     def _propagate_assignment(self, error: Errors, now_ms: int, fx: list) -> None:
-        proto = self.protocol_name if error is Errors.NONE else None
+        ok = error is E_NONE
+        proto = self.protocol_name if ok else None
         for m in self.members.values():
-            if self._complete_sync_future(
-                m,
-                SyncGroupResponse("", error, m.assignment if error is Errors.NONE else None, proto),
-                fx,
-            ):
+            if self._complete_sync_future(m, error, m.assignment if ok else None, proto, fx):
                 self._reschedule_heartbeat(m, now_ms, fx)
 
     # --------------------------------------------------------------- Heartbeat
 
     def heartbeat(self, req: HeartbeatRequest, now_ms: int) -> list:
         fx: list = []
-        if self.state is S.DEAD:
-            err = Errors.COORDINATOR_NOT_AVAILABLE
+        state = self.state
+        err: Any
+        if state is DEAD:
+            err = E_COORDINATOR_NOT_AVAILABLE
         else:
-            err = self.validate_member(req.member_id, req.group_instance_id)
-            if err is Errors.NONE and req.generation_id != self.generation_id:
-                err = Errors.ILLEGAL_GENERATION
-            if err is Errors.NONE:
-                if self.state is S.EMPTY:
-                    err = Errors.UNKNOWN_MEMBER_ID
+            member_id: str = req.member_id
+            err = self.validate_member(member_id, req.group_instance_id)
+            if err is E_NONE and req.generation_id != self.generation_id:
+                err = E_ILLEGAL_GENERATION
+            if err is E_NONE:
+                if state is EMPTY:
+                    err = E_UNKNOWN_MEMBER_ID
                 else:
-                    self._reschedule_heartbeat(self.members[req.member_id], now_ms, fx)
-                    if self.state is S.PREPARING_REBALANCE:
-                        err = Errors.REBALANCE_IN_PROGRESS
+                    self._reschedule_heartbeat(self.members[member_id], now_ms, fx)
+                    if state is PREPARING_REBALANCE:
+                        err = E_REBALANCE_IN_PROGRESS
         fx.append(HeartbeatResponse(req.client, err))
         return fx
 
@@ -436,8 +446,8 @@ class ClassicGroup(ClassicGroupBase):
 
     def leave(self, req: LeaveGroupRequest, now_ms: int) -> list:
         fx: list = []
-        if self.state is S.DEAD:
-            fx.append(LeaveGroupResponse(req.client, Errors.COORDINATOR_NOT_AVAILABLE))
+        if self.state is DEAD:
+            fx.append(LeaveGroupResponse(req.client, E_COORDINATOR_NOT_AVAILABLE))
             return fx
         results: list[tuple[str, Errors]] = []
         for mid, inst in req.members:
@@ -446,36 +456,34 @@ class ClassicGroup(ClassicGroupBase):
                     self._remove_current_member(
                         self.static_members[inst], fx, "LeaveGroup by instance id"
                     )
-                    results.append((mid, Errors.NONE))
+                    results.append((mid, E_NONE))
                 else:
-                    results.append((mid, Errors.UNKNOWN_MEMBER_ID))
+                    results.append((mid, E_UNKNOWN_MEMBER_ID))
             elif mid in self.pending_members:
                 self._remove(mid)
-                fx.append(CancelTimer(heartbeat_key(mid)))
-                results.append((mid, Errors.NONE))
+                fx.append(CancelTimer((HEARTBEAT, mid)))
+                results.append((mid, E_NONE))
             else:
                 err = self.validate_member(mid, inst)
-                if err is Errors.NONE:
+                if err is E_NONE:
                     self._remove_current_member(mid, fx, "LeaveGroup")
                 results.append((mid, err))
-        if any(e is Errors.NONE for _, e in results):
+        if any(e is E_NONE for _, e in results):
             reason = "explicit LeaveGroup from " + ", ".join(
-                mid or str(inst)
-                for (mid, inst), (_, e) in zip(req.members, results)
-                if e is Errors.NONE
+                mid or str(inst) for (mid, inst), (_, e) in zip(req.members, results) if e is E_NONE
             )
-            if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
+            if self.state in (STABLE, COMPLETING_REBALANCE):
                 self._maybe_prepare_rebalance_or_complete_join(now_ms, fx, reason)
-            elif self.state is S.PREPARING_REBALANCE:
+            elif self.state is PREPARING_REBALANCE:
                 self._maybe_complete_join_phase(now_ms, fx)
-        fx.append(LeaveGroupResponse(req.client, Errors.NONE, tuple(results)))
+        fx.append(LeaveGroupResponse(req.client, E_NONE, tuple(results)))
         return fx
 
     def _remove_current_member(self, member_id: str, fx: list, reason: str) -> None:
         m = self.members[member_id]
-        fx.append(CancelTimer(heartbeat_key(member_id)))
+        fx.append(CancelTimer((HEARTBEAT, member_id)))
         self._complete_join_future(
-            m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
+            m, JoinGroupResponse("", E_UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
         )
         self._remove(member_id)
         fx.append(MemberRemoved(member_id, m.group_instance_id, reason))
@@ -487,7 +495,7 @@ class ClassicGroup(ClassicGroupBase):
         kind = key[0]
         if kind == "heartbeat":
             self._expire_heartbeat(key[1], now_ms, fx)
-        elif kind == "join" and self.state is S.PREPARING_REBALANCE:
+        elif kind == "join" and self.state is PREPARING_REBALANCE:
             if payload and payload[0] == "initial":
                 _, delay, remaining = payload
                 if self.new_member_added and remaining != 0:
@@ -508,39 +516,39 @@ class ClassicGroup(ClassicGroupBase):
         return fx
 
     def _expire_heartbeat(self, member_id: str, now_ms: int, fx: list) -> None:
-        if self.state is S.DEAD:
+        if self.state is DEAD:
             return
         if member_id in self.pending_members:
             self._remove(member_id)
-            if self.state is S.PREPARING_REBALANCE and self.has_all_members_joined():
+            if self.state is PREPARING_REBALANCE and self.has_all_members_joined():
                 self._complete_join(now_ms, fx)
             return
         m = self.members.get(member_id)
         if m is None or m.has_satisfied_heartbeat():
             return
         self._complete_join_future(
-            m, JoinGroupResponse("", Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
+            m, JoinGroupResponse("", E_UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), fx
         )
         self._remove(member_id)
         fx.append(MemberRemoved(member_id, m.group_instance_id, "session timeout"))
-        if self.state in (S.STABLE, S.COMPLETING_REBALANCE):
+        if self.state in (STABLE, COMPLETING_REBALANCE):
             self._maybe_prepare_rebalance_or_complete_join(
                 now_ms, fx, f"member {member_id} session expired"
             )
-        elif self.state is S.PREPARING_REBALANCE and self.has_all_members_joined():
+        elif self.state is PREPARING_REBALANCE and self.has_all_members_joined():
             self._complete_join(now_ms, fx)
 
     def _expire_pending_sync(self, generation_id: int, now_ms: int, fx: list) -> None:
         if generation_id != self.generation_id or self.state not in (
-            S.COMPLETING_REBALANCE,
-            S.STABLE,
+            COMPLETING_REBALANCE,
+            STABLE,
         ):
             return
         if self.pending_sync:
             for mid in sorted(self.pending_sync):
                 gi = self.members[mid].group_instance_id if mid in self.members else None
                 self._remove(mid)
-                fx.append(CancelTimer(heartbeat_key(mid)))
+                fx.append(CancelTimer((HEARTBEAT, mid)))
                 fx.append(MemberRemoved(mid, gi, "pending SyncGroup expired"))
             self._prepare_rebalance(now_ms, fx, "pending sync expired")
 
@@ -584,7 +592,7 @@ class ClassicGroup(ClassicGroupBase):
         g.leader_id = snap.leader if snap.leader in g.members else next(iter(g.members), None)
         g._compute_subscribed_topics()
         if g.members:
-            g.state = S.STABLE
+            g.state = STABLE
             for m in g.members.values():
                 g._reschedule_heartbeat(m, now_ms, fx)
             if len(g.members) > g.config.max_size:

@@ -10,12 +10,17 @@ Kafka's choice depends on HashMap order of member ids (re-electing a leader,
 the order the leader sees members) we use the join order instead. Ties in the
 protocol vote depend on HashMap order of protocol *names*, which is emulated
 exactly (`assign.javacompat`).
+
+Compiled with mypyc (setup.py) with `classic_member` and `classic_group`: native classes with
+typed attributes; states and errors are read through module constants (`Final`), which the
+compiled code keeps in C statics instead of looking them up on the enum class each time. The
+source is the reference path, and `group/__init__.py` runs it whenever a build is stale.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from ..assign.javacompat import insertion_order
 from .classic_member import (
@@ -32,13 +37,31 @@ from .classic_messages import (
     ScheduleTimer,
     StateChanged,
     SyncGroupResponse,
-    heartbeat_key,
 )
 from .classic_state import ClassicGroupState, check_transition
 from .errors import Errors
 from .subscribed_topics import CONSUMER_PROTOCOL_TYPE, topics_of_subscriptions
 
 S = ClassicGroupState
+EMPTY: Final = ClassicGroupState.EMPTY
+PREPARING_REBALANCE: Final = ClassicGroupState.PREPARING_REBALANCE
+COMPLETING_REBALANCE: Final = ClassicGroupState.COMPLETING_REBALANCE
+STABLE: Final = ClassicGroupState.STABLE
+DEAD: Final = ClassicGroupState.DEAD
+# PreparingRebalance's valid previous states (can_rebalance)
+_CAN_REBALANCE_FROM: Final = frozenset({STABLE, COMPLETING_REBALANCE, EMPTY})
+
+E_NONE: Final = Errors.NONE
+E_UNKNOWN_MEMBER_ID: Final = Errors.UNKNOWN_MEMBER_ID
+E_FENCED_INSTANCE_ID: Final = Errors.FENCED_INSTANCE_ID
+E_ILLEGAL_GENERATION: Final = Errors.ILLEGAL_GENERATION
+E_COORDINATOR_NOT_AVAILABLE: Final = Errors.COORDINATOR_NOT_AVAILABLE
+E_REBALANCE_IN_PROGRESS: Final = Errors.REBALANCE_IN_PROGRESS
+E_INVALID_SESSION_TIMEOUT: Final = Errors.INVALID_SESSION_TIMEOUT
+E_GROUP_MAX_SIZE_REACHED: Final = Errors.GROUP_MAX_SIZE_REACHED
+E_INCONSISTENT_GROUP_PROTOCOL: Final = Errors.INCONSISTENT_GROUP_PROTOCOL
+E_MEMBER_ID_REQUIRED: Final = Errors.MEMBER_ID_REQUIRED
+HEARTBEAT: Final = "heartbeat"
 
 
 class ClassicGroupBase:
@@ -52,12 +75,12 @@ class ClassicGroupBase:
         member_id_salt: str = "",
         now_ms: int = 0,
     ) -> None:
-        self.group_id = group_id
-        self.config = config or ClassicGroupConfig()
-        self.state = S.EMPTY
-        self.previous_state: ClassicGroupState | None = None
-        self.state_timestamp_ms = now_ms
-        self.generation_id = 0
+        self.group_id: str = group_id
+        self.config: ClassicGroupConfig = config or ClassicGroupConfig()
+        self.state: Any = EMPTY  # a ClassicGroupState
+        self.previous_state: Any = None  # a ClassicGroupState or None
+        self.state_timestamp_ms: int = now_ms
+        self.generation_id: int = 0
         self.protocol_type: str | None = None
         self.protocol_name: str | None = None
         self.leader_id: str | None = None
@@ -65,12 +88,15 @@ class ClassicGroupBase:
         self.pending_members: dict[str, None] = {}  # KIP-394: ids handed out, not yet joined
         self.pending_sync: set[str] = set()
         self.static_members: dict[str, str] = {}  # group.instance.id -> member id
-        self.num_awaiting_join = 0
-        self.new_member_added = False
+        self.num_awaiting_join: int = 0
+        self.new_member_added: bool = False
         self._supported: dict[str, int] = {}
-        self._salt = member_id_salt
-        self._seq = 0
+        self._salt: str = member_id_salt
+        self._seq: int = 0
         self._initial_delay: tuple[int, int] = (0, 0)
+        # the session timeouts the broker accepts (read on every JoinGroup)
+        self._min_session_ms: int = self.config.min_session_timeout_ms
+        self._max_session_ms: int = self.config.max_session_timeout_ms
         # ClassicGroup.subscribedTopics: set at each new generation and on load, kept otherwise (even
         # by Dead). The members' metadata is captured then and parsed on first read (the simulator
         # never reads it on its hot path; the captured values are immutable, so this is exact).
@@ -90,13 +116,17 @@ class ClassicGroupBase:
 
     def rebalance_timeout_ms(self) -> int:
         """The join barrier waits for the slowest member's max.poll.interval.ms."""
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        best = 0
+        for m in self.members.values():
+            if m.rebalance_timeout_ms > best:
+                best = m.rebalance_timeout_ms
+        return best
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
 
     def can_rebalance(self) -> bool:
-        return self.state in S.PREPARING_REBALANCE.valid_previous_states
+        return self.state in _CAN_REBALANCE_FROM
 
     def candidate_protocols(self) -> set[str]:
         n = len(self.members)
@@ -109,11 +139,16 @@ class ClassicGroupBase:
         delay) keeps its protocol type, so a join of another type is inconsistent.
         """
         names = list(protocols)
-        if self.state is S.EMPTY:
+        if self.state is EMPTY:
             return bool(protocol_type) and bool(names)
-        return protocol_type == self.protocol_type and any(
-            self._supported.get(p, 0) == len(self.members) for p in names
-        )
+        if protocol_type != self.protocol_type:
+            return False
+        n = len(self.members)
+        supported = self._supported
+        for p in names:
+            if supported.get(p, 0) == n:
+                return True
+        return False
 
     def select_protocol(self) -> str:
         """ClassicGroup.selectProtocol: every member votes; the most votes wins.
@@ -129,7 +164,7 @@ class ClassicGroupBase:
             votes[p] = votes.get(p, 0) + 1
         if len(votes) == 1:
             return next(iter(votes))
-        best = None
+        best: str | None = None
         for p in insertion_order(list(votes)):
             if best is None or votes[p] > votes[best]:
                 best = p
@@ -163,32 +198,33 @@ class ClassicGroupBase:
         if group_instance_id is not None:
             existing = self.static_members.get(group_instance_id)
             if existing is None:
-                return Errors.UNKNOWN_MEMBER_ID
+                return E_UNKNOWN_MEMBER_ID
             if existing != member_id:
-                return Errors.FENCED_INSTANCE_ID
+                return E_FENCED_INSTANCE_ID
         if member_id not in self.members:
-            return Errors.UNKNOWN_MEMBER_ID
-        return Errors.NONE
+            return E_UNKNOWN_MEMBER_ID
+        return E_NONE
 
     def validate_offset_commit(
         self, member_id: str, group_instance_id: str | None, generation_id: int
     ) -> Errors:
         """The error an OffsetCommit gets in the current state (ClassicGroup.validateOffsetCommit)."""
-        if self.state is S.DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and self.state is S.EMPTY:
-            return Errors.NONE
+        state = self.state
+        if state is DEAD:
+            return E_COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and state is EMPTY:
+            return E_NONE
         if generation_id >= 0 or member_id or group_instance_id is not None:
             err = self.validate_member(member_id, group_instance_id)
-            if err is not Errors.NONE:
+            if err is not E_NONE:
                 return err
             if generation_id != self.generation_id:
-                return Errors.ILLEGAL_GENERATION
-        elif self.state is not S.EMPTY:
-            return Errors.UNKNOWN_MEMBER_ID
-        if self.state is S.COMPLETING_REBALANCE:
-            return Errors.REBALANCE_IN_PROGRESS
-        return Errors.NONE
+                return E_ILLEGAL_GENERATION
+        elif state is not EMPTY:
+            return E_UNKNOWN_MEMBER_ID
+        if state is COMPLETING_REBALANCE:
+            return E_REBALANCE_IN_PROGRESS
+        return E_NONE
 
     def snapshot(self) -> ClassicGroupSnapshot:
         return ClassicGroupSnapshot(
@@ -214,9 +250,7 @@ class ClassicGroupBase:
 
     # ----------------------------------------------------------- internals
 
-    def _transition(
-        self, target: ClassicGroupState, now_ms: int, fx: list, reason: str = ""
-    ) -> None:
+    def _transition(self, target: Any, now_ms: int, fx: list, reason: str = "") -> None:
         check_transition(self.state, target)
         old = self.state
         self.previous_state, self.state = old, target
@@ -233,8 +267,10 @@ class ClassicGroupBase:
         if not self.members:
             self.protocol_type = member.protocol_type
         self.members[member.member_id] = member
-        for p in member.protocol_names():
-            self._supported[p] = self._supported.get(p, 0) + 1
+        supported = self._supported
+        for proto in member.protocols:
+            p: str = proto[0]
+            supported[p] = supported.get(p, 0) + 1
         if self.leader_id is None:
             self.leader_id = member.member_id
         member.awaiting_join = client
@@ -244,8 +280,10 @@ class ClassicGroupBase:
     def _remove(self, member_id: str) -> None:
         m = self.members.pop(member_id, None)
         if m is not None:
-            for p in m.protocol_names():
-                self._supported[p] -= 1
+            supported = self._supported
+            for proto in m.protocols:
+                p: str = proto[0]
+                supported[p] -= 1
             if m.awaiting_join is not None:
                 self.num_awaiting_join -= 1
             if (
@@ -259,11 +297,14 @@ class ClassicGroupBase:
         self.pending_sync.discard(member_id)
 
     def _update_member(self, m: ClassicGroupMember, req: JoinGroupRequest) -> None:
-        for p in m.protocol_names():
-            self._supported[p] -= 1
+        supported = self._supported
+        for proto in m.protocols:
+            p: str = proto[0]
+            supported[p] -= 1
         m.protocols = req.protocols
-        for p in m.protocol_names():
-            self._supported[p] = self._supported.get(p, 0) + 1
+        for proto in m.protocols:
+            p = proto[0]
+            supported[p] = supported.get(p, 0) + 1
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
         m.session_timeout_ms = req.session_timeout_ms
         if m.awaiting_join is None:
@@ -273,49 +314,54 @@ class ClassicGroupBase:
     def _complete_join_future(
         self, m: ClassicGroupMember, resp: JoinGroupResponse, fx: list
     ) -> None:
-        if m.awaiting_join is not None:
-            fx.append(
-                resp if resp.client == m.awaiting_join else _with_client(resp, m.awaiting_join)
-            )
+        client = m.awaiting_join
+        if client is not None:
+            fx.append(resp if resp.client == client else _with_client(resp, client))
             m.awaiting_join = None
             self.num_awaiting_join -= 1
 
     def _complete_sync_future(
-        self, m: ClassicGroupMember, resp: SyncGroupResponse, fx: list
+        self,
+        m: ClassicGroupMember,
+        error: Any,
+        assignment: Any,
+        protocol_name: str | None,
+        fx: list,
     ) -> bool:
-        if m.awaiting_sync is not None:
-            fx.append(
-                SyncGroupResponse(m.awaiting_sync, resp.error, resp.assignment, resp.protocol_name)
-            )
+        client = m.awaiting_sync
+        if client is not None:
+            fx.append(SyncGroupResponse(client, error, assignment, protocol_name))
             m.awaiting_sync = None
             return True
         return False
 
-    def _reschedule_heartbeat(
-        self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int | None = None
+    def _reschedule_heartbeat(self, m: ClassicGroupMember, now_ms: int, fx: list) -> None:
+        fx.append(ScheduleTimer((HEARTBEAT, m.member_id), now_ms + m.session_timeout_ms))
+
+    def _schedule_heartbeat_in(
+        self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int
     ) -> None:
-        fx.append(
-            ScheduleTimer(
-                heartbeat_key(m.member_id),
-                now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms),
-            )
-        )
+        fx.append(ScheduleTimer((HEARTBEAT, m.member_id), now_ms + timeout_ms))
 
     def _join_response(
-        self, m: ClassicGroupMember, client: str, *, with_members: bool
+        self, m: ClassicGroupMember, client: str, with_members: bool
     ) -> JoinGroupResponse:
+        """The answer to a completed join; the leader's (`with_members`) lists the members."""
         members: tuple[JoinGroupMember, ...] = ()
-        if with_members and self.protocol_name is not None:
+        protocol = self.protocol_name
+        if with_members and protocol is not None:
             members = tuple(
-                JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(self.protocol_name))
-                for x in self.members.values()
+                [
+                    JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(protocol))
+                    for x in self.members.values()
+                ]
             )
         return JoinGroupResponse(
             client,
-            Errors.NONE,
+            E_NONE,
             m.member_id,
             self.generation_id,
-            self.protocol_name,
+            protocol,
             self.leader_id or "",
             members,
         )
@@ -335,7 +381,7 @@ class ClassicGroupBase:
     def mark_dead(self, now_ms: int) -> list:
         """The coordinator unloads the group (partition emigration / failover)."""
         fx: list = []
-        self._transition(S.DEAD, now_ms, fx, "unloaded")
+        self._transition(DEAD, now_ms, fx, "unloaded")
         return fx
 
 
