@@ -29,6 +29,9 @@ COMPILED = [
     "src/kafka_rebalance/assign/sticky_general.py",
     "src/kafka_rebalance/sim/poll_kernels.py",
     "src/kafka_rebalance/sim/engine.py",
+    "src/kafka_rebalance/group/classic_member.py",
+    "src/kafka_rebalance/group/classic_group_base.py",
+    "src/kafka_rebalance/group/classic_group.py",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
