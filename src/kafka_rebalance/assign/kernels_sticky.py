@@ -61,7 +61,7 @@ def sticky_constrained(
         sub = m.topics
         if (sub is not first and sub != first) or m.rack is not None:
             return None
-    owner: list[int] = [-1] * total
+    claimed: list[bool] = [False] * total
     owned: list[list[int]] = []
     for i in range(n):
         m = members[i]
@@ -79,9 +79,9 @@ def sticky_constrained(
             if p < 0 or p >= counts[j]:
                 return None
             g = base[j] + p
-            if owner[g] >= 0:
+            if claimed[g]:
                 return None
-            owner[g] = i
+            claimed[g] = True
             mine.append(g)
         owned.append(mine)
     min_q = total // n
@@ -97,7 +97,7 @@ def sticky_constrained(
     for i in owned_order:
         gids = owned[i]
         k = len(gids)
-        if k > 1:
+        if k > 1 and not _in_partition_order(gids, base, n_t):
             # Comparator.comparing(partition).thenComparing(topic)
             keys: list[int] = []
             for g in gids:
@@ -120,11 +120,11 @@ def sticky_constrained(
             keep = min_q
             if current_over < expected_over:
                 exact.append(i)
-        mine = assignment[i]
+        # the first `keep` stay (the list itself when all do: no copy), the rest are revoked
+        assignment[i] = gids if keep >= k else gids[:keep]
         for x in range(k):
             g = gids[x]
             if x < keep:
-                mine.append(g)
                 taken[g] = True
             else:
                 revoked_by[g] = i
@@ -180,13 +180,26 @@ def sticky_constrained(
         for c in range(n):
             if moving[c]:
                 assignment[c] = [g for g in assignment[c] if not gone[g]]
-    out: list[list[Any]] = []
-    for i in range(n):
-        objs: list[Any] = []
-        for g in assignment[i]:
-            objs.append(table[g])
-        out.append(objs)
-    return out
+    return [[table[g] for g in assignment[i]] for i in range(n)]
+
+
+def _in_partition_order(gids: list[int], base: list[int], n_t: int) -> bool:
+    """Are `gids` already in (partition, topic) order, the order the builder sorts them into?
+    (A member usually owns what it was given: its partitions in that order.)"""
+    prev = -1
+    if n_t == 1:
+        for g in gids:
+            if g <= prev:
+                return False
+            prev = g
+        return True
+    for g in gids:
+        j = _topic_of(base, g)
+        key = (g - base[j]) * n_t + j
+        if key <= prev:
+            return False
+        prev = key
+    return True
 
 
 def _topic_of(base: list[int], g: int) -> int:
