@@ -94,6 +94,13 @@ def sticky_general(
     that order; `new_set()`: an empty Java HashSet of (topic, partition).
     """
     n = len(members)
+    first_sub = members[0].topics
+    for i in range(1, n):
+        sub0 = members[i].topics
+        if sub0 is not first_sub and sub0 != first_sub:
+            break
+    else:
+        return None  # one subscription for all (the usual group): the constrained builder's
     # -- subscriptions: topic numbers (first seen), and whether all are equal
     tix: dict[str, int] = {}
     names: list[str] = []
