@@ -93,6 +93,10 @@ class ConsumerCoordinator:
     def _apply(self, fx: list) -> None:
         w = self.w
         loop = w.loop
+        if len(fx) == 1 and type(fx[0]) is ScheduleSessionTimeout:  # most heartbeats
+            e = fx[0]
+            loop.set_timer((self.epoch, "session", e.member_id), e.deadline_ms, self._on_timer)
+            return
         for e in fx:
             t = type(e)
             if t is ScheduleSessionTimeout:
@@ -146,8 +150,13 @@ class ConsumerCoordinator:
     ) -> None:
         w = self.w
         parts = w.parts
-        if self.group is None:
+        group = self.group
+        if group is None:
             err = Errors.NOT_COORDINATOR
+        elif (known := group.members.get(member_id)) is not None and known.member_epoch == epoch:
+            # a member committing at its own epoch (nearly every commit): what the validation
+            # below answers for it (a consumer-protocol member, OffsetCommit v9+)
+            err = Errors.NONE
         else:
             # the validation is the group's (member and epoch), the same for every partition: the
             # request carries no partitions, which are written below
@@ -272,6 +281,19 @@ class ConsumerSimMember(SimMember):
 
     def on_cheartbeat_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
         if not self.alive:
+            return
+        cm = self.cm
+        if (
+            resp.error is Errors.NONE
+            and resp.assignment is None
+            and resp.member_epoch == cm.member_epoch
+            and cm.state is cgm.ClientState.STABLE
+            and (resp.member_id == cm.member_id or not resp.member_id)
+        ):
+            # a stable member's heartbeat answered with nothing new (most of them): the member
+            # stays the same value (cgm.on_heartbeat_response would return it as it is)
+            self.member_id = cm.member_id
+            self.generation = cm.member_epoch
             return
         if resp.error in (
             Errors.NOT_COORDINATOR,
