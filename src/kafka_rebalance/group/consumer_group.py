@@ -330,7 +330,7 @@ def _heartbeat(
         tx.set(target_order=orders)
         tx.target_assignment = target_map
         tx._copied.add("target_assignment")
-        tx.set(assignment_epoch=group_epoch)
+        tx.advance_assignment_epoch(group_epoch)
         effects.append(TargetAssignmentComputed(group_epoch, name))
     target_epoch = tx.get("assignment_epoch")
     target = tx.target_assignment.get(member_id, frozenset())

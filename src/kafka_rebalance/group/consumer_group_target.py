@@ -24,13 +24,15 @@ from ..model import (
 from .consumer_group_model import SERVER_ASSIGNORS, ConsumerGroupConfig, ConsumerGroupMember
 
 _tp_key = attrgetter("topic", "partition")
+_subscribed = attrgetter("subscribed_topics")
 
 
 def subscription_metadata(
     members: Iterable[ConsumerGroupMember], topics: Mapping[str, TopicMetadata]
 ) -> dict[str, int]:
     """Subscribed topic -> partition count, for subscribed topics that exist (sorted by name)."""
-    names = sorted({t for m in members for t in m.subscribed_topics if t in topics})
+    subscriptions = set(map(_subscribed, members))  # (most members share one)
+    names = sorted({t for s in subscriptions for t in s if t in topics})
     return {t: topics[t].partitions for t in names}
 
 
@@ -71,49 +73,56 @@ def compute_target_assignment(
     meta = subscription_metadata(members, topics)
     spec_topics = {t: topics[t] for t in meta}
     empty: tuple[TopicPartition, ...] = ()
-    owned_of: list[tuple[frozenset[TopicPartition] | None, tuple[TopicPartition, ...]]] = []
     subs: list[MemberSubscription] = []
+    owned_of: list[tuple[TopicPartition, ...]] = []
     topics_of: dict[tuple[str, ...], tuple[str, ...]] = {}  # a subscription -> its existing topics
-    no_orders: Mapping[str, TargetOrder] = {}
-    hits = orders if orders is not None else no_orders
+    get_target = current_target.get
+    get_hit = (orders if orders is not None else {}).get
+    add_sub, add_owned = subs.append, owned_of.append
     for m in members:
         mid = m.member_id
-        cur = current_target.get(mid)
+        cur = get_target(mid)
         subscribed = m.subscribed_topics
         names = topics_of.get(subscribed)
         if names is None:
             names = topics_of[subscribed] = tuple(t for t in subscribed if t in meta)
-        owned = empty
-        sub = None
         if cur:
-            hit = hits.get(mid)
+            hit = get_hit(mid)
             if hit is not None and hit[0] is cur:
-                owned, sub = hit[1], hit[2]
-                if sub is not None and (
-                    sub.topics != names or sub.rack != m.rack_id or sub.instance_id != m.instance_id
+                owned = hit[1]
+                sub = hit[2]
+                if (
+                    sub is not None
+                    and sub.topics == names
+                    and sub.rack == m.rack_id
+                    and sub.instance_id == m.instance_id
                 ):
-                    sub = None
+                    add_sub(sub)
+                    add_owned(owned)
+                    continue
             else:
                 owned = tuple(sorted(cur, key=_tp_key))
-        if sub is None:
-            sub = MemberSubscription(
-                mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id
-            )
-        owned_of.append((cur, owned))
-        subs.append(sub)
+        else:
+            owned = empty
+        add_sub(MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id))
+        add_owned(owned)
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))
     out: dict[str, frozenset[TopicPartition]] = {}
-    for m, (cur, owned), sub in zip(members, owned_of, subs):
-        mid = m.member_id
-        got = result.get(mid, empty)
+    get_result = result.get
+    for sub, owned in zip(subs, owned_of):
+        mid = sub.member_id
+        cur = get_target(mid)
+        got = get_result(mid, empty)
         if cur is not None and len(got) == len(owned) and tuple(got) == owned:
-            target = cur  # handed back as it was given: the same set
-        else:
-            target = frozenset(got)
-            if cur is not None and target == cur:
-                target = cur
+            out[mid] = cur  # handed back as it was given: the same set
+            if new_orders is not None:
+                new_orders[mid] = (cur, owned, sub)
+            continue
+        target = frozenset(got)
+        if cur is not None and target == cur:
+            target = cur
+            if new_orders is not None:
+                new_orders[mid] = (cur, owned, sub)
         out[mid] = target
-        if new_orders is not None and target is cur and cur is not None:
-            new_orders[mid] = (cur, owned, sub)
     return out

@@ -154,6 +154,12 @@ class _Tx:
             self._recount = True  # every member's reconciled status is relative to it
         self.changes.update(changes)
 
+    def advance_assignment_epoch(self, epoch: int) -> None:
+        """A target assignment at a new epoch: every member is behind it (a member's epoch never
+        passes the assignment epoch), so every member counts as unreconciled, without a recount."""
+        self.changes["assignment_epoch"] = epoch
+        self.unreconciled = len(self.members)
+
     def get(self, name: str):
         changes = self.changes
         return changes[name] if name in changes else getattr(self.g, name)

@@ -21,6 +21,7 @@ from ..group import consumer_group_member as cgm
 from ..group.consumer_group_model import (
     CancelRebalanceTimeout,
     ConsumerGroupConfig,
+    ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     GroupEpochBumped,
     MemberRemoved,
@@ -253,6 +254,7 @@ class ConsumerSimMember(SimMember):
         self.hb_token = 0
         self._hb_cm: cgm.ConsumerMember | None = None
         self._hb_req: Any = None
+        self._hb_owned: frozenset | None = None
         super().start()
         self.rejoin_needed = False
         self._heartbeat_now()
@@ -271,8 +273,27 @@ class ConsumerSimMember(SimMember):
         if (
             cm is not self._hb_cm
         ):  # the request is a value of the member's state: built once per state
-            self._hb_req = cgm.heartbeat_request(cm)
+            req = self._hb_req
+            if (
+                req is not None
+                and cm.owned is self._hb_owned
+                and cm.state is not cgm.ClientState.JOINING
+            ):
+                # the same owned set at a new epoch (every member, once per epoch): its sorted
+                # tuple is the one heartbeat_request made last time
+                self._hb_req = ConsumerGroupHeartbeatRequest(
+                    cm.group_id,
+                    cm.member_id,
+                    cm.member_epoch,
+                    cm.instance_id,
+                    owned_partitions=req.owned_partitions,
+                )
+            else:
+                self._hb_req = cgm.heartbeat_request(cm)
             self._hb_cm = cm
+            # (a joining request reports nothing, whatever the member holds)
+            joining = cm.state is cgm.ClientState.JOINING
+            self._hb_owned = None if joining else cm.owned
         self.w.send(self, "cheartbeat", self._hb_req)
         self.hb_token += 1
         self.w.loop.after(
