@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from .classic_group_base import (
+    CANCEL_JOIN,
+    CANCEL_SYNC,
     COMPLETING_REBALANCE,
     DEAD,
     E_COORDINATOR_NOT_AVAILABLE,
@@ -33,6 +35,7 @@ from .classic_group_base import (
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroupBase,
+    new_tuple,
 )
 from .classic_member import (
     ClassicGroupConfig,
@@ -293,7 +296,7 @@ class ClassicGroup(ClassicGroupBase):
         if self.state is COMPLETING_REBALANCE:
             self._reset_and_propagate_assignment(E_REBALANCE_IN_PROGRESS, now_ms, fx)
         self.pending_sync.clear()
-        fx.append(CancelTimer(SYNC_KEY))
+        fx.append(CANCEL_SYNC)
         initial = self.state is EMPTY
         if initial:
             delay = self.config.initial_rebalance_delay_ms
@@ -308,7 +311,7 @@ class ClassicGroup(ClassicGroupBase):
                 fx.append(ScheduleTimer(JOIN_KEY, now_ms + self.rebalance_timeout_ms(), ("join",)))
 
     def _complete_join(self, now_ms: int, fx: list) -> None:
-        fx.append(CancelTimer(JOIN_KEY))
+        fx.append(CANCEL_JOIN)
         for mid in [
             mid for mid, m in self.members.items() if m.awaiting_join is None and not m.is_static
         ]:
@@ -369,14 +372,9 @@ class ClassicGroup(ClassicGroupBase):
                 fx.append(GroupMetadataChanged(self.snapshot()))
         elif self.state is STABLE:
             self._remove_pending_sync(req.member_id, fx)
-            fx.append(
-                SyncGroupResponse(
-                    req.client,
-                    E_NONE,
-                    self.members[req.member_id].assignment,
-                    self.protocol_name,
-                )
-            )
+            ours = self.members[req.member_id].assignment
+            fields = (req.client, E_NONE, ours, self.protocol_name)
+            fx.append(new_tuple(SyncGroupResponse, fields))
         return fx
 
     def _validate_sync(self, req: SyncGroupRequest) -> Errors:
@@ -403,9 +401,9 @@ class ClassicGroup(ClassicGroupBase):
         self.pending_sync.discard(member_id)
         if self.state in (COMPLETING_REBALANCE, STABLE):
             if not self.pending_sync:
-                fx.append(CancelTimer(SYNC_KEY))
+                fx.append(CANCEL_SYNC)
         else:
-            fx.append(CancelTimer(SYNC_KEY))
+            fx.append(CANCEL_SYNC)
 
     def _reset_and_propagate_assignment(self, error: Errors, now_ms: int, fx: list) -> None:
         for m in self.members.values():
@@ -439,7 +437,7 @@ class ClassicGroup(ClassicGroupBase):
                     self._reschedule_heartbeat(self.members[member_id], now_ms, fx)
                     if state is PREPARING_REBALANCE:
                         err = E_REBALANCE_IN_PROGRESS
-        fx.append(HeartbeatResponse(req.client, err))
+        fx.append(new_tuple(HeartbeatResponse, (req.client, err)))
         return fx
 
     # -------------------------------------------------------------- LeaveGroup

@@ -31,6 +31,9 @@ from .classic_member import (
     selected_metadata,
 )
 from .classic_messages import (
+    JOIN_KEY,
+    SYNC_KEY,
+    CancelTimer,
     JoinGroupMember,
     JoinGroupRequest,
     JoinGroupResponse,
@@ -62,6 +65,12 @@ E_GROUP_MAX_SIZE_REACHED: Final = Errors.GROUP_MAX_SIZE_REACHED
 E_INCONSISTENT_GROUP_PROTOCOL: Final = Errors.INCONSISTENT_GROUP_PROTOCOL
 E_MEMBER_ID_REQUIRED: Final = Errors.MEMBER_ID_REQUIRED
 HEARTBEAT: Final = "heartbeat"
+
+# Calling a NamedTuple class runs its Python-level __new__; tuple.__new__ with every field given
+# builds the same value in C. Used for the effects made for every member in every rebalance.
+new_tuple: Final = tuple.__new__
+CANCEL_SYNC: Final = CancelTimer(SYNC_KEY)  # effects are immutable values: one of each suffices
+CANCEL_JOIN: Final = CancelTimer(JOIN_KEY)
 
 
 class ClassicGroupBase:
@@ -330,13 +339,14 @@ class ClassicGroupBase:
     ) -> bool:
         client = m.awaiting_sync
         if client is not None:
-            fx.append(SyncGroupResponse(client, error, assignment, protocol_name))
+            fx.append(new_tuple(SyncGroupResponse, (client, error, assignment, protocol_name)))
             m.awaiting_sync = None
             return True
         return False
 
     def _reschedule_heartbeat(self, m: ClassicGroupMember, now_ms: int, fx: list) -> None:
-        fx.append(ScheduleTimer((HEARTBEAT, m.member_id), now_ms + m.session_timeout_ms))
+        deadline = now_ms + m.session_timeout_ms
+        fx.append(new_tuple(ScheduleTimer, ((HEARTBEAT, m.member_id), deadline, None)))
 
     def _schedule_heartbeat_in(
         self, m: ClassicGroupMember, now_ms: int, fx: list, timeout_ms: int
@@ -352,18 +362,24 @@ class ClassicGroupBase:
         if with_members and protocol is not None:
             members = tuple(
                 [
-                    JoinGroupMember(x.member_id, x.group_instance_id, x.metadata(protocol))
+                    new_tuple(
+                        JoinGroupMember, (x.member_id, x.group_instance_id, x.metadata(protocol))
+                    )
                     for x in self.members.values()
                 ]
             )
-        return JoinGroupResponse(
-            client,
-            E_NONE,
-            m.member_id,
-            self.generation_id,
-            protocol,
-            self.leader_id or "",
-            members,
+        return new_tuple(
+            JoinGroupResponse,
+            (
+                client,
+                E_NONE,
+                m.member_id,
+                self.generation_id,
+                protocol,
+                self.leader_id or "",
+                members,
+                False,
+            ),
         )
 
     def _maybe_elect_new_joined_leader(self) -> bool:
@@ -386,13 +402,16 @@ class ClassicGroupBase:
 
 
 def _with_client(resp: JoinGroupResponse, client: str) -> JoinGroupResponse:
-    return JoinGroupResponse(
-        client,
-        resp.error,
-        resp.member_id,
-        resp.generation_id,
-        resp.protocol_name,
-        resp.leader,
-        resp.members,
-        resp.skip_assignment,
+    return new_tuple(
+        JoinGroupResponse,
+        (
+            client,
+            resp.error,
+            resp.member_id,
+            resp.generation_id,
+            resp.protocol_name,
+            resp.leader,
+            resp.members,
+            resp.skip_assignment,
+        ),
     )
