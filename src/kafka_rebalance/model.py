@@ -8,9 +8,19 @@ All values are frozen so they can be hashed, shared and compared.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from . import model_fields as _model_fields
+from . import native
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .model_fields import MemberFields as _MemberFields
+    from .model_fields import PartitionFields as _PartitionFields
+else:  # the compiled storage when the build is fresh, else its source (kafka_rebalance.native)
+    _MemberFields = native.load(_model_fields).MemberFields
+    _PartitionFields = native.load(_model_fields).PartitionFields
 
 DEFAULT_GENERATION = -1
 
@@ -30,13 +40,56 @@ METRIC_SAMPLE_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class TopicPartition:
-    topic: str
-    partition: int
+def _stored_in_base(cls: type, names: tuple[str, ...]) -> None:
+    """Give `cls` its base's field descriptors as its own class attributes, as a slotted
+    dataclass has them: `cls.__dict__[name]` is the C-level store (tpcache and sticky set fields
+    through it), and a dataclass default left on the class would hide the stored value."""
+    for name in names:
+        for base in cls.__mro__[1:]:
+            if name in base.__dict__:
+                setattr(cls, name, base.__dict__[name])
+                break
+
+
+def _reduce_ex(self: Any, protocol: Any) -> Any:
+    """Pickling as a slotted frozen dataclass (protocol 2+: the same bytes); protocols 0 and 1
+    rebuild through the constructor (copyreg's path cannot rebuild a compiled base)."""
+    if protocol < 2:
+        return (type(self), tuple(self.__getstate__()))
+    return object.__reduce_ex__(self, protocol)
+
+
+def _setstate(self: Any, state: Sequence[Any]) -> None:
+    for f, value in zip(self.__dataclass_fields__, state):
+        object.__setattr__(self, f, value)
+
+
+@dataclass(frozen=True, order=True)
+class TopicPartition(_PartitionFields):
+    """A topic and a partition number: a frozen value (equal, hashed and ordered as the pair).
+
+    The two fields live in `model_fields.PartitionFields` (compiled by mypyc when the install
+    can), which the assignors' kernels read directly; this class adds no storage (`__slots__ =
+    ()`: no instance dict, as before) and pickles as a slotted frozen dataclass does."""
+
+    __slots__ = ()
+
+    # field(): no default, whatever the class finds on its base (a compiled base's descriptors
+    # would otherwise be taken for defaults)
+    topic: str = field()
+    partition: int = field()
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+    def __getstate__(self) -> list[Any]:
+        return [self.topic, self.partition]
+
+    __setstate__ = _setstate
+    __reduce_ex__ = _reduce_ex
+
+
+_stored_in_base(TopicPartition, ("topic", "partition"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +111,17 @@ class TopicMetadata:
         return any(self.partition_racks)
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSubscription:
-    """What one member tells the group leader in JoinGroup (Kafka's ConsumerProtocolSubscription)."""
+@dataclass(frozen=True)
+class MemberSubscription(_MemberFields):
+    """What one member tells the group leader in JoinGroup (Kafka's ConsumerProtocolSubscription).
 
-    member_id: str
-    topics: tuple[str, ...]
+    Stored in `model_fields.MemberFields` (as TopicPartition: no instance dict, pickled as a
+    slotted frozen dataclass)."""
+
+    __slots__ = ()
+
+    member_id: str = field()  # field(): as TopicPartition's
+    topics: tuple[str, ...] = field()
     owned: tuple[TopicPartition, ...] = ()
     generation: int = DEFAULT_GENERATION
     rack: str | None = None
@@ -75,6 +133,17 @@ class MemberSubscription:
             object.__setattr__(self, "topics", tuple(self.topics))
         if type(self.owned) is not tuple:
             object.__setattr__(self, "owned", tuple(self.owned))
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, f) for f in self.__dataclass_fields__]
+
+    __setstate__ = _setstate
+    __reduce_ex__ = _reduce_ex
+
+
+_stored_in_base(
+    MemberSubscription, ("member_id", "topics", "owned", "generation", "rack", "instance_id")
+)
 
 
 @dataclass(frozen=True, slots=True)

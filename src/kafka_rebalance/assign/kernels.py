@@ -9,16 +9,19 @@ with KAFKA_REBALANCE_PURE=1 at install, it stays Python); the assignors use
 it only when it is compiled (`COMPILED`), else their numpy paths, which stay
 the reference. A test checks both give identical output.
 
-No imports from the project but kafka_rebalance.native (which build runs):
-callers pass the objects in, and the module does no I/O.
+No imports from the project but kafka_rebalance.native (which build runs) and
+kafka_rebalance.model_fields (the model's compiled storage, whose
+fields the loops read directly): callers pass the objects in, and the module
+does no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from kafka_rebalance import native
+from kafka_rebalance import model_fields, native
+from kafka_rebalance.model_fields import MemberFields, PartitionFields
 
 SlowMember = Callable[[Any, int], tuple[list[Any], list[Any], int]]
 
@@ -26,8 +29,11 @@ SlowMember = Callable[[Any, int], tuple[list[Any], list[Any], int]]
 def is_compiled() -> bool:
     """True when this module is the mypyc-built extension and was built from the source now beside
     it (kafka_rebalance.native: a stale build is not used; the assignors then take their reference
-    paths). kernels_heterogeneous.py, which the assignors use on the same switch, must be fresh too."""
-    return native.siblings_fresh(__file__, "kernels_heterogeneous")
+    paths). kernels_heterogeneous.py, which the assignors use on the same switch, must be fresh too,
+    and so must model_fields.py: the loops read the model's fields as its compiled classes."""
+    return native.siblings_fresh(__file__, "kernels_heterogeneous") and native.is_fresh_build(
+        model_fields.__file__
+    )
 
 
 def sort_by_key(items: list[int], key: list[int]) -> list[int]:
@@ -69,16 +75,11 @@ def uniform_homogeneous(
     dealt to members in order up to their quotas. Returns every member's
     partitions and False when some were left unassigned.
     """
-    n = len(members)
-    first = members[0].topics
+    group: tuple[Any, ...] = members if isinstance(members, tuple) else tuple(members)
+    at: list[int] = order if isinstance(order, list) else list(order)
+    n = len(group)
+    first = group[0].topics
     first_set: set[Any] | None = None
-    for m in members:
-        sub = m.topics
-        if sub is not first and sub != first:
-            if first_set is None:
-                first_set = set(first)
-            if set(sub) != first_set:
-                return None
     n_topics = len(topics)
     index: dict[str, int] = {}
     base: list[int] = []
@@ -100,12 +101,26 @@ def uniform_homogeneous(
     # (one list each instead of an empty list and a slice); replaced by a fresh [] at the end
     nothing: list[Any] = []
     for i in range(n):
-        entries = members[order[i]].owned
+        m = group[at[i]]
+        sub: Any
+        owned: Any
+        if isinstance(m, MemberFields):  # a MemberSubscription: its fields read directly
+            sub = m.topics
+            owned = m.owned
+        else:
+            sub = m.topics
+            owned = m.owned
+        if sub is not first and sub != first:  # another subscription: heterogeneous?
+            if first_set is None:
+                first_set = set(first)
+            if set(sub) != first_set:
+                return None
+        entries: tuple[Any, ...] = owned if isinstance(owned, tuple) else tuple(owned)
+        quota = min_quota + 1 if i < extra else min_quota
         if len(entries) == 0:
             targets.append(nothing)
-            remaining.append(min_quota + 1 if i < extra else min_quota)
+            remaining.append(quota)
             continue
-        quota = min_quota + 1 if i < extra else min_quota
         held = 0
         odd = False
         me: object = i
@@ -115,12 +130,21 @@ def uniform_homogeneous(
         j = -1
         for e in range(len(entries)):
             tp = entries[e]
-            t: str = tp.topic
-            if j < 0 or t != last_topic:  # entries usually come topic by topic
-                j = index.get(t, -1)
-                last_topic = t
+            if isinstance(tp, PartitionFields):  # a TopicPartition: its fields read directly
+                tv = tp.topic
+                pv = tp.partition
+            else:
+                tv = tp.topic
+                pv = tp.partition
+            if j >= 0 and tv is last_topic:
+                pass  # the same topic object as the entry before
+            elif not isinstance(tv, str):
+                j = -1  # not a topic name: no subscribed topic equals it
+            elif j < 0 or tv != last_topic:  # entries usually come topic by topic
+                j = index.get(tv, -1)
+                last_topic = tv
             if j >= 0:
-                p: int = tp.partition
+                p = cast(int, pv)  # an int, as before (a compiled cast checks it)
                 if p < 0 or p >= counts[j]:
                     odd = True
                 else:
@@ -134,15 +158,13 @@ def uniform_homogeneous(
                         continue
             if kept is None:
                 kept = list(entries[:e])
-        if kept is None:
-            kept = list(entries)
         if held > quota or odd:
             kept2, gone, left = slow_member(entries, quota)
             targets.append(kept2)
             revoked.extend(gone)
             remaining.append(left)
         else:
-            targets.append(kept)
+            targets.append(list(entries) if kept is None else kept)
             remaining.append(quota - held)
     queue: list[Any] = []
     for j in range(n_topics):
@@ -179,6 +201,17 @@ def uniform_homogeneous(
         if targets[i] is nothing:
             targets[i] = []
     return targets, pos >= n_all
+
+
+def member_ids(members: Any) -> tuple[Any, ...]:
+    """Every member's id, in order (read directly from the compiled storage)."""
+    out: list[Any] = []
+    for m in members:
+        if isinstance(m, MemberFields):
+            out.append(m.member_id)
+        else:
+            out.append(m.member_id)
+    return tuple(out)
 
 
 def in_spec_order(
@@ -472,10 +505,15 @@ def owned_over_quota(
     parts: list[list[int]] = []
     seen: list[set[int]] = []
     for tp in entries:
-        t: str = tp.topic
-        pv = tp.partition
-        if not isinstance(pv, int):
+        if isinstance(tp, PartitionFields):
+            tv = tp.topic
+            pv = tp.partition
+        else:
+            tv = tp.topic
+            pv = tp.partition
+        if not isinstance(tv, str) or not isinstance(pv, int):
             return None
+        t: str = tv
         p: int = pv
         if p < 0 or p > 0x7FFFFFFF:
             return None

@@ -4,16 +4,17 @@
 reference, numpy arrays) step by step: keep current partitions of subscribed
 topics, deal the free ones to the least loaded subscribers, then balance
 topic by topic with Kafka's MemberAssignmentBalancer. No I/O, no project imports
-but kernels.py's shared helper (see kernels.py).
+but kernels.py's shared helper and TopicPartition's compiled storage (see kernels.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from kafka_rebalance import native
 from kafka_rebalance.assign.kernels import sort_by_key
+from kafka_rebalance.model_fields import PartitionFields
 
 
 def is_compiled() -> bool:
@@ -175,10 +176,18 @@ def uniform_heterogeneous(
     for i in range(n):
         row = i * n_topics
         for tp in members[order[i]].owned:
-            j = index.get(tp.topic, -1)
+            if isinstance(tp, PartitionFields):  # a TopicPartition: its fields read directly
+                tv = tp.topic
+                pv = tp.partition
+            else:
+                tv = tp.topic
+                pv = tp.partition
+            if not isinstance(tv, str):
+                continue  # not a topic name: no subscribed topic equals it
+            j = index.get(tv, -1)
             if j < 0:
                 continue
-            p: int = tp.partition
+            p = cast(int, pv)  # an int, as before (a compiled cast checks it)
             if p < 0 or p >= counts[j]:
                 continue
             f = base[j] + p

@@ -89,7 +89,7 @@ def run_sticky(
     return result, transferring, res
 
 
-_new = object.__new__
+_new = TopicPartition.__new__  # its compiled base allocates it (object.__new__ refuses)
 # slot descriptors: skip the frozen __setattr__
 _set_topic: Callable[[TopicPartition, str], None] = TopicPartition.__dict__["topic"].__set__
 _set_partition: Callable[[TopicPartition, int], None] = TopicPartition.__dict__["partition"].__set__

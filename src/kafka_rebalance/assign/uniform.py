@@ -80,19 +80,18 @@ class UniformAssignor:
 
 
 @lru_cache(maxsize=16)
-def _iteration_plan(ids: tuple[str, ...]) -> tuple[tuple[int, ...], list[int]] | None:
-    """Spec positions in HashMap iteration order, and each spec member's iteration position;
+def _iteration_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
+    """Spec positions in HashMap iteration order, and each spec member's iteration position
+    (lists, shared by the calls that hit the cache: never changed);
     None when member ids repeat (the numpy path handles that). A group whose members changed
     since the last call (every epoch of a rolling restart) misses the cache: the ids' hashes
     come from member_id_hashes and the order from the compiled bin sort."""
     if len(set(ids)) != len(ids):
         return None
-    positions = kernels.hashmap_positions(member_id_hashes(ids))
-    if positions is None:  # a bin may treeify: emulate the map
+    order = kernels.hashmap_positions(member_id_hashes(ids))
+    if order is None:  # a bin may treeify: emulate the map
         at = {mid: k for k, mid in enumerate(ids)}
-        order = tuple(at[mid] for mid in hashmap_order(ids))
-    else:
-        order = tuple(positions)
+        order = [at[mid] for mid in hashmap_order(ids)]
     position = [0] * len(ids)
     for i, k in enumerate(order):
         position[k] = i
@@ -121,7 +120,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     """Both builders through the compiled loops; None when member ids repeat (the numpy path
     takes those)."""
     members = spec.members
-    ids = tuple(map(_MEMBER_ID, members))
+    ids = kernels.member_ids(members)
     plan = _iteration_plan(ids)
     if plan is None:
         return None
