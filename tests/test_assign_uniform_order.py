@@ -215,3 +215,38 @@ def test_member_id_hashes_are_remembered_and_bounded(n: int, monkeypatch) -> Non
     ids = tuple(f"member-{k}" for k in range(n))
     assert member_id_hashes(ids) == [string_hash(m) & 0xFFFFFFFF for m in ids]
     assert len(uniform_group._ID_HASHES) <= max(500, n)
+
+
+def test_the_gc_pause_allocates_nothing_before_the_collector_is_off() -> None:
+    """With a collection due at the next allocation, the pause that uniform and server-range take
+    (base.pause_gc) starts none; `with gc_paused()` does (its bound __enter__/__exit__ are
+    allocated before the collector is off), which this test shows too, so that it can fail."""
+    import gc
+
+    from kafka_rebalance.assign import base
+
+    phases: list[str] = []
+
+    def record(phase: str, _info: dict) -> None:
+        phases.append(phase)
+
+    enabled, threshold = gc.isenabled(), gc.get_threshold()
+    gc.enable()
+    gc.callbacks.append(record)
+    try:
+        gc.set_threshold(1)  # every tracked allocation starts a collection
+        phases.clear()
+        was = base.pause_gc()
+        during = len(phases)
+        assert not gc.isenabled()
+        base.resume_gc(was)
+        assert gc.isenabled()
+        phases.clear()
+        with base.gc_paused():
+            during_with = len(phases)
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*threshold)
+        (gc.enable if enabled else gc.disable)()
+    assert during == 0
+    assert during_with > 0

@@ -16,7 +16,7 @@ member subscribes to every topic), so one path serves both.
 from __future__ import annotations
 
 from ..model import Assignment, GroupSpec
-from .base import gc_paused
+from .base import pause_gc, resume_gc
 from .range import member_info_order, ranges_in_member_info_order
 
 
@@ -34,5 +34,8 @@ class ServerRangeAssignor:
         if not spec.members:
             return {}
         # subscribed topic ids: only topics present in metadata
-        with gc_paused():
+        enabled = pause_gc()  # gc_paused, allocating nothing first
+        try:
             return ranges_in_member_info_order(spec, with_empty_topics=True)
+        finally:
+            resume_gc(enabled)

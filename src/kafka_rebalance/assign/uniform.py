@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model import Assignment, GroupSpec, TopicPartition
 from . import kernels, kernels_heterogeneous
-from .base import gc_paused
+from .base import pause_gc, resume_gc
 from .tpcache import topic_objects
 from .uniform_group import (
     UniformGroup,
@@ -59,8 +59,11 @@ class UniformAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        with gc_paused():
+        enabled = pause_gc()  # gc_paused, allocating nothing first
+        try:
             return self._assign(spec)
+        finally:
+            resume_gc(enabled)
 
     @staticmethod
     def _assign(spec: GroupSpec) -> Assignment:
