@@ -352,7 +352,7 @@ def test_dynamic_member_session_timeout_and_group_states():
     # b last heartbeated at 0: its session timer (scheduled at each heartbeat, now + session.timeout.ms)
     # fires first; a's was just pushed to 85_000, and no rebalance timer runs in a stable group
     assert next_deadline(h.group) == 45_000
-    assert h.group.members["a"].session_deadline_ms == 85_000
+    assert h.group.session_deadlines["a"] == 85_000
     h.now = 45_000
     h.group, eff = expire_timers(h.group, h.now)
     assert [e.member_id for e in eff if isinstance(e, MemberRemoved)] == ["b"]
@@ -565,7 +565,8 @@ def test_coordinator_failover_within_session_timeout_keeps_the_group():
     epoch = h.group.group_epoch
     owned = {n: h.owned(n) for n in "ab"}
     stored = persisted(h.group)
-    assert all(m.session_deadline_ms is None for m in stored.members.values())
+    assert stored.session_deadlines == {}  # timers live in memory only
+    assert all(m.rebalance_deadline_ms is None for m in stored.members.values())
     h.now += 30_000  # the old coordinator is gone for 30 s; the new one loads the group
     h.group, eff = on_loaded(stored, h.now, CFG)
     assert {e.member_id for e in eff} == {"a", "b"}

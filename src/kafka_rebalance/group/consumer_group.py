@@ -170,8 +170,9 @@ def heartbeat(
     """Handle one ConsumerGroupHeartbeat. Errors leave the group unchanged.
 
     `in_place`: the caller gives `group` up and keeps only the group returned, whose maps are
-    the given group's, updated where they are (a heartbeat then costs what it changes, not a
-    copy of every member and partition)."""
+    the given group's, updated where they are, and which may be the given group object itself,
+    its fields updated (a heartbeat then costs what it changes, not a copy of every member and
+    partition, nor a new group value per member per epoch)."""
     if in_place:
         steady = steady_heartbeat(group, req, now_ms, config)
         if steady is not None:
@@ -371,9 +372,9 @@ def _heartbeat(
                 effects.append(CancelRebalanceTimeout(member_id))
 
     session_deadline = now_ms + config.session_timeout_ms
-    reconciled = replace(reconciled, session_deadline_ms=session_deadline)
     effects.append(ScheduleSessionTimeout(member_id, session_deadline))
     tx.put_member(reconciled)
+    tx.set_session_deadline(member_id, session_deadline)
 
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1
@@ -450,8 +451,8 @@ def on_session_timeout(
     group: ConsumerGroup, member_id: str, now_ms: int, in_place: bool = False
 ) -> tuple[ConsumerGroup, list[Effect]]:
     """The member's session expired (ignored when the timer is stale). `in_place` as for heartbeat."""
-    m = group.members.get(member_id)
-    if m is None or m.session_deadline_ms is None or m.session_deadline_ms > now_ms:
+    deadline = group.session_deadlines.get(member_id)
+    if member_id not in group.members or deadline is None or deadline > now_ms:
         return group, []
     tx, effects = _Tx(group, in_place), list[Effect]()
     _fence(tx, member_id, "session timeout", effects)
@@ -493,22 +494,19 @@ def expire_timers(group: ConsumerGroup, now_ms: int) -> tuple[ConsumerGroup, lis
 
 def next_deadline(group: ConsumerGroup) -> int | None:
     """The earliest pending timer, for drivers that sleep until something can happen."""
-    ds = [
-        d
+    ds = [*group.session_deadlines.values()]
+    ds += [
+        m.rebalance_deadline_ms
         for m in group.members.values()
-        for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
-        if d is not None
+        if m.rebalance_deadline_ms is not None
     ]
     return min(ds) if ds else None
 
 
 def persisted(group: ConsumerGroup) -> ConsumerGroup:
     """The group as its records persist it: everything but the timers, which live only in memory."""
-    members = {
-        mid: replace(m, session_deadline_ms=None, rebalance_deadline_ms=None)
-        for mid, m in group.members.items()
-    }
-    return replace(group, members=members)
+    members = {mid: replace(m, rebalance_deadline_ms=None) for mid, m in group.members.items()}
+    return replace(group, members=members, session_deadlines={})
 
 
 def on_loaded(
@@ -518,18 +516,18 @@ def on_loaded(
     session timeout, members still revoking a fresh rebalance timeout. Members that come back within
     the session timeout carry on without a rebalance."""
     members: dict[str, ConsumerGroupMember] = {}
+    sessions: dict[str, int] = {}
     effects: list[Effect] = []
     for mid, m in group.members.items():
         deadline = now_ms + config.session_timeout_ms
         effects.append(ScheduleSessionTimeout(mid, deadline))
+        sessions[mid] = deadline
         rebalance_deadline = None
         if m.state is MemberState.UNREVOKED_PARTITIONS:
             rebalance_deadline = now_ms + m.rebalance_timeout_ms
             effects.append(ScheduleRebalanceTimeout(mid, m.member_epoch, rebalance_deadline))
-        members[mid] = replace(
-            m, session_deadline_ms=deadline, rebalance_deadline_ms=rebalance_deadline
-        )
-    return replace(group, members=members), effects
+        members[mid] = replace(m, rebalance_deadline_ms=rebalance_deadline)
+    return replace(group, members=members, session_deadlines=sessions), effects
 
 
 def update_topics(group: ConsumerGroup, topics: Mapping[str, TopicMetadata]) -> ConsumerGroup:

@@ -100,8 +100,8 @@ class ConsumerGroupMember:
     client_id: str = ""
     assigned: frozenset[TopicPartition] = frozenset()
     pending_revocation: frozenset[TopicPartition] = frozenset()
-    # Timer deadlines, so the shell can schedule them and stale timers are ignored.
-    session_deadline_ms: int | None = None
+    # The rebalance timer's deadline, so the shell can schedule it and a stale timer is ignored
+    # (the session timers are the group's: ConsumerGroup.session_deadlines).
     rebalance_deadline_ms: int | None = None
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
@@ -133,6 +133,9 @@ class ConsumerGroup:
     target_assignment: Mapping[str, frozenset[TopicPartition]] = field(default_factory=dict)
     partition_owners: Mapping[TopicPartition, str] = field(default_factory=dict)
     static_members: Mapping[str, str] = field(default_factory=dict)  # instance id -> member id
+    # member id -> its session timeout's deadline: timers, in memory only (Kafka's timer, not the
+    # member record), so a heartbeat moves one entry instead of rebuilding its member
+    session_deadlines: Mapping[str, int] = field(default_factory=dict)
     # Topic metadata the coordinator knows (the metadata image) and the slice the group subscribes to.
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
     subscription_metadata: Mapping[str, int] = field(default_factory=dict)  # topic -> partitions

@@ -29,6 +29,7 @@ from .errors import Errors
 __all__ = ["steady_heartbeat"]
 
 _NOTHING: frozenset[TopicPartition] = frozenset()
+_set_field = object.__setattr__  # a frozen dataclass's field, on the group given up (in place)
 
 
 def steady_heartbeat(
@@ -75,8 +76,9 @@ def steady_heartbeat(
     response = ConsumerGroupHeartbeatResponse(
         Errors.NONE, member_id, epoch, config.heartbeat_interval_ms, None
     )
+    sessions = group.session_deadlines
     if member.member_epoch == epoch:
-        members[member_id] = replace(member, session_deadline_ms=deadline)  # type: ignore[index]
+        sessions[member_id] = deadline  # type: ignore[index]
         return group, response, [ScheduleSessionTimeout(member_id, deadline)]
     # reconcile(): a stable member at an older epoch whose target is what it has
     assigned = member.assigned
@@ -95,11 +97,13 @@ def steady_heartbeat(
         member_epoch=epoch,
         previous_member_epoch=member.member_epoch,
         pending_revocation=_NOTHING,
-        session_deadline_ms=deadline,
         rebalance_deadline_ms=None,
     )
+    sessions[member_id] = deadline  # type: ignore[index]
+    # the group itself is updated in place too (the caller gave it up: its maps already are):
+    # a group value per member per epoch was most of this path's cost
     old_state = group.state
-    group = replace(group, unreconciled=group.unreconciled - 1)
+    _set_field(group, "unreconciled", group.unreconciled - 1)
     if group.state is not old_state:
-        group = replace(group, state_timestamp_ms=now_ms)
+        _set_field(group, "state_timestamp_ms", now_ms)
     return group, response, effects

@@ -45,6 +45,7 @@ class _Tx:
         "members",
         "partition_owners",
         "static_members",
+        "session_deadlines",
         "target_assignment",
         "changes",
         "_copied",
@@ -58,6 +59,7 @@ class _Tx:
         self.members = group.members
         self.partition_owners = group.partition_owners
         self.static_members = group.static_members
+        self.session_deadlines = group.session_deadlines
         self.target_assignment = group.target_assignment
         self.changes: dict[str, Any] = {}  # ConsumerGroup fields to replace, by name
         self.unreconciled = (
@@ -147,7 +149,12 @@ class _Tx:
             del self._own("static_members")[old.instance_id]
         if member_id in self.target_assignment:
             del self._own("target_assignment")[member_id]
+        if member_id in self.session_deadlines:
+            del self._own("session_deadlines")[member_id]
         return old
+
+    def set_session_deadline(self, member_id: str, deadline_ms: int) -> None:
+        self._own("session_deadlines")[member_id] = deadline_ms
 
     def set(self, **changes: object) -> None:
         if "assignment_epoch" in changes:
@@ -188,6 +195,7 @@ class _Tx:
             members=self.members,
             partition_owners=self.partition_owners,
             static_members=self.static_members,
+            session_deadlines=self.session_deadlines,
             target_assignment=self.target_assignment,
             unreconciled=unreconciled,
             **changes,
@@ -197,7 +205,7 @@ class _Tx:
         return new
 
 
-_MAPS = ("members", "partition_owners", "static_members", "target_assignment")
+_MAPS = ("members", "partition_owners", "static_members", "session_deadlines", "target_assignment")
 
 
 def _fence(tx: _Tx, member_id: str, reason: str, effects: list[Effect]) -> None:

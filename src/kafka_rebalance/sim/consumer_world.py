@@ -64,9 +64,6 @@ class ConsumerCoordinator:
             int, int
         ] = {}  # partition index -> committed offset (what a failover keeps)
         self.by_member_id: dict[str, str] = {}
-        # the OffsetCommit validation view of self.group (reads its members live)
-        self._view_of: cg.ConsumerGroup | None = None
-        self._view: Any = None
 
     @property
     def up(self) -> bool:
@@ -162,10 +159,7 @@ class ConsumerCoordinator:
             # the validation is the group's (member and epoch), the same for every partition: the
             # request carries no partitions, which are written below
             req = OffsetCommitRequest(self.group.group_id, (), member_id, epoch, instance_id)
-            if self._view_of is not self.group:  # a new group value (its scalars changed)
-                self._view = cg.commit_view(self.group)
-                self._view_of = self.group
-            err = validate_offset_commit(self._view, req)
+            err = validate_offset_commit(cg.commit_view(group), req)
         if err is Errors.NONE:
             committed, stored, log = parts.committed, self.offsets, w.wants_events
             for p, off in offsets.items():
