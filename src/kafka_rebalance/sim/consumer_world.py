@@ -27,6 +27,7 @@ from ..group.consumer_group_model import (
     MemberRemoved,
     ScheduleRebalanceTimeout,
     ScheduleSessionTimeout,
+    replace,
 )
 from ..group.errors import Errors
 from ..group.offset_messages import OffsetCommitRequest
@@ -158,10 +159,15 @@ class ConsumerCoordinator:
         else:
             # the validation is the group's (member and epoch), the same for every partition: the
             # request carries no partitions, which are written below
-            req = OffsetCommitRequest(self.group.group_id, (), member_id, epoch, instance_id)
+            req = OffsetCommitRequest(group.group_id, (), member_id, epoch, instance_id)
             err = validate_offset_commit(cg.commit_view(group), req)
-        if err is Errors.NONE:
-            committed, stored, log = parts.committed, self.offsets, w.wants_events
+        if err is Errors.NONE and not w.wants_events:
+            committed = parts.committed
+            for p, off in offsets.items():
+                committed[p] = off
+            self.offsets.update(offsets)
+        elif err is Errors.NONE:
+            committed, stored, log = parts.committed, self.offsets, True
             for p, off in offsets.items():
                 committed[p] = off
                 stored[p] = off
@@ -301,12 +307,13 @@ class ConsumerSimMember(SimMember):
         if (
             resp.error is Errors.NONE
             and resp.assignment is None
-            and resp.member_epoch == cm.member_epoch
             and cm.state is cgm.ClientState.STABLE
             and (resp.member_id == cm.member_id or not resp.member_id)
         ):
-            # a stable member's heartbeat answered with nothing new (most of them): the member
-            # stays the same value (cgm.on_heartbeat_response would return it as it is)
+            # a stable member's heartbeat answered with nothing new but maybe an epoch (nearly all
+            # of them): what cgm.on_heartbeat_response gives, without its general steps
+            if resp.member_epoch != cm.member_epoch:
+                self.cm = cm = replace(cm, member_epoch=resp.member_epoch)
             self.member_id = cm.member_id
             self.generation = cm.member_epoch
             return
