@@ -117,17 +117,18 @@ def _sources_under_real_names(package: str, names: tuple[str, ...]) -> dict[str,
     return loaded
 
 
-def builds_or_sources(package: str, names: tuple[str, ...]) -> bool:
+def builds_or_sources(package: str, names: tuple[str, ...], with_builds: bool = True) -> bool:
     """For modules compiled together that import each other by name (`group/classic_*.py`): run
     either all their fresh builds or all their sources, never a stale build. Call it from the
     package's `__init__`, before any of them is imported; `names` in import order. Returns whether
     the builds run. (A stale build would shadow its `.py` on a plain import, and a native class
-    cannot be subclassed by an interpreted one.)"""
+    cannot be subclassed by an interpreted one.) `with_builds=False`: the sources run, fresh builds
+    or not (a build that calls into other builds directly runs only when those are fresh too)."""
     origins = []
     for name in names:
         spec = importlib.util.find_spec(f"{package}.{name}")
         origins.append(spec.origin if spec is not None else None)
-    if all(is_fresh_build(o) for o in origins):
+    if with_builds and all(is_fresh_build(o) for o in origins):
         return True
     if any(o and not o.endswith((".py", ".pyc")) for o in origins):
         _sources_under_real_names(package, names)

@@ -21,3 +21,12 @@ heartbeat phase (its first heartbeat after a join comes up to heartbeat.interval
 and each poll's per-record processing time (`processing_ms_per_record` times a factor in
 1 +/- `simulation.processing_jitter`, default 0.2). Records are still counted one by one.
 """
+
+from .. import group, native
+
+# The classic coordinator node is compiled with mypyc with the group state machine it drives (its
+# build calls the group's build directly): its fresh build runs only beside the group's fresh
+# builds; else its source does.
+COORDINATOR_COMPILED = native.builds_or_sources(
+    __name__, ("coordinator",), with_builds=group.CLASSIC_COMPILED
+)
