@@ -1,5 +1,6 @@
 """A few fingerprint scenarios on both legs in one run: the pure path (assignors' reference paths,
-poll kernels and the classic group state machine loaded from their sources) and the compiled one
+poll kernels, the engine, the classic group state machine and the classic coordinator loaded from
+their sources) and the compiled one
 (the installed mypyc builds).
 
 test_sim_fingerprints.py checks the whole set on whichever build is installed; this checks that the
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from compiled_legs import from_source, no_compiled_leg
-from kafka_rebalance import group, native
+from kafka_rebalance import group, native, sim
 from kafka_rebalance.assign import (
     kernels,
     kernels_heterogeneous,
@@ -41,6 +42,7 @@ ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
 PURE_CLASSIC = native.sources_of(
     "kafka_rebalance.group", ("classic_member", "classic_group_base", "classic_group")
 )["classic_group"]
+PURE_COORDINATOR = native.sources_of("kafka_rebalance.sim", ("coordinator",))["coordinator"]
 
 
 def _all_compiled() -> bool:
@@ -50,6 +52,7 @@ def _all_compiled() -> bool:
         and kernels_sticky.is_compiled()
         and compiled.is_compiled()
         and group.CLASSIC_COMPILED
+        and sim.COORDINATOR_COMPILED
     )
 
 
@@ -61,8 +64,9 @@ def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(member, f"_k_{name}", getattr(PURE_POLL, name))
     monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
     monkeypatch.setattr(world, "ENGINE", PURE_ENGINE)
-    monkeypatch.setattr(coordinator, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
-    monkeypatch.setattr(coordinator, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
+    monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
+    monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
+    monkeypatch.setattr(world, "ClassicCoordinator", PURE_COORDINATOR.ClassicCoordinator)
 
 
 def test_the_set_names_these_scenarios() -> None:
@@ -84,11 +88,13 @@ def test_each_leg_gives_the_reference_fingerprint(
         assert member._k_fetch is compiled.KERNELS.fetch
         assert world.ENGINE is compiled.ENGINE
         assert coordinator.ClassicGroup is classic_group.ClassicGroup
+        assert world.ClassicCoordinator is coordinator.ClassicCoordinator
         assert native.is_fresh_build(classic_group.__file__)
+        assert native.is_fresh_build(coordinator.__file__)
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
 
 
-def test_the_pure_leg_runs_the_classic_group_from_source() -> None:
+def test_the_pure_leg_runs_the_classic_group_and_coordinator_from_source() -> None:
     """Every class of the pure leg's state machine is plain Python (its methods are functions), and
     none is the one the simulator runs by default."""
     assert PURE_CLASSIC.__file__.endswith("classic_group.py")
@@ -99,4 +105,6 @@ def test_the_pure_leg_runs_the_classic_group_from_source() -> None:
     ):
         assert inspect.isfunction(cls.__init__), cls
     assert PURE_CLASSIC.ClassicGroup is not classic_group.ClassicGroup
+    assert inspect.isfunction(PURE_COORDINATOR.ClassicCoordinator.receive)
+    assert PURE_COORDINATOR.ClassicCoordinator is not coordinator.ClassicCoordinator
     assert PURE_CLASSIC.ClassicGroupBase is not classic_group.ClassicGroupBase

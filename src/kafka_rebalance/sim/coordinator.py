@@ -11,12 +11,18 @@ again so members learn about it at their next heartbeat, as in Kafka.
 Failover: the node goes down (parked requests fail with NOT_COORDINATOR), and
 on return rebuilds the group from the last GroupMetadata written to the
 offsets log and the committed offsets from their records.
+
+Compiled with mypyc (setup.py) together with the classic group it drives: every request and
+effect of a simulated group passes through here. Effect and error classes are read through
+`Final` module constants (C statics in the build); values only passed along are typed `Any`, so
+the build hands the same objects on. The source is the reference path: `sim/__init__.py` runs it
+whenever this build, or the group's, is stale.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..group.classic_group import ClassicGroup, ClassicGroupConfig
 from ..group.classic_messages import (
@@ -38,32 +44,43 @@ from .host import CoordinatorHost
 from .offsets_store import SimOffsetsStore
 
 S = ClassicGroupState
-_MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
+_MEMBER_ID: Final = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
+_SCHEDULE: Final = ScheduleTimer
+_CANCEL: Final = CancelTimer
+_JOIN_RESPONSE: Final = JoinGroupResponse
+_SYNC_RESPONSE: Final = SyncGroupResponse
+_HEARTBEAT_RESPONSE: Final = HeartbeatResponse
+_LEAVE_RESPONSE: Final = LeaveGroupResponse
+_STATE_CHANGED: Final = StateChanged
+_MEMBER_REMOVED: Final = MemberRemoved
+_METADATA_CHANGED: Final = GroupMetadataChanged
+_NONE: Final = Errors.NONE
+_MEMBER_ID_REQUIRED: Final = Errors.MEMBER_ID_REQUIRED
+_NOT_COORDINATOR: Final = Errors.NOT_COORDINATOR
+_STABLE: Final = ClassicGroupState.STABLE
 
 
 class ClassicCoordinator:
     def __init__(self, world: CoordinatorHost) -> None:
-        self.w = world
+        self.w: Any = world  # a CoordinatorHost
         g = world.sc.group
-        self.config = ClassicGroupConfig(
+        self.config: ClassicGroupConfig = ClassicGroupConfig(
             initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms, max_size=g.group_max_size
         )
-        self.epoch = 0
+        self.epoch: int = 0
         self.group: ClassicGroup | None = ClassicGroup(
             g.id, self.config, member_id_salt="0-", now_ms=0
         )
-        self.up_at = 0
-        self.store = SimOffsetsStore(g.id)
-        self.by_member_id: dict[
-            str, str
-        ] = {}  # member id -> member name (the simulator's routing table)
+        self.up_at: int = 0
+        self.store: SimOffsetsStore = SimOffsetsStore(g.id)
+        # member id -> member name (the simulator's routing table)
+        self.by_member_id: dict[str, str] = {}
         # the broker handles one request per connection at a time: while a JoinGroup or SyncGroup is
         # parked in the group (awaiting the join phase / the leader), later requests on that client's
         # connection wait behind it (client -> requests queued, in order)
         self.muted: dict[str, list[tuple]] = {}
-        self.hb_history: dict[
-            str, tuple
-        ] = {}  # member id -> (phase base, stop time, generation, client)
+        # member id -> (phase base, first beat, stop time, generation, client)
+        self.hb_history: dict[str, Any] = {}
 
     # ------------------------------------------------------------- requests
 
@@ -72,30 +89,32 @@ class ClassicCoordinator:
         return self.group is not None
 
     def receive(self, kind: str, req: Any, name: str) -> None:
-        queued = self.muted.get(req.client)
-        if queued is not None:
-            queued.append((self.receive, kind, req, name))
-            return
-        now = self.w.loop.now
+        client: str = req.client
+        if self.muted:
+            queued = self.muted.get(client)
+            if queued is not None:
+                queued.append((self.receive, kind, req, name))
+                return
+        now: int = self.w.loop.now
         g = self.group
         if g is None:
-            err = Errors.NOT_COORDINATOR
+            err = _NOT_COORDINATOR
             if kind == "join":
-                self.w.reply(req.client, kind, JoinGroupResponse(req.client, err, req.member_id))
+                self.w.reply(client, kind, _JOIN_RESPONSE(client, err, req.member_id))
             elif kind == "sync":
-                self.w.reply(req.client, kind, SyncGroupResponse(req.client, err))
+                self.w.reply(client, kind, _SYNC_RESPONSE(client, err))
             elif kind == "heartbeat":
                 self.w.reply(
-                    req.client,
+                    client,
                     kind,
-                    (HeartbeatResponse(req.client, err), (req.generation_id, req.member_id)),
+                    (_HEARTBEAT_RESPONSE(client, err), (req.generation_id, req.member_id)),
                 )
             return
         if kind == "join" or kind == "sync":
             fx = g.join(req, now) if kind == "join" else g.sync(req, now)
             self.apply(fx)
-            if not self._answers(fx, req.client):
-                self.muted[req.client] = []  # parked: the connection waits for its answer
+            if not self._answers(fx, client):
+                self.muted[client] = []  # parked: the connection waits for its answer
             return
         elif kind == "heartbeat":
             self.apply(g.heartbeat(req, now), (req.generation_id, req.member_id))
@@ -116,12 +135,12 @@ class ClassicCoordinator:
         offsets: dict[int, int],
         why: str,
         answer: bool = False,
-        sent_ms: int = -1,
-        sent_event: int = -1,
+        sent_ms: Any = -1,
+        sent_event: Any = -1,
     ) -> None:
         """An OffsetCommit sent at `sent_ms`, after the first `sent_event` event-log rows. Failures are
         answered, and successes the member waits for (`answer`)."""
-        queued = self.muted.get(client)
+        queued = self.muted.get(client) if self.muted else None
         if queued is not None:
             queued.append(
                 (
@@ -142,11 +161,11 @@ class ClassicCoordinator:
         w = self.w
         g = self.group
         err = (
-            Errors.NOT_COORDINATOR
+            _NOT_COORDINATOR
             if g is None
             else g.validate_offset_commit(member_id, instance_id, generation)
         )
-        if err is Errors.NONE:
+        if err is _NONE:
             parts = w.parts
             self.store.commit_many(offsets, w.loop.now, parts.committed)
             if w.wants_events:
@@ -181,36 +200,39 @@ class ClassicCoordinator:
 
     # -------------------------------------------------------------- effects
 
-    def apply(self, fx: list, hb_sent: tuple[int, str] | None = None) -> None:
+    def apply(self, fx: list, hb_sent: Any = None) -> None:
         """Carry out effects; `hb_sent` is the (generation, member id) of the heartbeat they answer."""
         w = self.w
         loop = w.loop
         replies: list = []  # responses leave together: one network event for a batch sent at once
         wrote = False
+        on_timer = self._on_timer
         for e in fx:
             t = type(e)
-            if t is ScheduleTimer:
-                loop.set_timer((self.epoch, e.key), e.deadline_ms, self._on_timer, e.payload)
-            elif t is CancelTimer:
+            if t is _SCHEDULE:
+                loop.set_timer((self.epoch, e.key), e.deadline_ms, on_timer, e.payload)
+            elif t is _CANCEL:
                 loop.cancel_timer((self.epoch, e.key))
-            elif t is JoinGroupResponse:
-                if e.error is Errors.NONE or e.error is Errors.MEMBER_ID_REQUIRED:
-                    self.by_member_id[e.member_id] = e.client.partition("#")[0]
+            elif t is _JOIN_RESPONSE:
+                error = e.error
+                if error is _NONE or error is _MEMBER_ID_REQUIRED:
+                    client: str = e.client
+                    self.by_member_id[e.member_id] = client.partition("#")[0]
                 replies.append((e.client, "join", e))
-            elif t is SyncGroupResponse:
+            elif t is _SYNC_RESPONSE:
                 replies.append((e.client, "sync", e))
-            elif t is HeartbeatResponse:
+            elif t is _HEARTBEAT_RESPONSE:
                 replies.append((e.client, "heartbeat", (e, hb_sent)))
-            elif t is LeaveGroupResponse:
+            elif t is _LEAVE_RESPONSE:
                 pass
-            elif t is StateChanged:
+            elif t is _STATE_CHANGED:
                 self._on_state(e)
-            elif t is MemberRemoved:
+            elif t is _MEMBER_REMOVED:
                 name = self.by_member_id.get(e.member_id, e.member_id)
                 w.emit(
                     "member_removed", name, detail={"member_id": e.member_id, "reason": e.reason}
                 )
-            elif t is GroupMetadataChanged:
+            elif t is _METADATA_CHANGED:
                 self.store.write_group(e.snapshot, loop.now)
                 wrote = True
         if wrote and replies and w.sc.log_append_ms:
@@ -235,7 +257,7 @@ class ClassicCoordinator:
     def _answers(fx: list, client: str) -> bool:
         for e in fx:
             t = type(e)
-            if (t is JoinGroupResponse or t is SyncGroupResponse) and e.client == client:
+            if (t is _JOIN_RESPONSE or t is _SYNC_RESPONSE) and e.client == client:
                 return True
         return False
 
@@ -243,13 +265,14 @@ class ClassicCoordinator:
         """The parked request was answered: the connection's next requests are handled, in order."""
         queued = self.muted.pop(client, None)
         while queued:
-            fn, *args = queued.pop(0)
-            fn(*args)
+            call = queued.pop(0)
+            call[0](*call[1:])
             if client in self.muted:  # parked again: the rest keeps waiting behind it
                 self.muted[client].extend(queued)
                 return
 
-    def _on_state(self, e: StateChanged) -> None:
+    def _on_state(self, e: Any) -> None:
+        """`e` is a StateChanged effect."""
         w = self.w
         w.emit(
             "group_state",
@@ -274,9 +297,9 @@ class ClassicCoordinator:
 
     def needs_real_heartbeats(self) -> bool:
         g = self.group
-        return g is not None and g.state is not S.STABLE
+        return g is not None and g.state is not _STABLE
 
-    def _on_timer(self, key: tuple, payload: Any) -> None:
+    def _on_timer(self, key: Any, payload: Any) -> None:
         epoch, gkey = key
         g = self.group
         if g is None or epoch != self.epoch:
@@ -318,10 +341,13 @@ class ClassicCoordinator:
         if member is None or sent + member.session_timeout_ms <= now:
             return False
         fx = g.heartbeat(HeartbeatRequest(client, member_id, generation, m.instance_id), sent)
-        rescheduled = any(type(e) is ScheduleTimer for e in fx)
+        rescheduled = False
+        for e in fx:
+            if type(e) is _SCHEDULE:
+                rescheduled = True
         # the member already had its (error-free) answer back then; only errors still need delivering
         self.apply(
-            [e for e in fx if type(e) is not HeartbeatResponse or e.error is not Errors.NONE],
+            [e for e in fx if type(e) is not _HEARTBEAT_RESPONSE or e.error is not _NONE],
             (generation, member_id),
         )
         return rescheduled
