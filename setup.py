@@ -33,6 +33,7 @@ COMPILED = [
     "src/kafka_rebalance/group/classic_member.py",
     "src/kafka_rebalance/group/classic_group_base.py",
     "src/kafka_rebalance/group/classic_group.py",
+    "src/kafka_rebalance/sim/coordinator.py",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
