@@ -314,83 +314,90 @@ class SimMember(RebalanceClient):
     def wake(self) -> None:
         """Something needs poll() (a rejoin, a response): run it as soon as the current batch is done."""
         if self.alive and not self.waiting:
-            self._poll_soon(max(self.w.loop.now, self.busy_until, self.stall_until))
+            # _poll_soon, inlined (every response of every rebalance comes through here)
+            now = self.w.loop.now
+            t = self.busy_until
+            if self.stall_until > t:
+                t = self.stall_until
+            if t <= now and not self._in_poll:
+                self.poll_token += 1
+                self._poll(self.poll_token)
+            else:
+                self._schedule_poll(t if t > now else now)
 
     def _poll(self, token: int) -> None:
         if token != self.poll_token or not self.alive:
             return
         self._in_poll = True
         try:
-            self._poll_body()
+            w = self.w
+            now = w.loop.now
+            if self.batch:
+                self._finish_batch(now)
+            if now < self.stall_until:
+                self._schedule_poll(self.stall_until)
+                return
+            self.last_poll = now
+            if self.poll_timed_out:
+                self.poll_timed_out = False
+                if self.owned:
+                    w.lose(self, list(self.owned), "poll timeout")
+                    self.owned, self.positions = [], {}
+            while self.deferred:
+                resp = self.deferred.pop(0)
+                self._handle_response(resp)
+                if not self.alive:
+                    return
+            rejoining = self.rejoin_needed or self.join_inflight
+            if (
+                rejoining
+                and not self.join_inflight
+                and self.prepare_commit is not PrepareCommit.IN_FLIGHT
+                and self.state in (MemberState.UNJOINED, MemberState.STABLE)
+            ):
+                self._prepare_join()
+            if self.waiting or not self.alive:
+                return
+            auto = self._auto_commit
+            # ConsumerCoordinator.poll: while a rejoin is needed or JoinGroup/SyncGroup is in flight,
+            # ensureActiveGroup returns false and poll() skips maybeAutoCommitOffsetsAsync
+            if auto and now >= self.next_autocommit and not rejoining:
+                self.next_autocommit = now + self._aci
+                if self.generation >= 0 and self.owned:
+                    self._commit_positions("auto")
+            n = self._fetch(now)
+            if n:
+                if self._at_most_once and self.generation >= 0:
+                    self._commit_positions("before-processing")
+                # this batch's per-record time: processing_ms_per_record with seeded jitter
+                pj = self._pjitter
+                rate = (
+                    self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0))
+                    if pj
+                    else self.ms_per_record
+                )
+                self.batch_rate = rate
+                dur = self._busy_for(now, n * rate, rate)
+            else:
+                dur = 0
+            self.busy_until = now + dur
+            if n >= self._budget:
+                nxt = now + dur
+            elif n:
+                idle = self._poll_idle
+                nxt = now + (dur if dur > idle else idle)
+            else:
+                nxt = max(now + self._poll_idle, self._next_arrival(now))
+            if auto and not rejoining and (n or self._uncommitted()):
+                ac = self.next_autocommit
+                if now + dur > ac:
+                    ac = now + dur
+                if ac < nxt:
+                    nxt = ac
+            if nxt != _NEVER:
+                self._schedule_poll(nxt if nxt > now else now + 1)
         finally:
             self._in_poll = False
-
-    def _poll_body(self) -> None:
-        w = self.w
-        now = w.loop.now
-        self._finish_batch(now)
-        if now < self.stall_until:
-            self._schedule_poll(self.stall_until)
-            return
-        self.last_poll = now
-        if self.poll_timed_out:
-            self.poll_timed_out = False
-            if self.owned:
-                w.lose(self, list(self.owned), "poll timeout")
-                self.owned, self.positions = [], {}
-        while self.deferred:
-            resp = self.deferred.pop(0)
-            self._handle_response(resp)
-            if not self.alive:
-                return
-        rejoining = self.rejoin_needed or self.join_inflight
-        if (
-            rejoining
-            and not self.join_inflight
-            and self.prepare_commit is not PrepareCommit.IN_FLIGHT
-            and self.state in (MemberState.UNJOINED, MemberState.STABLE)
-        ):
-            self._prepare_join()
-        if self.waiting or not self.alive:
-            return
-        auto = self._auto_commit
-        # ConsumerCoordinator.poll: while a rejoin is needed or JoinGroup/SyncGroup is in flight,
-        # ensureActiveGroup returns false and poll() skips maybeAutoCommitOffsetsAsync
-        if auto and now >= self.next_autocommit and not rejoining:
-            self.next_autocommit = now + self._aci
-            if self.generation >= 0 and self.owned:
-                self._commit_positions("auto")
-        n = self._fetch(now)
-        if n:
-            if self._at_most_once and self.generation >= 0:
-                self._commit_positions("before-processing")
-            # this batch's per-record time: processing_ms_per_record with seeded jitter
-            pj = self._pjitter
-            rate = (
-                self.ms_per_record * (1.0 + pj * (2.0 * w.rand() - 1.0))
-                if pj
-                else self.ms_per_record
-            )
-            self.batch_rate = rate
-            dur = self._busy_for(now, n * rate, rate)
-        else:
-            dur = 0
-        self.busy_until = now + dur
-        if n >= self._budget:
-            nxt = now + dur
-        elif n:
-            idle = self._poll_idle
-            nxt = now + (dur if dur > idle else idle)
-        else:
-            nxt = max(now + self._poll_idle, self._next_arrival(now))
-        if auto and not rejoining and (n or self._uncommitted()):
-            ac = self.next_autocommit
-            if now + dur > ac:
-                ac = now + dur
-            if ac < nxt:
-                nxt = ac
-        if nxt != _NEVER:
-            self._schedule_poll(nxt if nxt > now else now + 1)
 
     def _busy_for(self, now: int, work: float, rate: float) -> int:
         """How long the member is still busy with this poll's batch, as the Java client would be.
