@@ -67,6 +67,7 @@ def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
     monkeypatch.setattr(world, "ClassicCoordinator", PURE_COORDINATOR.ClassicCoordinator)
+    monkeypatch.setattr(world, "KERNELS", PURE_POLL)
 
 
 def test_the_set_names_these_scenarios() -> None:
@@ -91,6 +92,7 @@ def test_each_leg_gives_the_reference_fingerprint(
         assert world.ClassicCoordinator is coordinator.ClassicCoordinator
         assert native.is_fresh_build(classic_group.__file__)
         assert native.is_fresh_build(coordinator.__file__)
+        assert world.KERNELS is compiled.KERNELS
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
 
 

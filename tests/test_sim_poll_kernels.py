@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from compiled_legs import from_source, no_compiled_leg
 from kafka_rebalance import native
+from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.sim import compiled
 from kafka_rebalance.sim.partitions import ProcessedOffsets
 
@@ -219,3 +220,30 @@ def test_finish_agrees_and_counts_replays(spans) -> None:
         dup += len(s.intersection(range(a, b)))
         s.update(range(a, b))
     assert results[0][0] == dup
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["m1", "m2", "m3", "m4"]),
+        st.lists(st.tuples(st.sampled_from(["a", "b", "gone"]), st.integers(0, 7)), max_size=12),
+    ),
+    st.dictionaries(st.integers(0, 9), st.sampled_from(["m1", "m2", "m3", "m4"])),
+    st.booleans(),
+)
+def test_assignment_indices_match_the_reference(result, owned_by, coop: bool) -> None:
+    """The leader's assignment as partition indices; cooperative: what another member claims is withheld."""
+    by_topic = {"a": [0, 1, 2, 3, 4], "b": [5, 6, 7, 8, 9]}  # "gone": a topic not in the table
+    assignment = {mid: [TopicPartition(t, q) for t, q in tps] for mid, tps in result.items()}
+    expected = {
+        mid: [
+            by_topic[tp.topic][tp.partition]
+            for tp in tps
+            if tp.partition < len(by_topic.get(tp.topic, []))
+            and (not coop or owned_by.get(by_topic[tp.topic][tp.partition], mid) == mid)
+        ]
+        for mid, tps in assignment.items()
+    }
+    for k in LEGS:
+        got = k.assignment_indices(assignment, by_topic, owned_by, coop)
+        assert got == expected and list(got) == list(expected), k.__file__

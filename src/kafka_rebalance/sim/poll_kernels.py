@@ -142,3 +142,32 @@ def store_commits(
         stored[key] = (off, now)
         p: int = key
         committed[p] = off
+
+
+def assignment_indices(
+    result: Any, by_topic: dict[Any, list[Any]], owned_by: dict[Any, Any], coop: bool
+) -> dict[Any, list[Any]]:
+    """The leader's assignment (member id -> TopicPartitions, in the assignor's order) as partition
+    indices, unknown partitions dropped (`world.Simulation.leader_assign`). The topic's partition
+    list is looked up once per run of equal topics (hashing a TopicPartition is slow). `coop`: a
+    partition another member still claims in `owned_by` (index -> member id) is withheld, as
+    ConsumerCoordinator's cooperative adjustment does (KIP-429)."""
+    out: dict[Any, list[Any]] = {}
+    for mid, tps in result.items():
+        idx: list[Any] = []
+        topic: Any = None
+        ps: list[Any] = []
+        n = 0
+        for tp in tps:
+            t = tp.topic
+            if t != topic:
+                topic = t
+                ps = by_topic.get(t, [])
+                n = len(ps)
+            q: int = tp.partition
+            if q < n:
+                p = ps[q]
+                if not coop or owned_by.get(p, mid) == mid:
+                    idx.append(p)
+        out[mid] = idx
+    return out

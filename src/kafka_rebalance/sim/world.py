@@ -19,7 +19,7 @@ from ..group.classic_messages import JoinGroupResponse
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import DEFAULT_GENERATION, GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
-from .compiled import ENGINE
+from .compiled import ENGINE, KERNELS
 from .coordinator import ClassicCoordinator
 from .host import SimCoordinator
 from .member import SimMember
@@ -299,34 +299,9 @@ class Simulation:
                     owned_by[p] = mid
         result = assignor.assign(GroupSpec(topics, tuple(subs)))
         m.assigned_view = dict(counts)
-        out: dict[str, list[int]] = {}
-        for mid, tps in result.items():
-            idx = self._indices(tps)
-            if (
-                coop
-            ):  # cooperative_adjust on indices: a partition another member still claims is withheld
-                idx = [p for p in idx if owned_by.get(p, mid) == mid]
-            out[mid] = idx
-        return out
-
-    def _indices(self, tps) -> list[int]:
-        """TopicPartitions as partition indices (unknown ones dropped). Looked up through the topic's
-        partition list, the topic cached across the run of equal topics: hashing a TopicPartition is slow."""
-        by_topic = self.parts.topic_partitions
-        out: list[int] = []
-        append = out.append
-        topic = None
-        ps: list[int] = []
-        n = 0
-        for tp in tps:
-            if tp.topic != topic:
-                topic = tp.topic
-                ps = by_topic.get(topic, [])
-                n = len(ps)
-            q = tp.partition
-            if q < n:
-                append(ps[q])
-        return out
+        # as partition indices; cooperative_adjust on them: a partition another member still claims
+        # is withheld (a compiled loop: 10 x N partitions mapped in every rebalance)
+        return KERNELS.assignment_indices(result, self.parts.topic_partitions, owned_by, coop)
 
     # -------------------------------------------------------- scenario events
 
