@@ -93,7 +93,8 @@ def uniform_homogeneous(
     # owner[f]: the boxed index of the last member holding partition f (None: nobody); boxed
     # once per member, so marking a partition stores a reference instead of boxing an int
     owner: list[object] = [None] * total
-    touched: list[bool] = [False] * n_topics
+    taken = 0  # partitions somebody holds
+    touched: list[bool] = [False] * n_topics  # topics with an entry of some member
     targets: list[list[Any]] = []
     remaining: list[int] = []
     revoked: list[Any] = []
@@ -128,6 +129,8 @@ def uniform_homogeneous(
         kept: list[Any] | None = None
         last_topic = ""
         j = -1
+        c_j = 0  # counts[j] and base[j] of the current topic, read once per run of its entries
+        b_j = 0
         for e in range(len(entries)):
             tp = entries[e]
             if isinstance(tp, PartitionFields):  # a TopicPartition: its fields read directly
@@ -143,15 +146,21 @@ def uniform_homogeneous(
             elif j < 0 or tv != last_topic:  # entries usually come topic by topic
                 j = index.get(tv, -1)
                 last_topic = tv
+                if j >= 0:
+                    c_j = counts[j]
+                    b_j = base[j]
+                    touched[j] = True
             if j >= 0:
                 p = cast(int, pv)  # an int, as before (a compiled cast checks it)
-                if p < 0 or p >= counts[j]:
+                if p < 0 or p >= c_j:
                     odd = True
                 else:
-                    f = base[j] + p
-                    if owner[f] is not me:
+                    f = b_j + p
+                    was = owner[f]
+                    if was is not me:
+                        if was is None:
+                            taken += 1
                         owner[f] = me
-                        touched[j] = True
                         held += 1
                         if kept is not None:
                             kept.append(tp)
@@ -167,7 +176,7 @@ def uniform_homogeneous(
             targets.append(list(entries) if kept is None else kept)
             remaining.append(quota - held)
     queue: list[Any] = []
-    for j in range(n_topics):
+    for j in range(n_topics if taken < total else 0):  # some partition nobody holds
         objs = objects[j]
         c = counts[j]
         if not touched[j]:
