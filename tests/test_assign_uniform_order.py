@@ -88,6 +88,15 @@ def owned_lists(draw):
 @given(owned_lists())
 @example(([f"t{j}" for j in range(3)], [100] * 3, [("t0", 16 * k) for k in range(12)], 4))
 @example((["a", "b"], [5, 5], [("a", 1), ("b", 2), ("a", 1), ("c", 0), ("b", 9)], 2))
+# review 2 F0: a computeIfAbsent after the 13th new topic resizes the 16-slot table first
+@example(
+    (
+        [f"topic-{j}" for j in range(13)],
+        [2] * 13,
+        [*((f"topic-{j}", 0) for j in range(13)), ("topic-6", 1)],
+        10,
+    )
+)
 def test_owned_over_quota_equals_the_emulated_maps(case) -> None:
     topics, counts, entries, quota = case
     owned = tuple(TopicPartition(t, p) for t, p in entries)
@@ -102,6 +111,25 @@ def test_owned_over_quota_equals_the_emulated_maps(case) -> None:
             assert _could_treeify(owned)
             continue
         assert got == want
+
+
+@pytest.mark.parametrize("n_topics", [12, 13, 14, 24, 25, 26, 49])
+@pytest.mark.parametrize("trailing", [False, True])
+def test_owned_over_quota_resizes_as_compute_if_absent_does(n_topics: int, trailing: bool) -> None:
+    """Java's computeIfAbsent resizes at the start of a call, also for a key already present: a
+    call after the last new topic can double the table (13 of 16 slots used, 25 of 32, 49 of 64)
+    and change the iteration order. The kernel must take the order Java takes, not decline."""
+    topics = [f"topic-{j}" for j in range(n_topics)]
+    entries = [(t, 0) for t in topics] + ([(topics[0], 1)] if trailing else [])
+    owned = tuple(TopicPartition(t, p) for t, p in entries)
+    want = _reference_walk(owned, 7, topics)
+    index = {t: j for j, t in enumerate(topics)}
+    objects = [topic_objects(t, 2) for t in topics]
+    for leg in LEGS:
+        got = leg.owned_over_quota(
+            owned, 7, index, [2] * n_topics, objects, topic_id_hash, TopicPartition
+        )
+        assert got == want, (leg, n_topics, trailing)
 
 
 def _could_treeify(owned) -> bool:
@@ -185,6 +213,34 @@ def over_quota_groups(draw):
 @settings(max_examples=150, deadline=None)
 @given(over_quota_groups())
 def test_uniform_with_members_over_quota_equals_the_reference(spec: GroupSpec) -> None:
+    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels)
+    try:
+        uniform_mod.USE_COMPILED = False
+        want = _listed(uniform_mod.UniformAssignor().assign, spec)
+        for leg in LEGS:
+            uniform_mod.USE_COMPILED, uniform_mod.kernels = True, leg
+            uniform_mod._iteration_plan.cache_clear()
+            assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
+    finally:
+        uniform_mod.USE_COMPILED, uniform_mod.kernels = saved
+        uniform_mod._iteration_plan.cache_clear()
+
+
+@pytest.mark.parametrize("n_topics", [13, 25])
+def test_uniform_one_member_owning_every_topic_equals_the_reference(n_topics: int) -> None:
+    """Review 2 F0, end to end: one member owns every partition of 13 (or 25) two-partition
+    topics, two new members own nothing; the compiled path gave other assignments."""
+    topics = {f"topic-{j}": TopicMetadata(f"topic-{j}", 2) for j in range(n_topics)}
+    names = tuple(topics)
+    everything = tuple(TopicPartition(t, p) for t in names for p in range(2))
+    spec = GroupSpec(
+        topics,
+        (
+            MemberSubscription("m0", names, everything, 1),
+            MemberSubscription("m1", names, (), 1),
+            MemberSubscription("m2", names, (), 1),
+        ),
+    )
     saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels)
     try:
         uniform_mod.USE_COMPILED = False

@@ -445,7 +445,7 @@ def round_robin(
     return result
 
 
-def java_bin_order(spreads: list[int], head: bool) -> list[int] | None:
+def java_bin_order(spreads: list[int], head: bool, trailing: bool = False) -> list[int] | None:
     """Positions 0..n-1 of n distinct keys (their `HashMap.hash` values) in the iteration order of
     a fresh `new HashMap<>()` filled in that order: `put` (head=False: a new key at its bin's tail,
     resize after the insert) or `computeIfAbsent` (head=True: at the head, resize before).
@@ -456,7 +456,7 @@ def java_bin_order(spreads: list[int], head: bool) -> list[int] | None:
     n = len(spreads)
     if n == 0:
         return []
-    limit = n - 1 if head else n
+    limit = (n if trailing else n - 1) if head else n
     cap = 16
     while limit > (cap * 3) // 4:
         cap <<= 1
@@ -510,6 +510,8 @@ def owned_over_quota(
     uniform_group.current_assignment's walk; None when a hash bin could treeify or a partition
     is not a non-negative int32 (the caller then emulates the maps)."""
     slot: dict[str, int] = {}
+    calls = 0
+    last_new = -1
     names: list[str] = []
     parts: list[list[int]] = []
     seen: list[set[int]] = []
@@ -529,6 +531,7 @@ def owned_over_quota(
         s = slot.get(t, -1)
         if s < 0:
             s = len(names)
+            last_new = calls
             slot[t] = s
             names.append(t)
             parts.append([p])
@@ -536,10 +539,11 @@ def owned_over_quota(
         elif p not in seen[s]:
             seen[s].add(p)
             parts[s].append(p)
+        calls += 1
     topic_spreads: list[int] = []
     for t in names:
         topic_spreads.append(_spread(topic_hash(t)))
-    topic_order = java_bin_order(topic_spreads, True)
+    topic_order = java_bin_order(topic_spreads, True, calls - 1 > last_new)
     if topic_order is None:
         return None
     kept: list[Any] = []
