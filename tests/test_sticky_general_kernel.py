@@ -1,5 +1,6 @@
-"""The sticky assignors' general path on ints (assign/kernels_sticky_general.py, compiled by
-mypyc) gives exactly the reference output, order within each member included.
+"""The sticky assignors' general path on ints (assign/kernels_sticky_general.py and its balancing,
+kernels_sticky_moves.py, compiled by mypyc) gives exactly the reference output, order within each
+member included.
 
 The reference is sticky.py with `USE_COMPILED` off (member data, owned-partition resolution,
 sticky_general.GeneralAssignmentBuilder as plain Python, cooperative-sticky's adjustment). Two
@@ -34,7 +35,13 @@ from kafka_rebalance.model import (
 )
 
 SOURCE = Path(installed.__file__).with_name("kernels_sticky_general.py")
+MOVES_SOURCE = SOURCE.with_name("kernels_sticky_moves.py")
+PURE_MOVES = from_source(MOVES_SOURCE, "kafka_rebalance.assign._pure_kernels_sticky_moves")
 PURE = from_source(SOURCE, "kafka_rebalance.assign._pure_kernels_sticky_general")
+# its balancing from the pure source too, not the installed (compiled) module
+PURE.Members = PURE_MOVES.Members
+PURE.Reassignments = PURE_MOVES.Reassignments
+PURE.first_subscriber = PURE_MOVES.first_subscriber
 COMPILED = installed if installed.is_compiled() else None
 VECTORS = Path(__file__).resolve().parent / "vectors"
 STICKY = ("sticky", "cooperative-sticky")
@@ -93,7 +100,9 @@ def _kind(leg: _Counting) -> str:
 
 def test_pure_source_is_plain_python() -> None:
     assert PURE.__file__ == str(SOURCE)
+    assert PURE_MOVES.__file__ == str(MOVES_SOURCE)
     assert not PURE.is_compiled()
+    assert PURE.Reassignments.perform.__code__.co_filename == str(MOVES_SOURCE)
 
 
 def test_every_vector_round_is_identical() -> None:
@@ -303,13 +312,13 @@ MOVED_TWICE = GroupSpec(
 
 def test_a_partition_moved_twice_equals_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     removed: list[int] = []
-    real_remove = PURE._State._remove_record
+    real_remove = PURE_MOVES.Reassignments._remove_record
 
     def counting_remove(self, g):
         removed.append(g)
         return real_remove(self, g)
 
-    monkeypatch.setattr(PURE._State, "_remove_record", counting_remove)
+    monkeypatch.setattr(PURE_MOVES.Reassignments, "_remove_record", counting_remove)
     legs = _legs()
     reference = _run("sticky", MOVED_TWICE, None)
     for leg in legs:

@@ -8,7 +8,8 @@ the caller takes the reference path. Partitions are ints here (their index in
 topics-sorted, then partition order), so the owned lists are read once and no
 tuple per partition is built.
 
-Like kernels.py: no I/O, no project imports but kernels.py's shared helper;
+Like kernels.py: no I/O, no project imports but kernels.py's shared helper and the model's
+compiled storage (model_fields, whose fields it reads directly);
 `setup.py` compiles it.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from kafka_rebalance import native
 from kafka_rebalance.assign.kernels import sort_by_key
+from kafka_rebalance.model_fields import MemberFields, PartitionFields
 
 
 def is_compiled() -> bool:
@@ -55,27 +57,50 @@ def sticky_constrained(
     for j in range(n_topics):
         base.append(total)
         total += counts[j]
-    first = members[0].topics
+    # the members' fields and their owned partitions' fields: read directly from the model's
+    # compiled storage (model_fields) when they are model objects, else generically
+    subs: list[Any] = []
+    entries: list[Any] = []
     for i in range(n):
         m = members[i]
-        sub = m.topics
-        if (sub is not first and sub != first) or m.rack is not None:
+        if isinstance(m, MemberFields):
+            subs.append(m.topics)
+            entries.append(m.owned)
+            rack: object = m.rack
+        else:
+            subs.append(m.topics)
+            entries.append(m.owned)
+            rack = m.rack
+        if rack is not None:
+            return None
+    first = subs[0]
+    for i in range(n):
+        sub = subs[i]
+        if sub is not first and sub != first:
             return None
     claimed: list[bool] = [False] * total
     owned: list[list[int]] = []
     for i in range(n):
-        m = members[i]
         mine: list[int] = []
-        last_topic = ""
+        last_topic: object = None
         j = -1
-        for tp in m.owned:
-            t: str = tp.topic
-            if j < 0 or t != last_topic:
-                j = topic_index.get(t, -1)
+        for tp in entries[i]:
+            if isinstance(tp, PartitionFields):
+                tv = tp.topic
+                pv = tp.partition
+            else:
+                tv = tp.topic
+                pv = tp.partition
+            if j < 0 or tv is not last_topic:
+                if not isinstance(tv, str):
+                    return None
+                j = topic_index.get(tv, -1)
                 if j < 0:
                     return None
-                last_topic = t
-            p: int = tp.partition
+                last_topic = tv
+            if not isinstance(pv, int):
+                return None
+            p: int = pv
             if p < 0 or p >= counts[j]:
                 return None
             g = base[j] + p

@@ -17,7 +17,8 @@ sorted list of size * n + rank. `PartitionMovements` keeps its per-topic sets
 as the caller's Java HashSet (`new_set`), whose iteration order decides which
 partition moves back, so that order is Kafka's as in the reference.
 
-Like kernels.py: no I/O, no project imports; `setup.py` compiles it.
+Like kernels.py: no I/O, no project imports but the model's compiled storage (model_fields, whose
+fields it reads directly); `setup.py` compiles it.
 """
 
 from __future__ import annotations
@@ -25,52 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_rebalance import native
+from kafka_rebalance.assign.kernels_sticky_moves import Members, Reassignments, first_subscriber
+from kafka_rebalance.model_fields import MemberFields, PartitionFields
 
 
 def is_compiled() -> bool:
-    """True when this module is the mypyc-built extension, built from the source now beside it."""
-    return native.is_fresh_build(__file__)
-
-
-def _find(keys: list[int], key: int) -> int:
-    """Index of the first element >= key in the sorted `keys`."""
-    lo = 0
-    hi = len(keys)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-class _Members:
-    """The builder's `sortedCurrentSubscriptions`: members by (size when added, id rank), as
-    keys size * n + rank; `member[rank]` is the member."""
-
-    def __init__(self, n: int, rank: list[int]) -> None:
-        self.n = n
-        self.rank = rank
-        self.member: list[int] = [0] * n  # by rank
-        for i in range(n):
-            self.member[rank[i]] = i
-        self.keys: list[int] = []
-        self.key_of: list[int] = [-1] * n
-
-    def add(self, c: int, size: int) -> None:
-        if self.key_of[c] >= 0:
-            return
-        key = size * self.n + self.rank[c]
-        self.keys.insert(_find(self.keys, key), key)
-        self.key_of[c] = key
-
-    def remove(self, c: int) -> None:
-        key = self.key_of[c]
-        if key < 0:
-            return
-        del self.keys[_find(self.keys, key)]
-        self.key_of[c] = -1
+    """True when this module is the mypyc-built extension, built from the source now beside it,
+    and so is kernels_sticky_moves.py, whose balancing it calls."""
+    return native.siblings_fresh(__file__, "kernels_sticky_moves")
 
 
 def sticky_general(
@@ -94,9 +57,29 @@ def sticky_general(
     that order; `new_set()`: an empty Java HashSet of (topic, partition).
     """
     n = len(members)
-    first_sub = members[0].topics
+    # the members' fields: read directly from the model's compiled storage (model_fields) when
+    # they are model objects, else generically
+    msubs: list[Any] = []
+    entries: list[Any] = []
+    gens: list[int] = []
+    for i in range(n):
+        m = members[i]
+        if isinstance(m, MemberFields):
+            msubs.append(m.topics)
+            entries.append(m.owned)
+            rack: object = m.rack
+            gv: object = m.generation
+        else:
+            msubs.append(m.topics)
+            entries.append(m.owned)
+            rack = m.rack
+            gv = m.generation
+        if rack is not None or not isinstance(gv, int):
+            return None
+        gens.append(gv)
+    first_sub = msubs[0]
     for i in range(1, n):
-        sub0 = members[i].topics
+        sub0 = msubs[i]
         if sub0 is not first_sub and sub0 != first_sub:
             break
     else:
@@ -109,10 +92,7 @@ def sticky_general(
     first_set: set[str] = set()
     all_equal = True
     for i in range(n):
-        m = members[i]
-        if m.rack is not None:
-            return None
-        sub = m.topics
+        sub = msubs[i]
         if not sub:
             # allSubscriptionsEqual skips empty subscriptions until the first topic: its
             # answer then depends on the HashMap order (the reference path knows it)
@@ -120,6 +100,8 @@ def sticky_general(
         mine: list[int] = []
         seen: set[str] = set()
         for t in sub:
+            if not isinstance(t, str):
+                return None
             name: str = t
             if name in seen:
                 return None
@@ -129,7 +111,10 @@ def sticky_general(
                 meta = topics.get(name)
                 if meta is None:
                     continue
-                count: int = meta.partitions
+                cv: object = meta.partitions
+                if not isinstance(cv, int):
+                    return None
+                count: int = cv
                 if count <= 0:
                     continue
                 j = len(names)
@@ -186,19 +171,24 @@ def sticky_general(
     # -- member data: owned partitions (valid, claimed once) and generations
     first_owner: list[int] = [-1] * total
     owned: list[list[int]] = []
-    gens: list[int] = []
     max_gen = -1
     for i in range(n):
-        m = members[i]
-        gen: int = m.generation
-        gens.append(gen)
+        gen = gens[i]
         if gen > max_gen:
             max_gen = gen
-        tps = m.owned
+        tps = entries[i]
         mine = []
         if cooperative or len(tps) < 2:
             for tp in tps:
-                g = _gid(tp.topic, tp.partition, tix, base, counts0)
+                if isinstance(tp, PartitionFields):
+                    tv: object = tp.topic
+                    pv: object = tp.partition
+                else:
+                    tv = tp.topic
+                    pv = tp.partition
+                if not isinstance(tv, str) or not isinstance(pv, int):
+                    return None
+                g = _gid(tv, pv, tix, base, counts0)
                 if g == -2:
                     return None
                 if g >= 0:
@@ -208,26 +198,33 @@ def sticky_general(
                     mine.append(g)
         else:
             # StickyAssignor's user data: grouped by topic in its HashMap's order
-            by_topic: dict[str, list[Any]] = {}
+            by_topic: dict[str, list[int]] = {}
             seen_topics: list[str] = []
             calls = 0
             last_new = -1
             for tp in tps:
-                t2: str = tp.topic
-                lst = by_topic.get(t2)
+                if isinstance(tp, PartitionFields):
+                    tv = tp.topic
+                    pv = tp.partition
+                else:
+                    tv = tp.topic
+                    pv = tp.partition
+                if not isinstance(tv, str) or not isinstance(pv, int):
+                    return None
+                lst = by_topic.get(tv)
                 if lst is None:
                     lst = []
-                    by_topic[t2] = lst
-                    seen_topics.append(t2)
+                    by_topic[tv] = lst
+                    seen_topics.append(tv)
                     last_new = calls
-                lst.append(tp)
+                lst.append(pv)
                 calls += 1
             grouped: Any = seen_topics
             if len(seen_topics) > 1:
                 grouped = topic_order(tuple(seen_topics), calls - 1 > last_new)
             for t3 in grouped:
-                for tp in by_topic[t3]:
-                    g = _gid(tp.topic, tp.partition, tix, base, counts0)
+                for part in by_topic[t3]:
+                    g = _gid(t3, part, tix, base, counts0)
                     if g == -2:
                         return None
                     if g >= 0:
@@ -266,7 +263,7 @@ def sticky_general(
             mine = kept
         for g in mine:
             owner[g] = i
-    sm = _Members(n, rank)
+    sm = Members(n, rank)
     largest = 0
     for i in range(n):
         size = len(current[i])
@@ -281,7 +278,7 @@ def sticky_general(
     # -- the rest, one by one, to the first subscriber in (size, id) order
     for g in unassigned:
         j = topic_of[g]
-        c = _first_subscriber(sm, flag, n_topics, j)
+        c = first_subscriber(sm, flag, n_topics, j)
         if c < 0:
             continue
         sm.remove(c)
@@ -320,7 +317,7 @@ def sticky_general(
             row = i * n_topics
             for g in current[i]:
                 own[row + topic_of[g]] += 1
-    st = _State(
+    st = Reassignments(
         n,
         n_topics,
         sm,
@@ -381,16 +378,6 @@ def _gid(
     return base[j] + partition
 
 
-def _first_subscriber(sm: _Members, flag: list[bool], n_topics: int, j: int) -> int:
-    n = sm.n
-    member = sm.member
-    for key in sm.keys:
-        c = member[key % n]
-        if flag[c * n_topics + j]:
-            return c
-    return -1
-
-
 def _score(assignment: list[list[int]], in_current: list[bool]) -> int:
     """AbstractStickyAssignor's balance score over the participating members."""
     sizes: list[int] = []
@@ -405,192 +392,3 @@ def _score(assignment: list[list[int]], in_current: list[bool]) -> int:
         score += s * i - acc
         acc += s
     return score
-
-
-class _State:
-    """performReassignments and what it needs: sizes, owners, per-topic counts, movements."""
-
-    def __init__(
-        self,
-        n: int,
-        n_topics: int,
-        sm: _Members,
-        current: list[list[int]],
-        owner: list[int],
-        topic_of: list[int],
-        flag: list[bool],
-        own: list[int],
-        max_size: list[int],
-        subs: list[list[int]],
-        in_current: list[bool],
-        prev_owner: list[int],
-        base: list[int],
-        names: list[str],
-        tix: dict[str, int],
-        new_set: Any,
-    ) -> None:
-        self.n = n
-        self.n_topics = n_topics
-        self.sm = sm
-        self.current = current
-        self.owner = owner
-        self.topic_of = topic_of
-        self.flag = flag
-        self.own = own
-        self.max_size = max_size
-        self.subs = subs
-        self.in_current = in_current
-        self.prev_owner = prev_owner
-        self.base = base
-        self.names = names
-        self.tix = tix
-        self.new_set = new_set
-        total = len(topic_of)
-        self.move_src: list[int] = [-1] * total
-        self.move_dst: list[int] = [-1] * total
-        self.by_topic: dict[int, dict[int, Any]] = {}
-
-    def perform(self, partitions: list[int]) -> int:
-        """1 if a partition moved, 0 if none did, -1: Kafka throws (the reference path raises)."""
-        performed = 0
-        current = self.current
-        owner = self.owner
-        prev_owner = self.prev_owner
-        while True:
-            modified = False
-            balanced = -1
-            for g in partitions:
-                if balanced < 0:
-                    balanced = 1 if self.is_balanced() else 0
-                if balanced == 1:
-                    break
-                consumer = owner[g]
-                mine = len(current[consumer])
-                p = prev_owner[g]
-                if p >= 0:
-                    if not self.in_current[p]:
-                        return -1
-                    if mine > len(current[p]) + 1:
-                        self.reassign(g, p)
-                        performed = 1
-                        modified = True
-                        balanced = -1
-                        continue
-                first = _first_subscriber(self.sm, self.flag, self.n_topics, self.topic_of[g])
-                if first >= 0 and mine > len(current[first]) + 1:
-                    self.reassign(g, first)
-                    performed = 1
-                    modified = True
-                    balanced = -1
-            if not modified:
-                return performed
-
-    def is_balanced(self) -> bool:
-        """isBalanced(), from the larger members' side (see the reference's _is_balanced)."""
-        keys = self.sm.keys
-        if not keys:
-            return True
-        n = self.n
-        nt = self.n_topics
-        lo = keys[0] // n
-        hi = keys[len(keys) - 1] // n
-        if lo >= hi - 1:
-            return True
-        own = self.own
-        member = self.sm.member
-        for key in keys:
-            count = key // n
-            c = member[key % n]
-            if count == self.max_size[c]:
-                continue
-            threshold = count + 2
-            if hi < threshold:
-                return True
-            mine = self.subs[c]
-            for x in range(len(keys) - 1, -1, -1):
-                k2 = keys[x]
-                if k2 // n < threshold:
-                    break
-                row = member[k2 % n] * nt
-                for j in mine:
-                    if own[row + j] > 0:
-                        return False
-        return True
-
-    def reassign(self, g: int, new: int) -> None:
-        """reassignPartition: the partition to move may be one that came the other way."""
-        old = self.owner[g]
-        self.process(self.actual_to_move(g, old, new), new)
-
-    def _tp(self, g: int) -> tuple[str, int]:
-        j = self.topic_of[g]
-        return (self.names[j], g - self.base[j])
-
-    def actual_to_move(self, g: int, old: int, new: int) -> int:
-        j = self.topic_of[g]
-        per_topic = self.by_topic.get(j)
-        if per_topic is None:
-            return g
-        if self.move_src[g] >= 0:
-            old = self.move_src[g]
-        s = per_topic.get(new * self.n + old)
-        if s is None:
-            return g
-        for tp in s:
-            name: str = tp[0]
-            part: int = tp[1]
-            return self.base[self.tix[name]] + part
-        return g
-
-    def _remove_record(self, g: int) -> int:
-        src = self.move_src[g]
-        dst = self.move_dst[g]
-        self.move_src[g] = -1
-        self.move_dst[g] = -1
-        j = self.topic_of[g]
-        per_topic = self.by_topic[j]
-        pair = src * self.n + dst
-        s = per_topic[pair]
-        s.remove(self._tp(g))
-        if not len(s):
-            del per_topic[pair]
-        if not per_topic:
-            del self.by_topic[j]
-        return src
-
-    def _add_record(self, g: int, src: int, dst: int) -> None:
-        self.move_src[g] = src
-        self.move_dst[g] = dst
-        j = self.topic_of[g]
-        per_topic = self.by_topic.get(j)
-        if per_topic is None:
-            per_topic = {}
-            self.by_topic[j] = per_topic
-        pair = src * self.n + dst
-        s = per_topic.get(pair)
-        if s is None:
-            s = self.new_set()
-            per_topic[pair] = s
-        s.add(self._tp(g))
-
-    def process(self, g: int, new: int) -> None:
-        """processPartitionMovement."""
-        old = self.owner[g]
-        sm = self.sm
-        sm.remove(old)
-        sm.remove(new)
-        if self.move_src[g] >= 0:
-            src = self._remove_record(g)
-            if src != new:
-                self._add_record(g, src, new)
-        else:
-            self._add_record(g, old, new)
-        self.current[old].remove(g)
-        self.current[new].append(g)
-        self.owner[g] = new
-        sm.add(new, len(self.current[new]))
-        sm.add(old, len(self.current[old]))
-        j = self.topic_of[g]
-        nt = self.n_topics
-        self.own[old * nt + j] -= 1
-        self.own[new * nt + j] += 1
