@@ -27,6 +27,7 @@ COMPILED = [
     "src/kafka_rebalance/assign/kernels_heterogeneous.py",
     "src/kafka_rebalance/assign/kernels_sticky.py",
     "src/kafka_rebalance/assign/kernels_sticky_general.py",
+    "src/kafka_rebalance/assign/kernels_sticky_moves.py",
     "src/kafka_rebalance/assign/sticky_general.py",
     "src/kafka_rebalance/sim/poll_kernels.py",
     "src/kafka_rebalance/sim/engine.py",
