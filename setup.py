@@ -59,6 +59,11 @@ def compiled_artefacts(root: Path) -> list[Path]:
     return sorted(set(found))
 
 
+def source_digests() -> dict[str, str]:
+    """{source: SHA-256} of every COMPILED source, as they are now (before the compile)."""
+    return {source: hashlib.sha256(Path(source).read_bytes()).hexdigest() for source in COMPILED}
+
+
 def remove_compiled(roots: list[Path]) -> None:
     """A pure, failed or new build must leave no older compiled module behind: a build shadows its
     .py, and a module shim without mypyc's shared library cannot even be imported."""
@@ -83,6 +88,10 @@ class OptionalMypycBuild(build_ext):
     """build_ext that swaps the placeholder for mypyc's extensions, and never fails the install."""
 
     def finalize_options(self) -> None:
+        # The stamps' digests are taken before mypyc reads the sources: a source edited during the
+        # build (minutes) then leaves a stamp that does not match it, so the build is not used;
+        # hashing after the compile would stamp an old build as fresh (review 2 F5).
+        self.source_digests = source_digests()
         self.distribution.ext_modules = self._mypyc_extensions()
         super().finalize_options()
 
@@ -133,7 +142,7 @@ class OptionalMypycBuild(build_ext):
             name = _module_name(source)
             if name not in built:
                 continue
-            digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+            digest = self.source_digests[source]
             filename = self.get_ext_filename(self.get_ext_fullname(name))
             targets = [Path(self.build_lib) / filename]
             if self.inplace:

@@ -7,12 +7,15 @@ before the clean-up and not after.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from compiled_legs import from_source
 
@@ -84,3 +87,31 @@ def test_after_the_clean_up_the_simulator_imports_again(tmp_path: Path) -> None:
     SETUP.remove_compiled([src])
     after = _import_simulator(src)
     assert after.returncode == 0, after.stderr
+
+
+def test_stamps_hold_the_digests_taken_before_the_compile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 2 F5: a source edited during the (minutes long) compile must not get the stamp of
+    its new text beside a build of the old one; the stamp is the digest taken before mypyc read
+    the sources, so such a build is seen as stale and not used."""
+    from setuptools import Distribution, Extension
+
+    monkeypatch.chdir(ROOT)  # COMPILED names sources relative to the project
+    before = SETUP.source_digests()
+    assert before == {
+        s: hashlib.sha256((ROOT / s).read_bytes()).hexdigest() for s in SETUP.COMPILED
+    }
+    cmd = SETUP.OptionalMypycBuild(Distribution())
+    cmd.source_digests = {s: f"{i:064x}" for i, s in enumerate(SETUP.COMPILED)}  # "then"
+    cmd.extensions = [Extension(SETUP._module_name(s), []) for s in SETUP.COMPILED]
+    cmd.build_lib, cmd.inplace = str(tmp_path), False
+    for ext in cmd.extensions:
+        built = tmp_path / cmd.get_ext_filename(cmd.get_ext_fullname(ext.name))
+        built.parent.mkdir(parents=True, exist_ok=True)
+        built.write_bytes(b"")
+    cmd._write_stamps()
+    for i, source in enumerate(SETUP.COMPILED):
+        rel = Path(source).relative_to("src")
+        stamp = tmp_path / rel.parent / (rel.stem + SETUP.STAMP_SUFFIX)
+        assert stamp.read_text(encoding="ascii") == f"{i:064x}\n", source
