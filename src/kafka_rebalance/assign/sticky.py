@@ -25,7 +25,7 @@ import numpy as np
 from .. import native
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from . import kernels_sticky, kernels_sticky_general, sticky_general
-from .base import gc_paused
+from .base import pause_gc, resume_gc
 from .javacompat import JavaHashSet, string_key
 from .sticky_common import (
     DEFAULT_GENERATION,
@@ -163,29 +163,35 @@ class StickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        with gc_paused():
-            if USE_COMPILED:
-                fast = constrained_compiled(spec, cooperative=False)
-                if fast is None and GENERAL_KERNEL:
-                    fast = general_kernel(spec, cooperative=False)
-                if fast is not None:
-                    return fast
-            # The order of a member's owned partitions (its user data groups them by
-            # topic) matters only when partitions have several claimants or the
-            # subscriptions differ; otherwise the constrained builder sorts them
-            # anyway, so the grouping is skipped.
-            ctx = build_context(
-                spec, {m.member_id: self.member_data(m, grouped=False) for m in spec.members}
-            )
-            dealt = fresh_deal(spec, ctx)
-            if dealt is not None:
-                return dealt
-            res = resolve_without_conflicts(ctx)
-            if res is None or not res.all_equal:
-                ctx.member_data = {m.member_id: self.member_data(m) for m in spec.members}
-                res = None
-            result, _, _ = run_sticky(ctx, res)
-            return _to_assignment(spec, result, ctx)
+        enabled = pause_gc()  # gc_paused, allocating nothing first
+        try:
+            return self._assign(spec)
+        finally:
+            resume_gc(enabled)
+
+    def _assign(self, spec: GroupSpec) -> Assignment:
+        if USE_COMPILED:
+            fast = constrained_compiled(spec, cooperative=False)
+            if fast is None and GENERAL_KERNEL:
+                fast = general_kernel(spec, cooperative=False)
+            if fast is not None:
+                return fast
+        # The order of a member's owned partitions (its user data groups them by
+        # topic) matters only when partitions have several claimants or the
+        # subscriptions differ; otherwise the constrained builder sorts them
+        # anyway, so the grouping is skipped.
+        ctx = build_context(
+            spec, {m.member_id: self.member_data(m, grouped=False) for m in spec.members}
+        )
+        dealt = fresh_deal(spec, ctx)
+        if dealt is not None:
+            return dealt
+        res = resolve_without_conflicts(ctx)
+        if res is None or not res.all_equal:
+            ctx.member_data = {m.member_id: self.member_data(m) for m in spec.members}
+            res = None
+        result, _, _ = run_sticky(ctx, res)
+        return _to_assignment(spec, result, ctx)
 
 
 class CooperativeStickyAssignor:
@@ -200,27 +206,33 @@ class CooperativeStickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        with gc_paused():
-            if USE_COMPILED:
-                fast = constrained_compiled(spec, cooperative=True)
-                if fast is None and GENERAL_KERNEL:
-                    fast = general_kernel(spec, cooperative=True)
-                if fast is not None:
-                    return fast
-            ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
-            dealt = fresh_deal(spec, ctx)
-            if dealt is not None:
-                return dealt
-            result, transferring, _ = run_sticky(ctx)
-            if transferring is None:
-                transferring = partitions_transferring_ownership(ctx, result)
-            if transferring:
-                by_member: dict[str, set[TP]] = {}
-                for tp, consumer in transferring.items():
-                    by_member.setdefault(consumer, set()).add(tp)
-                for consumer, gone in by_member.items():
-                    result[consumer] = [tp for tp in result[consumer] if tp not in gone]
-            return _to_assignment(spec, result, ctx)
+        enabled = pause_gc()  # gc_paused, allocating nothing first
+        try:
+            return self._assign(spec)
+        finally:
+            resume_gc(enabled)
+
+    def _assign(self, spec: GroupSpec) -> Assignment:
+        if USE_COMPILED:
+            fast = constrained_compiled(spec, cooperative=True)
+            if fast is None and GENERAL_KERNEL:
+                fast = general_kernel(spec, cooperative=True)
+            if fast is not None:
+                return fast
+        ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
+        dealt = fresh_deal(spec, ctx)
+        if dealt is not None:
+            return dealt
+        result, transferring, _ = run_sticky(ctx)
+        if transferring is None:
+            transferring = partitions_transferring_ownership(ctx, result)
+        if transferring:
+            by_member: dict[str, set[TP]] = {}
+            for tp, consumer in transferring.items():
+                by_member.setdefault(consumer, set()).add(tp)
+            for consumer, gone in by_member.items():
+                result[consumer] = [tp for tp in result[consumer] if tp not in gone]
+        return _to_assignment(spec, result, ctx)
 
 
 def constrained_compiled(spec: GroupSpec, cooperative: bool) -> Assignment | None:
