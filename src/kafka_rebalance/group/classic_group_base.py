@@ -112,6 +112,11 @@ class ClassicGroupBase:
         self._subscribed: frozenset[str] | None = None
         self._subscribed_src: tuple[Any, ...] | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy through the constructor: the mypyc build's native class has no instance
+        dict for the default protocol to fill."""
+        return (_group_from_state, (type(self), [getattr(self, f) for f in _FIELDS]))
+
     # ------------------------------------------------------------------ queries
 
     def is_in(self, *states: ClassicGroupState) -> bool:
@@ -415,3 +420,38 @@ def _with_client(resp: JoinGroupResponse, client: str) -> JoinGroupResponse:
             resp.skip_assignment,
         ),
     )
+
+
+# every attribute ClassicGroupBase.__init__ sets, in its order (__reduce__)
+_FIELDS: Final = (
+    "group_id",
+    "config",
+    "state",
+    "previous_state",
+    "state_timestamp_ms",
+    "generation_id",
+    "protocol_type",
+    "protocol_name",
+    "leader_id",
+    "members",
+    "pending_members",
+    "pending_sync",
+    "static_members",
+    "num_awaiting_join",
+    "new_member_added",
+    "_supported",
+    "_salt",
+    "_seq",
+    "_initial_delay",
+    "_min_session_ms",
+    "_max_session_ms",
+    "_subscribed",
+    "_subscribed_src",
+)
+
+
+def _group_from_state(cls: Any, values: list[Any]) -> Any:
+    g = cls(values[0], values[1])
+    for name, value in zip(_FIELDS, values):
+        setattr(g, name, value)
+    return g

@@ -1,4 +1,5 @@
-"""A classic group's member as the coordinator keeps it, the broker settings, and the persisted snapshot.
+"""A classic group's member as the coordinator keeps it; the broker settings and the persisted
+snapshot (`classic_values`, named here too).
 
 Compiled with mypyc together with `classic_group_base` and `classic_group` (setup.py): the member
 is a native class with typed attributes, read on every request. The source is the reference
@@ -8,46 +9,18 @@ path; `group/__init__.py` makes sure a stale build never runs.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
-from ..fields import INT32_MAX
+from .classic_values import ClassicGroupConfig, ClassicGroupSnapshot, MemberSnapshot
 
-
-@dataclass(frozen=True, slots=True)
-class ClassicGroupConfig:
-    """Broker-side settings (Kafka defaults)."""
-
-    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
-    max_size: int = INT32_MAX  # group.max.size
-    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
-    max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
-    new_member_join_timeout_ms: int = 300_000  # classic new member join timeout
-    require_known_member_id: bool = True  # JoinGroup v4+ (KIP-394)
-
-
-@dataclass(frozen=True, slots=True)
-class MemberSnapshot:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    protocols: tuple[tuple[str, Any], ...]
-    assignment: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ClassicGroupSnapshot:
-    """What a GroupMetadataValue record holds: enough to reload the group after failover."""
-
-    group_id: str
-    protocol_type: str | None
-    generation_id: int
-    protocol_name: str | None
-    leader: str | None
-    state_timestamp_ms: int
-    members: tuple[MemberSnapshot, ...]
+__all__ = [
+    "NO_METADATA",
+    "ClassicGroupConfig",
+    "ClassicGroupMember",
+    "ClassicGroupSnapshot",
+    "MemberSnapshot",
+    "selected_metadata",
+]
 
 
 class ClassicGroupMember:
@@ -125,6 +98,27 @@ class ClassicGroupMember:
                 return name
         raise ValueError("member does not support any candidate protocol")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy through the constructor: the mypyc build's native class has no instance
+        dict or slots for the default protocol to fill."""
+        return (
+            _member_from_state,
+            (
+                type(self),
+                (
+                    self.member_id,
+                    self.group_instance_id,
+                    self.client_id,
+                    self.rebalance_timeout_ms,
+                    self.session_timeout_ms,
+                    self.protocol_type,
+                    self.protocols,
+                    self.assignment,
+                ),
+                (self.awaiting_join, self.awaiting_sync, self.is_new),
+            ),
+        )
+
     def has_satisfied_heartbeat(self) -> bool:
         """Members parked in a rebalance count as alive; new members can still expire."""
         if self.is_new:
@@ -132,9 +126,16 @@ class ClassicGroupMember:
         return self.awaiting_join is not None or self.awaiting_sync is not None
 
 
-NO_METADATA: Final = (
-    object()
-)  # a member without the selected protocol's metadata: not a subscription
+def _member_from_state(
+    cls: Any, fields: tuple[Any, ...], parked: tuple[Any, ...]
+) -> ClassicGroupMember:
+    m: ClassicGroupMember = cls(*fields)
+    m.awaiting_join, m.awaiting_sync, m.is_new = parked
+    return m
+
+
+# a member without the selected protocol's metadata: not a subscription
+NO_METADATA: Final = object()
 
 
 def selected_metadata(members: Iterable[ClassicGroupMember], protocol: str) -> tuple[Any, ...]:
