@@ -102,6 +102,10 @@ def _from_source(fullname: str, source: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[fullname] = module
     spec.loader.exec_module(module)
+    # as an import does: the package's attribute too (dotted access, mock.patch by name)
+    package, _, name = fullname.rpartition(".")
+    if package in sys.modules:
+        setattr(sys.modules[package], name, module)
     return module
 
 
