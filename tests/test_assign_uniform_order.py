@@ -178,16 +178,60 @@ def test_hashmap_positions_equal_hashmap_order(ids: list[str]) -> None:
         assert [ids[k] for k in got] == list(want)
 
 
-def test_hashmap_positions_decline_a_treeifying_bin() -> None:
-    """Java strings with one hash ("Aa" == "BB"): 9 keys in one bin treeify; the emulation decides."""
-    ids = ["".join(w) for w in itertools.product(("Aa", "BB"), repeat=4)][:9]
+def test_hashmap_positions_follow_small_table_resizes_and_decline_a_tree() -> None:
+    """Java strings with one hash ("Aa" == "BB"): the 9th in one bin makes a table under 64
+    slots grow instead of treeifying (same order as the emulated map); the 11th, at 64 slots,
+    makes a tree, and the emulation decides."""
+    ids = ["".join(w) for w in itertools.product(("Aa", "BB"), repeat=4)]
     assert len({string_hash(m) for m in ids}) == 1
+    for count, declined in ((9, False), (10, False), (11, True), (16, True)):
+        key = tuple(ids[:count])
+        m = JavaHashMap()
+        for mid in key:
+            m.put(mid, True)
+        assert list(hashmap_order(key)) == list(m.keys())
+        for leg in LEGS:
+            got = leg.hashmap_positions(member_id_hashes(key))
+            if declined:
+                assert got is None
+            else:
+                assert got is not None and [key[k] for k in got] == list(m.keys())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 2000).map(lambda k: 16 * k) | st.integers(0, 5000), max_size=80),
+    st.booleans(),
+)
+def test_java_bin_order_equals_the_emulated_map(keys: list[int], head: bool) -> None:
+    """Integer keys (hash = value) colliding in bins: put and computeIfAbsent orders."""
+    keys = list(dict.fromkeys(keys))
     m = JavaHashMap()
-    for mid in ids:
-        m.put(mid, True)
+    for k in keys:
+        if head:
+            m.compute_if_absent(k, lambda _k: True)
+        else:
+            m.put(k, True)
+    spreads = [k ^ (k >> 16) for k in keys]
     for leg in LEGS:
-        assert leg.hashmap_positions(member_id_hashes(tuple(ids))) is None
-    assert list(hashmap_order(tuple(ids))) == list(m.keys())
+        got = leg.java_bin_order(spreads, head)
+        if got is not None:
+            assert [keys[i] for i in got] == list(m.keys())
+        else:
+            assert m._trees or _had_tree(keys, head)
+
+
+def _had_tree(keys: list[int], head: bool) -> bool:
+    """Some prefix of the inserts made a tree bin (a tree may have been split back since)."""
+    m = JavaHashMap()
+    for k in keys:
+        if head:
+            m.compute_if_absent(k, lambda _k: True)
+        else:
+            m.put(k, True)
+        if m._trees:
+            return True
+    return False
 
 
 @st.composite

@@ -451,30 +451,40 @@ def java_bin_order(spreads: list[int], head: bool, trailing: bool = False) -> li
     resize after the insert) or `computeIfAbsent` (head=True: at the head, resize before).
 
     Without tree bins the order is (bin at the final capacity, place in the bin), and resizes keep
-    a bin's relative order. None when some bin could reach the treeify threshold at a capacity the
-    table passes through (the caller then emulates the map: javacompat.insertion_order's rule)."""
+    a bin's relative order. The capacity follows Java's: doubled when the size passes 0.75 of it,
+    and when a bin reaches the treeify threshold in a table under 64 slots (treeifyBin resizes
+    instead). computeIfAbsent checks the size at the start of every call, also for a key already
+    present: `trailing` says a call came after the last new key (it may double the table once
+    more). None when a bin would become a tree (the caller then emulates the map:
+    javacompat.JavaHashMap)."""
     n = len(spreads)
     if n == 0:
         return []
-    limit = (n if trailing else n - 1) if head else n
     cap = 16
-    while limit > (cap * 3) // 4:
-        cap <<= 1
-    max_in_bin = 7 if head else 8
-    c = 16
-    while c <= cap:
-        present = (c * 3) // 4 + 1
-        if present > n:
-            present = n
-        if present > max_in_bin:
-            bins = [0] * c
-            for i in range(present):
-                b = spreads[i] & (c - 1)
-                k = bins[b] + 1
-                if k > max_in_bin:
-                    return None
-                bins[b] = k
-        c <<= 1
+    thr = 12
+    bins = [0] * cap
+    # existing nodes in the bin that make the insert call treeifyBin
+    limit = 7 if head else 8
+    for i in range(n):
+        if head and i > thr:  # computeIfAbsent resizes before inserting
+            cap <<= 1
+            thr <<= 1
+            bins = _bin_counts(spreads, i, cap)
+        b = spreads[i] & (cap - 1)
+        existing = bins[b]
+        bins[b] = existing + 1
+        if existing >= limit:
+            if cap >= 64:
+                return None  # a real tree bin
+            cap <<= 1
+            thr <<= 1
+            bins = _bin_counts(spreads, i + 1, cap)
+        if not head and i + 1 > thr:  # put resizes after inserting
+            cap <<= 1
+            thr <<= 1
+            bins = _bin_counts(spreads, i + 1, cap)
+    if head and trailing and n > thr:
+        cap <<= 1  # a computeIfAbsent after the last new key resizes first (thr + 1 keys held)
     keyed: list[int] = []
     mask = cap - 1
     for i in range(n):
@@ -485,6 +495,14 @@ def java_bin_order(spreads: list[int], head: bool, trailing: bool = False) -> li
         r = k % n
         out.append(n - 1 - r if head else r)
     return out
+
+
+def _bin_counts(spreads: list[int], present: int, cap: int) -> list[int]:
+    """Keys per bin of a `cap`-slot table holding the first `present` keys."""
+    bins = [0] * cap
+    for i in range(present):
+        bins[spreads[i] & (cap - 1)] += 1
+    return bins
 
 
 def _spread(h: int) -> int:

@@ -150,7 +150,10 @@ def member_id_hashes(ids: tuple[str, ...]) -> list[int]:
     if missing:
         if len(known) + len(missing) > MAX_ID_HASHES:
             known.clear()
-        known.update(zip(missing, _string_hashes(missing).tolist()))
+        if len(missing) < 64:  # a few new members (an epoch of a rolling restart): no numpy
+            known.update((mid, string_hash(mid) & 0xFFFFFFFF) for mid in missing)
+        else:
+            known.update(zip(missing, _string_hashes(missing).tolist()))
     return list(map(known.__getitem__, ids))
 
 
