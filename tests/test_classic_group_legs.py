@@ -1,0 +1,120 @@
+"""The classic group on both legs, the installed build (mypyc native classes) and the sources (plain
+classes), where the two could differ beyond the fingerprints: copy, deepcopy and pickle (a copy
+taken mid-rebalance answers the same calls with the same effects as the original)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import sys
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from compiled_legs import no_compiled_leg
+from kafka_rebalance import group, native
+from kafka_rebalance.group import classic_group
+from kafka_rebalance.group.classic_messages import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    ScheduleTimer,
+    SyncGroupRequest,
+)
+from kafka_rebalance.group.classic_state import ClassicGroupState as S
+
+NAMES = ("classic_member", "classic_group_base", "classic_group")
+PURE = native.sources_of("kafka_rebalance.group", NAMES)
+
+
+def _leg(leg: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    if leg == "pure":  # the sources under their own names, as a pure install has them (pickle)
+        for name, module in PURE.items():
+            monkeypatch.setitem(sys.modules, f"kafka_rebalance.group.{name}", module)
+            monkeypatch.setattr(group, name, module)
+        return PURE["classic_group"]
+    if not group.CLASSIC_COMPILED:
+        no_compiled_leg("the classic group has no fresh compiled build: only the pure leg ran")
+    assert native.is_fresh_build(classic_group.__file__)
+    return classic_group
+
+
+def _fire_due(g: Any, timers: dict, fx: list, until: int) -> None:
+    for e in fx:
+        if isinstance(e, ScheduleTimer):
+            timers[e.key] = (e.deadline_ms, e.payload)
+    while due := sorted((d, k) for k, (d, _) in timers.items() if d <= until):
+        d, k = due[0]
+        _, payload = timers.pop(k)
+        _fire_due(g, timers, g.on_timer(k, payload, d), until)
+
+
+def _completing_rebalance(mod: ModuleType) -> tuple[Any, list[str]]:
+    """Three dynamic members joined; the join barrier completed, no SyncGroup yet."""
+    g = mod.ClassicGroup("g", member_id_salt="s")
+    timers: dict = {}
+    ids = []
+    for i in range(3):
+        req = JoinGroupRequest(f"c{i}", "", (("range", f"m{i}"),), 45_000, 60_000)
+        (resp,) = [e for e in g.join(req, i) if isinstance(e, JoinGroupResponse)]
+        ids.append(resp.member_id)
+        _fire_due(g, timers, g.join(req._replace(member_id=resp.member_id), i), i)
+    _fire_due(g, timers, [], 10_000)
+    assert g.state is S.COMPLETING_REBALANCE
+    return g, ids
+
+
+def _next_calls(g: Any, ids: list[str]) -> list:
+    """The leader's SyncGroup, the others', a heartbeat each, then a new member's join."""
+    gen = g.generation_id
+    out = [
+        g.sync(SyncGroupRequest("c0", g.leader_id, gen, assignments={m: m for m in ids}), 10_001)
+    ]
+    out += [g.sync(SyncGroupRequest(f"c{i}", m, gen), 10_002) for i, m in enumerate(ids)]
+    out += [g.heartbeat(HeartbeatRequest(f"c{i}", m, gen), 10_003) for i, m in enumerate(ids)]
+    new = JoinGroupRequest("c9", "", (("range", "m9"),), 45_000, 60_000)
+    out.append(g.join(new, 10_004))
+    (resp,) = [e for e in out[-1] if isinstance(e, JoinGroupResponse)]
+    out.append(g.join(new._replace(member_id=resp.member_id), 10_005))
+    out.append((g.state, g.generation_id, g.leader_id, g.snapshot(), sorted(g.members)))
+    return out
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_a_copy_taken_mid_rebalance_answers_like_the_original(
+    leg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mod = _leg(leg, monkeypatch)
+    g, ids = _completing_rebalance(mod)
+    shallow = copy.copy(g)
+    assert type(shallow) is mod.ClassicGroup and shallow is not g
+    assert shallow.members is g.members and shallow.snapshot() == g.snapshot()
+    copies = [copy.deepcopy(g), pickle.loads(pickle.dumps(g)), pickle.loads(pickle.dumps(g, 2))]
+    for c in copies:
+        assert type(c) is mod.ClassicGroup and c is not g and c.members is not g.members
+        assert c.snapshot() == g.snapshot() and c.state is g.state
+    expected = _next_calls(g, ids)
+    assert expected[-1][0] is S.PREPARING_REBALANCE  # the new member's join started a rebalance
+    for c in copies:
+        assert _next_calls(c, ids) == expected
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_a_member_copies_and_pickles(leg: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = _leg(leg, monkeypatch)
+    g, ids = _completing_rebalance(mod)
+    m = g.members[ids[0]]
+    assert type(m) is mod.ClassicGroupMember
+    for c in (copy.copy(m), copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert type(c) is type(m) and c is not m
+        for name in PURE["classic_member"].ClassicGroupMember.__slots__:
+            assert getattr(c, name) == getattr(m, name), name
+    for value in (g.config, g.snapshot()):  # frozen values (compiled dataclasses on the build)
+        assert copy.deepcopy(value) == value == pickle.loads(pickle.dumps(value))
+
+
+def test_the_state_list_names_every_attribute() -> None:
+    """The source's attributes are what __reduce__ carries (the build's classes have no __dict__)."""
+    g, _ = _completing_rebalance(PURE["classic_group"])
+    assert sorted(vars(g)) == sorted(PURE["classic_group_base"]._FIELDS)
