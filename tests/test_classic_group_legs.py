@@ -19,6 +19,7 @@ from kafka_rebalance.group.classic_messages import (
     HeartbeatRequest,
     JoinGroupRequest,
     JoinGroupResponse,
+    LeaveGroupRequest,
     ScheduleTimer,
     SyncGroupRequest,
 )
@@ -118,3 +119,55 @@ def test_the_state_list_names_every_attribute() -> None:
     """The source's attributes are what __reduce__ carries (the build's classes have no __dict__)."""
     g, _ = _completing_rebalance(PURE["classic_group"])
     assert sorted(vars(g)) == sorted(PURE["classic_group_base"]._FIELDS)
+
+
+# ---------------------------------------------------------------- times and timeouts are ints
+
+NOT_INTS = [(5.5, "float"), (None, "None"), ("5", "str")]
+
+
+def _not_int_error(call: Any) -> str:
+    with pytest.raises(TypeError) as raised:
+        call()
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+@pytest.mark.parametrize(("value", "name"), NOT_INTS)
+def test_a_time_that_is_not_an_int_is_refused_alike(
+    leg: str, value: object, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's typed signatures refuse it (mypyc's TypeError); the source refuses the same."""
+    mod = _leg(leg, monkeypatch)
+    want = f"int object expected; got {name}"
+    assert _not_int_error(lambda: mod.ClassicGroup("g", now_ms=value)) == want
+    g, ids = _completing_rebalance(mod)
+    gen = g.generation_id
+    join = JoinGroupRequest("c0", ids[0], (("range", "m0"),), 45_000, 60_000)
+    calls = [
+        lambda: g.join(join, value),
+        lambda: g.join(join._replace(session_timeout_ms=value), 1),
+        lambda: g.join(join._replace(rebalance_timeout_ms=value), 1),
+        lambda: g.join(join._replace(session_timeout_ms=1, rebalance_timeout_ms=value), 1),
+        lambda: g.sync(SyncGroupRequest("c0", ids[0], gen), value),
+        lambda: g.heartbeat(HeartbeatRequest("c0", ids[0], gen), value),
+        lambda: g.leave(LeaveGroupRequest("c0", ((ids[0], None),)), value),
+        lambda: g.on_timer(("heartbeat", ids[0]), None, value),
+        lambda: g.handle(HeartbeatRequest("c0", ids[0], gen), value),
+        lambda: g.mark_dead(value),
+        lambda: mod.ClassicGroupMember("m", None, "c", value, 1, "consumer", ()),
+        lambda: mod.ClassicGroupMember("m", None, "c", 1, value, "consumer", ()),
+    ]
+    snap = g.snapshot()
+    for i, call in enumerate(calls):
+        assert _not_int_error(call) == want, i
+    assert g.snapshot() == snap and g.state is S.COMPLETING_REBALANCE  # refused before any change
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_a_numpy_time_is_refused_alike(leg: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    np = pytest.importorskip("numpy")
+    mod = _leg(leg, monkeypatch)
+    g, ids = _completing_rebalance(mod)
+    call = lambda: g.heartbeat(HeartbeatRequest("c0", ids[0], g.generation_id), np.int64(5))  # noqa: E731
+    assert _not_int_error(call) == "int object expected; got numpy.int64"

@@ -38,10 +38,12 @@ from .classic_group_base import (
     new_tuple,
 )
 from .classic_member import (
+    PURE,
     ClassicGroupConfig,
     ClassicGroupMember,
     ClassicGroupSnapshot,
     MemberSnapshot,
+    ints,
 )
 from .classic_messages import (
     JOIN_KEY,
@@ -99,7 +101,7 @@ class ClassicGroup(ClassicGroupBase):
     # --------------------------------------------------------------- JoinGroup
 
     def join(self, req: JoinGroupRequest, now_ms: int) -> list:
-        fx: list = []
+        fx: list = ints(req.session_timeout_ms, req.rebalance_timeout_ms, now_ms if PURE else 0)
         session_timeout_ms: int = req.session_timeout_ms
         if not (self._min_session_ms <= session_timeout_ms <= self._max_session_ms):
             fx.append(JoinGroupResponse(req.client, E_INVALID_SESSION_TIMEOUT, req.member_id))
@@ -353,7 +355,7 @@ class ClassicGroup(ClassicGroupBase):
     # --------------------------------------------------------------- SyncGroup
 
     def sync(self, req: SyncGroupRequest, now_ms: int) -> list:
-        fx: list = []
+        fx: list = ints(now_ms) if PURE else []
         err = self._validate_sync(req)
         if err is not E_NONE:
             fx.append(SyncGroupResponse(req.client, err))
@@ -420,7 +422,7 @@ class ClassicGroup(ClassicGroupBase):
     # --------------------------------------------------------------- Heartbeat
 
     def heartbeat(self, req: HeartbeatRequest, now_ms: int) -> list:
-        fx: list = []
+        fx: list = ints(now_ms) if PURE else []
         state = self.state
         err: Any
         if state is DEAD:
@@ -443,7 +445,7 @@ class ClassicGroup(ClassicGroupBase):
     # -------------------------------------------------------------- LeaveGroup
 
     def leave(self, req: LeaveGroupRequest, now_ms: int) -> list:
-        fx: list = []
+        fx: list = ints(now_ms) if PURE else []
         if self.state is DEAD:
             fx.append(LeaveGroupResponse(req.client, E_COORDINATOR_NOT_AVAILABLE))
             return fx
@@ -489,7 +491,7 @@ class ClassicGroup(ClassicGroupBase):
     # ------------------------------------------------------------------ timers
 
     def on_timer(self, key: tuple, payload: Any, now_ms: int) -> list:
-        fx: list = []
+        fx: list = ints(now_ms) if PURE else []
         kind = key[0]
         if kind == "heartbeat":
             self._expire_heartbeat(key[1], now_ms, fx)

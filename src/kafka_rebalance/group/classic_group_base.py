@@ -24,10 +24,12 @@ from typing import Any, Final
 
 from ..assign.javacompat import insertion_order
 from .classic_member import (
+    PURE,
     ClassicGroupConfig,
     ClassicGroupMember,
     ClassicGroupSnapshot,
     MemberSnapshot,
+    ints,
     selected_metadata,
 )
 from .classic_messages import (
@@ -84,6 +86,8 @@ class ClassicGroupBase:
         member_id_salt: str = "",
         now_ms: int = 0,
     ) -> None:
+        if PURE:
+            ints(now_ms)
         self.group_id: str = group_id
         self.config: ClassicGroupConfig = config or ClassicGroupConfig()
         self.state: Any = EMPTY  # a ClassicGroupState
@@ -401,7 +405,7 @@ class ClassicGroupBase:
 
     def mark_dead(self, now_ms: int) -> list:
         """The coordinator unloads the group (partition emigration / failover)."""
-        fx: list = []
+        fx: list = ints(now_ms) if PURE else []
         self._transition(DEAD, now_ms, fx, "unloaded")
         return fx
 

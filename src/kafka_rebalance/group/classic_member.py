@@ -13,6 +13,29 @@ from typing import Any, Final
 
 from .classic_values import ClassicGroupConfig, ClassicGroupSnapshot, MemberSnapshot
 
+# Times and timeouts are ints (Kafka's longs). The build's typed signatures refuse anything else
+# with mypyc's TypeError ("int object expected; got float"); the source refuses the same values
+# with the same error at the public entry points (`ints`). The build skips that check (a C static
+# test): on a native int it would box the value on every call.
+PURE: Final = __file__.endswith((".py", ".pyc"))
+
+
+def ints(*values: object) -> list:
+    """mypyc's TypeError for the first value that is not an int; else a new (empty) effects list."""
+    for value in values:
+        if not isinstance(value, int):
+            t = type(value)
+            name = (  # CPython's tp_name, which mypyc's message shows
+                "None"
+                if value is None
+                else t.__name__
+                if t.__module__ == "builtins" or t.__flags__ & (1 << 9)  # a heap type
+                else f"{t.__module__}.{t.__qualname__}"
+            )
+            raise TypeError(f"int object expected; got {name}")
+    return []
+
+
 __all__ = [
     "NO_METADATA",
     "ClassicGroupConfig",
@@ -63,6 +86,8 @@ class ClassicGroupMember:
         protocols: tuple[tuple[str, Any], ...],
         assignment: Any = None,
     ) -> None:
+        if PURE:
+            ints(rebalance_timeout_ms, session_timeout_ms)
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.client_id = client_id
