@@ -4,9 +4,12 @@ taken mid-rebalance answers the same calls with the same effects as the original
 
 from __future__ import annotations
 
+import ast
 import copy
 import pickle
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -15,6 +18,7 @@ import pytest
 from compiled_legs import no_compiled_leg
 from kafka_rebalance import group, native
 from kafka_rebalance.group import classic_group
+from kafka_rebalance.group import classic_messages as messages
 from kafka_rebalance.group.classic_messages import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -24,6 +28,7 @@ from kafka_rebalance.group.classic_messages import (
     SyncGroupRequest,
 )
 from kafka_rebalance.group.classic_state import ClassicGroupState as S
+from kafka_rebalance.group.errors import Errors
 
 NAMES = ("classic_member", "classic_group_base", "classic_group")
 PURE = native.sources_of("kafka_rebalance.group", NAMES)
@@ -171,3 +176,87 @@ def test_a_numpy_time_is_refused_alike(leg: str, monkeypatch: pytest.MonkeyPatch
     g, ids = _completing_rebalance(mod)
     call = lambda: g.heartbeat(HeartbeatRequest("c0", ids[0], g.generation_id), np.int64(5))  # noqa: E731
     assert _not_int_error(call) == "int object expected; got numpy.int64"
+
+
+# ------------------------------------------------- effects built with tuple.__new__ (new_tuple)
+
+
+def _new_tuple_uses() -> list[tuple[str, int, int]]:
+    """(type, fields given, line) of each `new_tuple(T, (...))` in the classic group's sources; a
+    name for the fields is followed to its tuple in the same function."""
+    uses = []
+    for name in NAMES:
+        tree = ast.parse(Path(PURE[name].__file__).read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            tuples = {
+                t.id: a.value
+                for a in ast.walk(fn)
+                if isinstance(a, ast.Assign) and isinstance(a.value, ast.Tuple)
+                for t in a.targets
+                if isinstance(t, ast.Name)
+            }
+            for call in ast.walk(fn):
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "new_tuple":
+                    kind, fields = call.args
+                    if isinstance(fields, ast.Name):
+                        fields = tuples[fields.id]
+                    assert isinstance(kind, ast.Name) and isinstance(fields, ast.Tuple)
+                    uses.append((kind.id, len(fields.elts), call.lineno))
+    return uses
+
+
+def test_each_new_tuple_gives_every_field() -> None:
+    """tuple.__new__ does not check a NamedTuple's field count: the sources must."""
+    uses = _new_tuple_uses()
+    assert {kind for kind, _, _ in uses} >= {
+        "HeartbeatResponse",
+        "JoinGroupMember",
+        "JoinGroupResponse",
+        "ScheduleTimer",
+        "SyncGroupResponse",
+    }
+    for kind, given, line in uses:
+        assert given == len(getattr(messages, kind)._fields), (kind, line)
+
+
+def _tuples(value: Any) -> Iterator[tuple]:
+    if isinstance(value, tuple):
+        if hasattr(type(value), "_fields"):
+            yield value
+        for item in value:
+            yield from _tuples(item)
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_the_effects_equal_their_named_tuples_built_by_name(
+    leg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every effect (and response member) of a rebalance equals the NamedTuple built from its
+    fields by name, and each error field holds an error: no field short, none misplaced."""
+    mod = _leg(leg, monkeypatch)
+    g, ids = _completing_rebalance(mod)
+    seen = set()
+    effects = _next_calls(g, ids)[:-1]
+    for i, m in enumerate(ids):  # the rejoins complete the join the new member started
+        effects.append(
+            g.join(JoinGroupRequest(f"c{i}", m, (("range", f"m{i}"),), 45_000, 60_000), 10_010)
+        )
+    assert g.state is S.COMPLETING_REBALANCE
+    for fx in effects:
+        for e in (t for effect in fx for t in _tuples(effect)):
+            t = type(e)
+            seen.add(t.__name__)
+            assert len(e) == len(t._fields) and t(**e._asdict()) == e, e
+            if "error" in t._fields:
+                assert isinstance(e.error, Errors), e
+            if t is ScheduleTimer:
+                assert isinstance(e.deadline_ms, int) and isinstance(e.key, tuple), e
+    assert seen >= {
+        "SyncGroupResponse",
+        "HeartbeatResponse",
+        "ScheduleTimer",
+        "JoinGroupResponse",
+        "JoinGroupMember",
+    }
