@@ -493,7 +493,7 @@ class ClassicGroup(ClassicGroupBase):
     def on_timer(self, key: tuple, payload: Any, now_ms: int) -> list:
         fx: list = ints(now_ms) if PURE else []
         kind = key[0]
-        if kind == "heartbeat":
+        if kind == HEARTBEAT:
             self._expire_heartbeat(key[1], now_ms, fx)
         elif kind == "join" and self.state is PREPARING_REBALANCE:
             if payload and payload[0] == "initial":

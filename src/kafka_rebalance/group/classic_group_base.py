@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from ..assign.javacompat import insertion_order
+from . import classic_messages as messages
 from .classic_member import (
     PURE,
     ClassicGroupConfig,
@@ -54,7 +55,7 @@ COMPLETING_REBALANCE: Final = ClassicGroupState.COMPLETING_REBALANCE
 STABLE: Final = ClassicGroupState.STABLE
 DEAD: Final = ClassicGroupState.DEAD
 # PreparingRebalance's valid previous states (can_rebalance)
-_CAN_REBALANCE_FROM: Final = frozenset({STABLE, COMPLETING_REBALANCE, EMPTY})
+_CAN_REBALANCE_FROM: Final[frozenset] = PREPARING_REBALANCE.valid_previous_states
 
 E_NONE: Final = Errors.NONE
 E_UNKNOWN_MEMBER_ID: Final = Errors.UNKNOWN_MEMBER_ID
@@ -66,7 +67,7 @@ E_INVALID_SESSION_TIMEOUT: Final = Errors.INVALID_SESSION_TIMEOUT
 E_GROUP_MAX_SIZE_REACHED: Final = Errors.GROUP_MAX_SIZE_REACHED
 E_INCONSISTENT_GROUP_PROTOCOL: Final = Errors.INCONSISTENT_GROUP_PROTOCOL
 E_MEMBER_ID_REQUIRED: Final = Errors.MEMBER_ID_REQUIRED
-HEARTBEAT: Final = "heartbeat"
+HEARTBEAT: Final[str] = messages.HEARTBEAT  # a C static on the build
 
 # Calling a NamedTuple class runs its Python-level __new__; tuple.__new__ with every field given
 # builds the same value in C. Used for the effects made for every member in every rebalance.

@@ -124,8 +124,11 @@ class GroupMetadataChanged(NamedTuple):
     snapshot: Any
 
 
+HEARTBEAT = "heartbeat"  # the kind of a member's session timer key
+
+
 def heartbeat_key(member_id: str) -> tuple:
-    return ("heartbeat", member_id)
+    return (HEARTBEAT, member_id)
 
 
 JOIN_KEY = ("join",)
