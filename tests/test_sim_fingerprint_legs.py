@@ -22,6 +22,7 @@ from kafka_rebalance.assign import (
     kernels,
     kernels_heterogeneous,
     kernels_sticky,
+    kernels_sticky_general,
     roundrobin,
     sticky,
     uniform,
@@ -31,7 +32,14 @@ from kafka_rebalance.group import classic_group
 from kafka_rebalance.sim import compiled, coordinator, member, offsets_store, world
 from sim_fingerprint_set import FINGERPRINTS, fingerprint, scenarios
 
-NAMES = ("rolling-sticky", "rolling-cooperative-sticky-40", "rolling-consumer-uniform-40")
+NAMES = (
+    "rolling-sticky",
+    "rolling-cooperative-sticky-40",
+    "rolling-consumer-uniform-40",
+    "rolling-static-range",  # static membership: replaced static members, no rebalance
+    "example-coordinator-failover-seed1",  # mark_dead, then load from the snapshot
+    "day-eager-seed7",  # a crash, a restart and a coordinator failover in a 20-minute day
+)
 REFERENCE: dict[str, str] = json.loads(FINGERPRINTS.read_text())
 SET = {name: doc for name, doc in scenarios() if name in NAMES}
 PURE_POLL = from_source(
@@ -50,6 +58,8 @@ def _all_compiled() -> bool:
         kernels.is_compiled()
         and kernels_heterogeneous.is_compiled()
         and kernels_sticky.is_compiled()
+        and kernels_sticky_general.is_compiled()
+        and sticky.GENERAL_COMPILED
         and compiled.is_compiled()
         and group.CLASSIC_COMPILED
         and sim.COORDINATOR_COMPILED
