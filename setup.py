@@ -1,5 +1,6 @@
-"""Optional compiled hot paths: the modules in COMPILED (assign/kernels*.py, sim/poll_kernels.py)
-built with mypyc.
+"""Optional compiled hot paths: the modules in COMPILED (the assignors' kernels, model_fields.py,
+the classic group state machine, the simulator's engine, coordinator and poll loops) built with
+mypyc.
 
 The build is optional: without mypyc, without a C compiler, or when it fails for any
 reason, the install goes on and the modules stay plain Python (the assignors then use

@@ -6,8 +6,10 @@ used only when its stamp equals the digest of the `.py` beside it: decided by co
 modification time (pip writes a wheel's `.py` after its `.so`, and an edited source must not be
 shadowed by an older build). A stale build, or one without a stamp, is not used: the source runs.
 
-One loader for every compiled module (assign/kernels*.py, sim/poll_kernels.py). It reads two
-small files once per module, at import; no other I/O.
+One loader for every module in setup.py's COMPILED list. At import it reads each build's stamp
+and hashes its source (two small files per module, once); for modules that import one another
+(group/classic_*.py, sim/coordinator.py) `builds_or_sources` runs all fresh builds or all sources,
+loading the sources under their own names in `sys.modules`. No other I/O.
 """
 
 from __future__ import annotations
