@@ -315,6 +315,31 @@ def test_member_id_hashes_are_remembered_and_bounded(n: int, monkeypatch) -> Non
     ids = tuple(f"member-{k}" for k in range(n))
     assert member_id_hashes(ids) == [string_hash(m) & 0xFFFFFFFF for m in ids]
     assert len(uniform_group._ID_HASHES) <= max(500, n)
+    if n <= 500:  # remembered: a second call computes nothing
+        assert all(uniform_group._ID_HASHES.get(m) == string_hash(m) & 0xFFFFFFFF for m in ids)
+        monkeypatch.setattr(uniform_group, "string_hash", _no_hashing)
+        monkeypatch.setattr(uniform_group, "_string_hashes", _no_hashing)
+        assert member_id_hashes(ids) == [string_hash(m) & 0xFFFFFFFF for m in ids]
+
+
+def _no_hashing(*_args):
+    raise AssertionError("hashed again")
+
+
+def test_member_id_hashes_survive_a_cache_started_over_meanwhile(monkeypatch) -> None:
+    """Review 2 F11: another thread may clear the shared cache between this call's update and its
+    reads; the call then answers from its own hashes instead of raising KeyError."""
+    from kafka_rebalance.assign import uniform_group
+
+    class ClearedOnUpdate(dict):
+        def update(self, *args, **kwargs):
+            super().update(*args, **kwargs)
+            self.clear()  # what a concurrent call past MAX_ID_HASHES does
+
+    monkeypatch.setattr(uniform_group, "_ID_HASHES", ClearedOnUpdate(old=1))
+    for n in (3, 100):  # the per-id and the numpy way
+        ids = tuple(f"member-{k}" for k in range(n))
+        assert member_id_hashes(ids) == [string_hash(m) & 0xFFFFFFFF for m in ids]
 
 
 def test_the_gc_pause_allocates_nothing_before_the_collector_is_off() -> None:

@@ -147,14 +147,26 @@ def member_id_hashes(ids: tuple[str, ...]) -> list[int]:
     MAX_ID_HASHES ids it starts over."""
     known = _ID_HASHES
     missing = [mid for mid in ids if mid not in known]
+    fresh: dict[str, int] = {}
     if missing:
-        if len(known) + len(missing) > MAX_ID_HASHES:
-            known.clear()
         if len(missing) < 64:  # a few new members (an epoch of a rolling restart): no numpy
-            known.update((mid, string_hash(mid) & 0xFFFFFFFF) for mid in missing)
+            fresh = {mid: string_hash(mid) & 0xFFFFFFFF for mid in missing}
         else:
-            known.update(zip(missing, _string_hashes(missing).tolist()))
-    return list(map(known.__getitem__, ids))
+            fresh = dict(zip(missing, _string_hashes(missing).tolist()))
+        if len(known) + len(fresh) > MAX_ID_HASHES:
+            known.clear()
+        known.update(fresh)
+    try:
+        return list(map(known.__getitem__, ids))
+    except KeyError:  # another thread started the cache over meanwhile: this call's own hashes
+        return [_id_hash(mid, known, fresh) for mid in ids]
+
+
+def _id_hash(mid: str, known: dict[str, int], fresh: dict[str, int]) -> int:
+    h = known.get(mid)
+    if h is None:
+        h = fresh.get(mid)
+    return (string_hash(mid) & 0xFFFFFFFF) if h is None else h
 
 
 def _string_hashes(keys: list[str]) -> np.ndarray:
