@@ -260,3 +260,18 @@ def test_the_effects_equal_their_named_tuples_built_by_name(
         "JoinGroupResponse",
         "JoinGroupMember",
     }
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_a_new_config_renews_the_session_timeouts_join_accepts(
+    leg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mod = _leg(leg, monkeypatch)
+    g = mod.ClassicGroup("g")
+    req = JoinGroupRequest("c0", "", (("range", "m0"),), 5_000, 60_000)
+    (before,) = [e for e in g.join(req, 0) if isinstance(e, JoinGroupResponse)]
+    assert before.error is Errors.INVALID_SESSION_TIMEOUT  # below the default 6 s
+    g.config = mod.ClassicGroupConfig(min_session_timeout_ms=1_000)
+    (after,) = [e for e in g.join(req, 0) if isinstance(e, JoinGroupResponse)]
+    assert after.error is Errors.MEMBER_ID_REQUIRED
+    assert copy.deepcopy(g).config == g.config

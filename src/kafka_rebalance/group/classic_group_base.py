@@ -90,7 +90,7 @@ class ClassicGroupBase:
         if PURE:
             ints(now_ms)
         self.group_id: str = group_id
-        self.config: ClassicGroupConfig = config or ClassicGroupConfig()
+        self._config: ClassicGroupConfig = config or ClassicGroupConfig()
         self.state: Any = EMPTY  # a ClassicGroupState
         self.previous_state: Any = None  # a ClassicGroupState or None
         self.state_timestamp_ms: int = now_ms
@@ -108,14 +108,25 @@ class ClassicGroupBase:
         self._salt: str = member_id_salt
         self._seq: int = 0
         self._initial_delay: tuple[int, int] = (0, 0)
-        # the session timeouts the broker accepts (read on every JoinGroup)
-        self._min_session_ms: int = self.config.min_session_timeout_ms
-        self._max_session_ms: int = self.config.max_session_timeout_ms
+        # the session timeouts the broker accepts (read on every JoinGroup; `config` renews them)
+        self._min_session_ms: int = self._config.min_session_timeout_ms
+        self._max_session_ms: int = self._config.max_session_timeout_ms
         # ClassicGroup.subscribedTopics: set at each new generation and on load, kept otherwise (even
         # by Dead). The members' metadata is captured then and parsed on first read (the simulator
         # never reads it on its hot path; the captured values are immutable, so this is exact).
         self._subscribed: frozenset[str] | None = None
         self._subscribed_src: tuple[Any, ...] | None = None
+
+    @property
+    def config(self) -> ClassicGroupConfig:
+        """The broker settings (group.* configs)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: ClassicGroupConfig) -> None:
+        self._config = config
+        self._min_session_ms = config.min_session_timeout_ms
+        self._max_session_ms = config.max_session_timeout_ms
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle and copy through the constructor: the mypyc build's native class has no instance
@@ -430,7 +441,7 @@ def _with_client(resp: JoinGroupResponse, client: str) -> JoinGroupResponse:
 # every attribute ClassicGroupBase.__init__ sets, in its order (__reduce__)
 _FIELDS: Final = (
     "group_id",
-    "config",
+    "_config",
     "state",
     "previous_state",
     "state_timestamp_ms",
