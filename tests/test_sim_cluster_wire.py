@@ -522,13 +522,21 @@ def test_admin_against_a_real_kafka_cluster(real_kafka):
         client.create_topics([NewTopic(topic, 3, 2)])
     finally:
         client.close()
-    snap = snapshot_from_bootstrap(real_kafka.bootstrap)
-    mine = sorted(
-        (p.partition, len(p.replicas), p.leader is not None, p.load is not None)
-        for p in snap.partitions
-        if p.topic == topic
-    )
-    assert mine == [(0, 2, True, True), (1, 2, True, True), (2, 2, True, True)]
+    want = [(0, 2, True, True), (1, 2, True, True), (2, 2, True, True)]
+    # a new topic reaches every broker's metadata (and its log dirs) through the metadata log a
+    # moment after CreateTopics answers: wait for it, as for the config change below
+    deadline = time.monotonic() + 30
+    while True:
+        snap = snapshot_from_bootstrap(real_kafka.bootstrap)
+        mine = sorted(
+            (p.partition, len(p.replicas), p.leader is not None, p.load is not None)
+            for p in snap.partitions
+            if p.topic == topic
+        )
+        if mine == want or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert mine == want
     assert [b.id for b in snap.brokers if b.alive] == [1, 2, 3]
     with KafkaAdmin(real_kafka.bootstrap) as admin:
         # Our IncrementalAlterConfigs v0 (built from kafka-python's protocol types) is accepted.
