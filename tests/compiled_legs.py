@@ -36,3 +36,25 @@ def from_source(source: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class CountingKernel:
+    """A kernel module with one of its functions counted: the groups it took (a result) and
+    declined (None, the caller then runs the reference path). A test that compares a kernel with
+    the reference must also show the kernel took its share, or a kernel that always declines passes."""
+
+    def __init__(self, module: ModuleType, function: str) -> None:
+        self.module = module
+        self.accepted = 0
+        self.declined = 0
+        inner = getattr(module, function)
+
+        def counted(*args: object) -> object:
+            out = inner(*args)
+            if out is None:
+                self.declined += 1
+            else:
+                self.accepted += 1
+            return out
+
+        setattr(self, function, counted)

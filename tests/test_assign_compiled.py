@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import no_compiled_leg
+from compiled_legs import CountingKernel, no_compiled_leg
 from kafka_rebalance import native
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
@@ -358,25 +358,8 @@ def sticky_groups(draw) -> GroupSpec:
     return GroupSpec(topics, tuple(members))
 
 
-class _Counting:
-    """A sticky kernel module that counts the groups it took and declined."""
-
-    def __init__(self, module: ModuleType) -> None:
-        self.module = module
-        self.accepted = 0
-        self.declined = 0
-
-    def sticky_constrained(self, *args):
-        out = self.module.sticky_constrained(*args)
-        if out is None:
-            self.declined += 1
-        else:
-            self.accepted += 1
-        return out
-
-
 def test_sticky_kernel_takes_its_groups_and_equals_the_reference() -> None:
-    legs = [(leg, _Counting(leg[2])) for leg in _legs()]
+    legs = [(leg, CountingKernel(leg[2], "sticky_constrained")) for leg in _legs()]
 
     @settings(max_examples=200, deadline=None, database=None)
     @given(sticky_groups(), st.sampled_from(("sticky", "cooperative-sticky")))

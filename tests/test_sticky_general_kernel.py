@@ -14,13 +14,12 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import from_source, no_compiled_leg
+from compiled_legs import CountingKernel, from_source, no_compiled_leg
 from kafka_rebalance.assign import kernels_sticky_general as installed
 from kafka_rebalance.assign import sticky as sticky_mod
 from kafka_rebalance.assign.base import AssignorFailure
@@ -48,23 +47,6 @@ STICKY = ("sticky", "cooperative-sticky")
 STALE = "(a compiled build older than kernels_sticky_general.py also differs: `make install`)"
 
 
-class _Counting:
-    """The kernel module, counting the groups it took and declined."""
-
-    def __init__(self, module: ModuleType) -> None:
-        self.module = module
-        self.accepted = 0
-        self.declined = 0
-
-    def sticky_general(self, *args):
-        out = self.module.sticky_general(*args)
-        if out is None:
-            self.declined += 1
-        else:
-            self.accepted += 1
-        return out
-
-
 @contextmanager
 def _path(kernel: object | None) -> Iterator[None]:
     """Route sticky/cooperative-sticky through `kernel` (None: the reference path)."""
@@ -90,11 +72,13 @@ def _run(name: str, spec: GroupSpec, kernel: object | None):
     return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
 
 
-def _legs() -> list[_Counting]:
-    return [_Counting(PURE)] + ([_Counting(COMPILED)] if COMPILED is not None else [])
+def _legs() -> list[CountingKernel]:
+    return [CountingKernel(PURE, "sticky_general")] + (
+        [CountingKernel(COMPILED, "sticky_general")] if COMPILED is not None else []
+    )
 
 
-def _kind(leg: _Counting) -> str:
+def _kind(leg: CountingKernel) -> str:
     return "compiled" if leg.module is COMPILED else "pure source"
 
 
