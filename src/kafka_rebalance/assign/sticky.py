@@ -139,6 +139,29 @@ def _to_assignment(
     return out
 
 
+def _assign_gc_paused(assign: Callable[[GroupSpec], Assignment], spec: GroupSpec) -> Assignment:
+    """Both sticky assignors' assign(): nothing for no members, else `assign` with the cyclic GC
+    paused (an assignment allocates acyclic objects only)."""
+    if not spec.members:
+        return {}
+    enabled = pause_gc()  # gc_paused, allocating nothing first
+    try:
+        return assign(spec)
+    finally:
+        resume_gc(enabled)
+
+
+def _compiled_result(spec: GroupSpec, cooperative: bool) -> Assignment | None:
+    """The compiled kernels' result (the constrained one, else the general one), when built and
+    fresh and when they take the group; None: the reference path runs."""
+    if not USE_COMPILED:
+        return None
+    fast = constrained_compiled(spec, cooperative=cooperative)
+    if fast is None and GENERAL_KERNEL:
+        fast = general_kernel(spec, cooperative=cooperative)
+    return fast
+
+
 class StickyAssignor:
     """Eager sticky assignor; state travels in StickyAssignor user data."""
 
@@ -161,21 +184,12 @@ class StickyAssignor:
         return MemberData(grouped_partitions(_owned_tuples(m)), gen)
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        if not spec.members:
-            return {}
-        enabled = pause_gc()  # gc_paused, allocating nothing first
-        try:
-            return self._assign(spec)
-        finally:
-            resume_gc(enabled)
+        return _assign_gc_paused(self._assign, spec)
 
     def _assign(self, spec: GroupSpec) -> Assignment:
-        if USE_COMPILED:
-            fast = constrained_compiled(spec, cooperative=False)
-            if fast is None and GENERAL_KERNEL:
-                fast = general_kernel(spec, cooperative=False)
-            if fast is not None:
-                return fast
+        fast = _compiled_result(spec, cooperative=False)
+        if fast is not None:
+            return fast
         # The order of a member's owned partitions (its user data groups them by
         # topic) matters only when partitions have several claimants or the
         # subscriptions differ; otherwise the constrained builder sorts them
@@ -204,21 +218,12 @@ class CooperativeStickyAssignor:
         return MemberData(_owned_tuples(m), m.generation)
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        if not spec.members:
-            return {}
-        enabled = pause_gc()  # gc_paused, allocating nothing first
-        try:
-            return self._assign(spec)
-        finally:
-            resume_gc(enabled)
+        return _assign_gc_paused(self._assign, spec)
 
     def _assign(self, spec: GroupSpec) -> Assignment:
-        if USE_COMPILED:
-            fast = constrained_compiled(spec, cooperative=True)
-            if fast is None and GENERAL_KERNEL:
-                fast = general_kernel(spec, cooperative=True)
-            if fast is not None:
-                return fast
+        fast = _compiled_result(spec, cooperative=True)
+        if fast is not None:
+            return fast
         ctx = build_context(spec, {m.member_id: self.member_data(m) for m in spec.members})
         dealt = fresh_deal(spec, ctx)
         if dealt is not None:
