@@ -36,7 +36,11 @@ from ..assign.protocol import (
     encode_subscription,
 )
 from ..assign.registry import get_assignor
-from ..assign.userdata import decode_sticky_user_data, encode_sticky_user_data
+from ..assign.userdata import (
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+)
 from ..group.classic_messages import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -135,6 +139,8 @@ class SimConsumer:
         # StickyAssignor's state in this consumer (onAssignment): its last assignment and generation,
         # sent back as user data, because an eager member has revoked everything before it joins
         self.sticky_memory: tuple[list[tuple[str, int]], int] | None = None
+        # CooperativeStickyAssignor's state: the generation of its last onAssignment, sent as its user data
+        self.coop_generation = DEFAULT_GENERATION
 
     # ------------------------------------------------------------------ confluent_kafka.Consumer
     def subscribe(
@@ -257,6 +263,8 @@ class SimConsumer:
         user_data = None
         if self.assignor == "sticky" and self.sticky_memory is not None:
             user_data = encode_sticky_user_data(*self.sticky_memory)
+        elif self.assignor == "cooperative-sticky":
+            user_data = encode_cooperative_user_data(self.coop_generation)
         return encode_subscription(
             WireSubscription(tuple(sorted(self.topics)), user_data, owned, self.generation, None)
         )
@@ -352,6 +360,8 @@ class SimConsumer:
         self.rebalances += 1
         if self.assignor == "sticky":
             self.sticky_memory = (list(new), self.generation)
+        elif self.assignor == "cooperative-sticky":
+            self.coop_generation = self.generation
         self.phase = _Phase.STABLE
         self.last_heartbeat_ms = self.cluster.now_ms
         if self.cooperative:

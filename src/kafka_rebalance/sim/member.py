@@ -9,6 +9,7 @@ poll(): a member busy processing a batch handles them when the batch is done.
 
 from __future__ import annotations
 
+from ..assign.userdata import DEFAULT_GENERATION
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
     LeaveGroupRequest,
@@ -102,6 +103,7 @@ class SimMember(RebalanceClient):
         self.next_autocommit = 0
         self.joined_protocol = None
         self.sticky_memory = None
+        self.coop_generation = DEFAULT_GENERATION
         self.hb_base = 0
         self.hb_first = 0
         self.batch_rate = self.ms_per_record
@@ -129,6 +131,7 @@ class SimMember(RebalanceClient):
         self.sticky_memory = (
             None  # a new consumer instance: a new StickyAssignor, nothing assigned yet
         )
+        self.coop_generation = DEFAULT_GENERATION  # and a new CooperativeStickyAssignor
         self.owned, self.positions = [], {}
         self.sent_offsets = {}
         self.rejoin_needed = True

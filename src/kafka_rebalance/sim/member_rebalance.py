@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ..assign.userdata import encode_sticky_user_data
+from ..assign.userdata import encode_cooperative_user_data, encode_sticky_user_data
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
     HeartbeatRequest,
@@ -70,6 +70,7 @@ class RebalanceClient:
         "next_autocommit",
         "joined_protocol",
         "sticky_memory",
+        "coop_generation",
         "w",
     )
     w: MemberHost
@@ -108,6 +109,10 @@ class RebalanceClient:
     # StickyAssignor's own state in this consumer instance (memberAssignment and generation, from
     # onAssignment), as the user data subscriptionUserData() serializes; None until it is first assigned
     sticky_memory: bytes | None
+    # CooperativeStickyAssignor's own state (its `generation` field): the generation of the last
+    # onAssignment it was given, DEFAULT_GENERATION (-1) for a new consumer instance; not reset when the
+    # member's generation is (resetStateAndRejoin does not touch the assignor)
+    coop_generation: int
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -228,16 +233,26 @@ class RebalanceClient:
 
     def _protocols(self) -> tuple[tuple[str, Subscription], ...]:
         """ConsumerCoordinator.metadata(): one subscription per assignor, each with that assignor's
-        subscriptionUserData(); only StickyAssignor's carries anything the leader reads (an eager
-        member has revoked everything before it joins, so its user data is how it stays sticky)."""
+        subscriptionUserData(): StickyAssignor's last assignment and generation (an eager member has
+        revoked everything before it joins, so its user data is how it stays sticky), and
+        CooperativeStickyAssignor's generation as of its last onAssignment (4 bytes, always sent)."""
         sub = self._subscription()
-        memory = self.sticky_memory
-        if memory is None:
-            return tuple((a, sub) for a in self.w.sc.group.assignors)
-        sticky = Subscription(
-            sub.topics, sub.owned, sub.generation, sub.rack, memory, owned_idx=sub.owned_idx
+        out = []
+        for a in self.w.sc.group.assignors:
+            if a == "sticky" and self.sticky_memory is not None:
+                out.append((a, self._with_user_data(sub, self.sticky_memory)))
+            elif a == "cooperative-sticky":
+                ud = encode_cooperative_user_data(self.coop_generation)
+                out.append((a, self._with_user_data(sub, ud)))
+            else:
+                out.append((a, sub))
+        return tuple(out)
+
+    @staticmethod
+    def _with_user_data(sub: Subscription, user_data: bytes) -> Subscription:
+        return Subscription(
+            sub.topics, sub.owned, sub.generation, sub.rack, user_data, owned_idx=sub.owned_idx
         )
-        return tuple((a, sticky if a == "sticky" else sub) for a in self.w.sc.group.assignors)
 
     def _prepare_join(self) -> None:
         w = self.w
@@ -416,6 +431,9 @@ class RebalanceClient:
             self.sticky_memory = encode_sticky_user_data(
                 [(tps[p].topic, tps[p].partition) for p in assignment], self.generation
             )
+        elif self.joined_protocol == "cooperative-sticky":
+            # CooperativeStickyAssignor.onAssignment: the generation of the group metadata onJoinComplete built
+            self.coop_generation = self.generation
         # ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit starting from now"
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         committed = w.parts.committed

@@ -16,8 +16,8 @@ class Subscription:
     generation: int
     rack: str | None
     # the assignor's subscriptionUserData(): StickyAssignor's V1 bytes (its last assignment and generation),
-    # None for the others (the simulator leaves out CooperativeStickyAssignor's generation, which its
-    # leader reads from the protocol field instead)
+    # CooperativeStickyAssignor's V0 bytes (the generation of its last onAssignment; its leader reads the
+    # protocol's generation field instead), None for the others
     user_data: bytes | None = None
     # the same owned partitions as the simulator's partition indices (a shortcut for the leader; not part
     # of the protocol: None when rebuilt from the offsets log, ignored by equality)
