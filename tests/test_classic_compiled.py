@@ -24,9 +24,7 @@ from kafka_rebalance.group.classic_messages import (
     SyncGroupRequest,
 )
 
-PURE = native.sources_of(
-    "kafka_rebalance.group", ("classic_member", "classic_group_base", "classic_group")
-)["classic_group"]
+PURE = native.sources_of("kafka_rebalance.group", group.CLASSIC_MODULES)["classic_group"]
 
 
 def _leg(leg: str) -> Any:

@@ -30,7 +30,7 @@ from kafka_rebalance.group.classic_messages import (
 from kafka_rebalance.group.classic_state import ClassicGroupState as S
 from kafka_rebalance.group.errors import Errors
 
-NAMES = ("classic_member", "classic_group_base", "classic_group")
+NAMES = group.CLASSIC_MODULES
 PURE = native.sources_of("kafka_rebalance.group", NAMES)
 
 
@@ -39,10 +39,12 @@ def _leg(leg: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
         for name, module in PURE.items():
             monkeypatch.setitem(sys.modules, f"kafka_rebalance.group.{name}", module)
             monkeypatch.setattr(group, name, module)
+        assert all(module.__file__.endswith(".py") for module in PURE.values())
         return PURE["classic_group"]
     if not group.CLASSIC_COMPILED:
         no_compiled_leg("the classic group has no fresh compiled build: only the pure leg ran")
-    assert native.is_fresh_build(classic_group.__file__)
+    for name in NAMES:  # every module of the set runs its build (classic_group imports them all)
+        assert native.is_fresh_build(getattr(group, name).__file__), name
     return classic_group
 
 

@@ -1,6 +1,8 @@
-"""`native.builds_or_sources` and the packages that use it (group/__init__, sim/__init__): the
-classic group's three modules run all from their builds or all from their sources, never a stale
-build and never a mix, and a module loaded from source is bound on its package like an import.
+"""`native.compiled_together` (group/__init__) and `native.builds_or_sources` (sim/__init__): the
+classic group's modules run all from their builds or all from their sources, never a stale build
+and never a mix, and a module loaded from source is bound on its package like an import. Importing
+the group package itself reads nothing (the pure core's init does no I/O): the decision is made at
+the first import of one of the classic modules.
 
 Builds nothing: a copy of the package gets stand-in builds (not loadable) with stamps that match
 their sources or not. The loader only looks builds up; importing a stand-in would fail loudly.
@@ -17,15 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance import native
+from compiled_legs import from_source
+from kafka_rebalance import group, native
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
-CLASSIC = ("classic_member", "classic_group_base", "classic_group")
+CLASSIC = group.CLASSIC_MODULES
 
 
 def _copy_with_stand_ins(tmp_path: Path, stale: set[str]) -> Path:
-    """The package with a stand-in build for the classic trio and the coordinator; the stamps of
+    """The package with a stand-in build for the classic modules and the coordinator; the stamps of
     the modules in `stale` do not match their sources, the others' do."""
     src = tmp_path / "src"
     shutil.copytree(
@@ -65,7 +68,9 @@ SOURCES_RUN = """
         assert sys.modules[name].__file__.endswith(".py"), sys.modules[name].__file__
         assert pkgutil.resolve_name(name) is sys.modules[name], name  # dotted access
     g = kafka_rebalance.group
-    assert g.classic_group.ClassicGroup.__mro__[1] is g.classic_group_base.ClassicGroupBase
+    assert g.classic_group.ClassicGroup.__mro__[1:3] == (
+        g.classic_group_join.ClassicGroupJoin, g.classic_group_base.ClassicGroupBase
+    )
     assert g.classic_group_base.ClassicGroupMember is g.classic_member.ClassicGroupMember
     assert kafka_rebalance.sim.coordinator.ClassicGroup is g.classic_group.ClassicGroup
     with mock.patch("kafka_rebalance.group.classic_group.ClassicGroup.heartbeat") as hb:
@@ -77,10 +82,10 @@ SOURCES_RUN = """
 
 @pytest.mark.parametrize(
     "stale",
-    [set(CLASSIC), {"classic_member"}, {"classic_group_base"}, {"classic_group"}],
+    [set(CLASSIC)] + [{name} for name in CLASSIC],
     ids=lambda s: "+".join(sorted(s)),
 )
-def test_one_stale_build_runs_all_three_sources(tmp_path: Path, stale: set[str]) -> None:
+def test_one_stale_build_runs_all_the_sources(tmp_path: Path, stale: set[str]) -> None:
     done = _run(_copy_with_stand_ins(tmp_path, stale), SOURCES_RUN)
     assert done.returncode == 0 and done.stdout.strip() == "sources", done.stderr
 
@@ -95,14 +100,49 @@ def test_all_fresh_builds_are_chosen(tmp_path: Path) -> None:
     assert loaded.returncode != 0 and "ImportError" in loaded.stderr  # the stand-in, imported
 
 
+NO_IO_AT_PACKAGE_IMPORT = """
+    import sys
+    opened = []
+    sys.addaudithook(lambda event, args: event == "open" and opened.append(str(args[0])))
+    import kafka_rebalance.group as g
+    group_dir = g.__path__[0]
+    at_init = [p for p in opened if p.startswith(group_dir) and "__init__" not in p]
+    assert at_init == [], at_init  # no stamp read, no source hashed by the package's init
+    assert not [m for m in sys.modules if ".classic_" in m and "messages" not in m]
+    before = len(opened)
+    import kafka_rebalance.group.classic_group
+    stamps = sorted(p.rsplit("/", 1)[1] for p in opened[before:] if p.endswith(".build-sha256"))
+    print(" ".join(stamps))
+    print(g.CLASSIC_COMPILED, g.classic_group.__file__.endswith(".py"))
+"""
+
+
+def test_the_group_package_reads_nothing_at_import(tmp_path: Path) -> None:
+    """F14: `import kafka_rebalance.group` opens no file of the package but its own init; the
+    stamps are read, and the stale one seen, when the first classic module is imported."""
+    done = _run(_copy_with_stand_ins(tmp_path, {CLASSIC[-1]}), NO_IO_AT_PACKAGE_IMPORT)
+    assert done.returncode == 0, done.stderr
+    stamps, state = done.stdout.strip().splitlines()
+    assert stamps.split() == sorted(f"{n}{native.STAMP_SUFFIX}" for n in CLASSIC)
+    assert state == "False True"  # the sources run
+
+
+def test_the_set_is_every_compiled_module_of_group() -> None:
+    """The all-or-nothing rule covers exactly group/'s modules in setup.py's COMPILED list."""
+    setup = from_source(ROOT / "setup.py", "setup_for_native_loader")
+    prefix = "src/kafka_rebalance/group/"
+    compiled = [s.removeprefix(prefix)[:-3] for s in setup.COMPILED if s.startswith(prefix)]
+    assert sorted(compiled) == sorted(CLASSIC)
+
+
 def test_sources_of_leaves_the_package_as_it_was() -> None:
     """The reference modules load beside the running ones; the package's attributes and
     sys.modules keep the modules that run."""
-    from kafka_rebalance import group
     from kafka_rebalance.group import classic_group
 
     before = {n: getattr(group, n) for n in CLASSIC}
-    pure = native.sources_of("kafka_rebalance.group", CLASSIC)
+    pure = native.sources_of("kafka_rebalance.group", ("classic_group",))  # and the rest of the set
+    assert list(pure) == list(CLASSIC)
     assert pure["classic_group"] is not classic_group
     assert pure["classic_group"].__file__.endswith("classic_group.py")
     assert {n: getattr(group, n) for n in CLASSIC} == before

@@ -6,17 +6,23 @@ used only when its stamp equals the digest of the `.py` beside it: decided by co
 modification time (pip writes a wheel's `.py` after its `.so`, and an edited source must not be
 shadowed by an older build). A stale build, or one without a stamp, is not used: the source runs.
 
-One loader for every module in setup.py's COMPILED list. At import it reads each build's stamp
-and hashes its source (two small files per module, once); for modules that import one another
-(group/classic_*.py, sim/coordinator.py) `builds_or_sources` runs all fresh builds or all sources,
-loading the sources under their own names in `sys.modules`. No other I/O.
+One loader for every module in setup.py's COMPILED list. It reads each build's stamp and hashes
+its source (two small files per module, once, when that module is first looked up); no other I/O.
+Modules compiled together that import one another run all their fresh builds or all their sources:
+- `compiled_together` (the classic group, registered by group/__init__.py without any I/O): an
+  import hook decides at the first import of one of them, so the pure core's package init reads
+  nothing, and the sources are imported under their own names like any module;
+- `builds_or_sources` (sim/coordinator.py): decided when the package's init calls it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -144,7 +150,11 @@ def builds_or_sources(package: str, names: tuple[str, ...], with_builds: bool = 
 def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
     """The sources of modules compiled together (see `builds_or_sources`), loaded beside whichever
     build runs: the reference path, for tests that compare both. The modules already imported
-    keep their names."""
+    keep their names. For a `compiled_together` set, all of it (in its order), whichever of its
+    names are asked for: a source importing a build of the set could not subclass its classes."""
+    together = _TOGETHER.get(package, ())
+    if set(names) <= set(together):
+        names = together
     full = [f"{package}.{name}" for name in names]
     saved = {n: sys.modules[n] for n in full if n in sys.modules}
     parent = sys.modules.get(package)
@@ -160,3 +170,54 @@ def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
                 setattr(parent, name, attrs[name])
             elif parent is not None and hasattr(parent, name):
                 delattr(parent, name)
+
+
+# package -> its modules compiled together, in import order (`compiled_together`)
+_TOGETHER: dict[str, tuple[str, ...]] = {}
+# package -> whether their fresh builds run (decided at the first import of one of them)
+_TOGETHER_BUILDS: dict[str, bool] = {}
+
+
+def compiled_together(package: str, names: tuple[str, ...]) -> None:
+    """Register modules of `package` compiled together that import each other by name (`names` in
+    import order): either all their fresh builds run or all their sources, never a stale build and
+    never a mix (a build calls the others' builds directly; a native class cannot be subclassed by
+    an interpreted one). Call it from the package's `__init__`. It reads nothing: an import hook
+    makes the decision when one of `names` is first imported (`together_compiled` reports it)."""
+    _TOGETHER[package] = names
+    if not any(isinstance(f, _TogetherFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TogetherFinder())
+
+
+def together_compiled(package: str) -> bool:
+    """Do the fresh builds of `package`'s `compiled_together` modules run (else their sources)?
+    Decided once, on first use (this, or the first import of one of them)."""
+    if package not in _TOGETHER_BUILDS:
+        parent = sys.modules.get(package)
+        path = getattr(parent, "__path__", None)
+        origins = [_default_origin(f"{package}.{name}", path) for name in _TOGETHER[package]]
+        _TOGETHER_BUILDS[package] = all(is_fresh_build(o) for o in origins)
+    return _TOGETHER_BUILDS[package]
+
+
+def _default_origin(fullname: str, path: Sequence[str] | None) -> str | None:
+    spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+    return spec.origin if spec is not None else None
+
+
+class _TogetherFinder(importlib.abc.MetaPathFinder):
+    """For a module of a `compiled_together` set: its build when the whole set's builds are
+    fresh, else its `.py` (Python's own finder would take a build, stale or not, over the `.py`)."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if name not in _TOGETHER.get(package, ()):
+            return None
+        if together_compiled(package):
+            return None  # Python's own finder: the fresh build
+        origin = _default_origin(fullname, path)
+        if origin is None or origin.endswith((".py", ".pyc")):
+            return None  # no build here: the source is what Python finds anyway
+        return importlib.util.spec_from_file_location(fullname, source_for(Path(origin)))

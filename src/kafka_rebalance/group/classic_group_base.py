@@ -3,7 +3,8 @@
 What the group holds (members, static ids, pending members, the selected
 protocol, the generation) and the small operations every handler of
 `classic_group` uses on it: add, remove, update a member, complete a parked
-join/sync, state transitions. The request handlers live in `classic_group`.
+join/sync, state transitions. The request handlers live in `classic_group_join` (JoinGroup) and
+`classic_group` (the others).
 
 Members are kept in insertion order; Kafka keeps them in a HashMap, so where
 Kafka's choice depends on HashMap order of member ids (re-electing a leader,
@@ -11,10 +12,11 @@ the order the leader sees members) we use the join order instead. Ties in the
 protocol vote depend on HashMap order of protocol *names*, which is emulated
 exactly (`assign.javacompat`).
 
-Compiled with mypyc (setup.py) with `classic_member` and `classic_group`: native classes with
-typed attributes; states and errors are read through module constants (`Final`), which the
-compiled code keeps in C statics instead of looking them up on the enum class each time. The
-source is the reference path, and `group/__init__.py` runs it whenever a build is stale.
+Compiled with mypyc (setup.py) with `classic_member`, `classic_group_join` and `classic_group`:
+native classes with typed attributes; states and errors are read through module constants
+(`Final`), which the compiled code keeps in C statics instead of looking them up on the enum class
+each time. The source is the reference path, and runs whenever one build of the set is stale
+(`group/__init__.py`, `kafka_rebalance.native`).
 """
 
 from __future__ import annotations

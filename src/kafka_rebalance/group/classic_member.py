@@ -1,9 +1,10 @@
 """A classic group's member as the coordinator keeps it; the broker settings and the persisted
 snapshot (`classic_values`, named here too).
 
-Compiled with mypyc together with `classic_group_base` and `classic_group` (setup.py): the member
-is a native class with typed attributes, read on every request. The source is the reference
-path; `group/__init__.py` makes sure a stale build never runs.
+Compiled with mypyc together with `classic_group_base`, `classic_group_join` and `classic_group`
+(setup.py): the member is a native class with typed attributes, read on every request. The source
+is the reference path; `group/__init__.py` registers the set with `kafka_rebalance.native`, which
+makes sure a stale build never runs.
 """
 
 from __future__ import annotations
