@@ -34,6 +34,7 @@ COMPILED = [
     "src/kafka_rebalance/sim/engine.py",
     "src/kafka_rebalance/group/classic_member.py",
     "src/kafka_rebalance/group/classic_group_base.py",
+    "src/kafka_rebalance/group/classic_group_join.py",
     "src/kafka_rebalance/group/classic_group.py",
     "src/kafka_rebalance/sim/coordinator.py",
 ]
