@@ -1,16 +1,17 @@
 """The machine line of every benchmark header: CPU, memory, Python (and Java when asked), and
-whether the compiled kernels ran (a pure install is 1.5-4x slower on the kernels' paths, and a
-stale build is silently not used: kafka_rebalance.native), so a table says what it measured."""
+whether the compiled kernels ran, per user (a pure install is 1.5-4x slower on the kernels' paths,
+and a stale build is silently not used: kafka_rebalance.native), so a table says what it measured."""
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 SETUP = Path(__file__).resolve().parents[1] / "setup.py"
 
@@ -27,23 +28,68 @@ def compiled_sources() -> list[str]:
     raise LookupError(f"{SETUP}: no COMPILED list")
 
 
-def runs_compiled(source: str) -> bool:
-    """Does importing the module of `source` give its fresh compiled build (kafka_rebalance.native's
-    rule: a build whose stamp matches the source; a stale one is not used)?"""
-    from kafka_rebalance import native
+class User(NamedTuple):
+    """Code that runs compiled builds: `sources` (setup.py's COMPILED entries, under
+    src/kafka_rebalance/) when `switch()`, the flag it reads at run time, is on; else its sources."""
 
-    name = ".".join(Path(source).relative_to("src").with_suffix("").parts)
-    spec = importlib.util.find_spec(name)
-    return spec is not None and native.is_fresh_build(spec.origin)
+    label: str
+    sources: tuple[str, ...]
+    switch: Callable[[], bool]
+
+
+def users() -> list[User]:
+    """Every user of a compiled module and the switch it reads: what runs, not whether a build's
+    stamp matches (a stale model_fields build turns the assignors' kernels off while kernels.py's
+    own build is fresh)."""
+    from kafka_rebalance import group, model, model_fields, native, sim
+    from kafka_rebalance.assign import range as range_mod
+    from kafka_rebalance.assign import roundrobin, sticky, uniform
+    from kafka_rebalance.sim import member, world
+
+    kernels = ("assign/kernels.py", "assign/kernels_heterogeneous.py", "model_fields.py")
+    return [
+        User(
+            "model fields",
+            ("model_fields.py",),
+            lambda: (
+                model._MemberFields is model_fields.MemberFields
+                and native.is_fresh_build(model_fields.__file__)
+            ),
+        ),
+        User("range", kernels, lambda: range_mod.USE_COMPILED),
+        User("roundrobin", kernels, lambda: roundrobin.USE_COMPILED),
+        User("uniform", kernels, lambda: uniform.USE_COMPILED),
+        User(
+            "sticky", ("assign/kernels_sticky.py", "assign/kernels.py"), lambda: sticky.USE_COMPILED
+        ),
+        User(
+            "sticky general",
+            ("assign/sticky_general.py",),
+            lambda: sticky.USE_COMPILED and native.is_compiled(sticky.general_compiled),
+        ),
+        User(
+            "sticky general kernel",
+            ("assign/kernels_sticky_general.py", "assign/kernels_sticky_moves.py"),
+            lambda: sticky.USE_COMPILED and sticky.GENERAL_KERNEL,
+        ),
+        User(
+            "sim poll kernels", ("sim/poll_kernels.py",), lambda: native.is_compiled(member.KERNELS)
+        ),
+        User("sim engine", ("sim/engine.py",), lambda: native.is_compiled(world.ENGINE)),
+        User(
+            "classic group",
+            tuple(f"group/{name}.py" for name in group.CLASSIC_MODULES),
+            lambda: group.CLASSIC_COMPILED,
+        ),
+        User("sim coordinator", ("sim/coordinator.py",), lambda: sim.COORDINATOR_COMPILED),
+    ]
 
 
 def kernels() -> str:
-    """'kernels: compiled (mypyc)' when every compiled module runs its fresh build, else which do."""
+    """'kernels: compiled (mypyc)' when every user runs compiled builds, 'pure Python' when none
+    does, else each user's state ('range pure, ..., classic group compiled')."""
     try:
-        states = [
-            (source.removeprefix("src/kafka_rebalance/"), runs_compiled(source))
-            for source in compiled_sources()
-        ]
+        states = [(user.label, user.switch()) for user in users()]
     except ImportError:
         return "kernels: unknown (kafka_rebalance not importable)"
     if all(c for _, c in states):
