@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from kafka_rebalance import native
 from kafka_rebalance.assign.kernels import sort_by_key
-from kafka_rebalance.model_fields import PartitionFields
+from kafka_rebalance.model_fields import MemberFields, PartitionFields
 
 
 def is_compiled() -> bool:
@@ -110,24 +110,105 @@ def _topic_order(
     return [k[3] for k in keyed]
 
 
-def uniform_heterogeneous(
-    members: Any,
-    order: Any,
-    meta: Any,
-    topic_id: Callable[[str], Any],
-    objects_of: Callable[[str, int], Any],
-) -> list[list[Any]]:
-    """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
-    reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays)."""
+# Subscription plans of recent groups, keyed by the members' subscriptions in iteration order
+# and checked against the metadata on every use (see _subscription_plan). Bounded: at most
+# MAX_PLANS plans, each of at most MAX_PLAN_CELLS member-topic cells.
+_PLANS: dict[tuple[Any, ...], SubscriptionPlan] = {}
+MAX_PLANS = 8
+MAX_PLAN_CELLS = 250_000
+
+
+class SubscriptionPlan:
+    """What a group's subscriptions and partition counts decide, before any owned partition is
+    read: the subscribed topics in metadata (first seen, iteration order), their counts and flat
+    bases, each member's topics, each topic's subscribers, the member-topic matrix, and the topic
+    order of assignRemainingPartitions and the balance pass. Read-only once built."""
+
+    def __init__(
+        self,
+        topics: list[str],
+        counts: list[int],
+        missing: list[str],
+        index: dict[str, int],
+        member_cols: list[list[int]],
+        base: list[int],
+        total: int,
+        subscribers: list[list[int]],
+        subscribed: list[bool],
+        ranked_topics: list[int],
+    ) -> None:
+        self.topics = topics
+        self.counts = counts
+        self.missing = missing  # subscribed names absent from the metadata
+        self.index = index
+        self.member_cols = member_cols
+        self.base = base
+        self.total = total
+        self.subscribers = subscribers
+        self.subscribed = subscribed
+        self.ranked_topics = ranked_topics
+
+    def fits(self, meta: Any) -> bool:
+        """The metadata still has these topics with these counts, and still lacks `missing`."""
+        topics = self.topics
+        counts = self.counts
+        for j in range(len(topics)):
+            tm = meta.get(topics[j])
+            if tm is None or int(tm.partitions) != counts[j]:
+                return False
+        for name in self.missing:
+            if meta.get(name) is not None:
+                return False
+        return True
+
+
+def _subscription_plan(
+    members: Any, order: Any, meta: Any, topic_id: Callable[[str], Any]
+) -> SubscriptionPlan:
+    """The group's plan: from the cache when the same subscriptions (by value) were planned
+    before and the metadata still fits, else built (and cached when small)."""
     n = len(members)
+    subs: list[Any] = []
+    hashable = True
+    for i in range(n):
+        m = members[order[i]]
+        sub: Any
+        if isinstance(m, MemberFields):
+            sub = m.topics
+        else:
+            sub = m.topics
+        if not isinstance(sub, tuple):
+            hashable = False
+        subs.append(sub)
+    key: tuple[Any, ...] = tuple(subs)
+    if hashable:
+        try:
+            plan = _PLANS.get(key)
+        except TypeError:  # an unhashable name: plan it every time
+            plan = None
+            hashable = False
+        if plan is not None and plan.fits(meta):
+            return plan
+    plan = _build_plan(subs, meta, topic_id)
+    if hashable and n * len(plan.topics) <= MAX_PLAN_CELLS:
+        if len(_PLANS) >= MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> SubscriptionPlan:
+    n = len(subs)
     topics: list[str] = []
     counts: list[int] = []
+    missing: list[str] = []
     index: dict[str, int] = {}
+    absent: set[str] = set()
     cols_of: dict[int, list[int]] = {}
     member_cols: list[list[int]] = []
     stamp: list[int] = []  # stamp[j]: the last subscription that named topic j
     for i in range(n):
-        sub = members[order[i]].topics
+        sub = subs[i]
         cols = cols_of.get(id(sub))
         if cols is None:
             cols = []
@@ -137,6 +218,9 @@ def uniform_heterogeneous(
                 if j < 0:
                     tm = meta.get(name)
                     if tm is None:
+                        if name not in absent:
+                            absent.add(name)
+                            missing.append(name)
                         continue
                     j = len(topics)
                     index[name] = j
@@ -150,8 +234,6 @@ def uniform_heterogeneous(
             cols_of[id(sub)] = cols
         member_cols.append(cols)
     n_topics = len(topics)
-    if n_topics == 0:
-        return [[] for _ in range(n)]
     base: list[int] = []
     total = 0
     for j in range(n_topics):
@@ -165,6 +247,36 @@ def uniform_heterogeneous(
         for j in member_cols[i]:
             subscribers[j].append(i)
             subscribed[row + j] = True
+    # every topic (each has a subscriber) in _topic_order's order: the orders of the deal and of
+    # the balance pass are its sublists (the key is a total order, so sorting a subset agrees)
+    tids = [topic_id(t) for t in topics]
+    ranked = _topic_order(list(range(n_topics)), counts, subscribers, tids)
+    return SubscriptionPlan(
+        topics, counts, missing, index, member_cols, base, total, subscribers, subscribed, ranked
+    )
+
+
+def uniform_heterogeneous(
+    members: Any,
+    order: Any,
+    meta: Any,
+    topic_id: Callable[[str], Any],
+    objects_of: Callable[[str, int], Any],
+) -> list[list[Any]]:
+    """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
+    reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays)."""
+    n = len(members)
+    plan = _subscription_plan(members, order, meta, topic_id)
+    n_topics = len(plan.topics)
+    if n_topics == 0:
+        return [[] for _ in range(n)]
+    topics = plan.topics
+    counts = plan.counts
+    index = plan.index
+    base = plan.base
+    total = plan.total
+    subscribers = plan.subscribers
+    subscribed = plan.subscribed
     # maybeRevokePartitions: keep current partitions of still-subscribed topics; on a conflict
     # the later member owns it, the earlier one keeps it in its target too (leftovers)
     sizes: list[int] = [0] * n
@@ -212,15 +324,14 @@ def uniform_heterogeneous(
             else:
                 got.add(f)
     # assignRemainingPartitions: each topic's free partitions to its least loaded subscribers
-    tids = [topic_id(t) for t in topics]
     with_free: list[int] = []
-    for j in range(n_topics):
+    for j in plan.ranked_topics:
         b = base[j]
         for f in range(b, b + counts[j]):
             if owners[f] < 0:
                 with_free.append(j)
                 break
-    for j in _topic_order(with_free, counts, subscribers, tids):
+    for j in with_free:
         ranked = sort_by_key(subscribers[j], sizes)
         at_start = [sizes[m] for m in ranked]  # the sizes the order was taken at
         level = at_start[0] - 1
@@ -240,9 +351,8 @@ def uniform_heterogeneous(
             sizes[m] += 1
             nxt += 1
     # balance: per topic, most loaded to least loaded, until a full pass moves nothing
-    several = [j for j in range(n_topics) if len(subscribers[j]) >= 2]
-    if several:
-        ordered = _topic_order(several, counts, subscribers, tids)
+    ordered = [j for j in plan.ranked_topics if len(subscribers[j]) >= 2]
+    if ordered:
         balancer = Balancer(sizes)
         last = -1
         done = False

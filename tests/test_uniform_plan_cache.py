@@ -1,0 +1,138 @@
+"""The heterogeneous uniform kernel's subscription plans (kernels_heterogeneous._PLANS) are reused
+only while they are right.
+
+A plan is what the members' subscriptions and the partition counts decide; it is cached by the
+subscriptions' value and checked against the metadata on every use. A changed count, a topic
+that appears or disappears, or another subscription must give the reference assignment (the
+numpy path), never the previous plan's. Both legs: the kernel's source as plain Python, and the
+compiled build when the install made one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from compiled_legs import no_compiled_leg
+from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
+from kafka_rebalance.assign import uniform as uniform_mod
+from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
+
+SOURCE = Path(uniform_mod.__file__).with_name("kernels_heterogeneous.py")
+
+
+def _pure() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kafka_rebalance.assign._plan_kernels", SOURCE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PURE = _pure()
+LEGS = [PURE] + (
+    [installed_heterogeneous]
+    if installed_heterogeneous.is_compiled() and installed_kernels.is_compiled()
+    else []
+)
+
+
+def test_compiled_leg_present() -> None:
+    if len(LEGS) == 1:
+        no_compiled_leg("kernels are not compiled: only the pure-source leg was compared")
+
+
+def _listed(result) -> list:
+    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+
+
+def _reference(spec: GroupSpec) -> list:
+    saved = uniform_mod.USE_COMPILED
+    try:
+        uniform_mod.USE_COMPILED = False
+        return _listed(uniform_mod.UniformAssignor().assign(spec))
+    finally:
+        uniform_mod.USE_COMPILED = saved
+
+
+def _on_leg(leg: ModuleType, spec: GroupSpec) -> list:
+    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels_heterogeneous)
+    try:
+        uniform_mod.USE_COMPILED, uniform_mod.kernels_heterogeneous = True, leg
+        return _listed(uniform_mod.UniformAssignor().assign(spec))
+    finally:
+        uniform_mod.USE_COMPILED, uniform_mod.kernels_heterogeneous = saved
+
+
+def _group(counts: dict[str, int], subs: list[tuple[str, ...]], owned=None) -> GroupSpec:
+    topics = {t: TopicMetadata(t, c) for t, c in counts.items()}
+    owned = owned or [()] * len(subs)
+    return GroupSpec(
+        topics,
+        tuple(
+            MemberSubscription(f"m{i}", sub, tuple(TopicPartition(t, p) for t, p in own), 1)
+            for i, (sub, own) in enumerate(zip(subs, owned))
+        ),
+    )
+
+
+SUBS = [("a", "b"), ("b", "c", "gone"), ("a", "c"), ("c",), ("a", "b", "c")]
+OWNED = [[("a", 0), ("b", 3)], [("b", 0), ("c", 5)], [("a", 1)], [], [("c", 0), ("a", 0)]]
+
+
+@pytest.mark.parametrize(
+    "counts_then",
+    [
+        {"a": 4, "b": 6, "c": 8},  # the same again: the plan is reused
+        {"a": 4, "b": 2, "c": 8},  # fewer partitions of b: owned b-3 is no longer valid
+        {"a": 4, "b": 6, "c": 12},  # more partitions of c
+        {"a": 4, "c": 8},  # b deleted
+        {"a": 4, "b": 6, "c": 8, "gone": 3},  # a subscribed name that was missing appears
+    ],
+)
+@pytest.mark.parametrize("with_owned", [False, True])
+def test_a_cached_plan_is_used_only_while_the_metadata_fits(counts_then, with_owned) -> None:
+    for leg in LEGS:
+        leg._PLANS.clear()
+        first = _group({"a": 4, "b": 6, "c": 8}, SUBS, OWNED if with_owned else None)
+        assert _on_leg(leg, first) == _reference(first)
+        assert len(leg._PLANS) == 1
+        then = _group(counts_then, SUBS, OWNED if with_owned else None)
+        assert _on_leg(leg, then) == _reference(then), (leg, counts_then)
+
+
+def test_equal_subscriptions_from_new_objects_reuse_the_plan_and_others_do_not() -> None:
+    for leg in LEGS:
+        leg._PLANS.clear()
+        spec = _group({"a": 4, "b": 6, "c": 8}, SUBS, OWNED)
+        assert _on_leg(leg, spec) == _reference(spec)
+        (plan,) = leg._PLANS.values()
+        copied = _group({"a": 4, "b": 6, "c": 8}, [tuple(list(s)) for s in SUBS], OWNED)
+        assert _on_leg(leg, copied) == _reference(copied)
+        assert list(leg._PLANS.values()) == [plan]  # a hit: no second plan
+        # the same subscriptions in another member order are another plan
+        swapped = _group({"a": 4, "b": 6, "c": 8}, [SUBS[1], SUBS[0], *SUBS[2:]], OWNED)
+        assert _on_leg(leg, swapped) == _reference(swapped)
+        assert len(leg._PLANS) == 2
+
+
+def test_the_plans_are_bounded() -> None:
+    for leg in LEGS:
+        leg._PLANS.clear()
+        for k in range(leg.MAX_PLANS + 3):
+            spec = _group({"a": 4, "b": 6 + k}, [("a",), ("a", "b"), ("b",)])
+            assert _on_leg(leg, spec) == _reference(spec)
+            assert 1 <= len(leg._PLANS) <= leg.MAX_PLANS
+        leg._PLANS.clear()
+        saved = leg.MAX_PLAN_CELLS
+        try:
+            leg.MAX_PLAN_CELLS = 5  # 3 members by 2 topics: too big to keep
+            spec = _group({"a": 4, "b": 6}, [("a",), ("a", "b"), ("b",)])
+            assert _on_leg(leg, spec) == _reference(spec)
+            assert len(leg._PLANS) == 0
+        finally:
+            leg.MAX_PLAN_CELLS = saved
