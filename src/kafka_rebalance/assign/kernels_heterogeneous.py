@@ -275,12 +275,16 @@ def uniform_heterogeneous(
     index = plan.index
     base = plan.base
     total = plan.total
-    subscribers = plan.subscribers
     subscribed = plan.subscribed
     # maybeRevokePartitions: keep current partitions of still-subscribed topics; on a conflict
     # the later member owns it, the earlier one keeps it in its target too (leftovers)
     sizes: list[int] = [0] * n
     owners: list[int] = [-1] * total
+    mine: list[list[Any]] = []
+    if _keep_unshared(members, order, plan, owners, sizes, mine):
+        return _deal_and_balance_unshared(plan, owners, sizes, mine, objects_of)
+    sizes = [0] * n
+    owners = [-1] * total
     seen: list[int] = [-1] * total
     kept_member: list[int] = []
     kept_flat: list[int] = []
@@ -323,6 +327,39 @@ def uniform_heterogeneous(
                 leftovers[m] = {f}
             else:
                 got.add(f)
+    _deal_and_balance(plan, owners, sizes, leftovers)
+    # result: kept partitions (own objects, in the order given), then the new ones in flat order
+    out: list[list[Any]] = [[] for _ in range(n)]
+    known: list[bool] = [False] * total
+    for e in range(len(kept_flat)):
+        m = kept_member[e]
+        f = kept_flat[e]
+        if owners[f] == m:
+            known[f] = True
+            out[m].append(kept_obj[e])
+        else:
+            got = leftovers.get(m)
+            if got is not None and f in got:
+                out[m].append(kept_obj[e])
+    for j in range(n_topics):
+        b = base[j]
+        objs: Any = None
+        for f in range(b, b + counts[j]):
+            m = owners[f]
+            if m >= 0 and not known[f]:
+                if objs is None:
+                    objs = objects_of(topics[j], counts[j])
+                out[m].append(objs[f - b])
+    return out
+
+
+def _deal_and_balance(
+    plan: SubscriptionPlan, owners: list[int], sizes: list[int], leftovers: dict[int, set[int]]
+) -> None:
+    """assignRemainingPartitions, then the balance pass: `owners` and `sizes` updated in place."""
+    counts = plan.counts
+    base = plan.base
+    subscribers = plan.subscribers
     # assignRemainingPartitions: each topic's free partitions to its least loaded subscribers
     with_free: list[int] = []
     for j in plan.ranked_topics:
@@ -368,28 +405,129 @@ def uniform_heterogeneous(
                     last = k
             if done:
                 break
-    # result: kept partitions (own objects, in the order given), then the new ones in flat order
-    out: list[list[Any]] = [[] for _ in range(n)]
-    known: list[bool] = [False] * total
-    for e in range(len(kept_flat)):
-        m = kept_member[e]
-        f = kept_flat[e]
-        if owners[f] == m:
-            known[f] = True
-            out[m].append(kept_obj[e])
+
+
+def _keep_unshared(
+    members: Any,
+    order: Any,
+    plan: SubscriptionPlan,
+    owners: list[int],
+    sizes: list[int],
+    mine: list[list[Any]],
+) -> bool:
+    """maybeRevokePartitions when no partition is kept by two members (the usual case): each
+    member's kept entries (valid, subscribed, first occurrences, in the order given) go straight
+    into its list `mine[i]`, and owners/sizes are filled. False at the first partition an
+    earlier member kept too (the caller then starts over with the general scan and its
+    leftovers). The same checks, in the same order, as the general scan."""
+    index = plan.index
+    counts = plan.counts
+    base = plan.base
+    subscribed = plan.subscribed
+    n_topics = len(plan.topics)
+    for i in range(len(members)):
+        m = members[order[i]]
+        owned: Any
+        if isinstance(m, MemberFields):
+            owned = m.owned
         else:
-            got = leftovers.get(m)
-            if got is not None and f in got:
-                out[m].append(kept_obj[e])
-    for j in range(n_topics):
+            owned = m.owned
+        entries: tuple[Any, ...] = owned if isinstance(owned, tuple) else tuple(owned)
+        kept: list[Any] = []
+        mine.append(kept)
+        if len(entries) == 0:
+            continue
+        row = i * n_topics
+        last: object = None
+        j = -1
+        c_j = 0  # counts[j], base[j] and subscribed[row + j], read once per run of a topic
+        b_j = 0
+        ok_j = False
+        held = 0
+        for e in range(len(entries)):
+            tp = entries[e]
+            if isinstance(tp, PartitionFields):  # a TopicPartition: its fields read directly
+                tv = tp.topic
+                pv = tp.partition
+            else:
+                tv = tp.topic
+                pv = tp.partition
+            if tv is not last:
+                last = tv
+                j = index.get(tv, -1) if isinstance(tv, str) else -1
+                if j >= 0:
+                    c_j = counts[j]
+                    b_j = base[j]
+                    ok_j = subscribed[row + j]
+            if j < 0:
+                continue
+            p = cast(int, pv)  # an int, as before (a compiled cast checks it)
+            if p < 0 or p >= c_j or not ok_j:
+                continue
+            f = b_j + p
+            o = owners[f]
+            if o == i:
+                continue  # named twice by this member
+            if o >= 0:
+                return False  # an earlier member kept it too
+            owners[f] = i
+            kept.append(tp)
+            held += 1
+        sizes[i] = held
+    return True
+
+
+def _deal_and_balance_unshared(
+    plan: SubscriptionPlan,
+    owners: list[int],
+    sizes: list[int],
+    mine: list[list[Any]],
+    objects_of: Callable[[str, int], Any],
+) -> list[list[Any]]:
+    """The rest of the builder after _keep_unshared: every member's list is its kept entries
+    that it still owns (in the order given), then its new partitions in flat order, as the
+    general path's result. No leftovers: nothing was kept twice."""
+    keeper = owners[:]  # who kept each partition (-1: nobody)
+    kept_sizes = sizes[:]
+    _deal_and_balance(plan, owners, sizes, {})
+    topics = plan.topics
+    counts = plan.counts
+    base = plan.base
+    out = mine
+    lost: list[int] = []  # members that lost a kept partition in the balance pass
+    for j in range(len(topics)):
         b = base[j]
         objs: Any = None
         for f in range(b, b + counts[j]):
             m = owners[f]
-            if m >= 0 and not known[f]:
+            k = keeper[f]
+            if m == k:
+                continue  # kept by its owner, or nobody's
+            if k >= 0:
+                lost.append(k)
+            if m >= 0:
                 if objs is None:
                     objs = objects_of(topics[j], counts[j])
                 out[m].append(objs[f - b])
+    for m in lost:
+        nk = kept_sizes[m]
+        if nk < 0:
+            continue  # done
+        kept_sizes[m] = -1
+        lst = out[m]
+        still: list[Any] = []
+        for e in range(nk):
+            tp = lst[e]
+            if isinstance(tp, PartitionFields):
+                tv = tp.topic
+                pv = tp.partition
+            else:
+                tv = tp.topic
+                pv = tp.partition
+            j = plan.index[cast(str, tv)]
+            if owners[base[j] + cast(int, pv)] == m:
+                still.append(tp)
+        out[m] = still + lst[nk:]
     return out
 
 
