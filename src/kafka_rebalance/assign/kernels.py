@@ -1,18 +1,15 @@
 """Hot loops of the assignors in plain typed Python, compiled by mypyc when the install can.
 
-Why a separate module: on small groups (a few thousand members, ~10k
-partitions) the numpy paths spend most of their time in per-call overheads,
-and warm Java finishes in under a millisecond. These loops touch each member
-and each partition once, with ints, lists and dicts only, which mypyc turns
-into C. `setup.py` compiles this module (optional: without a compiler, or
-with KAFKA_REBALANCE_PURE=1 at install, it stays Python); the assignors use
-it only when it is compiled (`COMPILED`), else their numpy paths, which stay
-the reference. A test checks both give identical output.
+Why a separate module: on small groups (a few thousand members, ~10k partitions) the numpy
+paths spend most of their time in per-call overheads, and warm Java finishes in under a
+millisecond. These loops touch each member and partition once, with ints, lists and dicts.
+`setup.py` compiles this module (optional: without a compiler, or with KAFKA_REBALANCE_PURE=1
+at install, it stays Python); the assignors use it only when it is compiled (`COMPILED`), else
+their numpy paths, which stay the reference. A test checks both give identical output.
 
 No imports from the project but kafka_rebalance.native (which build runs) and
-kafka_rebalance.model_fields (the model's compiled storage, whose
-fields the loops read directly): callers pass the objects in, and the module
-does no I/O.
+kafka_rebalance.model_fields (the model's compiled storage, whose fields the loops read
+directly): callers pass the objects in, and the module does no I/O.
 """
 
 from __future__ import annotations
@@ -88,6 +85,9 @@ def uniform_homogeneous(
         index[topics[j]] = j
         base.append(total)
         total += counts[j]
+    # tuples: compiled code indexes them inline (lists through a call)
+    count_of: tuple[int, ...] = tuple(counts)
+    base_of: tuple[int, ...] = tuple(base)
     min_quota = total // n
     extra = total - min_quota * n
     # owner[f]: the boxed index of the last member holding partition f (None: nobody); boxed
@@ -143,12 +143,12 @@ def uniform_homogeneous(
                 pass  # the same topic object as the entry before
             elif not isinstance(tv, str):
                 j = -1  # not a topic name: no subscribed topic equals it
-            elif j < 0 or tv != last_topic:  # entries usually come topic by topic
+            else:  # entries usually come topic by topic, one str object per topic
                 j = index.get(tv, -1)
                 last_topic = tv
                 if j >= 0:
-                    c_j = counts[j]
-                    b_j = base[j]
+                    c_j = count_of[j]
+                    b_j = base_of[j]
                     touched[j] = True
             if j >= 0:
                 p = cast(int, pv)  # an int, as before (a compiled cast checks it)
