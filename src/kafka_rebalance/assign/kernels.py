@@ -7,9 +7,8 @@ millisecond. These loops touch each member and partition once, with ints, lists 
 at install, it stays Python); the assignors use it only when it is compiled (`COMPILED`), else
 their numpy paths, which stay the reference. A test checks both give identical output.
 
-No imports from the project but kafka_rebalance.native (which build runs) and
-kafka_rebalance.model_fields (the model's compiled storage, whose fields the loops read
-directly): callers pass the objects in, and the module does no I/O.
+No project imports but kafka_rebalance.native (which build runs) and model_fields (the model's
+compiled storage, read directly): callers pass the objects in; no I/O.
 """
 
 from __future__ import annotations
@@ -24,19 +23,16 @@ SlowMember = Callable[[Any, int], tuple[list[Any], list[Any], int]]
 
 
 def is_compiled() -> bool:
-    """True when this module is the mypyc-built extension and was built from the source now beside
-    it (kafka_rebalance.native: a stale build is not used; the assignors then take their reference
-    paths). kernels_heterogeneous.py, which the assignors use on the same switch, must be fresh too,
-    and so must model_fields.py: the loops read the model's fields as its compiled classes."""
+    """This module is a fresh mypyc build (kafka_rebalance.native: a stale build is not used), and
+    so are kernels_heterogeneous.py (used on the same switch) and model_fields.py (read inline)."""
     return native.siblings_fresh(__file__, "kernels_heterogeneous") and native.is_fresh_build(
         model_fields.__file__
     )
 
 
 def sort_by_key(items: list[int], key: list[int]) -> list[int]:
-    """`items` (indices into `key`) sorted by (key[i], i), through one int each: an int list
-    sorts fast. Shared by the heterogeneous and sticky kernels (mypyc compiles the three as one
-    group, so their calls stay native)."""
+    """`items` (indices into `key`) sorted by (key[i], i), through one int each (an int list sorts
+    fast); shared by the heterogeneous and sticky kernels (one mypyc group: native calls)."""
     n = len(key)
     keyed: list[int] = []
     for i in items:
@@ -57,21 +53,16 @@ def uniform_homogeneous(
     slow_member: SlowMember,
 ) -> tuple[list[list[Any]], bool] | None:
     """`UniformHomogeneousAssignmentBuilder`; members are taken as `members[order[i]]`, i = 0, 1, ...
+    None when the group is not homogeneous (some member names another set of topics than the first).
 
-    None when the group is not homogeneous (some member names another set of
-    topics than the first member).
-
-    `topics`: the subscribed topics in the member's subscribed-topic-set
-    iteration order, `counts` their partition counts, `objects[j]` a
-    sequence of at least counts[j] TopicPartition objects of topics[j].
-    A member whose entries fit its quota keeps its valid entries (first
-    occurrences, in the order given); one over quota, or holding a partition
-    beyond its topic's count, goes to `slow_member(owned, quota)` -> (kept,
-    revoked, quota left), which follows Java's hash iteration order. Then
-    the partitions nobody holds (topics in order) and the revoked ones are
-    dealt to members in order up to their quotas. Returns every member's
-    partitions and False when some were left unassigned.
-    """
+    `topics`: the subscribed topics in the member's subscribed-topic-set iteration order, `counts`
+    their partition counts, `objects[j]` a sequence of at least counts[j] TopicPartition objects
+    of topics[j]. A member whose entries fit its quota keeps its valid entries (first occurrences,
+    in the order given); one over quota, or holding a partition beyond its topic's count, goes to
+    `slow_member(owned, quota)` -> (kept, revoked, quota left), which follows Java's hash
+    iteration order. Then the partitions nobody holds (topics in order) and the revoked ones are
+    dealt to members in order up to their quotas. Returns every member's partitions and False
+    when some were left unassigned."""
     group: tuple[Any, ...] = members if isinstance(members, tuple) else tuple(members)
     at: list[int] = order if isinstance(order, list) else list(order)
     n = len(group)
@@ -223,6 +214,23 @@ def member_ids(members: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def member_columns(members: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    """Every member's id, topics and instance id, in order (read directly, as member_ids)."""
+    ids: list[Any] = []
+    topics: list[Any] = []
+    instances: list[Any] = []
+    for m in members:
+        if isinstance(m, MemberFields):
+            ids.append(m.member_id)
+            topics.append(m.topics)
+            instances.append(m.instance_id)
+        else:
+            ids.append(m.member_id)
+            topics.append(m.topics)
+            instances.append(m.instance_id)
+    return ids, topics, instances
+
+
 def in_spec_order(
     ids: list[str], position: list[int], targets: list[list[Any]]
 ) -> dict[str, list[Any]]:
@@ -241,15 +249,12 @@ def ranges_in_rank_order(
     with_empty_topics: bool,
     objects_of: Callable[[str, int], Any],
 ) -> dict[str, list[Any]]:
-    """Range assignment over the subscribed topics in metadata, subscribers in rank order.
-
-    Topic j's k-th subscriber (in `rank_list` order) takes `n // s` of its n
-    partitions (the first `n % s` subscribers one more) in consecutive
-    ranges. Topics are taken in first-seen order over the distinct
-    subscriptions, those with the same subscribers as one block (block order:
-    its first topic), as `range.plain_ranges` does. Members sharing one
-    subscription tuple object are handled once. Result in `ids` order.
-    """
+    """Range assignment over the subscribed topics in metadata, subscribers in rank order: topic
+    j's k-th subscriber (in `rank_list` order) takes `n // s` of its n partitions (the first
+    `n % s` subscribers one more) in consecutive ranges. Topics are taken in first-seen order over
+    the distinct subscriptions, those with the same subscribers as one block (block order: its
+    first topic), as `range.plain_ranges` does. Members sharing one subscription tuple object are
+    handled once. Result in `ids` order."""
     n = len(ids)
     topics: list[str] = []
     counts: list[int] = []
@@ -347,9 +352,8 @@ def round_robin(
     objects_of: Callable[[str, int], Any],
 ) -> dict[str, list[Any]] | None:
     """Round robin: every partition of the subscribed topics (in metadata, with partitions; in
-    Java String order) goes to the next member of `ring` (member positions in MemberInfo order)
-    subscribed to its topic; the cursor runs on across topics. Result in `ids` order; None when
-    member ids repeat. `java_sorted` sorts names that are not all ASCII."""
+    Java String order) to the next member of `ring` (MemberInfo order) subscribed to its topic,
+    the cursor running on across topics. Result in `ids` order; None when member ids repeat."""
     n = len(ids)
     n_ring = len(ring)
     names: set[str] = set()
@@ -450,13 +454,11 @@ def java_bin_order(spreads: list[int], head: bool, trailing: bool = False) -> li
     a fresh `new HashMap<>()` filled in that order: `put` (head=False: a new key at its bin's tail,
     resize after the insert) or `computeIfAbsent` (head=True: at the head, resize before).
 
-    Without tree bins the order is (bin at the final capacity, place in the bin), and resizes keep
-    a bin's relative order. The capacity follows Java's: doubled when the size passes 0.75 of it,
-    and when a bin reaches the treeify threshold in a table under 64 slots (treeifyBin resizes
-    instead). computeIfAbsent checks the size at the start of every call, also for a key already
-    present: `trailing` says a call came after the last new key (it may double the table once
-    more). None when a bin would become a tree (the caller then emulates the map:
-    javacompat.JavaHashMap)."""
+    Without tree bins the order is (bin at the final capacity, place in the bin); resizes keep a
+    bin's relative order. The capacity doubles when the size passes 0.75 of it, and when a bin
+    reaches the treeify threshold under 64 slots (treeifyBin resizes instead). computeIfAbsent
+    checks the size at the start of every call, also for a key present: `trailing` says a call
+    came after the last new key. None when a bin would become a tree (the caller emulates)."""
     n = len(spreads)
     if n == 0:
         return []
@@ -521,12 +523,11 @@ def owned_over_quota(
     make: Callable[[str, int], Any],
 ) -> tuple[list[Any], list[Any], int] | None:
     """The uniform builder's maybeRevokePartitions for one member over quota: its current
-    assignment as a `Map<Uuid, Set<Integer>>` built with computeIfAbsent(topic).add(p) in the
-    owned order, walked in Java iteration order (topics by their id's hash, partitions by
-    Integer hash); topics not subscribed (not in `index`) are dropped whole, the others kept up
-    to `quota` and the rest revoked. -> (kept, revoked, quota left), the same as
-    uniform_group.current_assignment's walk; None when a hash bin could treeify or a partition
-    is not a non-negative int32 (the caller then emulates the maps)."""
+    assignment as a `Map<Uuid, Set<Integer>>` (computeIfAbsent(topic).add(p) in owned order),
+    walked in Java order (topics by their id's hash, partitions by Integer hash); unsubscribed
+    topics (not in `index`) dropped whole, the rest kept up to `quota`, then revoked -> (kept,
+    revoked, quota left), as uniform_group.current_assignment's walk; None when a bin could
+    treeify or a partition is not a non-negative int32 (the caller emulates the maps)."""
     slot: dict[str, int] = {}
     calls = 0
     last_new = -1
@@ -592,8 +593,7 @@ def owned_over_quota(
 
 
 def hashmap_positions(hashes: list[int]) -> list[int] | None:
-    """Positions of n distinct keys (their hashCodes) in a `new HashMap<>()` filled with `put` in
-    that order, as it iterates them; None when a bin could treeify (the caller emulates)."""
+    """n distinct keys (hashCodes) in the order a put-filled HashMap iterates; None: a tree bin."""
     spreads: list[int] = []
     for h in hashes:
         spreads.append(_spread(h))

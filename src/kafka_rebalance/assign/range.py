@@ -187,11 +187,12 @@ def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Ass
     """`plain_ranges` over the subscribed topics in metadata (with or without those of no
     partitions), subscribers in MemberInfo order; members in spec order."""
     members = spec.members
-    if USE_COMPILED:
+    if USE_COMPILED:  # the members' fields read directly, once (attrgetter is ~40 ns a read)
+        ids, topics_of, instance_ids = kernels.member_columns(members)
         return kernels.ranges_in_rank_order(
-            list(map(_MEMBER_ID, members)),
-            list(map(_TOPICS, members)),
-            member_info_indices(members),
+            ids,
+            topics_of,
+            list(_member_info_indices(tuple(ids), tuple(instance_ids))),
             spec.topics,
             with_empty_topics,
             topic_objects,
