@@ -423,9 +423,17 @@ def test_execute_a_decommission_plan_that_moves_replicas_off_a_dead_broker(tmp_p
     assert not any(1 in reps for reps in now.values())
 
 
-def test_an_unreachable_broker_is_an_admin_error_naming_it(sim):
+def test_an_unreachable_broker_is_an_admin_error_naming_it(sim, monkeypatch):
+    import functools
+
+    from kafka.client_async import KafkaClient
+
     from kafka_rebalance.kafka.admin import AdminError
 
+    # kafka-python waits a fixed 30 s (KafkaClient.await_ready) for a node it cannot connect to
+    # before the send fails: the same path, with a shorter wait
+    wait = functools.partialmethod(KafkaClient.await_ready, timeout_ms=1000)
+    monkeypatch.setattr(KafkaClient, "await_ready", wait)
     with KafkaAdmin(sim.bootstrap, request_timeout_ms=2000) as admin:
         with pytest.raises(AdminError, match="broker 42"):
             admin.incremental_alter_configs(
