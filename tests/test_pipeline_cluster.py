@@ -1,9 +1,12 @@
 """The four jobs on a standalone Spark cluster (spark_cluster fixture), submitted with spark-submit.
 
-Each job runs once through `spark-submit --master URL .../kafka_rebalance/__main__.py pipeline JOB`
-with `file://` URIs and globs for its inputs and outputs, and its tables equal the same job's on
-local[2] from plain paths (rows as sets, floats within 1e-9 relative); offsets runs once more on plain
-paths, where the executors write commits.parquet themselves. Without a file system shared by the
+Each job runs once through spark-submit on the cluster with `file://` URIs and globs for its inputs
+and outputs, and its tables equal the same job's on local[2] from plain paths (rows as sets, floats
+within 1e-9 relative); offsets runs once more on plain paths, where the executors write
+commits.parquet themselves. load-model goes through `spark-submit --master URL
+.../kafka_rebalance/__main__.py pipeline load-model` (stdout is its JSON alone); the other jobs run
+one after the other in one spark-submit application (`cli.main` per job, each one's stdout kept
+apart), which spares each a driver and executors of its own. Without a file system shared by the
 driver and the executors each job fails with exit 1 and says why, never exit 0.
 """
 
@@ -16,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -80,18 +84,49 @@ def local_runs(spark, inputs, tmp_path_factory) -> Path:
     return root
 
 
+JOBS_SCRIPT = """
+import contextlib, io, json, sys
+from kafka_rebalance.cli import main
+results = {}
+for job, argv in json.loads(sys.argv[1]):  # in order: lag reads what offsets wrote
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    results[job] = {"code": code, "stdout": out.getvalue()}
+print(json.dumps(results))
+"""
+
+
 @pytest.fixture(scope="module")
 def cluster_runs(spark_cluster, inputs, tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("cluster")
-    results = {}
+    cmds = {}
     for job in ("load-model", "offsets", "lag", "sweep", "offsets-paths"):
         out = str(root / job) if job == "offsets-paths" else f"file://{root}/{job}"
         a = argv(job, inputs, out, f"file://{root}/offsets")
-        cmd = [str(SPARK_SUBMIT), "--master", spark_cluster.url, str(MAIN), "pipeline", *a]
-        cmd += ["--shuffle-partitions", "4", "--format", "json"]
-        results[job] = subprocess.run(
-            cmd, env=spark_cluster.env(), capture_output=True, text=True, timeout=400
-        )
+        cmds[job] = ["pipeline", *a, "--shuffle-partitions", "4", "--format", "json"]
+    submit = [str(SPARK_SUBMIT), "--master", spark_cluster.url]
+    first = subprocess.run(
+        [*submit, str(MAIN), *cmds.pop("load-model")],
+        env=spark_cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    script = root / "jobs.py"
+    script.write_text(JOBS_SCRIPT)
+    rest = subprocess.run(
+        [*submit, str(script), json.dumps(list(cmds.items()))],
+        env=spark_cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=800,
+    )
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    done = json.loads(rest.stdout.strip().splitlines()[-1])
+    results = {"load-model": first}
+    for job, r in done.items():
+        results[job] = SimpleNamespace(returncode=r["code"], stdout=r["stdout"], stderr=rest.stderr)
     return root, results
 
 
