@@ -263,6 +263,7 @@ class RebalanceClient:
         plain: Subscription | None = None
         out = []
         for a in self.w.sc.group.assignors:
+            ud: bytes | None
             if a == "cooperative-sticky":
                 ud = _cooperative_user_data(self.coop_generation)
             elif a == "sticky":
