@@ -110,25 +110,19 @@ def _topic_order(
     return [k[3] for k in keyed]
 
 
-# Subscription plans of recent groups, keyed by the members' subscriptions in iteration order
-# and checked against the metadata on every use (see _subscription_plan). Bounded: at most
-# MAX_PLANS plans, each of at most MAX_PLAN_CELLS member-topic cells.
-_PLANS: dict[tuple[Any, ...], SubscriptionPlan] = {}
-MAX_PLANS = 8
-MAX_PLAN_CELLS = 250_000
-
-
 class SubscriptionPlan:
     """What a group's subscriptions and partition counts decide, before any owned partition is
     read: the subscribed topics in metadata (first seen, iteration order), their counts and flat
     bases, each member's topics, each topic's subscribers, the member-topic matrix, and the topic
-    order of assignRemainingPartitions and the balance pass. Read-only once built."""
+    order of assignRemainingPartitions and the balance pass. Built on every call, as Java's builder
+    does: a coordinator recomputes a target only after something that changes it (a member joined,
+    left or changed its subscription, a count changed), so a plan kept between calls would only
+    ever be reused by a benchmark repeating one group (review 3 F1)."""
 
     def __init__(
         self,
         topics: list[str],
         counts: list[int],
-        missing: list[str],
         index: dict[str, int],
         member_cols: list[list[int]],
         base: list[int],
@@ -139,7 +133,6 @@ class SubscriptionPlan:
     ) -> None:
         self.topics = topics
         self.counts = counts
-        self.missing = missing  # subscribed names absent from the metadata
         self.index = index
         self.member_cols = member_cols
         self.base = base
@@ -148,28 +141,13 @@ class SubscriptionPlan:
         self.subscribed = subscribed
         self.ranked_topics = ranked_topics
 
-    def fits(self, meta: Any) -> bool:
-        """The metadata still has these topics with these counts, and still lacks `missing`."""
-        topics = self.topics
-        counts = self.counts
-        for j in range(len(topics)):
-            tm = meta.get(topics[j])
-            if tm is None or int(tm.partitions) != counts[j]:
-                return False
-        for name in self.missing:
-            if meta.get(name) is not None:
-                return False
-        return True
-
 
 def _subscription_plan(
     members: Any, order: Any, meta: Any, topic_id: Callable[[str], Any]
 ) -> SubscriptionPlan:
-    """The group's plan: from the cache when the same subscriptions (by value) were planned
-    before and the metadata still fits, else built (and cached when small)."""
+    """The group's plan, from the members' subscriptions in iteration order and the metadata."""
     n = len(members)
     subs: list[Any] = []
-    hashable = True
     for i in range(n):
         m = members[order[i]]
         sub: Any
@@ -177,33 +155,15 @@ def _subscription_plan(
             sub = m.topics
         else:
             sub = m.topics
-        if not isinstance(sub, tuple):
-            hashable = False
         subs.append(sub)
-    key: tuple[Any, ...] = tuple(subs)
-    if hashable:
-        try:
-            plan = _PLANS.get(key)
-        except TypeError:  # an unhashable name: plan it every time
-            plan = None
-            hashable = False
-        if plan is not None and plan.fits(meta):
-            return plan
-    plan = _build_plan(subs, meta, topic_id)
-    if hashable and n * len(plan.topics) <= MAX_PLAN_CELLS:
-        if len(_PLANS) >= MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[key] = plan
-    return plan
+    return _build_plan(subs, meta, topic_id)
 
 
 def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> SubscriptionPlan:
     n = len(subs)
     topics: list[str] = []
     counts: list[int] = []
-    missing: list[str] = []
     index: dict[str, int] = {}
-    absent: set[str] = set()
     cols_of: dict[int, list[int]] = {}
     member_cols: list[list[int]] = []
     stamp: list[int] = []  # stamp[j]: the last subscription that named topic j
@@ -218,10 +178,7 @@ def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> S
                 if j < 0:
                     tm = meta.get(name)
                     if tm is None:
-                        if name not in absent:
-                            absent.add(name)
-                            missing.append(name)
-                        continue
+                        continue  # not in the metadata: nothing of it to assign
                     j = len(topics)
                     index[name] = j
                     topics.append(name)
@@ -252,7 +209,7 @@ def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> S
     tids = [topic_id(t) for t in topics]
     ranked = _topic_order(list(range(n_topics)), counts, subscribers, tids)
     return SubscriptionPlan(
-        topics, counts, missing, index, member_cols, base, total, subscribers, subscribed, ranked
+        topics, counts, index, member_cols, base, total, subscribers, subscribed, ranked
     )
 
 
