@@ -9,7 +9,6 @@ the kernel's source as plain Python, and the compiled build when the install mad
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import no_compiled_leg
+from compiled_legs import from_source, no_compiled_leg
 from kafka_rebalance.assign import kernels as installed_kernels
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
 from kafka_rebalance.assign import uniform as uniform_mod
@@ -27,15 +26,7 @@ from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, 
 SOURCE = Path(uniform_mod.__file__).with_name("kernels_heterogeneous.py")
 
 
-def _pure() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kafka_rebalance.assign._plan_kernels", SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PURE = _pure()
+PURE = from_source(SOURCE, "kafka_rebalance.assign._plan_kernels")
 LEGS = [PURE] + (
     [installed_heterogeneous]
     if installed_heterogeneous.is_compiled() and installed_kernels.is_compiled()
@@ -151,7 +142,7 @@ def heterogeneous_owned_groups(draw):
     if not draw(st.booleans()):  # no partition owned twice across members: the unshared scan
         taken: set[tuple[str, int]] = set()
         for own in owned:
-            own[:] = [tp for tp in own if tp not in taken or tp in own[: own.index(tp)]]
+            own[:] = [tp for tp in own if tp not in taken]  # repeats within a member stay
             taken.update(own)
     return _group(counts, subs, owned)
 

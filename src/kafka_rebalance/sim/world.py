@@ -124,37 +124,12 @@ class Simulation:
         return samples[int(self.rand() * len(samples))]
 
     def send(self, member: SimMember, kind: str, req: Any) -> None:
-        loop = self.loop
-        client = member.client
-        # _arrival(self._up, client), inlined (every request of every member comes through here)
-        if self._lat_samples:
-            t = loop.now + self.draw(self._lat_samples)
-        else:
-            t = loop.now + self._latency
-            if self._jitter1:
-                t += int(self.rand() * self._jitter1)
-        chan = self._up
-        last = chan.get(client)
-        if last is not None and t < last:
-            t = last
-        chan[client] = t
-        loop.at(t, self.coord.receive, kind, req, member.name)
+        self.loop.at(
+            self._arrival(self._up, member.client), self.coord.receive, kind, req, member.name
+        )
 
     def reply(self, client: str, kind: str, resp: Any) -> None:
-        loop = self.loop
-        # _arrival(self._down, client), inlined (every single response comes through here)
-        if self._lat_samples:
-            t = loop.now + self.draw(self._lat_samples)
-        else:
-            t = loop.now + self._latency
-            if self._jitter1:
-                t += int(self.rand() * self._jitter1)
-        chan = self._down
-        last = chan.get(client)
-        if last is not None and t < last:
-            t = last
-        chan[client] = t
-        loop.at(t, self._deliver, client, kind, resp)
+        self.loop.at(self._arrival(self._down, client), self._deliver, client, kind, resp)
 
     def reply_many(self, replies: list) -> None:
         """Responses sent at once: one network event per distinct arrival time."""
