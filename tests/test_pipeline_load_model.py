@@ -145,6 +145,17 @@ def test_snapshot_is_inferred_with_load_and_broker_load_written(model_06):
     assert b2["leaders"] == 1 and b2["replicas"] == 2
 
 
+def test_a_file_uri_output_gets_the_plain_paths_outputs(model_06, spark, samples, tmp_path):
+    """The outputs written beside the admission (in pool threads) find a URI's file system too."""
+    _, plain = model_06
+    cfg = LoadModelConfig(window_ms=W, windows=3, min_samples=2, min_valid_ratio=0.6)
+    run_load_model(spark, str(samples), f"file://{tmp_path}/out", cfg)
+    out = tmp_path / "out"
+    for name in ("quarantine.parquet", "partition_load.parquet", "broker_load.parquet"):
+        pd.testing.assert_frame_equal(pd.read_parquet(out / name), pd.read_parquet(plain / name))
+    assert (out / "snapshot.json").read_text() == (plain / "snapshot.json").read_text()
+
+
 def test_given_snapshot_keeps_brokers_and_gets_load(spark, samples, tmp_path):
     snap_in = {
         "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "c"}],

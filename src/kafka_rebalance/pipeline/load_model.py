@@ -276,15 +276,28 @@ def _model(
     # spends much of its time planning on the driver, while the executors idle.
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="load-model") as pool:
         side = [
-            pool.submit(write_parquet, quarantine, outdir / "quarantine.parquet", files=1),
             pool.submit(
+                _in_session,
+                spark,
+                write_parquet,
+                quarantine,
+                outdir / "quarantine.parquet",
+                files=1,
+            ),
+            pool.submit(
+                _in_session,
+                spark,
                 write_parquet,
                 _broker_load(fine, config.window_ms),
                 outdir / "broker_load.parquet",
                 files=1,
             ),
         ]
-        replicas = pool.submit(_replica_rows, fine, first) if snap_doc is None else None
+        replicas = (
+            pool.submit(_in_session, spark, _replica_rows, fine, first)
+            if snap_doc is None
+            else None
+        )
         result = _admitted_load(spark, fine, first, config, snap_doc, outdir)
         for f in side:
             f.result()
@@ -317,6 +330,13 @@ def _model(
         "out": str(outdir),
     }
     return LoadModelResult(summary, sorted(not_ready))
+
+
+def _in_session(spark, fn, *args, **kwargs):
+    """`fn` in a pool thread with `spark` as its active session: the JVM keeps the active
+    session per thread, and a URI output finds its file system through it (io._hadoop)."""
+    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
+    return fn(*args, **kwargs)
 
 
 def _admitted_load(spark, fine, first: int, config: LoadModelConfig, snap_doc, outdir):
