@@ -146,7 +146,7 @@ def test_snapshot_is_inferred_with_load_and_broker_load_written(model_06):
 
 
 def test_a_file_uri_output_gets_the_plain_paths_outputs(model_06, spark, samples, tmp_path):
-    """The outputs written beside the admission (in pool threads) find a URI's file system too."""
+    """A file:// URI output gets the outputs a plain path gets (the URI goes through Hadoop's file system)."""
     _, plain = model_06
     cfg = LoadModelConfig(window_ms=W, windows=3, min_samples=2, min_valid_ratio=0.6)
     run_load_model(spark, str(samples), f"file://{tmp_path}/out", cfg)

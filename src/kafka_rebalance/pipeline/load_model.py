@@ -25,7 +25,6 @@ a window below `min_samples` is simply invalid.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,16 +214,11 @@ def run_load_model(
         .persist()
     )
     try:
-        # One small job over the cached aggregate: how many rows are unusable, the newest
-        # usable window, the brokers of the usable rows.
+        # One small job over the cached aggregate: how many rows are unusable, the newest usable window.
         counts = {
             bool(r["bad"]): r
             for r in agg.groupBy("bad")
-            .agg(
-                F.sum("n_rows").alias("n"),
-                F.max("window").alias("last"),
-                F.collect_set("broker").alias("brokers"),
-            )
+            .agg(F.sum("n_rows").alias("n"), F.max("window").alias("last"))
             .collect()
         }
         n_bad = int(counts[True]["n"]) if True in counts else 0
@@ -248,10 +242,9 @@ def run_load_model(
                 )
             raise InputError("no metric samples: the input has no rows", source=str(samples))
         last = int(counts[False]["last"])
-        brokers = sorted(int(b) for b in counts[False]["brokers"])
         with staged_output(out, OUTPUTS) as stage:
             result = _model(
-                spark, fine, last, brokers, quarantine, n_bad, stage, config, snap_doc, str(samples)
+                spark, fine, last, quarantine, n_bad, stage, config, snap_doc, str(samples)
             )
         result.summary["out"] = str(out)
         return result
@@ -263,7 +256,6 @@ def _model(
     spark,
     fine,
     last: int,
-    brokers: list[int],
     quarantine,
     n_quarantined: int,
     outdir: Path,
@@ -271,78 +263,10 @@ def _model(
     snap_doc: dict | None,
     samples: str,
 ) -> LoadModelResult:
-    first = last - config.windows + 1
-    # The outputs that do not wait for the window admission run beside it: each Spark action
-    # spends much of its time planning on the driver, while the executors idle.
-    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="load-model") as pool:
-        side = [
-            pool.submit(
-                _in_session,
-                spark,
-                write_parquet,
-                quarantine,
-                outdir / "quarantine.parquet",
-                files=1,
-            ),
-            pool.submit(
-                _in_session,
-                spark,
-                write_parquet,
-                _broker_load(fine, config.window_ms),
-                outdir / "broker_load.parquet",
-                files=1,
-            ),
-        ]
-        replicas = (
-            pool.submit(_in_session, spark, _replica_rows, fine, first)
-            if snap_doc is None
-            else None
-        )
-        result = _admitted_load(spark, fine, first, config, snap_doc, outdir)
-        for f in side:
-            f.result()
-        total, valid_partitions, ratio, ready, admitted, not_ready, loads = result
-        if replicas is None:
-            assert snap_doc is not None
-            snap = _given_snapshot(snap_doc, loads)
-        else:
-            snap = _inferred_snapshot(replicas.result(), brokers, loads)
-    try:
-        parse_snapshot(snap)  # what `cluster ...` will read: never publish one it refuses
-    except InputError as exc:
-        raise InputError(
-            f"the samples give an invalid cluster snapshot: {exc}", source=samples
-        ) from None
-    write_json(outdir / "snapshot.json", snap)
-
-    summary = {
-        "partitions": total,
-        "valid_partitions": valid_partitions,
-        "valid_ratio": ratio,
-        "ready": ready,
-        "windows": len(admitted),
-        "windows_considered": config.windows,
-        "window_ms": config.window_ms,
-        "admitted_window_starts_ms": sorted((first + k) * config.window_ms for k in admitted),
-        "not_ready_partitions": [{"topic": t, "partition": p} for t, p in sorted(not_ready)],
-        "quarantined": n_quarantined,
-        "brokers": len(snap["brokers"]),
-        "out": str(outdir),
-    }
-    return LoadModelResult(summary, sorted(not_ready))
-
-
-def _in_session(spark, fn, *args, **kwargs):
-    """`fn` in a pool thread with `spark` as its active session: the JVM keeps the active
-    session per thread, and a URI output finds its file system through it (io._hadoop)."""
-    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
-    return fn(*args, **kwargs)
-
-
-def _admitted_load(spark, fine, first: int, config: LoadModelConfig, snap_doc, outdir):
-    """Window admission and partition_load.parquet: (partitions, valid ones, ratio, ready,
-    admitted windows, not-ready partitions, the written rows with load by partition)."""
     from pyspark.sql import functions as F
+
+    write_parquet(quarantine, outdir / "quarantine.parquet", files=1)
+    first = last - config.windows + 1
 
     # Per partition and window, over the leader's samples: count, means, last size.
     recent = fine.where(F.col("window") >= first)
@@ -436,10 +360,34 @@ def _admitted_load(spark, fine, first: int, config: LoadModelConfig, snap_doc, o
         rows = written.collect()
         not_ready = [(r["topic"], int(r["partition"])) for r in rows if not r["valid"]]
         loads = {(r["topic"], int(r["partition"])): r for r in rows if r["windows_used"] > 0}
+        snap = _snapshot(fine, loads, snap_doc, first)
+        try:
+            parse_snapshot(snap)  # what `cluster ...` will read: never publish one it refuses
+        except InputError as exc:
+            raise InputError(
+                f"the samples give an invalid cluster snapshot: {exc}", source=samples
+            ) from None
+        write_json(outdir / "snapshot.json", snap)
+        write_parquet(_broker_load(fine, config.window_ms), outdir / "broker_load.parquet", files=1)
     finally:
         per_window.unpersist()
         masks.unpersist()
-    return total, valid_partitions, ratio, ready, admitted, not_ready, loads
+
+    summary = {
+        "partitions": total,
+        "valid_partitions": valid_partitions,
+        "valid_ratio": ratio,
+        "ready": ready,
+        "windows": len(admitted),
+        "windows_considered": config.windows,
+        "window_ms": config.window_ms,
+        "admitted_window_starts_ms": sorted((first + k) * config.window_ms for k in admitted),
+        "not_ready_partitions": [{"topic": t, "partition": p} for t, p in sorted(not_ready)],
+        "quarantined": n_quarantined,
+        "brokers": len(snap["brokers"]),
+        "out": str(outdir),
+    }
+    return LoadModelResult(summary, sorted(not_ready))
 
 
 def _read_snapshot(path: str) -> dict:
@@ -468,35 +416,21 @@ def _load_of(row) -> dict[str, float]:
     return load
 
 
-def _given_snapshot(snap_doc: dict, loads: dict) -> dict:
-    """The --snapshot document (docs/formats.md section 3) with `load` filled in."""
-    parts = []
-    for p in snap_doc["partitions"]:
-        q = dict(p)
-        row = loads.get((p["topic"], p["partition"]))
-        if row is not None:
-            q["load"] = _load_of(row)
-        parts.append(q)
-    return {**snap_doc, "partitions": parts}
+def _snapshot(fine, loads: dict, snap_doc: dict | None, first_window: int) -> dict:
+    """The cluster snapshot (docs/formats.md section 3) with `load` filled in."""
+    if snap_doc is not None:
+        parts = []
+        for p in snap_doc["partitions"]:
+            q = dict(p)
+            row = loads.get((p["topic"], p["partition"]))
+            if row is not None:
+                q["load"] = _load_of(row)
+            parts.append(q)
+        return {**snap_doc, "partitions": parts}
+    return _inferred_snapshot(fine, loads, first_window)
 
 
-def _replica_rows(fine, first_window: int) -> list:
-    """Per partition and reporting broker in the model's windows: samples led, last led, last window."""
-    from pyspark.sql import functions as F
-
-    return (
-        fine.where(F.col("window") >= first_window)
-        .groupBy("topic", "partition", "broker")
-        .agg(
-            F.sum("n_lead").alias("led"),
-            F.max("last_lead_ts").alias("last_led"),
-            F.max("window").alias("last_window"),
-        )
-        .collect()
-    )
-
-
-def _inferred_snapshot(per: list, brokers: list[int], loads: dict) -> dict:
+def _inferred_snapshot(fine, loads: dict, first_window: int) -> dict:
     """Brokers and replicas as the samples show them.
 
     Replicas are the brokers reporting the partition in the model's windows,
@@ -505,6 +439,19 @@ def _inferred_snapshot(per: list, brokers: list[int], loads: dict) -> dict:
     The leader is the broker whose leader sample is the newest; the ISR is the
     replicas reporting in the newest window.
     """
+    from pyspark.sql import functions as F
+
+    recent = fine.where(F.col("window") >= first_window)
+    per = (
+        recent.groupBy("topic", "partition", "broker")
+        .agg(
+            F.sum("n_lead").alias("led"),
+            F.max("last_lead_ts").alias("last_led"),
+            F.max("window").alias("last_window"),
+        )
+        .collect()
+    )
+    brokers = sorted({int(r["broker"]) for r in fine.select("broker").distinct().collect()})
     by_tp: dict[tuple[str, int], list] = {}
     for r in per:
         by_tp.setdefault((r["topic"], int(r["partition"])), []).append(r)
