@@ -295,38 +295,21 @@ def on_join_prepare(
     has not changed (nothing dropped). `topic_of` names a partition's topic
     (default: its `.topic`, for TopicPartition items).
     """
-    return JoinPrepare(
-        *join_prepare_parts(
-            owned, protocol, generation_valid, auto_commit, subscribed_topics, topic_of
-        )
-    )
-
-
-def join_prepare_parts(
-    owned: Iterable[P],
-    protocol: RebalanceProtocol,
-    generation_valid: bool,
-    auto_commit: bool,
-    subscribed_topics: Collection[str] | None = None,
-    topic_of: Callable[[P], str] | None = None,
-) -> tuple[bool, tuple[P, ...], tuple[P, ...]]:
-    """`on_join_prepare` as a plain (commit_first, revoked, lost) tuple: the same decision without
-    the value object, for the simulator, which makes one per member per rebalance."""
     owned_t = tuple(owned)
     if not generation_valid:
         # The member was kicked out: its partitions may already belong to someone else.
-        return (False, (), owned_t)
+        return JoinPrepare(False, (), owned_t)
     if protocol is RebalanceProtocol.EAGER:
-        return (auto_commit, owned_t, ())
+        return JoinPrepare(auto_commit, owned_t, ())
     if subscribed_topics is None:
-        return (auto_commit, (), ())
+        return JoinPrepare(auto_commit, (), ())
     topic: Callable[[P], str] = topic_of if topic_of is not None else _topic_attr
     subscribed = (
         subscribed_topics
         if isinstance(subscribed_topics, (set, frozenset))
         else set(subscribed_topics)
     )
-    return (auto_commit, tuple(tp for tp in owned_t if topic(tp) not in subscribed), ())
+    return JoinPrepare(auto_commit, tuple(tp for tp in owned_t if topic(tp) not in subscribed), ())
 
 
 def _topic_attr(tp: Any) -> str:
@@ -347,24 +330,16 @@ def on_join_complete(
     owned: Iterable[P], assigned: Iterable[P], protocol: RebalanceProtocol
 ) -> JoinComplete[P]:
     """ConsumerCoordinator.onJoinComplete: what is revoked, added and owned after SyncGroup."""
-    return JoinComplete(*join_complete_parts(owned, assigned, protocol))
-
-
-def join_complete_parts(
-    owned: Iterable[P], assigned: Iterable[P], protocol: RebalanceProtocol
-) -> tuple[tuple[P, ...], tuple[P, ...], tuple[P, ...], bool]:
-    """`on_join_complete` as a plain (revoked, added, owned, rejoin) tuple (see join_prepare_parts)."""
-    if protocol is RebalanceProtocol.EAGER:
-        # Everything was revoked in onJoinPrepare.
-        assigned_t = tuple(assigned)
-        return ((), assigned_t, assigned_t, False)
     owned_s = list(owned)
     assigned_l = list(assigned)
+    if protocol is RebalanceProtocol.EAGER:
+        # Everything was revoked in onJoinPrepare.
+        return JoinComplete((), tuple(assigned_l), tuple(assigned_l), False)
     assigned_set = set(assigned_l)
     owned_set = set(owned_s)
     revoked = tuple(tp for tp in owned_s if tp not in assigned_set)
     added = tuple(tp for tp in assigned_l if tp not in owned_set)
-    return (revoked, added, tuple(assigned_l), bool(revoked))
+    return JoinComplete(revoked, added, tuple(assigned_l), bool(revoked))
 
 
 def cooperative_adjust(

@@ -104,7 +104,6 @@ class SimMember(RebalanceClient):
         self.joined_protocol = None
         self.sticky_memory = None
         self.coop_generation = DEFAULT_GENERATION
-        self.owned_cache = None
         self.hb_base = 0
         self.hb_first = 0
         self.batch_rate = self.ms_per_record

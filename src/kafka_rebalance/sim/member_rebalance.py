@@ -21,20 +21,8 @@ from ..group.classic_messages import (
 )
 from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
-from ..model import TopicPartition
 from .host import MemberHost
 from .subscription import Subscription
-
-_COOPERATIVE_USER_DATA: dict[int, bytes] = {}
-
-
-def _cooperative_user_data(generation: int) -> bytes:
-    """CooperativeStickyAssignor's user data for a generation (every member of a generation sends the
-    same 4 bytes: encoded once)."""
-    ud = _COOPERATIVE_USER_DATA.get(generation)
-    if ud is None:
-        ud = _COOPERATIVE_USER_DATA[generation] = encode_cooperative_user_data(generation)
-    return ud
 
 
 class PrepareCommit(Enum):
@@ -83,7 +71,6 @@ class RebalanceClient:
         "joined_protocol",
         "sticky_memory",
         "coop_generation",
-        "owned_cache",
         "w",
     )
     w: MemberHost
@@ -126,8 +113,6 @@ class RebalanceClient:
     # onAssignment it was given, DEFAULT_GENERATION (-1) for a new consumer instance; not reset when the
     # member's generation is (resetStateAndRejoin does not touch the assignor)
     coop_generation: int
-    # (owned partition indices, the same as TopicPartitions) as last sent in a JoinGroup
-    owned_cache: tuple[tuple[int, ...], tuple[TopicPartition, ...]] | None
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -235,62 +220,44 @@ class RebalanceClient:
 
     # ------------------------------------------------------------- rebalance
 
-    def _subscription(self) -> Subscription:
-        """The subscription without user data (what every assignor but the sticky ones sends)."""
-        owned_idx, owned_tps = self._owned_partitions()
-        return Subscription(
-            self.w.topic_names, owned_tps, self.generation, self.rack, owned_idx=owned_idx
-        )
-
-    def _owned_partitions(self) -> tuple[tuple[int, ...], tuple[TopicPartition, ...]]:
-        """The owned partitions as indices and as TopicPartitions, reused while they do not change (a
-        cooperative member keeps them through most rebalances; an eager one owns none when it joins)."""
-        owned_idx = tuple(self.owned)
-        cached = self.owned_cache
-        if cached is not None and cached[0] == owned_idx:
-            return cached
+    def _subscription(self, user_data: bytes | None = None) -> Subscription:
         tps = self.w.parts.tps
-        cached = self.owned_cache = (owned_idx, tuple([tps[p] for p in owned_idx]))
-        return cached
+        owned_idx = tuple(self.owned)
+        return Subscription(
+            self.w.topic_names,
+            tuple([tps[p] for p in owned_idx]),
+            self.generation,
+            self.rack,
+            user_data,
+            owned_idx=owned_idx,
+        )
 
     def _protocols(self) -> tuple[tuple[str, Subscription], ...]:
         """ConsumerCoordinator.metadata(): one subscription per assignor, each with that assignor's
         subscriptionUserData(): StickyAssignor's last assignment and generation (an eager member has
         revoked everything before it joins, so its user data is how it stays sticky), and
         CooperativeStickyAssignor's generation as of its last onAssignment (4 bytes, always sent)."""
-        owned_idx, owned_tps = self._owned_partitions()
-        topics, generation, rack = self.w.topic_names, self.generation, self.rack
-        plain: Subscription | None = None
-        out = []
-        for a in self.w.sc.group.assignors:
-            ud: bytes | None
-            if a == "cooperative-sticky":
-                ud = _cooperative_user_data(self.coop_generation)
-            elif a == "sticky":
-                ud = self.sticky_memory
-            else:
-                ud = None
-            if ud is None:
-                if plain is None:
-                    plain = Subscription(topics, owned_tps, generation, rack, owned_idx=owned_idx)
-                out.append((a, plain))
-            else:
-                out.append(
-                    (a, Subscription(topics, owned_tps, generation, rack, ud, owned_idx=owned_idx))
-                )
-        return tuple(out)
+        return tuple((a, self._subscription(self._user_data(a))) for a in self.w.sc.group.assignors)
+
+    def _user_data(self, assignor: str) -> bytes | None:
+        """That assignor's subscriptionUserData() in this consumer instance."""
+        if assignor == "cooperative-sticky":
+            return encode_cooperative_user_data(self.coop_generation)
+        if assignor == "sticky":
+            return self.sticky_memory
+        return None
 
     def _prepare_join(self) -> None:
         w = self.w
         now = w.loop.now
         g = w.sc.group
-        commit_first, revoked, lost = cc.join_prepare_parts(
+        prep = cc.on_join_prepare(
             self.owned,
             self.protocol,
-            self.generation >= 0,
-            g.enable_auto_commit and g.delivery == "at-least-once",
+            generation_valid=self.generation >= 0,
+            auto_commit=g.enable_auto_commit and g.delivery == "at-least-once",
         )
-        if commit_first and self.owned and self.prepare_commit is not PrepareCommit.DONE:
+        if prep.commit_first and self.owned and self.prepare_commit is not PrepareCommit.DONE:
             # ConsumerCoordinator.onJoinPrepare: the auto-commit goes out asynchronously and JoinGroup
             # waits for its response (joinGroupIfNeeded returns false until then); an eager member's
             # partitions are pending revocation meanwhile (nothing is fetched from them)
@@ -303,14 +270,14 @@ class RebalanceClient:
             return
         self.prepare_commit = PrepareCommit.NONE
         self.fetch_paused = False
-        if revoked:
-            w.revoke(self, revoked, "join prepare")
-            keep = set(revoked)
+        if prep.revoked:
+            w.revoke(self, prep.revoked, "join prepare")
+            keep = set(prep.revoked)
             self.owned = [p for p in self.owned if p not in keep]
-            for p in revoked:
+            for p in prep.revoked:
                 self.positions.pop(p, None)
-        if lost:
-            w.lose(self, list(lost), "membership lost")
+        if prep.lost:
+            w.lose(self, list(prep.lost), "membership lost")
             self.owned, self.positions = [], {}
         if not self.owned:
             self.waiting = True
@@ -444,15 +411,13 @@ class RebalanceClient:
         now = w.loop.now
         self.join_inflight = False
         self.state = MemberState.STABLE
-        revoked, added, owned, rejoin = cc.join_complete_parts(
-            self.owned, assignment, self.protocol
-        )
-        if revoked:
+        done = cc.on_join_complete(self.owned, assignment, self.protocol)
+        if done.revoked:
             self._finish_batch(now)
-            w.revoke(self, revoked, "cooperative")
-            for p in revoked:
+            w.revoke(self, done.revoked, "cooperative")
+            for p in done.revoked:
                 self.positions.pop(p, None)
-        self.owned = list(owned)
+        self.owned = list(done.owned)
         if self.joined_protocol == "sticky":
             # invokeOnAssignment -> StickyAssignor.onAssignment: the assignment as received, and the generation
             tps = w.parts.tps
@@ -466,17 +431,17 @@ class RebalanceClient:
         self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
         committed = w.parts.committed
         positions, sent = self.positions, self.sent_offsets
-        for p in added:
+        for p in done.added:
             positions[p] = sent[p] = committed[p]
-        if added:
+        if done.added:
             self.caught_up_from = now  # their records can be fetched from now on only
-        w.assigned(self, added, owned)
+        w.assigned(self, done.added, done.owned)
         if self.pause_start is not None:
             w.add_paused(self, now - self.pause_start)
             self.pause_start = None
         if now >= self.stall_until:
             w.set_available_many(self.owned, now, self.name)
-        if rejoin:
+        if done.rejoin:
             self.rejoin_needed = True
         if self.waiting:
             self.waiting = False
