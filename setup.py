@@ -25,6 +25,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "src/kafka_rebalance/model_fields.py",
     "src/kafka_rebalance/assign/kernels.py",
+    "src/kafka_rebalance/assign/kernels_hashmap.py",
     "src/kafka_rebalance/assign/kernels_heterogeneous.py",
     "src/kafka_rebalance/assign/kernels_sticky.py",
     "src/kafka_rebalance/assign/kernels_sticky_general.py",

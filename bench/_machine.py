@@ -46,7 +46,12 @@ def users() -> list[User]:
     from kafka_rebalance.assign import roundrobin, sticky, uniform
     from kafka_rebalance.sim import member, world
 
-    kernels = ("assign/kernels.py", "assign/kernels_heterogeneous.py", "model_fields.py")
+    kernels = (
+        "assign/kernels.py",
+        "assign/kernels_hashmap.py",
+        "assign/kernels_heterogeneous.py",
+        "model_fields.py",
+    )
     return [
         User(
             "model fields",

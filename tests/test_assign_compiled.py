@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from compiled_legs import CountingKernel, no_compiled_leg
 from kafka_rebalance import native
 from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import kernels_hashmap as installed_hashmap
 from kafka_rebalance.assign import kernels_heterogeneous as installed_heterogeneous
 from kafka_rebalance.assign import kernels_sticky as installed_sticky
 from kafka_rebalance.assign import range as range_mod
@@ -47,6 +48,7 @@ KERNELS_SOURCE = Path(range_mod.__file__).with_name("kernels.py")
 HETEROGENEOUS_SOURCE = Path(range_mod.__file__).with_name("kernels_heterogeneous.py")
 STICKY_SOURCE = Path(range_mod.__file__).with_name("kernels_sticky.py")
 GENERAL_SOURCE = Path(range_mod.__file__).with_name("sticky_general.py")
+HASHMAP_SOURCE = Path(range_mod.__file__).with_name("kernels_hashmap.py")
 VECTORS = Path(__file__).resolve().parent / "vectors"
 NAMES = ("uniform", "server-range", "range", "roundrobin", "sticky", "cooperative-sticky")
 MODULES = (uniform_mod, range_mod, roundrobin_mod)
@@ -68,11 +70,18 @@ PURE = (
     _pure(HETEROGENEOUS_SOURCE),
     _pure(STICKY_SOURCE),
     _pure(GENERAL_SOURCE),
+    _pure(HASHMAP_SOURCE),
 )
 for _module in PURE[1:3]:  # their helper from kernels.py: the pure one too, not the installed
     _module.sort_by_key = PURE[0].sort_by_key
 COMPILED = (
-    (installed_kernels, installed_heterogeneous, installed_sticky, installed_general)
+    (
+        installed_kernels,
+        installed_heterogeneous,
+        installed_sticky,
+        installed_general,
+        installed_hashmap,
+    )
     if installed_kernels.is_compiled()
     and installed_heterogeneous.is_compiled()
     and installed_sticky.is_compiled()
@@ -81,7 +90,7 @@ COMPILED = (
 )
 
 
-Leg = tuple[ModuleType, ModuleType, ModuleType, ModuleType]
+Leg = tuple[ModuleType, ModuleType, ModuleType, ModuleType, ModuleType]
 
 
 @contextmanager
@@ -89,6 +98,7 @@ def _path(leg: Leg | None) -> Iterator[None]:
     """Route the assignors through the kernels of `leg` (None: the reference numpy path)."""
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
     saved_heterogeneous = uniform_mod.kernels_heterogeneous
+    saved_hashmap = uniform_mod.kernels_hashmap
     saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled)
     saved_general_kernel = sticky_mod.GENERAL_KERNEL
     try:
@@ -105,12 +115,14 @@ def _path(leg: Leg | None) -> Iterator[None]:
                 m.kernels = leg[0]
         if leg is not None:
             uniform_mod.kernels_heterogeneous = leg[1]
+            uniform_mod.kernels_hashmap = leg[4]
         yield
     finally:
         for m, use, k in saved:
             m.USE_COMPILED = use
             m.kernels = k
         uniform_mod.kernels_heterogeneous = saved_heterogeneous
+        uniform_mod.kernels_hashmap = saved_hashmap
         sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled = (
             saved_sticky
         )
@@ -368,7 +380,7 @@ def test_sticky_kernel_takes_its_groups_and_equals_the_reference() -> None:
             return  # nothing owned (no partitions at all): fresh_deal's case, not the kernel's
         reference = _run(name, spec, None)
         for leg, counting in legs:
-            assert _run(name, spec, (leg[0], leg[1], counting, leg[3])) == reference, STALE
+            assert _run(name, spec, (leg[0], leg[1], counting, leg[3], leg[4])) == reference, STALE
 
     check()
     for leg, counting in legs:

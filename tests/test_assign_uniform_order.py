@@ -1,7 +1,8 @@
-"""The uniform assignor's compiled Java-order helpers (assign/kernels.py) equal the emulated maps.
+"""The uniform assignor's compiled Java-order helpers (assign/kernels_hashmap.py) equal the
+emulated maps.
 
-`kernels.owned_over_quota` (a member over quota: its current assignment walked in Java's
-HashMap/HashSet order) and `kernels.hashmap_positions` (the group's member HashMap order) replace
+`kernels_hashmap.owned_over_quota` (a member over quota: its current assignment walked in Java's
+HashMap/HashSet order) and `kernels_hashmap.hashmap_positions` (the group's member HashMap order) replace
 `uniform_group.current_assignment` and `uniform_group.hashmap_order`, which emulate the maps node
 for node and stay the reference. Both legs are checked: the kernels' source loaded as plain
 Python, and the compiled build when the install made one. Bins that could treeify must give None
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
 from kafka_rebalance.assign import kernels as installed_kernels
+from kafka_rebalance.assign import kernels_hashmap as installed_hashmap
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.javacompat import JavaHashMap, string_hash
 from kafka_rebalance.assign.tpcache import topic_objects
@@ -34,11 +36,13 @@ from kafka_rebalance.assign.uniform_group import (
 )
 from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
 
-SOURCE = Path(uniform_mod.__file__).with_name("kernels.py")
+SOURCE = Path(uniform_mod.__file__).with_name("kernels_hashmap.py")
+KERNELS_SOURCE = Path(uniform_mod.__file__).with_name("kernels.py")
 
 
-def _pure() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kafka_rebalance.assign._order_kernels", SOURCE)
+def _pure(source: Path = SOURCE) -> ModuleType:
+    name = f"kafka_rebalance.assign._order_{source.stem}"
+    spec = importlib.util.spec_from_file_location(name, source)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -46,11 +50,16 @@ def _pure() -> ModuleType:
 
 
 PURE = _pure()
-LEGS = [PURE] + ([installed_kernels] if installed_kernels.is_compiled() else [])
+PURE_KERNELS = _pure(KERNELS_SOURCE)
+# kernels.is_compiled(): kernels.py, kernels_hashmap.py and their siblings are fresh builds
+LEGS = [PURE] + ([installed_hashmap] if installed_kernels.is_compiled() else [])
+# the homogeneous kernel beside each leg in the whole-group checks: pure with pure, built with built
+KERNEL_LEGS = [PURE_KERNELS] + ([installed_kernels] if len(LEGS) > 1 else [])
 
 
 def test_compiled_leg_present() -> None:
-    assert not PURE.is_compiled()
+    assert not PURE_KERNELS.is_compiled()
+    assert PURE.__file__ is not None and PURE.__file__.endswith(".py")
     if len(LEGS) == 1:
         no_compiled_leg("kernels are not compiled: only the pure-source leg was compared")
 
@@ -332,16 +341,17 @@ def test_uniform_one_member_owning_every_topic_equals_the_reference(n_topics: in
 
 def _each_leg_equals_the_reference(spec: GroupSpec) -> None:
     """UniformAssignor on each kernel leg gives the pure reference's result (or failure)."""
-    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels)
+    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels, uniform_mod.kernels_hashmap)
     try:
         uniform_mod.USE_COMPILED = False
         want = _listed(uniform_mod.UniformAssignor().assign, spec)
-        for leg in LEGS:
-            uniform_mod.USE_COMPILED, uniform_mod.kernels = True, leg
+        for leg, kernels_leg in zip(LEGS, KERNEL_LEGS):
+            uniform_mod.USE_COMPILED = True
+            uniform_mod.kernels, uniform_mod.kernels_hashmap = kernels_leg, leg
             uniform_mod._iteration_plan.cache_clear()
             assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
     finally:
-        uniform_mod.USE_COMPILED, uniform_mod.kernels = saved
+        uniform_mod.USE_COMPILED, uniform_mod.kernels, uniform_mod.kernels_hashmap = saved
         uniform_mod._iteration_plan.cache_clear()
 
 

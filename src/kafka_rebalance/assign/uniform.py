@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..model import Assignment, GroupSpec, TopicPartition
-from . import kernels, kernels_heterogeneous
+from . import kernels, kernels_hashmap, kernels_heterogeneous
 from .base import pause_gc, resume_gc
 from .tpcache import topic_objects
 from .uniform_group import (
@@ -91,7 +91,7 @@ def _iteration_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
     come from member_id_hashes and the order from the compiled bin sort."""
     if len(set(ids)) != len(ids):
         return None
-    order = kernels.hashmap_positions(member_id_hashes(ids))
+    order = kernels_hashmap.hashmap_positions(member_id_hashes(ids))
     if order is None:  # a bin may treeify: emulate the map
         at = {mid: k for k, mid in enumerate(ids)}
         order = [at[mid] for mid in hashmap_order(ids)]
@@ -135,7 +135,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     objects = list(map(topic_objects, topics, counts))
 
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
-        fast = kernels.owned_over_quota(
+        fast = kernels_hashmap.owned_over_quota(
             owned, quota, index, counts, objects, topic_id_hash, TopicPartition
         )
         if fast is not None:
