@@ -1,10 +1,11 @@
 """Optional compiled hot paths: the modules in COMPILED (the assignors' kernels, model_fields.py,
 the classic group state machine, the simulator's engine, coordinator and poll loops) built with
-mypyc.
+mypyc, and the Cython kernels in CYTHON (`.pyx`, each with a Python twin that stays the reference).
 
-The build is optional: without mypyc, without a C compiler, or when it fails for any
+The build is optional: without mypyc or Cython, without a C compiler, or when it fails for any
 reason, the install goes on and the modules stay plain Python (the assignors then use
-their numpy paths). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Beside each
+their numpy paths; a Cython kernel that failed alone leaves the mypyc builds in place, its
+callers then use its twin). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Beside each
 built module goes a stamp, `<name>.build-sha256`, the SHA-256 of the source it was built
 from: `kafka_rebalance.native` uses a build only when its stamp matches the source now
 present. Every rebuild, and every failed or skipped one, first removes all compiled
@@ -39,6 +40,10 @@ COMPILED = [
     "src/kafka_rebalance/group/classic_group.py",
     "src/kafka_rebalance/sim/coordinator.py",
 ]
+# Cython kernels (optional, as the mypyc ones): `.pyx` sources, generated C under build/cython
+CYTHON = [
+    "src/kafka_rebalance/assign/uniform_native.pyx",
+]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
 
@@ -53,7 +58,7 @@ def compiled_artefacts(root: Path) -> list[Path]:
     """Every compiled artefact under `root` (a source tree or a build/lib folder): each COMPILED
     module's builds and stamp, and mypyc's shared library (`<hash>__mypyc...` at the top)."""
     found: list[Path] = []
-    for source in COMPILED:
+    for source in COMPILED + CYTHON:
         rel = Path(source).relative_to("src")
         folder = root / rel.parent
         for pattern in (f"{rel.stem}.*.so", f"{rel.stem}.*.pyd", f"{rel.stem}{STAMP_SUFFIX}"):
@@ -63,8 +68,11 @@ def compiled_artefacts(root: Path) -> list[Path]:
 
 
 def source_digests() -> dict[str, str]:
-    """{source: SHA-256} of every COMPILED source, as they are now (before the compile)."""
-    return {source: hashlib.sha256(Path(source).read_bytes()).hexdigest() for source in COMPILED}
+    """{source: SHA-256} of every COMPILED and CYTHON source, as they are now (before the compile)."""
+    return {
+        source: hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        for source in COMPILED + CYTHON
+    }
 
 
 def remove_compiled(roots: list[Path]) -> None:
@@ -88,25 +96,51 @@ def _warn(what: str, error: BaseException) -> None:
 
 
 class OptionalMypycBuild(build_ext):
-    """build_ext that swaps the placeholder for mypyc's extensions, and never fails the install."""
+    """build_ext that swaps the placeholder for mypyc's and Cython's extensions, and never fails
+    the install."""
 
     def finalize_options(self) -> None:
         # The stamps' digests are taken before mypyc reads the sources: a source edited during the
         # build (minutes) then leaves a stamp that does not match it, so the build is not used;
         # hashing after the compile would stamp an old build as fresh (review 2 F5).
         self.source_digests = source_digests()
-        self.distribution.ext_modules = self._mypyc_extensions()
-        super().finalize_options()
-
-    @staticmethod
-    def _mypyc_extensions() -> list[Extension]:
+        self.failed: set[str] = set()  # Cython extensions whose compile failed (not stamped)
         _remove_stale_builds()
         if os.environ.get("KAFKA_REBALANCE_PURE"):
             print(
                 "kafka-rebalance: KAFKA_REBALANCE_PURE is set: the kernels stay plain Python",
                 file=sys.stderr,
             )
+            self.distribution.ext_modules = []
+        else:
+            self.distribution.ext_modules = self._mypyc_extensions() + self._cython_extensions()
+        super().finalize_options()
+
+    @staticmethod
+    def _cython_extensions() -> list[Extension]:
+        """CYTHON's kernels translated to C (under build/cython); [] without Cython."""
+        try:
+            from Cython.Build import cythonize
+
+            return list(
+                cythonize(
+                    [Extension(_module_name(s), [s], extra_compile_args=["-O3"]) for s in CYTHON],
+                    build_dir="build/cython",
+                    compiler_directives={"language_level": "3"},
+                    quiet=True,
+                    force=True,
+                )
+            )
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - optional: their twins run
+            print(
+                f"kafka-rebalance: Cython could not translate {', '.join(CYTHON)} "
+                f"({type(e).__name__}: {e}); their Python twins are used",
+                file=sys.stderr,
+            )
             return []
+
+    @staticmethod
+    def _mypyc_extensions() -> list[Extension]:
         try:
             from mypyc.build import mypycify
 
@@ -129,6 +163,24 @@ class OptionalMypycBuild(build_ext):
             _warn("mypyc could not translate the kernels", e)
             return []
 
+    def build_extension(self, ext: Extension) -> None:
+        """A Cython kernel that fails to compile is left out alone (its twin runs); a mypyc
+        failure fails the whole build (run() then falls back to the pure path)."""
+        if ext.name not in {_module_name(s) for s in CYTHON}:
+            super().build_extension(ext)
+            return
+        try:
+            super().build_extension(ext)
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - e.g. no C compiler
+            self.failed.add(ext.name)
+            for built in (Path(self.get_ext_fullpath(ext.name)),):
+                built.unlink(missing_ok=True)
+            print(
+                f"kafka-rebalance: {ext.name} could not be compiled ({type(e).__name__}: {e}); "
+                "its Python twin is used",
+                file=sys.stderr,
+            )
+
     def run(self) -> None:
         try:
             super().run()
@@ -140,8 +192,8 @@ class OptionalMypycBuild(build_ext):
     def _write_stamps(self) -> None:
         """Beside each built module (in build/lib, and in the source tree when in place), the
         SHA-256 of the source it was built from."""
-        built = {ext.name for ext in self.extensions}
-        for source in COMPILED:
+        built = {ext.name for ext in self.extensions} - getattr(self, "failed", set())
+        for source in COMPILED + CYTHON:
             name = _module_name(source)
             if name not in built:
                 continue

@@ -99,10 +99,14 @@ def _path(leg: Leg | None) -> Iterator[None]:
     saved = [(m, m.USE_COMPILED, m.kernels) for m in MODULES]
     saved_heterogeneous = uniform_mod.kernels_heterogeneous
     saved_hashmap = uniform_mod.kernels_hashmap
+    saved_native = uniform_mod.NATIVE
     saved_sticky = (sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled)
     saved_general_kernel = sticky_mod.GENERAL_KERNEL
     try:
         sticky_mod.USE_COMPILED = leg is not None
+        # the Cython kernel has its own legs (test_uniform_native.py): off here, so the groups it
+        # takes still reach the homogeneous kernel of each leg compared below
+        uniform_mod.NATIVE = None
         # the general path on ints has its own legs (test_sticky_general_kernel.py): off here, so
         # the groups it takes still reach the general builder compared below
         sticky_mod.GENERAL_KERNEL = False
@@ -123,6 +127,7 @@ def _path(leg: Leg | None) -> Iterator[None]:
             m.kernels = k
         uniform_mod.kernels_heterogeneous = saved_heterogeneous
         uniform_mod.kernels_hashmap = saved_hashmap
+        uniform_mod.NATIVE = saved_native
         sticky_mod.USE_COMPILED, sticky_mod.kernels_sticky, sticky_mod.general_compiled = (
             saved_sticky
         )

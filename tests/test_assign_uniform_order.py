@@ -341,17 +341,32 @@ def test_uniform_one_member_owning_every_topic_equals_the_reference(n_topics: in
 
 def _each_leg_equals_the_reference(spec: GroupSpec) -> None:
     """UniformAssignor on each kernel leg gives the pure reference's result (or failure)."""
-    saved = (uniform_mod.USE_COMPILED, uniform_mod.kernels, uniform_mod.kernels_hashmap)
+    saved = (
+        uniform_mod.USE_COMPILED,
+        uniform_mod.kernels,
+        uniform_mod.kernels_hashmap,
+        uniform_mod.NATIVE,
+    )
     try:
         uniform_mod.USE_COMPILED = False
         want = _listed(uniform_mod.UniformAssignor().assign, spec)
+        # each leg with its own homogeneous kernel, and the built one also behind the Cython
+        # kernel (assign/uniform_native.pyx, which hands members over quota to the leg's walk)
+        natives = [None] + ([saved[3]] if saved[3] is not None else [])
         for leg, kernels_leg in zip(LEGS, KERNEL_LEGS):
-            uniform_mod.USE_COMPILED = True
-            uniform_mod.kernels, uniform_mod.kernels_hashmap = kernels_leg, leg
-            uniform_mod._iteration_plan.cache_clear()
-            assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
+            for native_kernel in natives if kernels_leg is installed_kernels else [None]:
+                uniform_mod.USE_COMPILED = True
+                uniform_mod.kernels, uniform_mod.kernels_hashmap = kernels_leg, leg
+                uniform_mod.NATIVE = native_kernel
+                uniform_mod._iteration_plan.cache_clear()
+                assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
     finally:
-        uniform_mod.USE_COMPILED, uniform_mod.kernels, uniform_mod.kernels_hashmap = saved
+        (
+            uniform_mod.USE_COMPILED,
+            uniform_mod.kernels,
+            uniform_mod.kernels_hashmap,
+            uniform_mod.NATIVE,
+        ) = saved
         uniform_mod._iteration_plan.cache_clear()
 
 

@@ -63,7 +63,7 @@ def _import_simulator(src: Path) -> subprocess.CompletedProcess:
 def test_the_compiled_list_names_the_simulator_kernels() -> None:
     assert "src/kafka_rebalance/sim/poll_kernels.py" in SETUP.COMPILED
     makefile = (ROOT / "Makefile").read_text()
-    for source in SETUP.COMPILED:  # editing any of them rebuilds (the Makefile's KERNELS)
+    for source in SETUP.COMPILED + SETUP.CYTHON:  # editing any of them rebuilds (KERNELS)
         assert source in makefile or Path(source).parent.as_posix() + "/kernels*.py" in makefile
 
 
@@ -100,18 +100,20 @@ def test_stamps_hold_the_digests_taken_before_the_compile(
     monkeypatch.chdir(ROOT)  # COMPILED names sources relative to the project
     before = SETUP.source_digests()
     assert before == {
-        s: hashlib.sha256((ROOT / s).read_bytes()).hexdigest() for s in SETUP.COMPILED
+        s: hashlib.sha256((ROOT / s).read_bytes()).hexdigest()
+        for s in SETUP.COMPILED + SETUP.CYTHON
     }
     cmd = SETUP.OptionalMypycBuild(Distribution())
-    cmd.source_digests = {s: f"{i:064x}" for i, s in enumerate(SETUP.COMPILED)}  # "then"
-    cmd.extensions = [Extension(SETUP._module_name(s), []) for s in SETUP.COMPILED]
+    every = SETUP.COMPILED + SETUP.CYTHON
+    cmd.source_digests = {s: f"{i:064x}" for i, s in enumerate(every)}  # "then"
+    cmd.extensions = [Extension(SETUP._module_name(s), []) for s in every]
     cmd.build_lib, cmd.inplace = str(tmp_path), False
     for ext in cmd.extensions:
         built = tmp_path / cmd.get_ext_filename(cmd.get_ext_fullname(ext.name))
         built.parent.mkdir(parents=True, exist_ok=True)
         built.write_bytes(b"")
     cmd._write_stamps()
-    for i, source in enumerate(SETUP.COMPILED):
+    for i, source in enumerate(every):
         rel = Path(source).relative_to("src")
         stamp = tmp_path / rel.parent / (rel.stem + SETUP.STAMP_SUFFIX)
         assert stamp.read_text(encoding="ascii") == f"{i:064x}\n", source

@@ -13,11 +13,14 @@ Modules compiled together that import one another run all their fresh builds or 
   import hook decides at the first import of one of them, so the pure core's package init reads
   nothing, and the sources are imported under their own names like any module;
 - `builds_or_sources` (sim/coordinator.py): decided when the package's init calls it.
+The Cython kernels (setup.py's CYTHON: a `.pyx` with a Python twin elsewhere) are stamped the same
+way with their `.pyx`'s digest; `cython_build` imports one only when its build is fresh.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -40,27 +43,43 @@ def stamp_for(built: Path) -> Path:
     return built.with_name(built.name.split(".", 1)[0] + STAMP_SUFFIX)
 
 
-def source_for(built: Path) -> Path:
-    """The source beside a built module."""
-    return built.with_name(built.name.split(".", 1)[0] + ".py")
+def source_for(built: Path, suffix: str = ".py") -> Path:
+    """The source beside a built module (`suffix` ".pyx" for a Cython kernel)."""
+    return built.with_name(built.name.split(".", 1)[0] + suffix)
 
 
 @cache
-def _fresh(built: str) -> bool:
+def _fresh(built: str, suffix: str = ".py") -> bool:
     path = Path(built)
     try:
         stamp = stamp_for(path).read_text(encoding="ascii").strip()
-        return stamp == source_digest(source_for(path))
+        return stamp == source_digest(source_for(path, suffix))
     except (OSError, UnicodeDecodeError):
         return False
 
 
-def is_fresh_build(module_file: str | None) -> bool:
-    """Is `module_file` (a module's __file__) a compiled build made from the source beside it?
-    A `.py` (or `.pyc`) is not a build: False."""
+def is_fresh_build(module_file: str | None, suffix: str = ".py") -> bool:
+    """Is `module_file` (a module's __file__) a compiled build made from the source beside it
+    (`<name><suffix>`)? A `.py` (or `.pyc`) is not a build: False."""
     if not module_file or module_file.endswith((".py", ".pyc")):
         return False
-    return _fresh(module_file)
+    return _fresh(module_file, suffix)
+
+
+def cython_build(package: str, name: str) -> ModuleType | None:
+    """The Cython kernel `package.name` (setup.py's CYTHON) when its build is fresh (its stamp
+    matches the `.pyx` beside it), else None: not imported at all when absent or stale (its
+    callers then run its Python twin, which is the reference)."""
+    try:
+        spec = importlib.util.find_spec(f"{package}.{name}")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None or not is_fresh_build(spec.origin, ".pyx"):
+        return None
+    try:
+        return importlib.import_module(f"{package}.{name}")
+    except ImportError:  # built for another interpreter, or its library is missing
+        return None
 
 
 def siblings_fresh(module_file: str | None, *names: str) -> bool:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
+from .. import native
 from ..model import Assignment, GroupSpec, TopicPartition
 from . import kernels, kernels_hashmap, kernels_heterogeneous
 from .base import pause_gc, resume_gc
@@ -38,6 +39,10 @@ _MEMBER_ID = attrgetter("member_id")
 # The compiled loops (assign/kernels.py built by mypyc) when the install built them; tests set
 # this to compare both paths. The numpy path is the reference.
 USE_COMPILED = kernels.is_compiled()
+# The homogeneous builder on unboxed data (assign/uniform_native.pyx, Cython) when the install built
+# it and its build is fresh; used on the compiled path only, before its twin
+# kernels.uniform_homogeneous, which takes every group it declines (NotImplemented). Tests swap it.
+NATIVE = native.cython_build(__package__, "uniform_native")
 
 __all__ = ["UniformAssignor", "is_homogeneous", "topic_id", "topic_id_hash", "topic_id_string"]
 
@@ -157,7 +162,11 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
                     revoked.append(TopicPartition(t, p))
         return kept, revoked, quota
 
-    done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
+    done: Any = NotImplemented
+    if NATIVE is not None:
+        done = NATIVE.uniform_homogeneous(members, order, topics, counts, objects, slow)
+    if done is NotImplemented:
+        done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
     if done is None:  # heterogeneous
         targets = kernels_heterogeneous.uniform_heterogeneous(
             members, order, meta, topic_id, topic_objects

@@ -1,0 +1,390 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The uniform assignor's homogeneous builder on unboxed data: Cython, built by setup.py when it can.
+
+Its Python twin, and the reference, is `kernels.uniform_homogeneous` (same arguments, same result),
+itself checked against the numpy path (`uniform_homogeneous.build_homogeneous`). Why a second
+kernel: the mypyc one spends 30-50 ns per owned partition on generic object handling (a subclass
+check on each TopicPartition, list reads through calls, boxed ints in the holder array); this one
+reads each partition's fields from the object's own slots, keeps the holders in a C int array,
+finds a topic by its str object's address in a table built for the call, and builds the result
+lists from the input's own TopicPartition objects.
+
+It takes only the usual shapes: members exactly `model.MemberSubscription`, owned partitions
+exactly `model.TopicPartition` with an exact str topic and an exact int partition, `objects[j]`
+tuples or lists. Anything else (or the layout probe below failing) declines: `NotImplemented`,
+and the caller runs the mypyc kernel, which handles every input. Nothing is kept between calls.
+"""
+
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+from libc.stdint cimport uintptr_t
+
+from kafka_rebalance.model import MemberSubscription, TopicPartition
+
+cdef extern from "Python.h":
+    int PyLong_CheckExact(PyObject *o)
+    int PyUnicode_CheckExact(PyObject *o)
+    int PyTuple_CheckExact(PyObject *o)
+    int PyList_CheckExact(PyObject *o)
+    Py_ssize_t PyList_GET_SIZE(PyObject *o)
+    PyObject *PyList_GET_ITEM(PyObject *o, Py_ssize_t i)
+    PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
+    Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
+    PyTypeObject *Py_TYPE(PyObject *o)
+    PyObject *PyDict_GetItemWithError(object d, object key) except? NULL
+    long PyLong_AsLong_raw "PyLong_AsLong"(PyObject *o) except? -1
+    long PyLong_AsLongAndOverflow(PyObject *o, int *overflow) except? -1
+
+
+cdef inline PyObject *_slot(PyObject *obj, Py_ssize_t offset) noexcept nogil:
+    return (<PyObject **>((<char *>obj) + offset))[0]
+
+
+def _slot_offset(obj, value):
+    """Where in `obj`'s memory its slot holding `value` is (bytes from the start), or -1."""
+    cdef PyObject *base = <PyObject *>obj
+    cdef Py_ssize_t size = Py_TYPE(base).tp_basicsize
+    cdef Py_ssize_t off = sizeof(PyObject)
+    while off + <Py_ssize_t>sizeof(PyObject *) <= size:
+        if _slot(base, off) == <PyObject *>value:
+            return off
+        off += sizeof(PyObject *)
+    return -1
+
+
+cdef Py_ssize_t TP_TOPIC = -1
+cdef Py_ssize_t TP_PARTITION = -1
+cdef Py_ssize_t M_TOPICS = -1
+cdef Py_ssize_t M_OWNED = -1
+cdef PyTypeObject *TP_TYPE = NULL
+cdef PyTypeObject *M_TYPE = NULL
+
+
+def _probe():
+    """The slot offsets of TopicPartition.topic/partition and MemberSubscription.topics/owned,
+    found by building objects with unique values and finding those values in their memory, then
+    checked on a second pair. Layout-independent: mypyc's build or the plain slotted classes."""
+    global TP_TOPIC, TP_PARTITION, M_TOPICS, M_OWNED, TP_TYPE, M_TYPE
+    a, b = object(), object()
+    tp = TopicPartition(a, b)
+    t_off, p_off = _slot_offset(tp, a), _slot_offset(tp, b)
+    topics, owned = (a,), (b,)
+    m = MemberSubscription(a, topics, owned)
+    mt_off, mo_off = _slot_offset(m, topics), _slot_offset(m, owned)
+    if min(t_off, p_off, mt_off, mo_off) < 0:
+        return False
+    tp2 = TopicPartition("x", 7)
+    m2 = MemberSubscription("y", ("x",), (tp2,))
+    if (
+        _slot(<PyObject *>tp2, t_off) != <PyObject *>tp2.topic
+        or _slot(<PyObject *>tp2, p_off) != <PyObject *>tp2.partition
+        or _slot(<PyObject *>m2, mt_off) != <PyObject *>m2.topics
+        or _slot(<PyObject *>m2, mo_off) != <PyObject *>m2.owned
+    ):
+        return False
+    TP_TOPIC, TP_PARTITION, M_TOPICS, M_OWNED = t_off, p_off, mt_off, mo_off
+    TP_TYPE = <PyTypeObject *>TopicPartition
+    M_TYPE = <PyTypeObject *>MemberSubscription
+    return True
+
+
+READY = _probe()
+
+
+def is_ready():
+    """The layout probe succeeded: the kernel reads the model's slots (else it always declines)."""
+    return READY
+
+
+cdef struct TopicTable:
+    # open addressing on a topic str object's address -> its topic index (-1: not subscribed)
+    PyObject **keys
+    int *values
+    Py_ssize_t mask
+
+
+cdef inline Py_ssize_t _bucket(PyObject *key, Py_ssize_t mask) noexcept nogil:
+    cdef uintptr_t h = <uintptr_t>key
+    h = (h >> 4) ^ (h >> 13)
+    return <Py_ssize_t>(h & <uintptr_t>mask)
+
+
+def uniform_homogeneous(members, order, list topics, list counts, list objects, slow_member):
+    """`kernels.uniform_homogeneous` on unboxed data: (targets, complete) or None (heterogeneous)
+    as that; NotImplemented when an input is not of the usual shape (the caller runs the twin)."""
+    if not READY:
+        return NotImplemented
+    if type(members) is not tuple or type(order) is not list:
+        return NotImplemented
+    cdef tuple group = <tuple>members
+    cdef list at_list = <list>order
+    cdef Py_ssize_t n = len(group)
+    cdef Py_ssize_t n_topics = len(topics)
+    if n == 0 or len(at_list) != n or len(counts) != n_topics or len(objects) != n_topics:
+        return NotImplemented
+    cdef Py_ssize_t i, j, k, c
+    cdef PyObject *o
+    for j in range(n_topics):
+        o = PyList_GET_ITEM(<PyObject *>objects, j)
+        if not (PyTuple_CheckExact(o) or PyList_CheckExact(o)):
+            return NotImplemented
+        if not PyLong_CheckExact(PyList_GET_ITEM(<PyObject *>counts, j)):
+            return NotImplemented
+    cdef Py_ssize_t *at = NULL
+    cdef int *owner = NULL
+    cdef Py_ssize_t *count_of = NULL
+    cdef Py_ssize_t *base_of = NULL
+    cdef Py_ssize_t *remaining = NULL
+    cdef TopicTable table
+    table.keys = NULL
+    table.values = NULL
+    cdef Py_ssize_t total = 0
+    try:
+        at = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+        count_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
+        base_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
+        remaining = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+        if at == NULL or count_of == NULL or base_of == NULL or remaining == NULL:
+            raise MemoryError()
+        for i in range(n):
+            o = PyList_GET_ITEM(<PyObject *>at_list, i)
+            if not PyLong_CheckExact(o):
+                return NotImplemented
+            k = PyLong_AsLong_raw(o)
+            if k < 0 or k >= n:
+                return NotImplemented
+            at[i] = k
+        index = {}
+        for j in range(n_topics):
+            index[topics[j]] = j
+            c = PyLong_AsLong_raw(PyList_GET_ITEM(<PyObject *>counts, j))
+            count_of[j] = c
+            base_of[j] = total
+            total += c
+            o = PyList_GET_ITEM(<PyObject *>objects, j)
+            if c < 0 or len(<object>o) < c:
+                return NotImplemented
+        # the table: 4x the subscribed topics (at least 64), by address
+        table.mask = 63
+        while table.mask + 1 < 4 * n_topics:
+            table.mask = table.mask * 2 + 1
+        table.keys = <PyObject **>malloc((table.mask + 1) * sizeof(PyObject *))
+        table.values = <int *>malloc((table.mask + 1) * sizeof(int))
+        owner = <int *>malloc((total + 1) * sizeof(int))
+        if table.keys == NULL or table.values == NULL or owner == NULL:
+            raise MemoryError()
+        memset(table.keys, 0, (table.mask + 1) * sizeof(PyObject *))
+        memset(owner, 0xFF, (total + 1) * sizeof(int))  # -1: nobody
+        return _build(
+            group, at, n, topics, count_of, base_of, objects, n_topics, total, index, &table,
+            owner, remaining, slow_member,
+        )
+    finally:
+        free(at)
+        free(count_of)
+        free(base_of)
+        free(remaining)
+        free(owner)
+        free(table.keys)
+        free(table.values)
+
+
+cdef inline int _topic_index(PyObject *tv, dict index, TopicTable *table) except -2:
+    """The subscribed index of topic `tv` (an exact str), -1 when not subscribed."""
+    cdef Py_ssize_t h = _bucket(tv, table.mask)
+    cdef PyObject *key
+    while True:
+        key = table.keys[h]
+        if key == tv:
+            return table.values[h]
+        if key == NULL:
+            break
+        h = (h + 1) & table.mask
+    found = PyDict_GetItemWithError(index, <object>tv)
+    cdef int j = -1 if found == NULL else <int>PyLong_AsLong_raw(found)
+    table.keys[h] = tv  # borrowed: the TopicPartition holding it outlives the call
+    table.values[h] = j
+    return j
+
+
+cdef object _build(
+    tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, Py_ssize_t *count_of,
+    Py_ssize_t *base_of, list objects, Py_ssize_t n_topics, Py_ssize_t total, dict index,
+    TopicTable *table, int *owner, Py_ssize_t *remaining, slow_member,
+):
+    cdef PyObject *m
+    cdef PyObject *sub
+    cdef PyObject *first = NULL
+    cdef PyObject *owned
+    cdef PyObject *tp
+    cdef PyObject *tv
+    cdef PyObject *pv
+    cdef PyObject *last_topic = NULL
+    cdef PyObject *item
+    cdef Py_ssize_t i, e, k, j, c_j, b_j, f, p, held, quota, n_entries, pos, end, n_all, q
+    cdef Py_ssize_t min_quota = total // n
+    cdef Py_ssize_t extra = total - min_quota * n
+    cdef Py_ssize_t taken = 0
+    cdef bint odd, gap
+    cdef int me, was, overflow
+    cdef object first_set = None
+    cdef list targets = PyList_New(0)
+    cdef list revoked = []
+    cdef list result
+    cdef char *keep = NULL
+    cdef Py_ssize_t keep_size = 0
+    cdef PyObject **queue = NULL
+    cdef PyObject *objs
+    cdef bint is_tuple
+    m = PyTuple_GET_ITEM(<PyObject *>group, 0)
+    if Py_TYPE(m) != M_TYPE:
+        return NotImplemented
+    first = _slot(m, M_TOPICS)
+    if first == NULL:
+        return NotImplemented
+    try:
+        for i in range(n):
+            m = PyTuple_GET_ITEM(<PyObject *>group, at[i])
+            if Py_TYPE(m) != M_TYPE:
+                return NotImplemented
+            sub = _slot(m, M_TOPICS)
+            owned = _slot(m, M_OWNED)
+            if sub == NULL or owned == NULL or not PyTuple_CheckExact(owned):
+                return NotImplemented
+            if sub != first and <object>sub != <object>first:  # another subscription
+                if first_set is None:
+                    first_set = set(<object>first)
+                if set(<object>sub) != first_set:
+                    return None
+            quota = min_quota + 1 if i < extra else min_quota
+            n_entries = PyTuple_GET_SIZE(owned)
+            if n_entries == 0:
+                targets.append(None)  # filled by the deal, or [] at the end
+                remaining[i] = quota
+                continue
+            if n_entries > keep_size:
+                free(keep)
+                keep_size = n_entries if n_entries > 64 else 64
+                keep = <char *>malloc(keep_size)
+                if keep == NULL:
+                    raise MemoryError()
+            held = 0
+            odd = False
+            gap = False
+            me = <int>i
+            j = -1
+            c_j = 0
+            b_j = 0
+            for e in range(n_entries):
+                tp = PyTuple_GET_ITEM(owned, e)
+                if Py_TYPE(tp) != TP_TYPE:
+                    return NotImplemented
+                tv = _slot(tp, TP_TOPIC)
+                pv = _slot(tp, TP_PARTITION)
+                if tv == NULL or pv == NULL or not PyLong_CheckExact(pv):
+                    return NotImplemented
+                if j >= 0 and tv == last_topic:
+                    pass  # the same topic object as the entry before
+                else:
+                    if not PyUnicode_CheckExact(tv):
+                        return NotImplemented
+                    j = _topic_index(tv, index, table)
+                    last_topic = tv
+                    if j >= 0:
+                        c_j = count_of[j]
+                        b_j = base_of[j]
+                keep[e] = 0
+                if j >= 0:
+                    p = PyLong_AsLongAndOverflow(pv, &overflow)
+                    if overflow != 0 or p < 0 or p >= c_j:
+                        odd = True
+                    else:
+                        f = b_j + p
+                        was = owner[f]
+                        if was != me:
+                            if was < 0:
+                                taken += 1
+                            owner[f] = me
+                            held += 1
+                            keep[e] = 1
+                            continue
+                gap = True
+            if held > quota or odd:
+                kept2, gone, left = slow_member(<object>owned, quota)
+                targets.append(kept2)
+                revoked.extend(gone)
+                remaining[i] = left
+            elif not gap:
+                result = PyList_New(n_entries)
+                for e in range(n_entries):
+                    item = PyTuple_GET_ITEM(owned, e)
+                    Py_INCREF(<object>item)
+                    PyList_SET_ITEM(result, e, <object>item)
+                targets.append(result)
+                remaining[i] = quota - held
+            else:
+                result = PyList_New(held)
+                k = 0
+                for e in range(n_entries):
+                    if keep[e]:
+                        item = PyTuple_GET_ITEM(owned, e)
+                        Py_INCREF(<object>item)
+                        PyList_SET_ITEM(result, k, <object>item)
+                        k += 1
+                targets.append(result)
+                remaining[i] = quota - held
+        # the queue: the partitions nobody holds (topics in order), then the revoked ones
+        n_all = total - taken + len(revoked)
+        queue = <PyObject **>malloc((n_all + 1) * sizeof(PyObject *))
+        if queue == NULL:
+            raise MemoryError()
+        k = 0
+        if taken < total:
+            for j in range(n_topics):
+                objs = PyList_GET_ITEM(<PyObject *>objects, j)
+                c_j = count_of[j]
+                b_j = base_of[j]
+                is_tuple = PyTuple_CheckExact(objs)
+                for p in range(c_j):
+                    if owner[b_j + p] < 0:
+                        if is_tuple:
+                            queue[k] = PyTuple_GET_ITEM(objs, p)
+                        else:
+                            queue[k] = PyList_GET_ITEM(objs, p)
+                        k += 1
+        for p in range(len(revoked)):
+            queue[k] = PyList_GET_ITEM(<PyObject *>revoked, p)
+            k += 1
+        n_all = k
+        pos = 0
+        for i in range(n):
+            if pos >= n_all:
+                break
+            q = remaining[i]
+            if q <= 0:
+                continue
+            end = pos + q
+            if end > n_all:
+                end = n_all
+            target = targets[i]
+            if target is None:
+                result = PyList_New(end - pos)
+                for e in range(pos, end):
+                    item = queue[e]
+                    Py_INCREF(<object>item)
+                    PyList_SET_ITEM(result, e - pos, <object>item)
+                targets[i] = result
+            else:
+                for e in range(pos, end):
+                    target.append(<object>queue[e])
+            pos = end
+        for i in range(n):
+            if targets[i] is None:
+                targets[i] = []
+        return targets, pos >= n_all
+    finally:
+        free(keep)
+        free(queue)

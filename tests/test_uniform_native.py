@@ -1,0 +1,281 @@
+"""The uniform assignor's Cython kernel (assign/uniform_native.pyx) gives exactly what its Python twin
+(`kernels.uniform_homogeneous`, mypyc-compiled or not) and the numpy reference give.
+
+Three legs per group: the reference (`USE_COMPILED` off: uniform_homogeneous.build_homogeneous),
+the twin (`NATIVE` off), and the Cython kernel (`NATIVE` on, counted: it must take the homogeneous
+groups of the usual shape, not decline them all). Outputs must be equal, order within each member
+included, on every parity vector round (tests/vectors/assignors and assignors-large) and on
+hypothesis-generated groups with odd inputs. When the install built the kernel its leg is
+required (tests/compiled_legs.py); without a build it skips, saying why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiled_legs import no_compiled_leg
+from kafka_rebalance import native
+from kafka_rebalance.assign import uniform as uniform_mod
+from kafka_rebalance.assign.base import AssignorFailure
+from kafka_rebalance.assign.rounds import next_round_spec
+from kafka_rebalance.model import (
+    GroupSpec,
+    MemberSubscription,
+    TopicMetadata,
+    TopicPartition,
+    parse_group_scenario,
+)
+
+VECTORS = Path(__file__).resolve().parent / "vectors"
+PYX = Path(uniform_mod.__file__).with_name("uniform_native.pyx")
+STAMP = PYX.with_name("uniform_native" + native.STAMP_SUFFIX)
+INSTALLED = uniform_mod.NATIVE
+
+
+class Counted:
+    """The Cython kernel with its calls counted: groups taken, and declined (NotImplemented: the
+    twin ran) or heterogeneous (None)."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.taken = 0
+        self.declined = 0
+        self.heterogeneous = 0
+
+    def uniform_homogeneous(self, *args: Any) -> Any:
+        out = self.module.uniform_homogeneous(*args)
+        if out is NotImplemented:
+            self.declined += 1
+        elif out is None:
+            self.heterogeneous += 1
+        else:
+            self.taken += 1
+        return out
+
+
+@contextmanager
+def _leg(kind: str, counted: Counted | None = None) -> Iterator[None]:
+    saved = (uniform_mod.USE_COMPILED, uniform_mod.NATIVE)
+    try:
+        uniform_mod.USE_COMPILED = kind != "reference"
+        uniform_mod.NATIVE = counted if kind == "native" else None
+        yield
+    finally:
+        uniform_mod.USE_COMPILED, uniform_mod.NATIVE = saved
+
+
+def _run(spec: GroupSpec, kind: str, counted: Counted | None = None):
+    with _leg(kind, counted):
+        try:
+            result = uniform_mod.UniformAssignor().assign(spec)
+        except AssignorFailure as e:
+            return ("failure", type(e).__name__, str(e))
+    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+
+
+def _same_on_every_leg(spec: GroupSpec, counted: Counted | None) -> Any:
+    reference = _run(spec, "reference")
+    assert _run(spec, "twin") == reference
+    if counted is not None:
+        assert _run(spec, "native", counted) == reference
+    return reference
+
+
+def test_the_build_is_used_when_present() -> None:
+    """A build beside the .pyx with a matching stamp is the one the assignor runs; a stale or
+    missing one is not imported at all (its twin runs)."""
+    if INSTALLED is None:
+        built = sorted(PYX.parent.glob("uniform_native.*.so"))
+        assert not (built and STAMP.exists() and native.is_fresh_build(str(built[0]), ".pyx"))
+        no_compiled_leg(
+            "assign/uniform_native.pyx is not built (or its build is stale): `pip install -e .` "
+            "builds it with Cython when it can; only the twin and the reference ran"
+        )
+    assert INSTALLED.__file__.endswith(".so")
+    assert native.is_fresh_build(INSTALLED.__file__, ".pyx")
+    assert INSTALLED.is_ready(), "the layout probe of TopicPartition/MemberSubscription failed"
+
+
+def test_nothing_is_kept_between_calls() -> None:
+    """Review 3 F1's rule: no plan or table survives a call (module state: the probe's result)."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    kept = [
+        name
+        for name, value in vars(INSTALLED).items()
+        if isinstance(value, dict | list | set) and not name.startswith("__")
+    ]
+    assert kept == [], kept
+
+
+def test_every_vector_round_is_identical() -> None:
+    """Every parity vector, every round (each round owns the previous one's result), on the three
+    legs; the Cython kernel must take the homogeneous rounds, not decline them."""
+    counted = Counted(INSTALLED) if INSTALLED is not None else None
+    homogeneous_rounds = 0
+    paths = sorted((VECTORS / "assignors").glob("*.json"))
+    paths += sorted((VECTORS / "assignors-large").glob("*.json"))
+    assert len(paths) > 200
+    for path in paths:
+        scenario = parse_group_scenario(json.loads(path.read_text(encoding="utf-8")))
+        spec = scenario.spec
+        for _ in range(scenario.rounds):
+            if spec.members and uniform_mod.is_homogeneous(uniform_mod.group_view(spec)):
+                homogeneous_rounds += 1
+            reference = _same_on_every_leg(spec, counted)
+            if isinstance(reference, tuple) or not spec.members:
+                break
+            with _leg("reference"):
+                spec = next_round_spec(spec, uniform_mod.UniformAssignor().assign(spec))
+    if counted is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built: only the twin was compared")
+    assert homogeneous_rounds > 100
+    # every homogeneous round of the usual shape: taken (a round with an odd entry may decline)
+    assert counted.taken >= 0.9 * homogeneous_rounds, vars(counted)
+    assert counted.taken + counted.declined + counted.heterogeneous > homogeneous_rounds
+
+
+class OddTopic(str):
+    """A topic name that is a str subclass: the kernel declines, the twin takes it."""
+
+
+class OddMember(MemberSubscription):
+    __slots__ = ()
+
+
+@st.composite
+def homogeneous_groups(draw) -> GroupSpec:
+    """Mostly homogeneous groups (one tuple shared, equal tuples, the same set in another order),
+    sometimes not; owned partitions valid, repeated, held by two members, past a topic's count,
+    negative, large (the reference reads them as int64), a bool, of unsubscribed or absent topics; members over quota (Java's hash order)."""
+    n_topics = draw(st.integers(1, 6))
+    counts = {f"t{j}": draw(st.integers(0, 12)) for j in range(n_topics)}
+    meta = {t: TopicMetadata(t, c) for t, c in counts.items()}
+    names = [*counts, "absent"]
+    shared = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=5)))
+    n = draw(st.integers(1, 9))
+    odd_values = st.sampled_from([-1, 12, 13, 2**31, 2**40, True])
+    members = []
+    for i in range(n):
+        how = draw(st.integers(0, 9))
+        if how <= 5:
+            subs = shared
+        elif how <= 7:
+            subs = tuple(reversed(shared))
+        elif how == 8:
+            subs = tuple(shared)  # an equal tuple, another object
+        else:
+            subs = tuple(draw(st.lists(st.sampled_from(names), max_size=4)))
+        entries = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(0, 12)), max_size=14))
+        if draw(st.integers(0, 7)) == 0:
+            entries.append((draw(st.sampled_from(names)), draw(odd_values)))
+        owned = [TopicPartition(t, p) for t, p in entries]
+        if owned and draw(st.integers(0, 15)) == 0:
+            owned.append(TopicPartition(OddTopic(owned[0].topic), 0))
+        cls = OddMember if draw(st.integers(0, 30)) == 0 else MemberSubscription
+        members.append(cls(f"m{i:02d}", subs, tuple(owned), 1))
+    return GroupSpec(meta, tuple(members))
+
+
+@given(homogeneous_groups())
+@settings(max_examples=300, deadline=None)
+def test_generated_groups_are_identical(spec: GroupSpec) -> None:
+    counted = Counted(INSTALLED) if INSTALLED is not None else None
+    _same_on_every_leg(spec, counted)
+    if counted is not None:
+        assert counted.taken + counted.declined + counted.heterogeneous == 1
+
+
+def test_odd_shapes_decline_to_the_twin() -> None:
+    """A subclassed member or topic, a bool partition, a list of members: NotImplemented, and the
+    assignment is the twin's."""
+    meta = {"t0": TopicMetadata("t0", 4)}
+    odd_specs = [
+        GroupSpec(meta, (OddMember("a", ("t0",), (TopicPartition("t0", 1),), 1),)),
+        GroupSpec(
+            meta, (MemberSubscription("a", ("t0",), (TopicPartition(OddTopic("t0"), 1),), 1),)
+        ),
+        GroupSpec(meta, (MemberSubscription("a", ("t0",), (TopicPartition("t0", True),), 1),)),
+        GroupSpec(meta, [MemberSubscription("a", ("t0",), (TopicPartition("t0", 1),), 1)]),  # type: ignore[arg-type]
+    ]
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    for spec in odd_specs:
+        counted = Counted(INSTALLED)
+        _same_on_every_leg(spec, counted)
+        assert (counted.taken, counted.declined) == (0, 1), spec
+    plain = GroupSpec(meta, (MemberSubscription("a", ("t0",), (TopicPartition("t0", 1),), 1),))
+    counted = Counted(INSTALLED)
+    assert _same_on_every_leg(plain, counted) == [
+        ("a", [("t0", 1), ("t0", 0), ("t0", 2), ("t0", 3)])
+    ]
+    assert counted.taken == 1
+
+
+def test_members_over_quota_follow_javas_order() -> None:
+    """Members over quota go to the twin's Java-order walk (kernels_hashmap): one member owning
+    everything, spread over 13 and 25 topics (computeIfAbsent's resizes), then a member joins."""
+    for n_topics in (13, 25):
+        meta = {f"topic-{j}": TopicMetadata(f"topic-{j}", 7) for j in range(n_topics)}
+        names = tuple(meta)
+        everything = tuple(TopicPartition(t, p) for t in names for p in range(7))
+        spec = GroupSpec(
+            meta,
+            (
+                MemberSubscription("m0", names, everything, 1),
+                MemberSubscription("m1", names, (), 1),
+                MemberSubscription("m2", names, (), 1),
+            ),
+        )
+        counted = Counted(INSTALLED) if INSTALLED is not None else None
+        _same_on_every_leg(spec, counted)
+        if counted is not None:
+            assert counted.taken == 1
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+
+
+def test_a_failed_cython_compile_leaves_the_other_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """setup.py: a Cython kernel that does not compile is left out alone (no module, no stamp;
+    its twin runs) and the install goes on; the mypyc builds keep their stamps."""
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    from compiled_legs import from_source
+
+    root = Path(__file__).resolve().parent.parent
+    setup = from_source(root / "setup.py", "kafka_rebalance_setup_native")
+    monkeypatch.chdir(root)
+    cmd = setup.OptionalMypycBuild(Distribution())
+    cmd.failed = set()
+    every = setup.COMPILED + setup.CYTHON
+    cmd.source_digests = {s: f"{i:064x}" for i, s in enumerate(every)}
+    cmd.extensions = [Extension(setup._module_name(s), []) for s in every]
+    cmd.build_lib, cmd.inplace = str(tmp_path), False
+
+    def fake_build(self, ext):  # the mypyc modules "build", the Cython one fails
+        if ext.name.endswith("uniform_native"):
+            raise RuntimeError("gcc: not found")
+        built = tmp_path / self.get_ext_filename(self.get_ext_fullname(ext.name))
+        built.parent.mkdir(parents=True, exist_ok=True)
+        built.write_bytes(b"")
+
+    monkeypatch.setattr(build_ext, "build_extension", fake_build)
+    for ext in cmd.extensions:
+        cmd.build_extension(ext)  # raises nothing
+    assert cmd.failed == {"kafka_rebalance.assign.uniform_native"}
+    cmd._write_stamps()
+    stamps = {p.name for p in tmp_path.rglob("*" + setup.STAMP_SUFFIX)}
+    assert "uniform_native" + setup.STAMP_SUFFIX not in stamps
+    assert "kernels" + setup.STAMP_SUFFIX in stamps
+    assert len(stamps) == len(setup.COMPILED)
