@@ -358,7 +358,6 @@ def _each_leg_equals_the_reference(spec: GroupSpec) -> None:
                 uniform_mod.USE_COMPILED = True
                 uniform_mod.kernels, uniform_mod.kernels_hashmap = kernels_leg, leg
                 uniform_mod.NATIVE = native_kernel
-                uniform_mod._iteration_plan.cache_clear()
                 assert _listed(uniform_mod.UniformAssignor().assign, spec) == want
     finally:
         (
@@ -367,7 +366,6 @@ def _each_leg_equals_the_reference(spec: GroupSpec) -> None:
             uniform_mod.kernels_hashmap,
             uniform_mod.NATIVE,
         ) = saved
-        uniform_mod._iteration_plan.cache_clear()
 
 
 def _listed(assign, spec):

@@ -11,6 +11,7 @@ required (tests/compiled_legs.py); without a build it skips, saying why.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +24,11 @@ from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
 from kafka_rebalance import native
+from kafka_rebalance.assign import kernels_hashmap
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.base import AssignorFailure
 from kafka_rebalance.assign.rounds import next_round_spec
+from kafka_rebalance.assign.uniform_group import member_id_hashes
 from kafka_rebalance.model import (
     GroupSpec,
     MemberSubscription,
@@ -46,12 +49,13 @@ class Counted:
 
     def __init__(self, module: Any) -> None:
         self.module = module
+        self.member_order = module.member_order
         self.taken = 0
         self.declined = 0
         self.heterogeneous = 0
 
-    def uniform_homogeneous(self, *args: Any) -> Any:
-        out = self.module.uniform_homogeneous(*args)
+    def uniform_assign(self, *args: Any) -> Any:
+        out = self.module.uniform_assign(*args)
         if out is NotImplemented:
             self.declined += 1
         elif out is None:
@@ -279,3 +283,59 @@ def test_a_failed_cython_compile_leaves_the_other_builds(
     assert "uniform_native" + setup.STAMP_SUFFIX not in stamps
     assert "kernels" + setup.STAMP_SUFFIX in stamps
     assert len(stamps) == len(setup.COMPILED)
+
+
+def _python_plan(ids: tuple[str, ...]) -> Any:
+    """uniform._iteration_plan, and whether Java's map would hold a tree bin (the emulated map's
+    order then: the Cython kernel declines those)."""
+    if len(set(ids)) != len(ids):
+        return None, False
+    tree = kernels_hashmap.hashmap_positions(member_id_hashes(ids)) is None
+    return uniform_mod._iteration_plan(ids), tree
+
+
+# ids that collide in Java's String.hashCode ("Aa" and "BB"), non-ASCII and beyond the BMP
+id_text = st.lists(
+    st.sampled_from(["Aa", "BB", "c", "é", "\u4e2d", "\U0001f600", "0"]), max_size=6
+).map("".join)
+
+
+@given(st.lists(id_text.map(lambda s: s or "x"), min_size=1, max_size=120))
+@settings(max_examples=300, deadline=None)
+def test_member_order_is_javas_hashmap_order(ids: list[str]) -> None:
+    """member_order (C, every call) gives uniform._iteration_plan's order and positions, or
+    declines exactly where that has repeated ids or Java's map would treeify a bin."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    members = tuple(MemberSubscription(mid, ("t",), (), 1) for mid in ids)
+    got = INSTALLED.member_order(members)
+    want, tree = _python_plan(tuple(ids))
+    if want is None or tree:
+        assert got is NotImplemented
+    else:
+        assert got == (list(ids), want[0], want[1])
+
+
+def test_member_order_at_a_thousand_members_and_in_bins_near_the_threshold() -> None:
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    cases = [
+        [f"consumer-{i}-{i * 7919 % 10007}" for i in range(1000)],
+        # 2^k strings of "Aa"/"BB" blocks share one hash: bins of 8+ in small and large tables
+        ["".join(bits) for bits in itertools.product(["Aa", "BB"], repeat=3)] + ["z"],
+        ["".join(bits) for bits in itertools.product(["Aa", "BB"], repeat=3)]
+        + [f"m{i}" for i in range(60)],
+        ["".join(bits) for bits in itertools.product(["Aa", "BB"], repeat=4)]
+        + [f"m{i}" for i in range(60)],
+    ]
+    declined = 0
+    for ids in cases:
+        members = tuple(MemberSubscription(mid, ("t",), (), 1) for mid in ids)
+        got = INSTALLED.member_order(members)
+        want, tree = _python_plan(tuple(ids))
+        if tree:
+            assert got is NotImplemented
+            declined += 1
+        else:
+            assert want is not None and got == (list(ids), want[0], want[1])
+    assert declined >= 1  # the 16 colliding ids in a 64+ table: a tree bin

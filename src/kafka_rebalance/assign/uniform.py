@@ -87,13 +87,13 @@ class UniformAssignor:
         return {m: result.get(m, []) for m in ids}
 
 
-@lru_cache(maxsize=16)
 def _iteration_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
-    """Spec positions in HashMap iteration order, and each spec member's iteration position
-    (lists, shared by the calls that hit the cache: never changed);
-    None when member ids repeat (the numpy path handles that). A group whose members changed
-    since the last call (every epoch of a rolling restart) misses the cache: the ids' hashes
-    come from member_id_hashes and the order from the compiled bin sort."""
+    """Spec positions in HashMap iteration order, and each spec member's iteration position;
+    None when member ids repeat (the numpy path handles that). Computed on every call (no cache
+    between calls: a KIP-848 target is recomputed after the members changed, and the harness's
+    repeated group would hit what a rebalance misses); the ids' hashes come from
+    member_id_hashes, as a Java String caches its own, and the order from the compiled bin sort.
+    The Cython kernel computes the same in C (uniform_native.member_order)."""
     if len(set(ids)) != len(ids):
         return None
     order = kernels_hashmap.hashmap_positions(member_id_hashes(ids))
@@ -126,14 +126,11 @@ def _topic_plan(
 
 def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     """Both builders through the compiled loops; None when member ids repeat (the numpy path
-    takes those)."""
+    takes those). The Cython kernel (NATIVE), when built, runs the homogeneous builder from the
+    members to the result, and the members' order for the heterogeneous one; what it declines
+    (NotImplemented) takes the mypyc path."""
     members = spec.members
-    ids = kernels.member_ids(members)
-    plan = _iteration_plan(ids)
-    if plan is None:
-        return None
     names = members[0].topics
-    order, position = plan
     meta = spec.topics
     sizes = tuple([meta[t].partitions if t in meta else None for t in names])
     topics, counts, subscribed, index = _topic_plan(names, sizes)
@@ -162,11 +159,27 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
                     revoked.append(TopicPartition(t, p))
         return kept, revoked, quota
 
-    done: Any = NotImplemented
     if NATIVE is not None:
-        done = NATIVE.uniform_homogeneous(members, order, topics, counts, objects, slow)
-    if done is NotImplemented:
-        done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
+        native_done = NATIVE.uniform_assign(members, topics, counts, objects, slow)
+        if native_done is None:  # heterogeneous
+            native_plan = NATIVE.member_order(members)
+            if native_plan is not NotImplemented:
+                ids_list, order, position = native_plan
+                targets = kernels_heterogeneous.uniform_heterogeneous(
+                    members, order, meta, topic_id, topic_objects
+                )
+                return kernels.in_spec_order(ids_list, position, targets)
+        elif native_done is not NotImplemented:
+            result, complete = native_done
+            if not complete:
+                raise PartitionAssignorException("Partitions were left unassigned")
+            return result
+    ids = kernels.member_ids(members)
+    plan = _iteration_plan(ids)
+    if plan is None:
+        return None
+    order, position = plan
+    done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
     if done is None:  # heterogeneous
         targets = kernels_heterogeneous.uniform_heterogeneous(
             members, order, meta, topic_id, topic_objects

@@ -34,9 +34,21 @@ cdef extern from "Python.h":
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
     PyTypeObject *Py_TYPE(PyObject *o)
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject *o)
+    int PyUnicode_KIND(PyObject *o)
+    void *PyUnicode_DATA(PyObject *o)
+    int PyUnicode_READY(PyObject *o)
+    int PyUnicode_1BYTE_KIND
+    int PyUnicode_2BYTE_KIND
+    dict _PyDict_NewPresized(Py_ssize_t minused)
+    int PyDict_SetItem(object d, object key, object value) except -1
     PyObject *PyDict_GetItemWithError(object d, object key) except? NULL
     long PyLong_AsLong_raw "PyLong_AsLong"(PyObject *o) except? -1
     long PyLong_AsLongAndOverflow(PyObject *o, int *overflow) except? -1
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void *addr) nogil
 
 
 cdef inline PyObject *_slot(PyObject *obj, Py_ssize_t offset) noexcept nogil:
@@ -57,6 +69,7 @@ def _slot_offset(obj, value):
 
 cdef Py_ssize_t TP_TOPIC = -1
 cdef Py_ssize_t TP_PARTITION = -1
+cdef Py_ssize_t M_ID = -1
 cdef Py_ssize_t M_TOPICS = -1
 cdef Py_ssize_t M_OWNED = -1
 cdef PyTypeObject *TP_TYPE = NULL
@@ -67,25 +80,26 @@ def _probe():
     """The slot offsets of TopicPartition.topic/partition and MemberSubscription.topics/owned,
     found by building objects with unique values and finding those values in their memory, then
     checked on a second pair. Layout-independent: mypyc's build or the plain slotted classes."""
-    global TP_TOPIC, TP_PARTITION, M_TOPICS, M_OWNED, TP_TYPE, M_TYPE
+    global TP_TOPIC, TP_PARTITION, M_ID, M_TOPICS, M_OWNED, TP_TYPE, M_TYPE
     a, b = object(), object()
     tp = TopicPartition(a, b)
     t_off, p_off = _slot_offset(tp, a), _slot_offset(tp, b)
     topics, owned = (a,), (b,)
     m = MemberSubscription(a, topics, owned)
-    mt_off, mo_off = _slot_offset(m, topics), _slot_offset(m, owned)
-    if min(t_off, p_off, mt_off, mo_off) < 0:
+    mi_off, mt_off, mo_off = _slot_offset(m, a), _slot_offset(m, topics), _slot_offset(m, owned)
+    if min(t_off, p_off, mi_off, mt_off, mo_off) < 0:
         return False
     tp2 = TopicPartition("x", 7)
     m2 = MemberSubscription("y", ("x",), (tp2,))
     if (
         _slot(<PyObject *>tp2, t_off) != <PyObject *>tp2.topic
         or _slot(<PyObject *>tp2, p_off) != <PyObject *>tp2.partition
+        or _slot(<PyObject *>m2, mi_off) != <PyObject *>m2.member_id
         or _slot(<PyObject *>m2, mt_off) != <PyObject *>m2.topics
         or _slot(<PyObject *>m2, mo_off) != <PyObject *>m2.owned
     ):
         return False
-    TP_TOPIC, TP_PARTITION, M_TOPICS, M_OWNED = t_off, p_off, mt_off, mo_off
+    TP_TOPIC, TP_PARTITION, M_ID, M_TOPICS, M_OWNED = t_off, p_off, mi_off, mt_off, mo_off
     TP_TYPE = <PyTypeObject *>TopicPartition
     M_TYPE = <PyTypeObject *>MemberSubscription
     return True
@@ -115,17 +129,207 @@ cdef inline Py_ssize_t _bucket(PyObject *key, Py_ssize_t mask) noexcept nogil:
 def uniform_homogeneous(members, order, list topics, list counts, list objects, slow_member):
     """`kernels.uniform_homogeneous` on unboxed data: (targets, complete) or None (heterogeneous)
     as that; NotImplemented when an input is not of the usual shape (the caller runs the twin)."""
-    if not READY:
-        return NotImplemented
-    if type(members) is not tuple or type(order) is not list:
+    if not READY or type(members) is not tuple or type(order) is not list:
         return NotImplemented
     cdef tuple group = <tuple>members
     cdef list at_list = <list>order
     cdef Py_ssize_t n = len(group)
-    cdef Py_ssize_t n_topics = len(topics)
-    if n == 0 or len(at_list) != n or len(counts) != n_topics or len(objects) != n_topics:
+    if n == 0 or len(at_list) != n:
         return NotImplemented
-    cdef Py_ssize_t i, j, k, c
+    cdef Py_ssize_t i, k
+    cdef PyObject *o
+    cdef Py_ssize_t *at = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    if at == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            o = PyList_GET_ITEM(<PyObject *>at_list, i)
+            if not PyLong_CheckExact(o):
+                return NotImplemented
+            k = PyLong_AsLong_raw(o)
+            if k < 0 or k >= n:
+                return NotImplemented
+            at[i] = k
+        return _homogeneous(group, at, n, topics, counts, objects, slow_member)
+    finally:
+        free(at)
+
+
+def member_order(members):
+    """The members' HashMap iteration order, as uniform._iteration_plan gives it but computed in
+    C on every call (Java's String.hashCode of each id, the table's final capacity, a stable
+    counting sort by bin): (ids, order, position) lists; NotImplemented when an id is not an
+    exact str, ids repeat, or a bin could treeify (the caller's path handles those)."""
+    if not READY or type(members) is not tuple or len(<tuple>members) == 0:
+        return NotImplemented
+    cdef tuple group = <tuple>members
+    cdef Py_ssize_t n = len(group)
+    cdef Py_ssize_t i
+    cdef Py_ssize_t *at = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *position = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    try:
+        if at == NULL or position == NULL:
+            raise MemoryError()
+        if not _member_order(group, n, at, position):
+            return NotImplemented
+        ids = [<object>_slot(PyTuple_GET_ITEM(<PyObject *>group, i), M_ID) for i in range(n)]
+        return ids, [at[i] for i in range(n)], [position[i] for i in range(n)]
+    finally:
+        free(at)
+        free(position)
+
+
+def uniform_assign(members, list topics, list counts, list objects, slow_member):
+    """The homogeneous builder from the spec's members to the result: the members' HashMap order
+    (as member_order), `uniform_homogeneous` on it, and the result dict in the spec's member
+    order -> (result, complete); None when the group is heterogeneous; NotImplemented as the
+    two above (the caller's path then runs)."""
+    if not READY or type(members) is not tuple or len(<tuple>members) == 0:
+        return NotImplemented
+    cdef tuple group = <tuple>members
+    cdef Py_ssize_t n = len(group)
+    cdef Py_ssize_t k
+    cdef Py_ssize_t *at = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *position = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef PyObject *m
+    try:
+        if at == NULL or position == NULL:
+            raise MemoryError()
+        if not _member_order(group, n, at, position):
+            return NotImplemented
+        done = _homogeneous(group, at, n, topics, counts, objects, slow_member)
+        if done is None or done is NotImplemented:
+            return done
+        targets, complete = done
+        result = _PyDict_NewPresized(n)
+        for k in range(n):
+            m = PyTuple_GET_ITEM(<PyObject *>group, k)
+            PyDict_SetItem(result, <object>_slot(m, M_ID), targets[position[k]])
+        return result, complete
+    finally:
+        free(at)
+        free(position)
+
+
+cdef inline unsigned int _string_hash(PyObject *s) except? 0:
+    """Java's String.hashCode over the UTF-16 code units of an exact, ready str."""
+    cdef unsigned int h = 0
+    cdef Py_ssize_t i, length = PyUnicode_GET_LENGTH(s)
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void *data = PyUnicode_DATA(s)
+    cdef unsigned int c  # a code point as a plain C int (Cython's Py_UCS4 would coerce to str)
+    if kind == PyUnicode_1BYTE_KIND:
+        for i in range(length):
+            h = 31 * h + (<unsigned char *>data)[i]
+    elif kind == PyUnicode_2BYTE_KIND:
+        for i in range(length):
+            h = 31 * h + (<unsigned short *>data)[i]
+    else:
+        for i in range(length):
+            c = (<unsigned int *>data)[i]
+            if c >= 0x10000:
+                c -= 0x10000
+                h = 31 * h + (0xD800 + (c >> 10))
+                h = 31 * h + (0xDC00 + (c & 0x3FF))
+            else:
+                h = 31 * h + c
+    return h
+
+
+cdef int _member_order(tuple group, Py_ssize_t n, Py_ssize_t *at, Py_ssize_t *position) except -1:
+    """at[i]: the spec position of the i-th member a `new HashMap<>()` filled with `put` in spec
+    order iterates; position[k]: where spec member k comes. 0 (decline) when an id is not an exact
+    str, ids repeat, or a bin could treeify (kernels_hashmap.java_bin_order's None)."""
+    cdef unsigned int *spreads = <unsigned int *>malloc((n + 1) * sizeof(unsigned int))
+    cdef Py_ssize_t *bins = NULL
+    cdef Py_ssize_t i, k, b, cap = 16, thr = 12, existing, start, size
+    cdef unsigned int h
+    cdef PyObject *m
+    cdef PyObject *mid
+    try:
+        if spreads == NULL:
+            raise MemoryError()
+        for i in range(n):
+            m = PyTuple_GET_ITEM(<PyObject *>group, i)
+            if Py_TYPE(m) != M_TYPE:
+                return 0
+            mid = _slot(m, M_ID)
+            if mid == NULL or not PyUnicode_CheckExact(mid) or PyUnicode_READY(mid) < 0:
+                return 0
+            h = _string_hash(mid)
+            spreads[i] = h ^ (h >> 16)
+        # the table's capacity as Java's put grows it: doubled past 0.75 full, and when a bin
+        # reaches the treeify threshold under 64 slots (treeifyBin resizes); a tree bin: decline
+        bins = _bin_counts(spreads, 0, cap, NULL)
+        for i in range(n):
+            b = spreads[i] & (cap - 1)
+            existing = bins[b]
+            bins[b] = existing + 1
+            if existing >= 8:
+                if cap >= 64:
+                    return 0
+                cap <<= 1
+                thr <<= 1
+                bins = _bin_counts(spreads, i + 1, cap, bins)
+            if i + 1 > thr:
+                cap <<= 1
+                thr <<= 1
+                bins = _bin_counts(spreads, i + 1, cap, bins)
+        # iteration order: by bin at the final capacity, then insertion order (a stable count sort)
+        bins = _bin_counts(spreads, n, cap, bins)
+        start = 0
+        for b in range(cap):
+            size = bins[b]
+            bins[b] = start
+            start += size
+        for i in range(n):
+            b = spreads[i] & (cap - 1)
+            at[bins[b]] = i
+            position[i] = bins[b]
+            bins[b] += 1
+        # repeated ids (equal hashes: neighbours within a bin) decline, as len(set(ids)) != n
+        for i in range(n):
+            k = i + 1
+            while k < n and (spreads[at[k]] & (cap - 1)) == (spreads[at[i]] & (cap - 1)):
+                if spreads[at[k]] == spreads[at[i]]:
+                    if _same_id(group, at[i], at[k]):
+                        return 0
+                k += 1
+        return 1
+    finally:
+        free(spreads)
+        free(bins)
+
+
+cdef inline bint _same_id(tuple group, Py_ssize_t a, Py_ssize_t b) except -1:
+    cdef PyObject *x = _slot(PyTuple_GET_ITEM(<PyObject *>group, a), M_ID)
+    cdef PyObject *y = _slot(PyTuple_GET_ITEM(<PyObject *>group, b), M_ID)
+    return x == y or <object>x == <object>y
+
+
+cdef Py_ssize_t *_bin_counts(
+    unsigned int *spreads, Py_ssize_t present, Py_ssize_t cap, Py_ssize_t *old
+) except NULL:
+    """Keys per bin of a `cap`-slot table holding the first `present` keys (`old` is freed)."""
+    free(old)
+    cdef Py_ssize_t *bins = <Py_ssize_t *>malloc(cap * sizeof(Py_ssize_t))
+    if bins == NULL:
+        raise MemoryError()
+    memset(bins, 0, cap * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    for i in range(present):
+        bins[spreads[i] & (cap - 1)] += 1
+    return bins
+
+
+cdef object _homogeneous(
+    tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, list counts, list objects, slow_member
+):
+    """The twin's setup (topic bases, the holder array, the topic table), then _build."""
+    cdef Py_ssize_t n_topics = len(topics)
+    if len(counts) != n_topics or len(objects) != n_topics:
+        return NotImplemented
+    cdef Py_ssize_t j, c
     cdef PyObject *o
     for j in range(n_topics):
         o = PyList_GET_ITEM(<PyObject *>objects, j)
@@ -133,7 +337,6 @@ def uniform_homogeneous(members, order, list topics, list counts, list objects, 
             return NotImplemented
         if not PyLong_CheckExact(PyList_GET_ITEM(<PyObject *>counts, j)):
             return NotImplemented
-    cdef Py_ssize_t *at = NULL
     cdef int *owner = NULL
     cdef Py_ssize_t *count_of = NULL
     cdef Py_ssize_t *base_of = NULL
@@ -143,20 +346,11 @@ def uniform_homogeneous(members, order, list topics, list counts, list objects, 
     table.values = NULL
     cdef Py_ssize_t total = 0
     try:
-        at = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
         count_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
         base_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
         remaining = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
-        if at == NULL or count_of == NULL or base_of == NULL or remaining == NULL:
+        if count_of == NULL or base_of == NULL or remaining == NULL:
             raise MemoryError()
-        for i in range(n):
-            o = PyList_GET_ITEM(<PyObject *>at_list, i)
-            if not PyLong_CheckExact(o):
-                return NotImplemented
-            k = PyLong_AsLong_raw(o)
-            if k < 0 or k >= n:
-                return NotImplemented
-            at[i] = k
         index = {}
         for j in range(n_topics):
             index[topics[j]] = j
@@ -183,7 +377,6 @@ def uniform_homogeneous(members, order, list topics, list counts, list objects, 
             owner, remaining, slow_member,
         )
     finally:
-        free(at)
         free(count_of)
         free(base_of)
         free(remaining)
@@ -208,6 +401,26 @@ cdef inline int _topic_index(PyObject *tv, dict index, TopicTable *table) except
     table.keys[h] = tv  # borrowed: the TopicPartition holding it outlives the call
     table.values[h] = j
     return j
+
+
+cdef inline void _prefetch_owned(PyObject *m) noexcept:
+    cdef PyObject *owned
+    if Py_TYPE(m) == M_TYPE:
+        owned = _slot(m, M_OWNED)
+        if owned != NULL:
+            __builtin_prefetch(owned)
+            __builtin_prefetch((<char *>owned) + 64)
+
+
+cdef inline void _prefetch_partitions(PyObject *m) noexcept:
+    cdef PyObject *owned
+    cdef Py_ssize_t e, size
+    if Py_TYPE(m) == M_TYPE:
+        owned = _slot(m, M_OWNED)
+        if owned != NULL and PyTuple_CheckExact(owned):
+            size = PyTuple_GET_SIZE(owned)
+            for e in range(size if size < 16 else 16):
+                __builtin_prefetch(PyTuple_GET_ITEM(owned, e))
 
 
 cdef object _build(
@@ -247,6 +460,14 @@ cdef object _build(
         return NotImplemented
     try:
         for i in range(n):
+            # the caches are usually cold (members and partitions read once): start the loads
+            # ahead, one level of the member -> owned tuple -> partitions chain per step
+            if i + 3 < n:
+                __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]))
+            if i + 2 < n:
+                _prefetch_owned(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]))
+            if i + 1 < n:
+                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]))
             m = PyTuple_GET_ITEM(<PyObject *>group, at[i])
             if Py_TYPE(m) != M_TYPE:
                 return NotImplemented
