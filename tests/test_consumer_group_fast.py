@@ -163,3 +163,30 @@ def test_both_fast_paths_are_taken(monkeypatch):
     _drive(joins + rounds * 4 + [("join", 3)] + (rounds + [("hb", 3), ("finish", 3)]) * 4, False)
     assert taken["settled"] >= 5
     assert taken["new epoch"] >= 1
+
+
+def test_a_settled_members_repeated_heartbeat_gets_the_same_answer_object():
+    """The in-place path hands a settled member the answer it gave last time while epoch and
+    interval still hold (a value: equal to a new one), a new one at a new epoch or interval, and
+    forgets a member's answer when the member is removed."""
+    topics = {"t": TopicMetadata("t", 4)}
+    group = cg.new_group("g", topics)
+    c = ConsumerMember("g", ("t",), member_id="m1", rebalance_timeout_ms=30_000)
+    for _ in range(3):  # join, then acknowledge the assignment
+        group, resp, _ = cg.heartbeat(group, heartbeat_request(c), 0, CFG, in_place=True)
+        c, rec, _ = on_heartbeat_response(c, resp)
+        if rec is not None:
+            c, _ = complete_reconciliation(c)
+    assert c.state is ClientState.STABLE and len(c.owned) == 4
+    req = heartbeat_request(c)
+    group, first, _ = cg.heartbeat(group, req, 1_000, CFG, in_place=True)
+    group, second, fx = cg.heartbeat(group, req, 2_000, CFG, in_place=True)
+    assert second is first
+    assert fx[0].deadline_ms == 2_000 + CFG.session_timeout_ms
+    other = ConsumerGroupConfig(session_timeout_ms=45_000, heartbeat_interval_ms=3_000)
+    group, third, _ = cg.heartbeat(group, req, 3_000, other, in_place=True)
+    assert third is not first and third.heartbeat_interval_ms == 3_000
+    assert third == cg.heartbeat(group, req, 4_000, other)[1]  # the copying path's answer
+    assert group.answers["m1"] is third
+    group, _, _ = cg.heartbeat(group, leave_request(c), 5_000, other, in_place=True)
+    assert "m1" not in group.answers

@@ -79,6 +79,25 @@ class ConsumerMember:
     queued_assignment: frozenset[TopicPartition] | None = None  # arrived while reconciling
 
 
+def at_epoch(m: ConsumerMember, member_epoch: int) -> ConsumerMember:
+    """`m` at another member epoch, nothing else changed (a stable member's heartbeat answered
+    with a new epoch: every member, once per epoch), built field by field."""
+    return ConsumerMember(
+        m.group_id,
+        m.subscribed_topics,
+        m.member_id,
+        m.instance_id,
+        m.rack_id,
+        m.rebalance_timeout_ms,
+        m.server_assignor,
+        member_epoch,
+        m.state,
+        m.owned,
+        m.reconciling,
+        m.queued_assignment,
+    )
+
+
 def heartbeat_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
     if m.state is ClientState.JOINING:
         return ConsumerGroupHeartbeatRequest(

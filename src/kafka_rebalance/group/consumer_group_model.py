@@ -150,6 +150,12 @@ class ConsumerGroup:
     # input made of them), valid for a member while the set is the very object in target_assignment
     # (consumer_group_target.TargetOrder).
     target_order: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # A cache of answers: member id -> the last plain answer the in-place heartbeat gave it (no
+    # error, no assignment), handed out again while its epoch and interval are still the ones to
+    # send: most heartbeats get the same answer as the one before (consumer_group_steady).
+    answers: Mapping[str, ConsumerGroupHeartbeatResponse] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -18,11 +18,11 @@ from .consumer_group_model import (
     ConsumerGroupConfig,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    ConsumerGroupMember,
     Effect,
     MemberReconciled,
     MemberState,
     ScheduleSessionTimeout,
-    replace,
 )
 from .errors import Errors
 
@@ -73,9 +73,17 @@ def steady_heartbeat(
     ):
         return None
     deadline = now_ms + config.session_timeout_ms
-    response = ConsumerGroupHeartbeatResponse(
-        Errors.NONE, member_id, epoch, config.heartbeat_interval_ms, None
-    )
+    interval = config.heartbeat_interval_ms
+    answers = group.answers
+    response = answers.get(member_id)
+    if (
+        response is None
+        or response.member_epoch != epoch
+        or response.heartbeat_interval_ms != interval
+    ):
+        # (an answer is a value: the one given last time, if it says the same, is handed out again)
+        response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id, epoch, interval, None)
+        answers[member_id] = response  # type: ignore[index]
     sessions = group.session_deadlines
     if member.member_epoch == epoch:
         sessions[member_id] = deadline  # type: ignore[index]
@@ -91,19 +99,30 @@ def steady_heartbeat(
     if member.rebalance_deadline_ms is not None:
         effects.append(CancelRebalanceTimeout(member_id))
     effects.append(ScheduleSessionTimeout(member_id, deadline))
-    members[member_id] = replace(  # type: ignore[index]
-        member,
-        state=MemberState.STABLE,
-        member_epoch=epoch,
-        previous_member_epoch=member.member_epoch,
-        pending_revocation=_NOTHING,
-        rebalance_deadline_ms=None,
+    # the member at the new epoch, built field by field (what replace() gives, without its
+    # generic field mapping: every member once per epoch)
+    members[member_id] = ConsumerGroupMember(  # type: ignore[index]
+        member.member_id,
+        epoch,
+        member.member_epoch,
+        MemberState.STABLE,
+        static_id,
+        member.rack_id,
+        member.rebalance_timeout_ms,
+        member.subscribed_topics,
+        member.server_assignor,
+        member.client_id,
+        assigned,
+        _NOTHING,
+        None,
     )
     sessions[member_id] = deadline  # type: ignore[index]
     # the group itself is updated in place too (the caller gave it up: its maps already are):
     # a group value per member per epoch was most of this path's cost
-    old_state = group.state
-    _set_field(group, "unreconciled", group.unreconciled - 1)
-    if group.state is not old_state:
+    # Its state was Reconciling (a member, the epochs equal, this member unreconciled) unless the
+    # group is deleted (Dead either way); it turns Stable when this was the last unreconciled one.
+    unreconciled = group.unreconciled
+    _set_field(group, "unreconciled", unreconciled - 1)
+    if unreconciled == 1 and not group.deleted:
         _set_field(group, "state_timestamp_ms", now_ms)
     return group, response, effects

@@ -151,6 +151,8 @@ class _Tx:
             del self._own("target_assignment")[member_id]
         if member_id in self.session_deadlines:
             del self._own("session_deadlines")[member_id]
+        if self._old_state is not None:  # in place: the given-up group's cache of answers too
+            self.g.answers.pop(member_id, None)  # type: ignore[attr-defined]
         return old
 
     def set_session_deadline(self, member_id: str, deadline_ms: int) -> None:
