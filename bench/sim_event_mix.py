@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import simulate as bench  # noqa: E402
-from kafka_rebalance.sim import world  # noqa: E402
+from kafka_rebalance.sim import world, world_core  # noqa: E402
 
 
 def _engine_source() -> Any:
@@ -89,18 +89,18 @@ def event_mix(case: str, members: int) -> tuple[collections.Counter, dict]:
     """Run one bench case with the counting engine: (events by kind, bench/simulate.py's row)."""
     counts: collections.Counter = collections.Counter()
     sims: list = []
-    engine, init = world.ENGINE, world.Simulation.__init__
+    engine, init = world_core.ENGINE, world.Simulation.__init__
 
     def remember(self: Any, *a: Any, **k: Any) -> None:
         sims.append(self)
         init(self, *a, **k)
 
-    world.ENGINE = counting_engine(counts, sims)  # type: ignore[assignment]
+    world_core.ENGINE = counting_engine(counts, sims)  # type: ignore[assignment]
     world.Simulation.__init__ = remember  # type: ignore[method-assign]
     try:
         row = bench.run_case(case, bench.case_doc(case, members))
     finally:
-        world.ENGINE, world.Simulation.__init__ = engine, init  # type: ignore[method-assign]
+        world_core.ENGINE, world.Simulation.__init__ = engine, init  # type: ignore[method-assign]
     return counts, row
 
 

@@ -16,6 +16,11 @@ or the tail; times N it projects the full rolling restart.
 The core's projected time is a floor for the whole simulator as long as every
 message goes through the state machine and every rebalance through the
 assignor: no change to the simulator's shell can go below it.
+
+The compiled coordinator calls the compiled group directly, and the compiled world builds the
+compiled coordinator directly, past any wrapper: so the timed runs use the simulator's sources
+(coordinator, world and members, `sim/__init__.py`'s compiled set), which call the group and the
+assignor by name. The group and the assignors themselves run as installed.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka_rebalance import native  # noqa: E402
 from kafka_rebalance.group.classic_group import ClassicGroup  # noqa: E402
-from kafka_rebalance.sim import world as sim_world  # noqa: E402
+from kafka_rebalance.sim import world as _world  # noqa: E402, F401  (in sys.modules, to restore)
 from kafka_rebalance.sim.api import simulate  # noqa: E402
 from simulate import rolling  # noqa: E402
 
@@ -39,8 +44,10 @@ _clock = time.process_time
 _GROUP_CALLS = ("join", "sync", "heartbeat", "leave", "on_timer", "validate_offset_commit")
 
 
-_Coordinator = sim_world.ClassicCoordinator
-_CoordinatorSource = native.sources_of("kafka_rebalance.sim", ("coordinator",))["coordinator"]
+_SIM_SOURCES = native.sources_of(
+    "kafka_rebalance.sim", ("coordinator", "world_core", "member_rebalance", "member", "world")
+)
+_WORLD = "kafka_rebalance.sim.world"
 
 
 class CoreClock:
@@ -53,17 +60,18 @@ class CoreClock:
         self.assign_calls = 0
 
     def install(self) -> None:
-        # the compiled coordinator calls the compiled group's methods directly, past any wrapper on
-        # the class: the coordinator's source calls them by name, so its calls can be timed
-        sim_world.ClassicCoordinator = _CoordinatorSource.ClassicCoordinator
+        # the sources call the group's methods and get_assignor by name, so they can be timed
+        # (api.simulate imports its world when called: the sources')
+        sys.modules[_WORLD] = _SIM_SOURCES["world"]
         for name in _GROUP_CALLS:
             setattr(ClassicGroup, name, self._timed_group(getattr(ClassicGroup, name)))
-        original = sim_world.get_assignor
+        core = _SIM_SOURCES["world_core"]
+        original = core.get_assignor
 
         def get_assignor(name: str):
             return _TimedAssignor(original(name), self)
 
-        sim_world.get_assignor = get_assignor
+        core.get_assignor = get_assignor
 
     def _timed_group(self, fn):
         clock = self
@@ -102,7 +110,9 @@ def measure(members: int, assignor: str, restarts: int) -> dict:
     doc = rolling(members, assignor)
     doc["duration_ms"] = 60_000 + restarts * 10_000
     clock = CoreClock()
-    saved = {name: getattr(ClassicGroup, name) for name in _GROUP_CALLS}, sim_world.get_assignor
+    core = _SIM_SOURCES["world_core"]
+    saved = {name: getattr(ClassicGroup, name) for name in _GROUP_CALLS}, core.get_assignor
+    world = sys.modules[_WORLD]
     clock.install()
     try:
         c0 = _clock()
@@ -111,8 +121,8 @@ def measure(members: int, assignor: str, restarts: int) -> dict:
     finally:
         for name, fn in saved[0].items():
             setattr(ClassicGroup, name, fn)
-        sim_world.get_assignor = saved[1]
-        sim_world.ClassicCoordinator = _Coordinator
+        core.get_assignor = saved[1]
+        sys.modules[_WORLD] = world
     return {
         "restarts": restarts,
         "cpu_s": total,

@@ -32,8 +32,8 @@ def test_every_event_is_counted_once(mix, case):
 
 
 def test_the_simulator_gets_its_engine_back(mix):
-    from kafka_rebalance.sim import world
+    from kafka_rebalance.sim import world, world_core
 
-    engine, init = world.ENGINE, world.Simulation.__init__
+    engine, init = world_core.ENGINE, world.Simulation.__init__
     mix.event_mix("rolling-eager", 4)
-    assert world.ENGINE is engine and world.Simulation.__init__ is init
+    assert world_core.ENGINE is engine and world.Simulation.__init__ is init

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.sim import world as sim_world
+from kafka_rebalance.sim import world_core as sim_world
 from kafka_rebalance.sim.api import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,15 +1,16 @@
-"""What the simulated member and coordinator need from the world that drives them.
+"""What the simulated coordinator needs from the world that drives it.
 
-`world.Simulation` satisfies both protocols. Typing the member and the
-coordinator against these, rather than against the world itself, keeps the
-dependency one way: the world imports the member and the coordinator, and
-neither imports the world.
+`world.Simulation` satisfies these protocols. Typing the coordinator against them, rather than
+against the world itself, keeps the dependency one way: the world imports the coordinator, which
+does not import the world. The classic member (`member.py`, `member_rebalance.py`) is typed
+against the concrete `world_core.WorldCore` instead: mypyc compiles them together, and a concrete
+class is what turns the member's reads of the world into direct field reads and calls (through a
+Protocol they stay generic attribute lookups).
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .engine import EventLoop
@@ -33,31 +34,6 @@ class WorldBase(Protocol):
         partitions: Sequence | None = None,
         detail: dict | None = None,
     ) -> None: ...
-
-
-class MemberHost(WorldBase, Protocol):
-    """The world as a member sees it: its network, its coordinator and the books it keeps."""
-
-    coord: Any  # the coordinator node (receive, heartbeat_stopped)
-    topic_names: tuple[str, ...]
-    processed: int
-    duplicates: int
-    rand: Callable[[], float]
-    rng: random.Random  # the seeded generator rand() draws from
-
-    def send(self, member: Any, kind: str, req: Any) -> None: ...
-    def send_leave(self, member: Any, kind: str, req: Any) -> None: ...
-    def commit(self, m: Any, offsets: dict[int, int], why: str, answer: bool = False) -> None: ...
-    def coordinator_retry_time(self, now: int, backoff: int) -> int: ...
-    def group_needs_heartbeats(self) -> bool: ...
-    def partition_counts(self) -> dict[str, int]: ...
-    def set_available_many(self, ps: Iterable[int], now: int, name: str) -> None: ...
-    def set_unavailable_many(self, ps: Iterable[int], now: int) -> None: ...
-    def add_paused(self, m: Any, ms: int) -> None: ...
-    def revoke(self, m: Any, ps: Sequence[int], why: str) -> None: ...
-    def lose(self, m: Any, ps: Sequence[int], why: str) -> None: ...
-    def assigned(self, m: Any, added: Any, owned: Any) -> None: ...
-    def leader_assign(self, m: Any, r: Any) -> dict[str, list[int]]: ...
 
 
 class CoordinatorHost(WorldBase, Protocol):

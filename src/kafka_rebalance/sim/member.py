@@ -9,6 +9,8 @@ poll(): a member busy processing a batch handles them when the batch is done.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..assign.userdata import DEFAULT_GENERATION
 from ..group import consumer_client as cc
 from ..group.classic_messages import (
@@ -17,8 +19,10 @@ from ..group.classic_messages import (
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
 from .compiled import KERNELS
-from .host import MemberHost
-from .member_rebalance import PrepareCommit, RebalanceClient
+from .member_rebalance import PrepareCommit, RebalanceClient, mypyc_attr
+
+if TYPE_CHECKING:
+    from .world_core import WorldCore
 
 # the per-partition loops of poll() (sim/poll_kernels.py, compiled by mypyc when the install could)
 _k_changed_positions = KERNELS.changed_positions
@@ -30,32 +34,11 @@ _k_uncommitted = KERNELS.uncommitted
 _NEVER = 1 << 62
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # consumer_world.ConsumerSimMember (KIP-848)
 class SimMember(RebalanceClient):
     """A classic consumer: lifecycle, the poll loop, record processing and commits."""
 
-    # slots: attribute access on the hot path (every poll, every rebalance of every member)
-    __slots__ = (
-        "ms_per_record",
-        "batch",
-        "batch_t0",
-        "batch_rate",
-        "last_poll",
-        "poll_token",
-        "batch_taken",
-        "batch_last_t",
-        "started_at",
-        "_in_poll",
-        "_auto_commit",
-        "_at_most_once",
-        "_budget",
-        "_poll_idle",
-        "_pjitter",
-        "leave_delay_ms",
-        "_aci",
-        "__dict__",
-    )
-
-    def __init__(self, world: MemberHost, name: str, rack: str | None) -> None:
+    def __init__(self, world: WorldCore, name: str, rack: str | None) -> None:
         self.w = world
         self.name = name
         self.rack = rack
@@ -438,7 +421,7 @@ class SimMember(RebalanceClient):
         """One poll's records: up to max.poll.records, partition by partition (rotating the start)."""
         owned = self.owned
         k = len(owned)
-        self.batch_t0 = now
+        self.batch_t0 = float(now)  # exact: times stay far below 2**53
         if not k or self.fetch_paused:
             self.batch = []
             return 0

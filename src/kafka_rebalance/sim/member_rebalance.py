@@ -9,6 +9,7 @@ adds the poll loop, processing and commits this class calls back into.
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from ..assign.userdata import encode_cooperative_user_data, encode_sticky_user_data
 from ..group import consumer_client as cc
@@ -21,8 +22,17 @@ from ..group.classic_messages import (
 )
 from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
-from .host import MemberHost
 from .subscription import Subscription
+
+if TYPE_CHECKING:
+    from .world_core import WorldCore
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # a pure install: the decorator only instructs mypyc
+
+    def mypyc_attr(*_attrs: str, **_flags: object):  # type: ignore[misc]
+        return lambda cls: cls
 
 
 class PrepareCommit(Enum):
@@ -33,47 +43,11 @@ class PrepareCommit(Enum):
     DONE = "done"  # answered: the next poll() sends JoinGroup
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # SimMember's KIP-848 subclass
 class RebalanceClient:
     """The rebalance half of a simulated member (the state lives on `SimMember`, declared here)."""
 
-    __slots__ = (
-        "name",
-        "rack",
-        "instance_id",
-        "protocol",
-        "alive",
-        "incarnation",
-        "client",
-        "state",
-        "member_id",
-        "generation",
-        "is_leader",
-        "owned",
-        "positions",
-        "sent_offsets",
-        "rejoin_needed",
-        "join_inflight",
-        "waiting",
-        "deferred",
-        "busy_until",
-        "stall_until",
-        "hb_base",
-        "hb_first",
-        "hb_ticking",
-        "pause_start",
-        "known_partitions",
-        "assigned_view",
-        "poll_timed_out",
-        "prepare_commit",
-        "fetch_paused",
-        "caught_up_from",
-        "next_autocommit",
-        "joined_protocol",
-        "sticky_memory",
-        "coop_generation",
-        "w",
-    )
-    w: MemberHost
+    w: WorldCore
     name: str
     rack: str | None
     instance_id: str | None

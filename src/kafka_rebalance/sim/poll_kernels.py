@@ -148,7 +148,7 @@ def assignment_indices(
     result: Any, by_topic: dict[Any, list[Any]], owned_by: dict[Any, Any], coop: bool
 ) -> dict[Any, list[Any]]:
     """The leader's assignment (member id -> TopicPartitions, in the assignor's order) as partition
-    indices, unknown partitions dropped (`world.Simulation.leader_assign`). The topic's partition
+    indices, unknown partitions dropped (`world_core.WorldCore.leader_assign`). The topic's partition
     list is looked up once per run of equal topics (hashing a TopicPartition is slow). `coop`: a
     partition another member still claims in `owned_by` (index -> member id) is withheld, as
     ConsumerCoordinator's cooperative adjustment does (KIP-429)."""
