@@ -39,6 +39,10 @@ COMPILED = [
     "src/kafka_rebalance/group/classic_group_join.py",
     "src/kafka_rebalance/group/classic_group.py",
     "src/kafka_rebalance/sim/coordinator.py",
+    "src/kafka_rebalance/sim/member_rebalance.py",
+    "src/kafka_rebalance/sim/member.py",
+    "src/kafka_rebalance/sim/world_core.py",
+    "src/kafka_rebalance/sim/world.py",
 ]
 # Cython kernels (optional, as the mypyc ones): `.pyx` sources, generated C under build/cython
 CYTHON = [

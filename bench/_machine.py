@@ -44,7 +44,7 @@ def users() -> list[User]:
     from kafka_rebalance import group, model, model_fields, native, sim
     from kafka_rebalance.assign import range as range_mod
     from kafka_rebalance.assign import roundrobin, sticky, uniform
-    from kafka_rebalance.sim import member, world
+    from kafka_rebalance.sim import member, world_core
 
     kernels = (
         "assign/kernels.py",
@@ -80,13 +80,21 @@ def users() -> list[User]:
         User(
             "sim poll kernels", ("sim/poll_kernels.py",), lambda: native.is_compiled(member.KERNELS)
         ),
-        User("sim engine", ("sim/engine.py",), lambda: native.is_compiled(world.ENGINE)),
+        User("sim engine", ("sim/engine.py",), lambda: native.is_compiled(world_core.ENGINE)),
         User(
             "classic group",
             tuple(f"group/{name}.py" for name in group.CLASSIC_MODULES),
             lambda: group.CLASSIC_COMPILED,
         ),
-        User("sim coordinator", ("sim/coordinator.py",), lambda: sim.COORDINATOR_COMPILED),
+        # the coordinator with the world and its classic members: compiled together (sim/__init__.py)
+        User(
+            "sim coordinator",
+            tuple(
+                f"sim/{name}.py"
+                for name in ("coordinator", "world_core", "member_rebalance", "member", "world")
+            ),
+            lambda: sim.COORDINATOR_COMPILED,
+        ),
     ]
 
 

@@ -1,7 +1,6 @@
 """A few fingerprint scenarios on both legs in one run: the pure path (assignors' reference paths,
-poll kernels, the engine, the classic group state machine and the classic coordinator loaded from
-their sources) and the compiled one
-(the installed mypyc builds).
+poll kernels, the engine, the classic group state machine, the classic coordinator and the world
+and its members loaded from their sources) and the compiled one (the installed mypyc builds).
 
 test_sim_fingerprints.py checks the whole set on whichever build is installed; this checks that the
 other build gives the same event logs too, so one run of the suite covers both.
@@ -12,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,15 @@ from kafka_rebalance.assign import (
 )
 from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.group import classic_group
-from kafka_rebalance.sim import compiled, coordinator, member, offsets_store, world
+from kafka_rebalance.sim import (
+    compiled,
+    coordinator,
+    member,
+    member_rebalance,
+    offsets_store,
+    world,
+    world_core,
+)
 from sim_fingerprint_set import FINGERPRINTS, fingerprint, scenarios
 
 NAMES = (
@@ -50,7 +58,16 @@ ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
 PURE_CLASSIC = native.sources_of(
     "kafka_rebalance.group", ("classic_member", "classic_group_base", "classic_group")
 )["classic_group"]
-PURE_COORDINATOR = native.sources_of("kafka_rebalance.sim", ("coordinator",))["coordinator"]
+# compiled together (sim/__init__.py), so loaded from source together; the KIP-848 world with
+# them, since it subclasses their world and member
+PURE_SIM = native.sources_of(
+    "kafka_rebalance.sim",
+    ("coordinator", "world_core", "member_rebalance", "member", "world", "consumer_world"),
+)
+PURE_COORDINATOR = PURE_SIM["coordinator"]
+PURE_MEMBER = PURE_SIM["member"]
+PURE_WORLD = PURE_SIM["world"]
+PURE_CORE = PURE_SIM["world_core"]
 
 
 def _all_compiled() -> bool:
@@ -69,15 +86,17 @@ def _all_compiled() -> bool:
 def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in ASSIGNORS:
         monkeypatch.setattr(module, "USE_COMPILED", False)
-    monkeypatch.setattr(member, "KERNELS", PURE_POLL)
+    monkeypatch.setattr(PURE_MEMBER, "KERNELS", PURE_POLL)
     for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
-        monkeypatch.setattr(member, f"_k_{name}", getattr(PURE_POLL, name))
+        monkeypatch.setattr(PURE_MEMBER, f"_k_{name}", getattr(PURE_POLL, name))
     monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
-    monkeypatch.setattr(world, "ENGINE", PURE_ENGINE)
+    monkeypatch.setattr(PURE_CORE, "ENGINE", PURE_ENGINE)
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
-    monkeypatch.setattr(world, "ClassicCoordinator", PURE_COORDINATOR.ClassicCoordinator)
-    monkeypatch.setattr(world, "KERNELS", PURE_POLL)
+    monkeypatch.setattr(PURE_CORE, "KERNELS", PURE_POLL)
+    # api.simulate imports its world classes when called: the sources'
+    for name in ("world", "consumer_world"):
+        monkeypatch.setitem(sys.modules, f"kafka_rebalance.sim.{name}", PURE_SIM[name])
 
 
 def test_the_set_names_these_scenarios() -> None:
@@ -97,12 +116,13 @@ def test_each_leg_gives_the_reference_fingerprint(
         for module in ASSIGNORS:
             monkeypatch.setattr(module, "USE_COMPILED", True)
         assert member._k_fetch is compiled.KERNELS.fetch
-        assert world.ENGINE is compiled.ENGINE
+        assert world_core.ENGINE is compiled.ENGINE
         assert coordinator.ClassicGroup is classic_group.ClassicGroup
         assert world.ClassicCoordinator is coordinator.ClassicCoordinator
         assert native.is_fresh_build(classic_group.__file__)
-        assert native.is_fresh_build(coordinator.__file__)
-        assert world.KERNELS is compiled.KERNELS
+        for module in (coordinator, world_core, member_rebalance, member, world):
+            assert native.is_fresh_build(module.__file__), module.__name__
+        assert world_core.KERNELS is compiled.KERNELS
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
 
 
@@ -118,5 +138,13 @@ def test_the_pure_leg_runs_the_classic_group_and_coordinator_from_source() -> No
         assert inspect.isfunction(cls.__init__), cls
     assert PURE_CLASSIC.ClassicGroup is not classic_group.ClassicGroup
     assert inspect.isfunction(PURE_COORDINATOR.ClassicCoordinator.receive)
+    assert PURE_WORLD.ClassicCoordinator is PURE_COORDINATOR.ClassicCoordinator
+    assert inspect.isfunction(PURE_WORLD.Simulation.__init__)
+    assert inspect.isfunction(PURE_MEMBER.SimMember._poll)
+    assert inspect.isfunction(PURE_MEMBER.SimMember._prepare_join)  # member_rebalance's
+    assert PURE_SIM["consumer_world"].ConsumerSimulation.__mro__[1] is PURE_WORLD.Simulation
+    assert PURE_WORLD.Simulation.__mro__[1] is PURE_CORE.WorldCore
+    assert inspect.isfunction(PURE_CORE.WorldCore.send)
+    assert PURE_WORLD.Simulation is not world.Simulation
     assert PURE_COORDINATOR.ClassicCoordinator is not coordinator.ClassicCoordinator
     assert PURE_CLASSIC.ClassicGroupBase is not classic_group.ClassicGroupBase

@@ -4,8 +4,9 @@
     result = simulate(scenario_doc)     # docs/formats.md section 2 in, summary + event log out
 
 Modules: `scenario` (parsing and defaults), `engine` (event loop, keyed timers),
-`world` (partitions, members, faults and the books), `host` (what member and coordinator
-need of the world, as Protocols), `member` (a classic consumer: poll loop, processing,
+`world` (the scenario's driver: members, faults, the run and its summary), `world_core` (the
+world as members see it: clock, partitions, network, books), `host` (what the coordinator needs
+of the world, as Protocols), `member` (a classic consumer: poll loop, processing,
 commits), `member_rebalance` (its rebalance client: heartbeats, JoinGroup/SyncGroup),
 `subscription` (the JoinGroup metadata), `coordinator` (the classic
 coordinator node: requests, effects, elided heartbeats, failover), `consumer_world`
@@ -24,9 +25,12 @@ and each poll's per-record processing time (`processing_ms_per_record` times a f
 
 from .. import group, native
 
-# The classic coordinator node is compiled with mypyc with the group state machine it drives (its
-# build calls the group's build directly): its fresh build runs only beside the group's fresh
-# builds; else its source does.
+# The classic coordinator node, the world and its classic members are compiled with mypyc with the
+# group state machine they drive (their builds call each other's and the group's builds directly):
+# their fresh builds run only all together and beside the group's fresh builds; else their sources
+# do (consumer_world's KIP-848 subclasses then subclass the sources' classes).
 COORDINATOR_COMPILED = native.builds_or_sources(
-    __name__, ("coordinator",), with_builds=group.CLASSIC_COMPILED
+    __name__,
+    ("coordinator", "world_core", "member_rebalance", "member", "world"),
+    with_builds=group.CLASSIC_COMPILED,
 )
