@@ -339,3 +339,34 @@ def test_member_order_at_a_thousand_members_and_in_bins_near_the_threshold() -> 
         else:
             assert want is not None and got == (list(ids), want[0], want[1])
     assert declined >= 1  # the 16 colliding ids in a 64+ table: a tree bin
+
+
+def _fresh_str(text: str) -> str:
+    """An equal str that is another object (as a parser makes one per occurrence)."""
+    copy = "".join([text[:1], text[1:]])
+    assert copy == text and (copy is not text or len(text) < 2)
+    return copy
+
+
+@pytest.mark.timeout(60)
+def test_every_partition_with_its_own_topic_object() -> None:
+    """Owned partitions parsed from text carry a topic str object each (the harness's owned pass
+    reads Java's output so): thousands of addresses for a few topics. The kernel's address table
+    grows past half full instead of filling up (which looped forever), and the result is the
+    twin's."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    meta = {f"topic-{j}": TopicMetadata(f"topic-{j}", 100) for j in range(30)}
+    names = tuple(meta)
+    members = []
+    for i in range(300):
+        owned = tuple(
+            TopicPartition(_fresh_str(names[(i * 10 + k) % 30]), (i * 10 + k) // 30)
+            for k in range(10)
+        )
+        members.append(MemberSubscription(f"m{i:03d}", names, owned, 1))
+    spec = GroupSpec(meta, tuple(members))
+    assert len({id(tp.topic) for m in spec.members for tp in m.owned}) == 3000
+    counted = Counted(INSTALLED)
+    _same_on_every_leg(spec, counted)
+    assert counted.taken == 1

@@ -114,10 +114,12 @@ def is_ready():
 
 
 cdef struct TopicTable:
-    # open addressing on a topic str object's address -> its topic index (-1: not subscribed)
+    # open addressing on a topic str object's address -> its topic index (-1: not subscribed);
+    # kept at most half full (doubled past that): every probe ends at an empty slot
     PyObject **keys
     int *values
     Py_ssize_t mask
+    Py_ssize_t used
 
 
 cdef inline Py_ssize_t _bucket(PyObject *key, Py_ssize_t mask) noexcept nogil:
@@ -344,6 +346,7 @@ cdef object _homogeneous(
     cdef TopicTable table
     table.keys = NULL
     table.values = NULL
+    table.used = 0
     cdef Py_ssize_t total = 0
     try:
         count_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
@@ -398,9 +401,41 @@ cdef inline int _topic_index(PyObject *tv, dict index, TopicTable *table) except
         h = (h + 1) & table.mask
     found = PyDict_GetItemWithError(index, <object>tv)
     cdef int j = -1 if found == NULL else <int>PyLong_AsLong_raw(found)
+    if 2 * (table.used + 1) > table.mask + 1:  # many str objects per topic: a bigger table
+        _grow(table)
+        h = _bucket(tv, table.mask)
+        while table.keys[h] != NULL:
+            h = (h + 1) & table.mask
     table.keys[h] = tv  # borrowed: the TopicPartition holding it outlives the call
     table.values[h] = j
+    table.used += 1
     return j
+
+
+cdef int _grow(TopicTable *table) except -1:
+    """Double the table, its entries re-placed."""
+    cdef Py_ssize_t old_size = table.mask + 1, i, h
+    cdef PyObject **old_keys = table.keys
+    cdef int *old_values = table.values
+    cdef Py_ssize_t mask = old_size * 2 - 1
+    cdef PyObject **keys = <PyObject **>malloc((mask + 1) * sizeof(PyObject *))
+    cdef int *values = <int *>malloc((mask + 1) * sizeof(int))
+    if keys == NULL or values == NULL:
+        free(keys)
+        free(values)
+        raise MemoryError()
+    memset(keys, 0, (mask + 1) * sizeof(PyObject *))
+    for i in range(old_size):
+        if old_keys[i] != NULL:
+            h = _bucket(old_keys[i], mask)
+            while keys[h] != NULL:
+                h = (h + 1) & mask
+            keys[h] = old_keys[i]
+            values[h] = old_values[i]
+    table.keys, table.values, table.mask = keys, values, mask
+    free(old_keys)
+    free(old_values)
+    return 0
 
 
 cdef inline void _prefetch_owned(PyObject *m) noexcept:
