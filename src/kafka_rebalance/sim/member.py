@@ -9,7 +9,7 @@ poll(): a member busy processing a batch handles them when the batch is done.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..assign.userdata import DEFAULT_GENERATION
 from ..group import consumer_client as cc
@@ -32,6 +32,15 @@ _k_next_arrival = KERNELS.next_arrival
 _k_uncommitted = KERNELS.uncommitted
 
 _NEVER = 1 << 62
+
+# read as C statics in the build (enum members and the pure core's decisions, looked up once)
+_UNJOINED: Final = MemberState.UNJOINED
+_STABLE: Final = MemberState.STABLE
+_COMMIT_NONE: Final = PrepareCommit.NONE
+_COMMIT_IN_FLIGHT: Final = PrepareCommit.IN_FLIGHT
+_COMMIT_DONE: Final = PrepareCommit.DONE
+_NONE: Final = Errors.NONE
+_on_commit_error: Final = cc.on_commit_error
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # consumer_world.ConsumerSimMember (KIP-848)
@@ -56,10 +65,15 @@ class SimMember(RebalanceClient):
             0  # close(): how long after it the LeaveGroup goes (World._close_member)
         )
         self._aci = g.auto_commit_interval_ms
+        self._hb_interval = g.heartbeat_interval_ms
+        self._hb_latency = world.sc.network_latency_ms
+        self._join_auto_commit = g.enable_auto_commit and g.delivery == "at-least-once"
+        self._session_timeout = g.session_timeout_ms
+        self._rebalance_timeout = g.max_poll_interval_ms
         self.alive = False
         self.incarnation = 0
         self.client = ""
-        self.state = MemberState.UNJOINED
+        self.state = _UNJOINED
         self.member_id = ""
         self.generation = -1
         self.is_leader = False
@@ -68,7 +82,7 @@ class SimMember(RebalanceClient):
         self.sent_offsets: dict[int, int] = {}
         self.rejoin_needed = False
         self.join_inflight = False
-        self.prepare_commit = PrepareCommit.NONE
+        self.prepare_commit = _COMMIT_NONE
         self.fetch_paused = False
         self.waiting = False  # blocked inside poll() on the rebalance (eager, or nothing owned yet)
         self.deferred: list = []  # responses that arrived while the member was busy processing
@@ -106,7 +120,7 @@ class SimMember(RebalanceClient):
         self.alive = True
         self.incarnation += 1
         self.client = f"{self.name}#{self.incarnation}"
-        self.state = MemberState.UNJOINED
+        self.state = _UNJOINED
         self.member_id = ""
         self.generation = -1
         self.is_leader = False
@@ -119,7 +133,7 @@ class SimMember(RebalanceClient):
         self.sent_offsets = {}
         self.rejoin_needed = True
         self.join_inflight = False
-        self.prepare_commit = PrepareCommit.NONE
+        self.prepare_commit = _COMMIT_NONE
         self.fetch_paused = False
         self.waiting = False
         self.deferred = []
@@ -128,7 +142,7 @@ class SimMember(RebalanceClient):
         self.caught_up_from = now
         self.stall_until = 0
         self.last_poll = now
-        self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
+        self.next_autocommit = now + self._aci
         self.hb_ticking = False
         self.started_at = now
         self.poll_timed_out = False
@@ -230,7 +244,7 @@ class SimMember(RebalanceClient):
         self.alive = False
         self.owned, self.positions = [], {}
         self.poll_token += 1
-        self.state = MemberState.UNJOINED
+        self.state = _UNJOINED
         self.w.emit(kind, self.name, self.generation)
 
     def pause(self, for_ms: int) -> None:
@@ -278,7 +292,7 @@ class SimMember(RebalanceClient):
         self.generation = -1
         if self.instance_id is None:
             self.member_id = ""
-        self.state = MemberState.UNJOINED
+        self.state = _UNJOINED
         self.join_inflight = False
         self.rejoin_needed = True
         self.poll_timed_out = True
@@ -338,8 +352,8 @@ class SimMember(RebalanceClient):
             if (
                 rejoining
                 and not self.join_inflight
-                and self.prepare_commit is not PrepareCommit.IN_FLIGHT
-                and self.state in (MemberState.UNJOINED, MemberState.STABLE)
+                and self.prepare_commit is not _COMMIT_IN_FLIGHT
+                and self.state in (_UNJOINED, _STABLE)
             ):
                 self._prepare_join()
             if self.waiting or not self.alive:
@@ -508,24 +522,24 @@ class SimMember(RebalanceClient):
         with: an error about a generation left since is stale."""
         if not self.alive:
             return
-        if answered and self.prepare_commit is PrepareCommit.IN_FLIGHT:
+        if answered and self.prepare_commit is _COMMIT_IN_FLIGHT:
             retry = (
-                error is not Errors.NONE
-                and cc.on_commit_error(
+                error is not _NONE
+                and _on_commit_error(
                     error, generation_unchanged=self._generation_unchanged(sent), state=self.state
                 ).retriable
             )
             # a retriable failure is committed again (after retry.backoff.ms); anything else lets the rejoin go on
-            self.prepare_commit = PrepareCommit.NONE if retry else PrepareCommit.DONE
-            if error is Errors.NONE:
+            self.prepare_commit = _COMMIT_NONE if retry else _COMMIT_DONE
+            if error is _NONE:
                 self.wake()
                 return
             if retry:
                 self.w.loop.after(self.w.sc.group.retry_backoff_ms, self._wake_if, self.incarnation)
-        if error is Errors.NONE:
+        if error is _NONE:
             return
         self.sent_offsets = {}
-        outcome = cc.on_commit_error(
+        outcome = _on_commit_error(
             error, generation_unchanged=self._generation_unchanged(sent), state=self.state
         )
         # the simulator's commits are asynchronous (a failed one is resent with the next commit), so the
@@ -540,13 +554,13 @@ class SimMember(RebalanceClient):
         if outcome.reset_generation:
             self._stop_heartbeats()
             self.generation = -1
-            self.state = MemberState.UNJOINED
+            self.state = _UNJOINED
         if outcome.reset_member_id:
             self.member_id = ""
         if outcome.request_rejoin:
             self.rejoin_needed = True
             self.wake()
-        elif answered and self.prepare_commit is PrepareCommit.DONE:
+        elif answered and self.prepare_commit is _COMMIT_DONE:
             self.wake()
 
     def _wake_if(self, inc: int) -> None:

@@ -9,7 +9,7 @@ adds the poll loop, processing and commits this class calls back into.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from ..assign.userdata import encode_cooperative_user_data, encode_sticky_user_data
 from ..group import consumer_client as cc
@@ -41,6 +41,28 @@ class PrepareCommit(Enum):
     NONE = "none"
     IN_FLIGHT = "in-flight"  # sent; JoinGroup waits for its response
     DONE = "done"  # answered: the next poll() sends JoinGroup
+
+
+# read as C statics in the build (enum members and the pure core's decisions, looked up once)
+_UNJOINED: Final = MemberState.UNJOINED
+_STABLE: Final = MemberState.STABLE
+_COMPLETING_REBALANCE: Final = MemberState.COMPLETING_REBALANCE
+_PREPARING_REBALANCE: Final = MemberState.PREPARING_REBALANCE
+_COMMIT_NONE: Final = PrepareCommit.NONE
+_COMMIT_IN_FLIGHT: Final = PrepareCommit.IN_FLIGHT
+_COMMIT_DONE: Final = PrepareCommit.DONE
+_NONE: Final = Errors.NONE
+_HB_CONTINUE: Final = cc.HeartbeatAction.CONTINUE
+_HB_IGNORE: Final = cc.HeartbeatAction.IGNORE
+_HB_FIND_COORDINATOR: Final = cc.HeartbeatAction.FIND_COORDINATOR
+_HB_RETRY: Final = cc.HeartbeatAction.RETRY
+_HB_FATAL: Final = cc.HeartbeatAction.FATAL
+_HB_RESET_GENERATION: Final = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
+_HB_RESET_MEMBER: Final = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
+_EAGER: Final = RebalanceProtocol.EAGER
+_on_heartbeat_error: Final = cc.on_heartbeat_error
+_on_join_prepare: Final = cc.on_join_prepare
+_on_join_complete: Final = cc.on_join_complete
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # SimMember's KIP-848 subclass
@@ -87,6 +109,13 @@ class RebalanceClient:
     # onAssignment it was given, DEFAULT_GENERATION (-1) for a new consumer instance; not reset when the
     # member's generation is (resetStateAndRejoin does not touch the assignor)
     coop_generation: int
+    # configuration, resolved once (SimMember.__init__): Python objects handed on as they are
+    _aci: Any  # auto.commit.interval.ms
+    _hb_interval: Any  # heartbeat.interval.ms
+    _hb_latency: Any  # network_latency_ms: a heartbeat's send + arrival, one event
+    _join_auto_commit: Any  # what onJoinPrepare is told about auto-commit
+    _session_timeout: Any
+    _rebalance_timeout: Any  # max.poll.interval.ms
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -124,17 +153,17 @@ class RebalanceClient:
             and self.alive
             and self.member_id != ""
             and not self.poll_timed_out
-            and (self.state is MemberState.STABLE or self.state is MemberState.COMPLETING_REBALANCE)
+            and (self.state is _STABLE or self.state is _COMPLETING_REBALANCE)
         )
 
     def last_heartbeat_at(self, t: int) -> int:
-        hb = self.w.sc.group.heartbeat_interval_ms
+        hb = self._hb_interval
         if t < self.hb_base:
             return self.hb_base
         return self.hb_base + ((t - self.hb_base) // hb) * hb
 
     def next_heartbeat_at(self, t: int) -> int:
-        hb = self.w.sc.group.heartbeat_interval_ms
+        hb = self._hb_interval
         if t <= self.hb_base:
             return self.hb_base + hb
         return self.hb_base + ((t - self.hb_base) // hb + 1) * hb
@@ -143,7 +172,7 @@ class RebalanceClient:
         if self.hb_ticking or not self.heartbeating():
             return
         self.hb_ticking = True
-        lat = self.w.sc.network_latency_ms
+        lat = self._hb_latency
         self.w.loop.at(
             self.next_heartbeat_at(self.w.loop.now) + lat, self._hb_tick, self.incarnation
         )
@@ -163,32 +192,32 @@ class RebalanceClient:
         """`sent` is the (generation, member id) the heartbeat went out with (generationUnchanged())."""
         if not self.alive:
             return
-        if error is Errors.NONE:
-            action = cc.HeartbeatAction.CONTINUE
+        if error is _NONE:
+            action = _HB_CONTINUE
         else:
-            action = cc.on_heartbeat_error(
+            action = _on_heartbeat_error(
                 error, state=self.state, generation_unchanged=self._generation_unchanged(sent)
             )
-        if action is cc.HeartbeatAction.CONTINUE or action is cc.HeartbeatAction.IGNORE:
+        if action is _HB_CONTINUE or action is _HB_IGNORE:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()
             return
         if self.w.wants_events:
             self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
-        if action is cc.HeartbeatAction.FIND_COORDINATOR or action is cc.HeartbeatAction.RETRY:
+        if action is _HB_FIND_COORDINATOR or action is _HB_RETRY:
             return  # the heartbeat thread carries on (after finding the coordinator / the backoff)
-        if action is cc.HeartbeatAction.FATAL:
+        if action is _HB_FATAL:
             self.w.emit("fenced", self.name, self.generation)
             self.crash()
             return
         self._stop_heartbeats()
-        if action is cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN:
+        if action is _HB_RESET_GENERATION:
             self.generation = -1
-            self.state = MemberState.UNJOINED
-        elif action is cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN:
+            self.state = _UNJOINED
+        elif action is _HB_RESET_MEMBER:
             self.generation = -1
             self.member_id = ""
-            self.state = MemberState.UNJOINED
+            self.state = _UNJOINED
         self.rejoin_needed = True
         self.wake()
 
@@ -224,25 +253,24 @@ class RebalanceClient:
     def _prepare_join(self) -> None:
         w = self.w
         now = w.loop.now
-        g = w.sc.group
-        prep = cc.on_join_prepare(
+        prep = _on_join_prepare(
             self.owned,
             self.protocol,
             generation_valid=self.generation >= 0,
-            auto_commit=g.enable_auto_commit and g.delivery == "at-least-once",
+            auto_commit=self._join_auto_commit,
         )
-        if prep.commit_first and self.owned and self.prepare_commit is not PrepareCommit.DONE:
+        if prep.commit_first and self.owned and self.prepare_commit is not _COMMIT_DONE:
             # ConsumerCoordinator.onJoinPrepare: the auto-commit goes out asynchronously and JoinGroup
             # waits for its response (joinGroupIfNeeded returns false until then); an eager member's
             # partitions are pending revocation meanwhile (nothing is fetched from them)
-            self.prepare_commit = PrepareCommit.IN_FLIGHT
+            self.prepare_commit = _COMMIT_IN_FLIGHT
             self._catch_up_before_commit(now)
-            if self.protocol is RebalanceProtocol.EAGER:
+            if self.protocol is _EAGER:
                 self.fetch_paused = True
                 w.set_unavailable_many(self.owned, now)
             self._commit_positions("before-rejoin", answer=True)
             return
-        self.prepare_commit = PrepareCommit.NONE
+        self.prepare_commit = _COMMIT_NONE
         self.fetch_paused = False
         if prep.revoked:
             w.revoke(self, prep.revoked, "join prepare")
@@ -260,18 +288,17 @@ class RebalanceClient:
         self._send_join()
 
     def _send_join(self) -> None:
-        g = self.w.sc.group
         self._stop_heartbeats()
         self.join_inflight = True
         self.rejoin_needed = False
-        self.state = MemberState.PREPARING_REBALANCE
+        self.state = _PREPARING_REBALANCE
         protocols = self._protocols()
         req = JoinGroupRequest(
             self.client,
             self.member_id,
             protocols,
-            g.session_timeout_ms,
-            g.max_poll_interval_ms,
+            self._session_timeout,
+            self._rebalance_timeout,
             self.instance_id,
         )
         if self.w.wants_events:
@@ -305,10 +332,10 @@ class RebalanceClient:
 
     def _on_join(self, r: JoinGroupResponse) -> None:
         e = r.error
-        if e is Errors.NONE:
+        if e is _NONE:
             self.member_id = r.member_id
             self.generation = r.generation_id
-            self.state = MemberState.COMPLETING_REBALANCE
+            self.state = _COMPLETING_REBALANCE
             # HeartbeatThread.enable() resets the heartbeat timer when the JoinGroup answer is read: every
             # member reading it at once beats in phase, heartbeat.interval.ms apart from then on
             self.hb_first = self.hb_base = self.w.loop.now
@@ -354,7 +381,7 @@ class RebalanceClient:
 
     def _on_sync(self, r: SyncGroupResponse) -> None:
         e = r.error
-        if e is Errors.NONE:
+        if e is _NONE:
             self._complete_join(r.assignment or [])
             return
         self.w.emit("sync_error", self.name, self.generation, detail={"error": e.name})
@@ -376,7 +403,7 @@ class RebalanceClient:
         self.generation = -1
         if reset_member_id:
             self.member_id = ""
-        self.state = MemberState.UNJOINED
+        self.state = _UNJOINED
         self.join_inflight = False
         self._prepare_join()
 
@@ -384,8 +411,8 @@ class RebalanceClient:
         w = self.w
         now = w.loop.now
         self.join_inflight = False
-        self.state = MemberState.STABLE
-        done = cc.on_join_complete(self.owned, assignment, self.protocol)
+        self.state = _STABLE
+        done = _on_join_complete(self.owned, assignment, self.protocol)
         if done.revoked:
             self._finish_batch(now)
             w.revoke(self, done.revoked, "cooperative")
@@ -402,7 +429,7 @@ class RebalanceClient:
             # CooperativeStickyAssignor.onAssignment: the generation of the group metadata onJoinComplete built
             self.coop_generation = self.generation
         # ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit starting from now"
-        self.next_autocommit = now + w.sc.group.auto_commit_interval_ms
+        self.next_autocommit = now + self._aci
         committed = w.parts.committed
         positions, sent = self.positions, self.sent_offsets
         for p in done.added:
