@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +37,18 @@ def _times(assign, spec, runs: int, junk: np.ndarray | None) -> list[float]:
     return sorted(out)
 
 
+def _read_back(harness, result: dict) -> dict:
+    """`result` written in the harness's dump format and read back with its read_dump."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "dump.txt"
+        lines = [
+            f"{mid} " + (",".join(f"{tp.topic}:{tp.partition}" for tp in tps) or "-")
+            for mid, tps in result.items()
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return harness.read_dump(path)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", type=int, choices=(1, 2, 3), default=1)
@@ -53,7 +66,9 @@ def main() -> int:
 
     spec, _, source = harness.build_case(args.case, args.source, 1)
     assignor = get_assignor(args.assignor)
-    owned = harness.with_owned(spec, assignor.assign(spec), 1)
+    # the harness's owned pass owns Java's result as read back from its dump (read_dump): a topic
+    # str object per partition, not the shared ones of our own result
+    owned = harness.with_owned(spec, _read_back(harness, assignor.assign(spec)), 1)
     junk = np.ones(64 * 1024 * 1024 // 8)
     print(f"case {args.case} ({source}), {args.assignor}")
     for label, cold in (("warm", None), ("cold", junk)):

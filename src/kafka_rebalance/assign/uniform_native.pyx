@@ -19,8 +19,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
-from libc.stdint cimport uintptr_t
+from libc.string cimport memcmp, memset
 
 from kafka_rebalance.model import MemberSubscription, TopicPartition
 
@@ -42,6 +41,7 @@ cdef extern from "Python.h":
     int PyUnicode_2BYTE_KIND
     dict _PyDict_NewPresized(Py_ssize_t minused)
     int PyDict_SetItem(object d, object key, object value) except -1
+    Py_hash_t PyObject_Hash(object o) except -1
     PyObject *PyDict_GetItemWithError(object d, object key) except? NULL
     long PyLong_AsLong_raw "PyLong_AsLong"(PyObject *o) except? -1
     long PyLong_AsLongAndOverflow(PyObject *o, int *overflow) except? -1
@@ -114,18 +114,14 @@ def is_ready():
 
 
 cdef struct TopicTable:
-    # open addressing on a topic str object's address -> its topic index (-1: not subscribed);
-    # kept at most half full (doubled past that): every probe ends at an empty slot
+    # open addressing on a topic name (its str hash, then address or text) -> its topic index
+    # (-1: not subscribed); one slot per distinct name, not per str object (owned partitions
+    # parsed from text carry a str object each); at most half full (doubled past that)
     PyObject **keys
+    Py_hash_t *hashes
     int *values
     Py_ssize_t mask
     Py_ssize_t used
-
-
-cdef inline Py_ssize_t _bucket(PyObject *key, Py_ssize_t mask) noexcept nogil:
-    cdef uintptr_t h = <uintptr_t>key
-    h = (h >> 4) ^ (h >> 13)
-    return <Py_ssize_t>(h & <uintptr_t>mask)
 
 
 def uniform_homogeneous(members, order, list topics, list counts, list objects, slow_member):
@@ -345,6 +341,7 @@ cdef object _homogeneous(
     cdef Py_ssize_t *remaining = NULL
     cdef TopicTable table
     table.keys = NULL
+    table.hashes = NULL
     table.values = NULL
     table.used = 0
     cdef Py_ssize_t total = 0
@@ -369,9 +366,10 @@ cdef object _homogeneous(
         while table.mask + 1 < 4 * n_topics:
             table.mask = table.mask * 2 + 1
         table.keys = <PyObject **>malloc((table.mask + 1) * sizeof(PyObject *))
+        table.hashes = <Py_hash_t *>malloc((table.mask + 1) * sizeof(Py_hash_t))
         table.values = <int *>malloc((table.mask + 1) * sizeof(int))
         owner = <int *>malloc((total + 1) * sizeof(int))
-        if table.keys == NULL or table.values == NULL or owner == NULL:
+        if table.keys == NULL or table.hashes == NULL or table.values == NULL or owner == NULL:
             raise MemoryError()
         memset(table.keys, 0, (table.mask + 1) * sizeof(PyObject *))
         memset(owner, 0xFF, (total + 1) * sizeof(int))  # -1: nobody
@@ -385,28 +383,42 @@ cdef object _homogeneous(
         free(remaining)
         free(owner)
         free(table.keys)
+        free(table.hashes)
         free(table.values)
 
 
-cdef inline int _topic_index(PyObject *tv, dict index, TopicTable *table) except -2:
-    """The subscribed index of topic `tv` (an exact str), -1 when not subscribed."""
-    cdef Py_ssize_t h = _bucket(tv, table.mask)
+cdef inline bint _same_text(PyObject *a, PyObject *b) noexcept:
+    """Two exact, ready str with the same text (CPython keeps one representation per text)."""
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(a)
+    cdef int kind = PyUnicode_KIND(a)
+    return (
+        length == PyUnicode_GET_LENGTH(b)
+        and kind == PyUnicode_KIND(b)
+        and memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), length * kind) == 0
+    )
+
+
+cdef inline int _topic_index(PyObject *tv, Py_hash_t hv, dict index, TopicTable *table) except -2:
+    """The subscribed index of topic `tv` (an exact, ready str; `hv` its hash), -1 when not
+    subscribed."""
+    cdef Py_ssize_t h = <Py_ssize_t>(<size_t>hv & <size_t>table.mask)
     cdef PyObject *key
     while True:
         key = table.keys[h]
-        if key == tv:
-            return table.values[h]
         if key == NULL:
             break
+        if key == tv or (table.hashes[h] == hv and _same_text(key, tv)):
+            return table.values[h]
         h = (h + 1) & table.mask
     found = PyDict_GetItemWithError(index, <object>tv)
     cdef int j = -1 if found == NULL else <int>PyLong_AsLong_raw(found)
-    if 2 * (table.used + 1) > table.mask + 1:  # many str objects per topic: a bigger table
+    if 2 * (table.used + 1) > table.mask + 1:  # many names not subscribed: a bigger table
         _grow(table)
-        h = _bucket(tv, table.mask)
+        h = <Py_ssize_t>(<size_t>hv & <size_t>table.mask)
         while table.keys[h] != NULL:
             h = (h + 1) & table.mask
     table.keys[h] = tv  # borrowed: the TopicPartition holding it outlives the call
+    table.hashes[h] = hv
     table.values[h] = j
     table.used += 1
     return j
@@ -416,24 +428,29 @@ cdef int _grow(TopicTable *table) except -1:
     """Double the table, its entries re-placed."""
     cdef Py_ssize_t old_size = table.mask + 1, i, h
     cdef PyObject **old_keys = table.keys
+    cdef Py_hash_t *old_hashes = table.hashes
     cdef int *old_values = table.values
     cdef Py_ssize_t mask = old_size * 2 - 1
     cdef PyObject **keys = <PyObject **>malloc((mask + 1) * sizeof(PyObject *))
+    cdef Py_hash_t *hashes = <Py_hash_t *>malloc((mask + 1) * sizeof(Py_hash_t))
     cdef int *values = <int *>malloc((mask + 1) * sizeof(int))
-    if keys == NULL or values == NULL:
+    if keys == NULL or hashes == NULL or values == NULL:
         free(keys)
+        free(hashes)
         free(values)
         raise MemoryError()
     memset(keys, 0, (mask + 1) * sizeof(PyObject *))
     for i in range(old_size):
         if old_keys[i] != NULL:
-            h = _bucket(old_keys[i], mask)
+            h = <Py_ssize_t>(<size_t>old_hashes[i] & <size_t>mask)
             while keys[h] != NULL:
                 h = (h + 1) & mask
             keys[h] = old_keys[i]
+            hashes[h] = old_hashes[i]
             values[h] = old_values[i]
-    table.keys, table.values, table.mask = keys, values, mask
+    table.keys, table.hashes, table.values, table.mask = keys, hashes, values, mask
     free(old_keys)
+    free(old_hashes)
     free(old_values)
     return 0
 
@@ -447,15 +464,22 @@ cdef inline void _prefetch_owned(PyObject *m) noexcept:
             __builtin_prefetch((<char *>owned) + 64)
 
 
-cdef inline void _prefetch_partitions(PyObject *m) noexcept:
+cdef inline void _prefetch_partitions(PyObject *m, bint topics) noexcept:
+    """The member's first 16 partition objects (topics=False), or their topic str objects (a
+    step later: the partitions are in cache by then; parsed input has a str object each)."""
     cdef PyObject *owned
+    cdef PyObject *tp
     cdef Py_ssize_t e, size
     if Py_TYPE(m) == M_TYPE:
         owned = _slot(m, M_OWNED)
         if owned != NULL and PyTuple_CheckExact(owned):
             size = PyTuple_GET_SIZE(owned)
             for e in range(size if size < 16 else 16):
-                __builtin_prefetch(PyTuple_GET_ITEM(owned, e))
+                tp = PyTuple_GET_ITEM(owned, e)
+                if not topics:
+                    __builtin_prefetch(tp)
+                elif Py_TYPE(tp) == TP_TYPE and _slot(tp, TP_TOPIC) != NULL:
+                    __builtin_prefetch(_slot(tp, TP_TOPIC))
 
 
 cdef object _build(
@@ -476,6 +500,10 @@ cdef object _build(
     cdef Py_ssize_t min_quota = total // n
     cdef Py_ssize_t extra = total - min_quota * n
     cdef Py_ssize_t taken = 0
+    cdef Py_hash_t hv, last_hash = -1
+    j = -1  # the topic of the entry before (last_topic), across members
+    c_j = 0
+    b_j = 0
     cdef bint odd, gap
     cdef int me, was, overflow
     cdef object first_set = None
@@ -497,12 +525,14 @@ cdef object _build(
         for i in range(n):
             # the caches are usually cold (members and partitions read once): start the loads
             # ahead, one level of the member -> owned tuple -> partitions chain per step
+            if i + 4 < n:
+                __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 4]))
             if i + 3 < n:
-                __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]))
+                _prefetch_owned(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]))
             if i + 2 < n:
-                _prefetch_owned(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]))
+                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]), False)
             if i + 1 < n:
-                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]))
+                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]), True)
             m = PyTuple_GET_ITEM(<PyObject *>group, at[i])
             if Py_TYPE(m) != M_TYPE:
                 return NotImplemented
@@ -531,9 +561,6 @@ cdef object _build(
             odd = False
             gap = False
             me = <int>i
-            j = -1
-            c_j = 0
-            b_j = 0
             for e in range(n_entries):
                 tp = PyTuple_GET_ITEM(owned, e)
                 if Py_TYPE(tp) != TP_TYPE:
@@ -542,16 +569,21 @@ cdef object _build(
                 pv = _slot(tp, TP_PARTITION)
                 if tv == NULL or pv == NULL or not PyLong_CheckExact(pv):
                     return NotImplemented
-                if j >= 0 and tv == last_topic:
-                    pass  # the same topic object as the entry before
+                if tv == last_topic:
+                    pass  # the same topic object as the entry before (j, c_j, b_j are its)
+                elif not PyUnicode_CheckExact(tv) or PyUnicode_READY(tv) < 0:
+                    return NotImplemented
                 else:
-                    if not PyUnicode_CheckExact(tv):
-                        return NotImplemented
-                    j = _topic_index(tv, index, table)
-                    last_topic = tv
-                    if j >= 0:
-                        c_j = count_of[j]
-                        b_j = base_of[j]
+                    hv = PyObject_Hash(<object>tv)  # cached in the str after its first use
+                    if hv == last_hash and last_topic != NULL and _same_text(tv, last_topic):
+                        last_topic = tv  # the same name in another str object (parsed input)
+                    else:
+                        j = _topic_index(tv, hv, index, table)
+                        last_topic = tv
+                        last_hash = hv
+                        if j >= 0:
+                            c_j = count_of[j]
+                            b_j = base_of[j]
                 keep[e] = 0
                 if j >= 0:
                     p = PyLong_AsLongAndOverflow(pv, &overflow)
