@@ -37,6 +37,7 @@ from .consumer_group_model import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     replace,
+    slot_init,
 )
 from .errors import Errors
 
@@ -55,6 +56,7 @@ class ClientState(Enum):
     LEFT = "left"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Reconciliation:
     target: frozenset[TopicPartition]
@@ -63,6 +65,7 @@ class Reconciliation:
     member_epoch: int
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ConsumerMember:
     group_id: str

@@ -47,10 +47,13 @@ def _next(
     partition_epoch: Callable[[TopicPartition], int],
     owned: Iterable[TopicPartition] | None,
 ) -> ConsumerGroupMember:
+    # A member that reaches its whole target holds the target set itself (an equal value): the
+    # target stays the same object while the assignor keeps it, so the next epochs find it
+    # unchanged by identity, not by hashing every partition (consumer_group_steady too).
     current = member.assigned
     if current is target or current == target:
         # everything kept, nothing to revoke or to wait for (most members at most epochs)
-        return _update(member, MemberState.STABLE, target_epoch, current, _EMPTY)
+        return _update(member, MemberState.STABLE, target_epoch, target, _EMPTY)
     kept = current & target
     revoke = current - kept
     pending_assign = target - kept
@@ -60,11 +63,15 @@ def _next(
     if revoke and _owns_any(owned, revoke):
         return _update(member, MemberState.UNREVOKED_PARTITIONS, member_epoch, kept, revoke)
     if pending_assign:
-        state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-        return _update(member, state, target_epoch, kept | pending_assign, _EMPTY)
+        if unreleased:
+            state, assigned = MemberState.UNRELEASED_PARTITIONS, kept | pending_assign
+        else:  # kept | pending_assign is the whole target
+            state, assigned = MemberState.STABLE, target
+        return _update(member, state, target_epoch, assigned, _EMPTY)
     if unreleased:
         return _update(member, MemberState.UNRELEASED_PARTITIONS, target_epoch, kept, _EMPTY)
-    return _update(member, MemberState.STABLE, target_epoch, kept, _EMPTY)
+    # nothing to assign, nothing withheld: kept is the whole target
+    return _update(member, MemberState.STABLE, target_epoch, target, _EMPTY)
 
 
 def _update(

@@ -93,6 +93,7 @@ def steady_heartbeat(
     target = group.target_assignment.get(member_id, _NOTHING)
     if member.pending_revocation or not (target is assigned or target == assigned):
         return None
+    assigned = target  # (equal: the target set itself, as consumer_group_reconcile hands on)
     effects: list[Effect] = [
         MemberReconciled(member_id, epoch, MemberState.STABLE, assigned, _NOTHING)
     ]
