@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
 from kafka_rebalance import native
-from kafka_rebalance.assign import kernels_hashmap
+from kafka_rebalance.assign import kernels_hashmap, kernels_heterogeneous
 from kafka_rebalance.assign import uniform as uniform_mod
 from kafka_rebalance.assign.base import AssignorFailure
 from kafka_rebalance.assign.rounds import next_round_spec
@@ -50,6 +50,7 @@ class Counted:
     def __init__(self, module: Any) -> None:
         self.module = module
         self.member_order = module.member_order
+        self.heterogeneous_plan = module.heterogeneous_plan
         self.taken = 0
         self.declined = 0
         self.heterogeneous = 0
@@ -370,3 +371,49 @@ def test_every_partition_with_its_own_topic_object() -> None:
     counted = Counted(INSTALLED)
     _same_on_every_leg(spec, counted)
     assert counted.taken == 1
+
+
+def _plan_fields(plan: Any) -> tuple:
+    return (
+        plan.topics,
+        plan.counts,
+        plan.index,
+        plan.member_cols,
+        plan.base,
+        plan.total,
+        plan.subscribers,
+        plan.subscribed,
+    )
+
+
+@given(homogeneous_groups())
+@settings(max_examples=200, deadline=None)
+def test_heterogeneous_plan_equals_its_twin(spec: GroupSpec) -> None:
+    """heterogeneous_plan (C) gives kernels_heterogeneous._build_plan's fields, the sharing of
+    one column list by members with one subscription tuple included."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    order = list(range(len(spec.members)))[::-1]
+    got = INSTALLED.heterogeneous_plan(spec.members, order, spec.topics)
+    if any(type(m) is not MemberSubscription for m in spec.members):
+        assert got is NotImplemented  # the twin takes it
+        return
+    subs = [spec.members[k].topics for k in order]
+    want = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)
+    assert got == _plan_fields(want)
+    by_sub: dict[int, int] = {}
+    for i, sub in enumerate(subs):
+        first = by_sub.setdefault(id(sub), i)
+        assert (got[3][i] is got[3][first]) == (want.member_cols[i] is want.member_cols[first])
+
+
+def test_heterogeneous_plan_on_the_large_vectors() -> None:
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    for path in sorted((VECTORS / "assignors-large").glob("*.json")):
+        spec = parse_group_scenario(json.loads(path.read_text(encoding="utf-8"))).spec
+        ids, order, _ = INSTALLED.member_order(spec.members)
+        got = INSTALLED.heterogeneous_plan(spec.members, order, spec.topics)
+        subs = [spec.members[k].topics for k in order]
+        want = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)
+        assert got == _plan_fields(want), path.name

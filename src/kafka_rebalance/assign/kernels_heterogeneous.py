@@ -159,6 +159,19 @@ def _subscription_plan(
     return _build_plan(subs, meta, topic_id)
 
 
+def _plan_from(built: Any, topic_id: Callable[[str], Any]) -> SubscriptionPlan:
+    """The plan from the fields _build_plan computes before the topic order, built elsewhere
+    (uniform_native.heterogeneous_plan, its Cython twin)."""
+    topics: list[str] = built[0]
+    counts: list[int] = built[1]
+    subscribers: list[list[int]] = built[6]
+    tids = [topic_id(t) for t in topics]
+    ranked = _topic_order(list(range(len(topics))), counts, subscribers, tids)
+    return SubscriptionPlan(
+        topics, counts, built[2], built[3], built[4], built[5], subscribers, built[7], ranked
+    )
+
+
 def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> SubscriptionPlan:
     n = len(subs)
     topics: list[str] = []
@@ -219,11 +232,16 @@ def uniform_heterogeneous(
     meta: Any,
     topic_id: Callable[[str], Any],
     objects_of: Callable[[str, int], Any],
+    built: Any = None,
 ) -> list[list[Any]]:
     """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
-    reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays)."""
+    reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays). `built`:
+    the plan's fields from uniform_native.heterogeneous_plan (None: built here)."""
     n = len(members)
-    plan = _subscription_plan(members, order, meta, topic_id)
+    if built is None:
+        plan = _subscription_plan(members, order, meta, topic_id)
+    else:
+        plan = _plan_from(built, topic_id)
     n_topics = len(plan.topics)
     if n_topics == 0:
         return [[] for _ in range(n)]

@@ -165,8 +165,14 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
             native_plan = NATIVE.member_order(members)
             if native_plan is not NotImplemented:
                 ids_list, order, position = native_plan
+                built = NATIVE.heterogeneous_plan(members, order, meta)
                 targets = kernels_heterogeneous.uniform_heterogeneous(
-                    members, order, meta, topic_id, topic_objects
+                    members,
+                    order,
+                    meta,
+                    topic_id,
+                    topic_objects,
+                    None if built is NotImplemented else built,
                 )
                 return kernels.in_spec_order(ids_list, position, targets)
         elif native_done is not NotImplemented:

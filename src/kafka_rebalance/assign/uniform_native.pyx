@@ -18,7 +18,7 @@ and the caller runs the mypyc kernel, which handles every input. Nothing is kept
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memset
 
 from kafka_rebalance.model import MemberSubscription, TopicPartition
@@ -676,3 +676,97 @@ cdef object _build(
     finally:
         free(keep)
         free(queue)
+
+
+def heterogeneous_plan(members, list order, meta):
+    """kernels_heterogeneous._build_plan's fields before the topic order, from the members'
+    subscriptions in iteration order (`members[order[i]]`) and the metadata: (topics, counts,
+    index, member_cols, base, total, subscribers, subscribed), equal to what its twin builds
+    (members sharing a subscription tuple share one column list); NotImplemented when a member is
+    not exactly a MemberSubscription, a subscription not a tuple or a name not an exact str (the
+    twin then runs, and raises where it raises)."""
+    if not READY or type(members) is not tuple:
+        return NotImplemented
+    cdef tuple group = <tuple>members
+    cdef Py_ssize_t n = len(order)
+    cdef Py_ssize_t i, e, j, k, size, n_topics, row
+    cdef PyObject *m
+    cdef PyObject *sub
+    cdef PyObject *name
+    cdef PyObject *found
+    cdef list topics = []
+    cdef list counts = []
+    cdef dict index = {}
+    cdef dict cols_of = {}
+    cdef list member_cols = PyList_New(0)
+    cdef list cols
+    cdef Py_ssize_t *stamp = NULL
+    cdef Py_ssize_t stamp_size = 0
+    cdef Py_ssize_t *new_stamp
+    try:
+        for i in range(n):
+            k = order[i]
+            if k < 0 or k >= len(group):
+                return NotImplemented
+            m = PyTuple_GET_ITEM(<PyObject *>group, k)
+            if Py_TYPE(m) != M_TYPE:
+                return NotImplemented
+            sub = _slot(m, M_TOPICS)
+            if sub == NULL or not PyTuple_CheckExact(sub):
+                return NotImplemented
+            key = <Py_ssize_t>sub
+            got = cols_of.get(key)
+            if got is not None:
+                member_cols.append(got)
+                continue
+            cols = []
+            size = PyTuple_GET_SIZE(sub)
+            for e in range(size):
+                name = PyTuple_GET_ITEM(sub, e)
+                if not PyUnicode_CheckExact(name):
+                    return NotImplemented
+                found = PyDict_GetItemWithError(index, <object>name)
+                if found == NULL:
+                    tm = meta.get(<object>name)
+                    if tm is None:
+                        continue  # not in the metadata: nothing of it to assign
+                    j = len(topics)
+                    index[<object>name] = j
+                    topics.append(<object>name)
+                    counts.append(int(tm.partitions))
+                    if j >= stamp_size:
+                        stamp_size = 2 * stamp_size + 16
+                        new_stamp = <Py_ssize_t *>realloc(stamp, stamp_size * sizeof(Py_ssize_t))
+                        if new_stamp == NULL:
+                            raise MemoryError()
+                        stamp = new_stamp
+                    stamp[j] = -1
+                else:
+                    j = PyLong_AsLong_raw(found)
+                if stamp[j] == i:
+                    continue  # a topic named twice: keep its first place
+                stamp[j] = i
+                cols.append(j)
+            cols_of[key] = cols
+            member_cols.append(cols)
+        n_topics = len(topics)
+        base = []
+        total = 0
+        for j in range(n_topics):
+            base.append(total)
+            total += counts[j]
+        subscribers = [[] for _ in range(n_topics)]
+        # subscribed[i * n_topics + j]: member i subscribes to topic j
+        subscribed = PyList_New(n * n_topics)
+        for e in range(n * n_topics):
+            Py_INCREF(False)
+            PyList_SET_ITEM(subscribed, e, False)
+        for i in range(n):
+            row = i * n_topics
+            for jj in <list>member_cols[i]:
+                j = jj
+                (<list>subscribers[j]).append(i)
+                subscribed[row + j] = True
+        return topics, counts, index, member_cols, base, total, subscribers, subscribed
+    finally:
+        free(stamp)
