@@ -259,6 +259,7 @@ class ConsumerSimMember(SimMember):
         self._hb_cm: cgm.ConsumerMember | None = None
         self._hb_req: Any = None
         self._hb_owned: frozenset | None = None
+        self._hb_interval = g.heartbeat_interval_ms
         super().start()
         self.rejoin_needed = False
         self._heartbeat_now()
@@ -290,7 +291,11 @@ class ConsumerSimMember(SimMember):
                     cm.member_id,
                     cm.member_epoch,
                     cm.instance_id,
-                    owned_partitions=req.owned_partitions,
+                    None,
+                    -1,
+                    None,
+                    None,
+                    req.owned_partitions,
                 )
             else:
                 self._hb_req = cgm.heartbeat_request(cm)
@@ -298,11 +303,10 @@ class ConsumerSimMember(SimMember):
             # (a joining request reports nothing, whatever the member holds)
             joining = cm.state is cgm.ClientState.JOINING
             self._hb_owned = None if joining else cm.owned
-        self.w.send(self, "cheartbeat", self._hb_req)
-        self.hb_token += 1
-        self.w.loop.after(
-            self.w.sc.group.heartbeat_interval_ms, self._send_heartbeat, self.hb_token
-        )
+        w = self.w
+        w.send(self, "cheartbeat", self._hb_req)
+        token = self.hb_token = self.hb_token + 1
+        w.loop.after(self._hb_interval, self._send_heartbeat, token)
 
     def on_cheartbeat_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
         if not self.alive:
