@@ -51,6 +51,7 @@ class Counted:
         self.module = module
         self.member_order = module.member_order
         self.heterogeneous_plan = module.heterogeneous_plan
+        self.deal_and_balance = module.deal_and_balance
         self.taken = 0
         self.declined = 0
         self.heterogeneous = 0
@@ -417,3 +418,47 @@ def test_heterogeneous_plan_on_the_large_vectors() -> None:
         subs = [spec.members[k].topics for k in order]
         want = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)
         assert got == _plan_fields(want), path.name
+
+
+@st.composite
+def unshared_heterogeneous(draw) -> GroupSpec:
+    """Members with differing subscriptions owning partitions no two share, unbalanced (the
+    balance pass moves kept partitions), some of topics they no longer name."""
+    n_topics = draw(st.integers(1, 6))
+    counts = {f"t{j}": draw(st.integers(0, 15)) for j in range(n_topics)}
+    names = list(counts)
+    n = draw(st.integers(1, 12))
+    pool = [(t, p) for t in names for p in range(counts[t])] or [("t0", 0)]
+    taken: set[tuple[str, int]] = set()
+    members = []
+    for i in range(n):
+        subs = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=n_topics)))
+        owned = draw(st.lists(st.sampled_from(pool), max_size=12))
+        owned = [tp for tp in owned if tp not in taken]
+        taken.update(owned)
+        members.append(
+            MemberSubscription(f"m{i:02d}", subs, tuple(TopicPartition(*tp) for tp in owned), 1)
+        )
+    return GroupSpec({t: TopicMetadata(t, c) for t, c in counts.items()}, tuple(members))
+
+
+@given(unshared_heterogeneous())
+@settings(max_examples=300, deadline=None)
+def test_deal_and_balance_equals_its_twin(spec: GroupSpec) -> None:
+    """deal_and_balance (C) leaves owners and sizes as kernels_heterogeneous._deal_and_balance
+    does (no leftovers: the unshared path), and whole groups give the reference assignment."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native.pyx is not built")
+    order = list(range(len(spec.members)))
+    subs = [m.topics for m in spec.members]
+    plan = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)
+    owners, sizes, mine = [-1] * plan.total, [0] * len(order), []
+    if not kernels_heterogeneous._keep_unshared(spec.members, order, plan, owners, sizes, mine):
+        return
+    twin_owners, twin_sizes = owners[:], sizes[:]
+    kernels_heterogeneous._deal_and_balance(plan, twin_owners, twin_sizes, {})
+    assert INSTALLED.deal_and_balance(
+        plan.ranked_topics, plan.counts, plan.base, plan.subscribers, owners, sizes
+    )
+    assert (owners, sizes) == (twin_owners, twin_sizes)
+    _same_on_every_leg(spec, Counted(INSTALLED))

@@ -233,10 +233,12 @@ def uniform_heterogeneous(
     topic_id: Callable[[str], Any],
     objects_of: Callable[[str, int], Any],
     built: Any = None,
+    deal: Any = None,
 ) -> list[list[Any]]:
     """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
     reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays). `built`:
-    the plan's fields from uniform_native.heterogeneous_plan (None: built here)."""
+    the plan's fields from uniform_native.heterogeneous_plan (None: built here); `deal`:
+    uniform_native.deal_and_balance, the unshared path's deal and balance in C (None: here)."""
     n = len(members)
     if built is None:
         plan = _subscription_plan(members, order, meta, topic_id)
@@ -257,7 +259,7 @@ def uniform_heterogeneous(
     owners: list[int] = [-1] * total
     mine: list[list[Any]] = []
     if _keep_unshared(members, order, plan, owners, sizes, mine):
-        return _deal_and_balance_unshared(plan, owners, sizes, mine, objects_of)
+        return _deal_and_balance_unshared(plan, owners, sizes, mine, objects_of, deal)
     sizes = [0] * n
     owners = [-1] * total
     seen: list[int] = [-1] * total
@@ -458,13 +460,17 @@ def _deal_and_balance_unshared(
     sizes: list[int],
     mine: list[list[Any]],
     objects_of: Callable[[str, int], Any],
+    deal: Any = None,
 ) -> list[list[Any]]:
     """The rest of the builder after _keep_unshared: every member's list is its kept entries
     that it still owns (in the order given), then its new partitions in flat order, as the
     general path's result. No leftovers: nothing was kept twice."""
     keeper = owners[:]  # who kept each partition (-1: nobody)
     kept_sizes = sizes[:]
-    _deal_and_balance(plan, owners, sizes, {})
+    if deal is None or not deal(
+        plan.ranked_topics, plan.counts, plan.base, plan.subscribers, owners, sizes
+    ):
+        _deal_and_balance(plan, owners, sizes, {})
     topics = plan.topics
     counts = plan.counts
     base = plan.base

@@ -173,6 +173,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
                     topic_id,
                     topic_objects,
                     None if built is NotImplemented else built,
+                    NATIVE.deal_and_balance,
                 )
                 return kernels.in_spec_order(ids_list, position, targets)
         elif native_done is not NotImplemented:
