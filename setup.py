@@ -47,6 +47,7 @@ COMPILED = [
 # Cython kernels (optional, as the mypyc ones): `.pyx` sources, generated C under build/cython
 CYTHON = [
     "src/kafka_rebalance/assign/uniform_native.pyx",
+    "src/kafka_rebalance/assign/uniform_native_plan.pyx",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 

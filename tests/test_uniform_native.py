@@ -1,5 +1,6 @@
-"""The uniform assignor's Cython kernel (assign/uniform_native.pyx) gives exactly what its Python twin
-(`kernels.uniform_homogeneous`, mypyc-compiled or not) and the numpy reference give.
+"""The uniform assignor's Cython kernels (assign/uniform_native.pyx, uniform_native_plan.pyx) give
+exactly what their Python twins (`kernels.uniform_homogeneous`, `uniform._iteration_plan`,
+kernels_heterogeneous; mypyc-compiled or not) and the numpy reference give.
 
 Three legs per group: the reference (`USE_COMPILED` off: uniform_homogeneous.build_homogeneous),
 the twin (`NATIVE` off), and the Cython kernel (`NATIVE` on, counted: it must take the homogeneous
@@ -39,7 +40,7 @@ from kafka_rebalance.model import (
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 PYX = Path(uniform_mod.__file__).with_name("uniform_native.pyx")
-STAMP = PYX.with_name("uniform_native" + native.STAMP_SUFFIX)
+NAMES = ("uniform_native", "uniform_native_plan")
 INSTALLED = uniform_mod.NATIVE
 
 
@@ -52,9 +53,16 @@ class Counted:
         self.member_order = module.member_order
         self.heterogeneous_plan = module.heterogeneous_plan
         self.deal_and_balance = module.deal_and_balance
+        self.id_offset = module.id_offset
         self.taken = 0
         self.declined = 0
         self.heterogeneous = 0
+
+    def member_order_packed(self, *args: Any) -> Any:
+        out = self.module.member_order_packed(*args)
+        if out is NotImplemented:  # the group's order declined: the twin's path runs
+            self.declined += 1
+        return out
 
     def uniform_assign(self, *args: Any) -> Any:
         out = self.module.uniform_assign(*args)
@@ -99,24 +107,30 @@ def test_the_build_is_used_when_present() -> None:
     """A build beside the .pyx with a matching stamp is the one the assignor runs; a stale or
     missing one is not imported at all (its twin runs)."""
     if INSTALLED is None:
-        built = sorted(PYX.parent.glob("uniform_native.*.so"))
-        assert not (built and STAMP.exists() and native.is_fresh_build(str(built[0]), ".pyx"))
+        fresh = [
+            any(native.is_fresh_build(str(b), ".pyx") for b in PYX.parent.glob(f"{name}.*.so"))
+            for name in NAMES
+        ]
+        assert not all(fresh), "both builds are fresh, yet the assignor does not use them"
         no_compiled_leg(
-            "assign/uniform_native.pyx is not built (or its build is stale): `pip install -e .` "
-            "builds it with Cython when it can; only the twin and the reference ran"
+            "assign/uniform_native*.pyx are not built (or a build is stale): `pip install -e .` "
+            "builds them with Cython when it can; only the twins and the reference ran"
         )
-    assert INSTALLED.__file__.endswith(".so")
-    assert native.is_fresh_build(INSTALLED.__file__, ".pyx")
-    assert INSTALLED.is_ready(), "the layout probe of TopicPartition/MemberSubscription failed"
+    assert [m.__name__.rpartition(".")[2] for m in INSTALLED.modules] == list(NAMES)
+    for module in INSTALLED.modules:
+        assert module.__file__.endswith(".so")
+        assert native.is_fresh_build(module.__file__, ".pyx")
+    assert INSTALLED.modules[0].is_ready(), "the layout probe of the model's classes failed"
 
 
 def test_nothing_is_kept_between_calls() -> None:
     """Review 3 F1's rule: no plan or table survives a call (module state: the probe's result)."""
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     kept = [
         name
-        for name, value in vars(INSTALLED).items()
+        for module in INSTALLED.modules
+        for name, value in vars(module).items()
         if isinstance(value, dict | list | set) and not name.startswith("__")
     ]
     assert kept == [], kept
@@ -142,7 +156,7 @@ def test_every_vector_round_is_identical() -> None:
             with _leg("reference"):
                 spec = next_round_spec(spec, uniform_mod.UniformAssignor().assign(spec))
     if counted is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built: only the twin was compared")
+        no_compiled_leg("assign/uniform_native*.pyx are not built: only the twins were compared")
     assert homogeneous_rounds > 100
     # every homogeneous round of the usual shape: taken (a round with an odd entry may decline)
     assert counted.taken >= 0.9 * homogeneous_rounds, vars(counted)
@@ -213,7 +227,7 @@ def test_odd_shapes_decline_to_the_twin() -> None:
         GroupSpec(meta, [MemberSubscription("a", ("t0",), (TopicPartition("t0", 1),), 1)]),  # type: ignore[arg-type]
     ]
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     for spec in odd_specs:
         counted = Counted(INSTALLED)
         _same_on_every_leg(spec, counted)
@@ -246,7 +260,7 @@ def test_members_over_quota_follow_javas_order() -> None:
         if counted is not None:
             assert counted.taken == 1
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
 
 
 def test_a_failed_cython_compile_leaves_the_other_builds(
@@ -284,7 +298,7 @@ def test_a_failed_cython_compile_leaves_the_other_builds(
     stamps = {p.name for p in tmp_path.rglob("*" + setup.STAMP_SUFFIX)}
     assert "uniform_native" + setup.STAMP_SUFFIX not in stamps
     assert "kernels" + setup.STAMP_SUFFIX in stamps
-    assert len(stamps) == len(setup.COMPILED)
+    assert len(stamps) == len(setup.COMPILED) + len(setup.CYTHON) - 1
 
 
 def _python_plan(ids: tuple[str, ...]) -> Any:
@@ -308,9 +322,9 @@ def test_member_order_is_javas_hashmap_order(ids: list[str]) -> None:
     """member_order (C, every call) gives uniform._iteration_plan's order and positions, or
     declines exactly where that has repeated ids or Java's map would treeify a bin."""
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     members = tuple(MemberSubscription(mid, ("t",), (), 1) for mid in ids)
-    got = INSTALLED.member_order(members)
+    got = INSTALLED.member_order(members, INSTALLED.id_offset)
     want, tree = _python_plan(tuple(ids))
     if want is None or tree:
         assert got is NotImplemented
@@ -320,7 +334,7 @@ def test_member_order_is_javas_hashmap_order(ids: list[str]) -> None:
 
 def test_member_order_at_a_thousand_members_and_in_bins_near_the_threshold() -> None:
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     cases = [
         [f"consumer-{i}-{i * 7919 % 10007}" for i in range(1000)],
         # 2^k strings of "Aa"/"BB" blocks share one hash: bins of 8+ in small and large tables
@@ -333,7 +347,7 @@ def test_member_order_at_a_thousand_members_and_in_bins_near_the_threshold() -> 
     declined = 0
     for ids in cases:
         members = tuple(MemberSubscription(mid, ("t",), (), 1) for mid in ids)
-        got = INSTALLED.member_order(members)
+        got = INSTALLED.member_order(members, INSTALLED.id_offset)
         want, tree = _python_plan(tuple(ids))
         if tree:
             assert got is NotImplemented
@@ -357,7 +371,7 @@ def test_every_partition_with_its_own_topic_object() -> None:
     grows past half full instead of filling up (which looped forever), and the result is the
     twin's."""
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     meta = {f"topic-{j}": TopicMetadata(f"topic-{j}", 100) for j in range(30)}
     names = tuple(meta)
     members = []
@@ -393,7 +407,7 @@ def test_heterogeneous_plan_equals_its_twin(spec: GroupSpec) -> None:
     """heterogeneous_plan (C) gives kernels_heterogeneous._build_plan's fields, the sharing of
     one column list by members with one subscription tuple included."""
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     order = list(range(len(spec.members)))[::-1]
     got = INSTALLED.heterogeneous_plan(spec.members, order, spec.topics)
     if any(type(m) is not MemberSubscription for m in spec.members):
@@ -410,10 +424,10 @@ def test_heterogeneous_plan_equals_its_twin(spec: GroupSpec) -> None:
 
 def test_heterogeneous_plan_on_the_large_vectors() -> None:
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     for path in sorted((VECTORS / "assignors-large").glob("*.json")):
         spec = parse_group_scenario(json.loads(path.read_text(encoding="utf-8"))).spec
-        ids, order, _ = INSTALLED.member_order(spec.members)
+        ids, order, _ = INSTALLED.member_order(spec.members, INSTALLED.id_offset)
         got = INSTALLED.heterogeneous_plan(spec.members, order, spec.topics)
         subs = [spec.members[k].topics for k in order]
         want = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)
@@ -448,7 +462,7 @@ def test_deal_and_balance_equals_its_twin(spec: GroupSpec) -> None:
     """deal_and_balance (C) leaves owners and sizes as kernels_heterogeneous._deal_and_balance
     does (no leftovers: the unshared path), and whole groups give the reference assignment."""
     if INSTALLED is None:
-        no_compiled_leg("assign/uniform_native.pyx is not built")
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
     order = list(range(len(spec.members)))
     subs = [m.topics for m in spec.members]
     plan = kernels_heterogeneous._build_plan(subs, spec.topics, uniform_mod.topic_id)

@@ -8,9 +8,11 @@ through `uniform_group` (topic ids, member order, owned partitions as arrays).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
+from types import ModuleType
+from typing import Any, NamedTuple
 
 from .. import native
 from ..model import Assignment, GroupSpec, TopicPartition
@@ -39,10 +41,41 @@ _MEMBER_ID = attrgetter("member_id")
 # The compiled loops (assign/kernels.py built by mypyc) when the install built them; tests set
 # this to compare both paths. The numpy path is the reference.
 USE_COMPILED = kernels.is_compiled()
-# The homogeneous builder on unboxed data (assign/uniform_native.pyx, Cython) when the install built
-# it and its build is fresh; used on the compiled path only, before its twin
-# kernels.uniform_homogeneous, which takes every group it declines (NotImplemented). Tests swap it.
-NATIVE = native.cython_build(__package__, "uniform_native")
+
+
+class NativeKernels(NamedTuple):
+    """The Cython kernels (assign/uniform_native.pyx and uniform_native_plan.pyx), used together."""
+
+    uniform_assign: Callable[..., Any]
+    member_order: Callable[..., Any]
+    member_order_packed: Callable[..., Any]
+    heterogeneous_plan: Callable[..., Any]
+    deal_and_balance: Callable[..., Any]
+    id_offset: int
+    modules: tuple[ModuleType, ...]
+
+
+def native_kernels() -> NativeKernels | None:
+    """The Cython kernels when the install built both and their builds are fresh (else None: the
+    mypyc path, their twins, runs)."""
+    kernel = native.cython_build(__package__ or "", "uniform_native")
+    plan = native.cython_build(__package__ or "", "uniform_native_plan")
+    if kernel is None or plan is None or not kernel.is_ready():
+        return None
+    return NativeKernels(
+        kernel.uniform_assign,
+        plan.member_order,
+        plan.member_order_packed,
+        plan.heterogeneous_plan,
+        plan.deal_and_balance,
+        kernel.ID_OFFSET,
+        (kernel, plan),
+    )
+
+
+# Used on the compiled path only, before their twins (kernels.uniform_homogeneous, _iteration_plan,
+# kernels_heterogeneous), which take every group they decline (NotImplemented). Tests swap it.
+NATIVE = native_kernels()
 
 __all__ = ["UniformAssignor", "is_homogeneous", "topic_id", "topic_id_hash", "topic_id_string"]
 
@@ -159,10 +192,13 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
                     revoked.append(TopicPartition(t, p))
         return kept, revoked, quota
 
-    if NATIVE is not None:
-        native_done = NATIVE.uniform_assign(members, topics, counts, objects, slow)
+    packed = (
+        NotImplemented if NATIVE is None else NATIVE.member_order_packed(members, NATIVE.id_offset)
+    )
+    if NATIVE is not None and packed is not NotImplemented:
+        native_done = NATIVE.uniform_assign(members, packed, topics, counts, objects, slow)
         if native_done is None:  # heterogeneous
-            native_plan = NATIVE.member_order(members)
+            native_plan = NATIVE.member_order(members, NATIVE.id_offset)
             if native_plan is not NotImplemented:
                 ids_list, order, position = native_plan
                 built = NATIVE.heterogeneous_plan(members, order, meta)
