@@ -53,6 +53,7 @@ class Counted:
         self.member_order = module.member_order
         self.heterogeneous_plan = module.heterogeneous_plan
         self.deal_and_balance = module.deal_and_balance
+        self.keep_unshared = module.keep_unshared
         self.id_offset = module.id_offset
         self.taken = 0
         self.declined = 0
@@ -469,6 +470,19 @@ def test_deal_and_balance_equals_its_twin(spec: GroupSpec) -> None:
     owners, sizes, mine = [-1] * plan.total, [0] * len(order), []
     if not kernels_heterogeneous._keep_unshared(spec.members, order, plan, owners, sizes, mine):
         return
+    c_owners, c_sizes, c_mine = [-1] * plan.total, [0] * len(order), []
+    assert INSTALLED.keep_unshared(
+        spec.members,
+        order,
+        plan.index,
+        plan.counts,
+        plan.base,
+        plan.subscribed,
+        c_owners,
+        c_sizes,
+        c_mine,
+    )
+    assert (c_owners, c_sizes, c_mine) == (owners, sizes, mine)
     twin_owners, twin_sizes = owners[:], sizes[:]
     kernels_heterogeneous._deal_and_balance(plan, twin_owners, twin_sizes, {})
     assert INSTALLED.deal_and_balance(

@@ -234,11 +234,13 @@ def uniform_heterogeneous(
     objects_of: Callable[[str, int], Any],
     built: Any = None,
     deal: Any = None,
+    keep: Any = None,
 ) -> list[list[Any]]:
     """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
     reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays). `built`:
-    the plan's fields from uniform_native.heterogeneous_plan (None: built here); `deal`:
-    uniform_native.deal_and_balance, the unshared path's deal and balance in C (None: here)."""
+    the plan's fields from uniform_native_plan.heterogeneous_plan (None: built here); `deal`:
+    uniform_native_plan.deal_and_balance, the unshared path's deal and balance in C (None: here);
+    `keep`: uniform_native.keep_unshared, _keep_unshared in C (None, or NotImplemented: here)."""
     n = len(members)
     if built is None:
         plan = _subscription_plan(members, order, meta, topic_id)
@@ -258,7 +260,14 @@ def uniform_heterogeneous(
     sizes: list[int] = [0] * n
     owners: list[int] = [-1] * total
     mine: list[list[Any]] = []
-    if _keep_unshared(members, order, plan, owners, sizes, mine):
+    unshared: Any = NotImplemented
+    if keep is not None:
+        unshared = keep(
+            members, order, plan.index, plan.counts, plan.base, plan.subscribed, owners, sizes, mine
+        )
+    if unshared is NotImplemented:
+        unshared = _keep_unshared(members, order, plan, owners, sizes, mine)
+    if unshared:
         return _deal_and_balance_unshared(plan, owners, sizes, mine, objects_of, deal)
     sizes = [0] * n
     owners = [-1] * total

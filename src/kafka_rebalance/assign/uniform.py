@@ -51,6 +51,7 @@ class NativeKernels(NamedTuple):
     member_order_packed: Callable[..., Any]
     heterogeneous_plan: Callable[..., Any]
     deal_and_balance: Callable[..., Any]
+    keep_unshared: Callable[..., Any]
     id_offset: int
     modules: tuple[ModuleType, ...]
 
@@ -68,6 +69,7 @@ def native_kernels() -> NativeKernels | None:
         plan.member_order_packed,
         plan.heterogeneous_plan,
         plan.deal_and_balance,
+        kernel.keep_unshared,
         kernel.ID_OFFSET,
         (kernel, plan),
     )
@@ -210,6 +212,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
                     topic_objects,
                     None if built is NotImplemented else built,
                     NATIVE.deal_and_balance,
+                    NATIVE.keep_unshared,
                 )
                 return kernels.in_spec_order(ids_list, position, targets)
         elif native_done is not NotImplemented:

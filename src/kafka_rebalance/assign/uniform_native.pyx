@@ -1,18 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The uniform assignor's homogeneous builder on unboxed data: Cython, built by setup.py when it can.
+"""The uniform assignor's owned-partition passes on unboxed data: Cython, built by setup.py when it can.
 
-Its Python twin, and the reference, is `kernels.uniform_homogeneous` (same arguments, same result),
-itself checked against the numpy path (`uniform_homogeneous.build_homogeneous`). Why a second
-kernel: the mypyc one spends 30-50 ns per owned partition on generic object handling (a subclass
-check on each TopicPartition, list reads through calls, boxed ints in the holder array); this one
-reads each partition's fields from the object's own slots, keeps the holders in a C int array,
-finds a topic by its str object's address in a table built for the call, and builds the result
-lists from the input's own TopicPartition objects.
-
-It takes only the usual shapes: members exactly `model.MemberSubscription`, owned partitions
-exactly `model.TopicPartition` with an exact str topic and an exact int partition, `objects[j]`
-tuples or lists. Anything else (or the layout probe below failing) declines: `NotImplemented`,
-and the caller runs the mypyc kernel, which handles every input. Nothing is kept between calls.
+Twins (the reference, mypyc): `uniform_assign` is `kernels.uniform_homogeneous` plus the result
+dict, `keep_unshared` is `kernels_heterogeneous._keep_unshared`. Why: mypyc spends 30-50 ns per
+owned partition on generic object handling (a subclass check on each TopicPartition, list reads
+through calls, boxed ints); these read each partition's fields from the object's own slots
+(offsets probed at import), keep holders in C int arrays, find a topic by name in a table built
+for the call, and build the result lists from the input's own TopicPartition objects. They take
+only the usual shapes (members exactly `model.MemberSubscription`, partitions exactly
+`model.TopicPartition` with an exact str topic and int partition); anything else declines
+(`NotImplemented`) and the twin runs. Nothing is kept between calls.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -28,7 +25,6 @@ cdef extern from "Python.h":
     int PyUnicode_CheckExact(PyObject *o)
     int PyTuple_CheckExact(PyObject *o)
     int PyList_CheckExact(PyObject *o)
-    Py_ssize_t PyList_GET_SIZE(PyObject *o)
     PyObject *PyList_GET_ITEM(PyObject *o, Py_ssize_t i)
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
@@ -37,8 +33,6 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(PyObject *o)
     void *PyUnicode_DATA(PyObject *o)
     int PyUnicode_READY(PyObject *o)
-    int PyUnicode_1BYTE_KIND
-    int PyUnicode_2BYTE_KIND
     dict _PyDict_NewPresized(Py_ssize_t minused)
     int PyDict_SetItem(object d, object key, object value) except -1
     Py_hash_t PyObject_Hash(object o) except -1
@@ -175,10 +169,7 @@ cdef object _homogeneous(
     cdef Py_ssize_t *base_of = NULL
     cdef Py_ssize_t *remaining = NULL
     cdef TopicTable table
-    table.keys = NULL
-    table.hashes = NULL
-    table.values = NULL
-    table.used = 0
+    table.keys, table.hashes, table.values, table.used = NULL, NULL, NULL, 0
     cdef Py_ssize_t total = 0
     try:
         count_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
@@ -196,17 +187,10 @@ cdef object _homogeneous(
             o = PyList_GET_ITEM(<PyObject *>objects, j)
             if c < 0 or len(<object>o) < c:
                 return NotImplemented
-        # the table: 4x the subscribed topics (at least 64), by address
-        table.mask = 63
-        while table.mask + 1 < 4 * n_topics:
-            table.mask = table.mask * 2 + 1
-        table.keys = <PyObject **>malloc((table.mask + 1) * sizeof(PyObject *))
-        table.hashes = <Py_hash_t *>malloc((table.mask + 1) * sizeof(Py_hash_t))
-        table.values = <int *>malloc((table.mask + 1) * sizeof(int))
+        _table_init(&table, n_topics)
         owner = <int *>malloc((total + 1) * sizeof(int))
-        if table.keys == NULL or table.hashes == NULL or table.values == NULL or owner == NULL:
+        if owner == NULL:
             raise MemoryError()
-        memset(table.keys, 0, (table.mask + 1) * sizeof(PyObject *))
         memset(owner, 0xFF, (total + 1) * sizeof(int))  # -1: nobody
         return _build(
             group, at, n, topics, count_of, base_of, objects, n_topics, total, index, &table,
@@ -220,6 +204,20 @@ cdef object _homogeneous(
         free(table.keys)
         free(table.hashes)
         free(table.values)
+
+
+cdef int _table_init(TopicTable *table, Py_ssize_t n_topics) except -1:
+    """An empty table for the call: 4x the subscribed topics, at least 64 slots."""
+    table.mask = 63
+    while table.mask + 1 < 4 * n_topics:
+        table.mask = table.mask * 2 + 1
+    table.keys = <PyObject **>malloc((table.mask + 1) * sizeof(PyObject *))
+    table.hashes = <Py_hash_t *>malloc((table.mask + 1) * sizeof(Py_hash_t))
+    table.values = <int *>malloc((table.mask + 1) * sizeof(int))
+    if table.keys == NULL or table.hashes == NULL or table.values == NULL:
+        raise MemoryError()
+    memset(table.keys, 0, (table.mask + 1) * sizeof(PyObject *))
+    return 0
 
 
 cdef inline bint _same_text(PyObject *a, PyObject *b) noexcept:
@@ -290,28 +288,22 @@ cdef int _grow(TopicTable *table) except -1:
     return 0
 
 
-cdef inline void _prefetch_owned(PyObject *m) noexcept:
-    cdef PyObject *owned
-    if Py_TYPE(m) == M_TYPE:
-        owned = _slot(m, M_OWNED)
-        if owned != NULL:
-            __builtin_prefetch(owned)
-            __builtin_prefetch((<char *>owned) + 64)
-
-
-cdef inline void _prefetch_partitions(PyObject *m, bint topics) noexcept:
-    """The member's first 16 partition objects (topics=False), or their topic str objects (a
-    step later: the partitions are in cache by then; parsed input has a str object each)."""
+cdef inline void _prefetch(PyObject *m, int what) noexcept:
+    """A member's owned tuple (what 0), its first 16 partition objects (1), or their topic str
+    objects (2: a step later, the partitions are in cache by then; parsed input has one each)."""
     cdef PyObject *owned
     cdef PyObject *tp
     cdef Py_ssize_t e, size
     if Py_TYPE(m) == M_TYPE:
         owned = _slot(m, M_OWNED)
-        if owned != NULL and PyTuple_CheckExact(owned):
+        if owned != NULL and what == 0:
+            __builtin_prefetch(owned)
+            __builtin_prefetch((<char *>owned) + 64)
+        elif owned != NULL and PyTuple_CheckExact(owned):
             size = PyTuple_GET_SIZE(owned)
             for e in range(size if size < 16 else 16):
                 tp = PyTuple_GET_ITEM(owned, e)
-                if not topics:
+                if what == 1:
                     __builtin_prefetch(tp)
                 elif Py_TYPE(tp) == TP_TYPE and _slot(tp, TP_TOPIC) != NULL:
                     __builtin_prefetch(_slot(tp, TP_TOPIC))
@@ -363,11 +355,11 @@ cdef object _build(
             if i + 4 < n:
                 __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 4]))
             if i + 3 < n:
-                _prefetch_owned(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]))
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]), 0)
             if i + 2 < n:
-                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]), False)
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]), 1)
             if i + 1 < n:
-                _prefetch_partitions(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]), True)
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]), 2)
             m = PyTuple_GET_ITEM(<PyObject *>group, at[i])
             if Py_TYPE(m) != M_TYPE:
                 return NotImplemented
@@ -440,19 +432,11 @@ cdef object _build(
                 targets.append(kept2)
                 revoked.extend(gone)
                 remaining[i] = left
-            elif not gap:
-                result = PyList_New(n_entries)
-                for e in range(n_entries):
-                    item = PyTuple_GET_ITEM(owned, e)
-                    Py_INCREF(<object>item)
-                    PyList_SET_ITEM(result, e, <object>item)
-                targets.append(result)
-                remaining[i] = quota - held
-            else:
+            else:  # its kept entries (all of them when nothing was left out: gap False)
                 result = PyList_New(held)
                 k = 0
                 for e in range(n_entries):
-                    if keep[e]:
+                    if not gap or keep[e]:
                         item = PyTuple_GET_ITEM(owned, e)
                         Py_INCREF(<object>item)
                         PyList_SET_ITEM(result, k, <object>item)
@@ -512,3 +496,103 @@ cdef object _build(
         free(keep)
         free(queue)
 
+
+
+def keep_unshared(members, list order, dict index, list counts, list base, list subscribed,
+                  list owners, list sizes, list mine):
+    """kernels_heterogeneous._keep_unshared (its twin) on unboxed data: each member's kept entries
+    (valid, subscribed, first occurrences, in the order given) into `mine`, and `owners`/`sizes`
+    filled -> True; False at the first partition an earlier member kept too; NotImplemented, with
+    nothing written, for an input not of the usual shape (the twin then runs)."""
+    if not READY or type(members) is not tuple:
+        return NotImplemented
+    cdef tuple group = <tuple>members
+    cdef Py_ssize_t n = len(order), n_topics = len(counts), total = len(owners)
+    if len(sizes) != n or len(base) != n_topics or len(subscribed) != n * n_topics:
+        return NotImplemented
+    cdef int *own = <int *>malloc((total + 1) * sizeof(int))
+    cdef Py_ssize_t *held = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef TopicTable table
+    table.keys, table.hashes, table.values, table.used = NULL, NULL, NULL, 0
+    cdef Py_ssize_t i, e, k, j = -1, c_j = 0, b_j = 0, p, f, size, count
+    cdef bint ok_j = False
+    cdef int overflow
+    cdef PyObject *m
+    cdef PyObject *owned
+    cdef PyObject *tp
+    cdef PyObject *tv
+    cdef PyObject *pv
+    cdef PyObject *last = NULL
+    cdef Py_hash_t hv
+    cdef list kept
+    cdef list out = []
+    try:
+        _table_init(&table, n_topics)
+        if own == NULL or held == NULL:
+            raise MemoryError()
+        memset(own, 0xFF, (total + 1) * sizeof(int))
+        for i in range(n):
+            k = order[i]
+            if k < 0 or k >= len(group):
+                return NotImplemented
+            m = PyTuple_GET_ITEM(<PyObject *>group, k)
+            if Py_TYPE(m) != M_TYPE:
+                return NotImplemented
+            owned = _slot(m, M_OWNED)
+            if owned == NULL or not PyTuple_CheckExact(owned):
+                return NotImplemented
+            kept = []
+            out.append(kept)
+            held[i] = 0
+            size = PyTuple_GET_SIZE(owned)
+            last = NULL  # the twin reads the topic afresh for each member (its row differs)
+            for e in range(size):
+                tp = PyTuple_GET_ITEM(owned, e)
+                if Py_TYPE(tp) != TP_TYPE:
+                    return NotImplemented
+                tv = _slot(tp, TP_TOPIC)
+                pv = _slot(tp, TP_PARTITION)
+                if tv == NULL or pv == NULL:
+                    return NotImplemented
+                if tv != last:
+                    last = tv
+                    if not PyUnicode_CheckExact(tv) or PyUnicode_READY(tv) < 0:
+                        return NotImplemented
+                    hv = PyObject_Hash(<object>tv)
+                    j = _topic_index(tv, hv, index, &table)
+                    if j >= 0:
+                        if j >= n_topics:
+                            return NotImplemented
+                        c_j = counts[j]
+                        b_j = base[j]
+                        ok_j = subscribed[i * n_topics + j]
+                if j < 0:
+                    continue
+                if not PyLong_CheckExact(pv):
+                    return NotImplemented
+                p = PyLong_AsLongAndOverflow(pv, &overflow)
+                if overflow != 0 or p < 0 or p >= c_j or not ok_j:
+                    continue
+                f = b_j + p
+                if f >= total:
+                    return NotImplemented
+                if own[f] == i:
+                    continue  # named twice by this member
+                if own[f] >= 0:
+                    return False  # an earlier member kept it too (the caller starts over)
+                own[f] = <int>i
+                kept.append(<object>tp)
+                held[i] += 1
+        for f in range(total):
+            if own[f] >= 0:
+                owners[f] = own[f]
+        for i in range(n):
+            sizes[i] = held[i]
+        mine.extend(out)
+        return True
+    finally:
+        free(own)
+        free(held)
+        free(table.keys)
+        free(table.hashes)
+        free(table.values)
