@@ -14,7 +14,7 @@ $(BIN)/python:
 # setup.py compiles the modules of its COMPILED list with mypyc and its CYTHON list with Cython
 # (optional): rebuild when one of them changes (KERNELS lists the same files;
 # tests/test_build_clean.py checks). A build is used only when its stamp matches its source.
-KERNELS := setup.py src/kafka_rebalance/model_fields.py $(wildcard src/kafka_rebalance/assign/kernels*.py) src/kafka_rebalance/assign/sticky_general.py src/kafka_rebalance/sim/poll_kernels.py src/kafka_rebalance/sim/engine.py src/kafka_rebalance/group/classic_member.py src/kafka_rebalance/group/classic_group_base.py src/kafka_rebalance/group/classic_group_join.py src/kafka_rebalance/group/classic_group.py src/kafka_rebalance/sim/coordinator.py src/kafka_rebalance/assign/uniform_native.pyx src/kafka_rebalance/assign/uniform_native_plan.pyx
+KERNELS := setup.py src/kafka_rebalance/model_fields.py $(wildcard src/kafka_rebalance/assign/kernels*.py) src/kafka_rebalance/assign/sticky_general.py src/kafka_rebalance/sim/poll_kernels.py src/kafka_rebalance/sim/engine.py src/kafka_rebalance/group/classic_member.py src/kafka_rebalance/group/classic_group_base.py src/kafka_rebalance/group/classic_group_join.py src/kafka_rebalance/group/classic_group.py src/kafka_rebalance/sim/coordinator.py src/kafka_rebalance/sim/member_rebalance.py src/kafka_rebalance/sim/member.py src/kafka_rebalance/sim/world_core.py src/kafka_rebalance/sim/world.py src/kafka_rebalance/assign/uniform_native.pyx src/kafka_rebalance/assign/uniform_native_plan.pyx
 
 $(STAMP): pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install -q -e .
