@@ -190,3 +190,58 @@ def test_a_settled_members_repeated_heartbeat_gets_the_same_answer_object():
     assert group.answers["m1"] is third
     group, _, _ = cg.heartbeat(group, leave_request(c), 5_000, other, in_place=True)
     assert "m1" not in group.answers
+
+
+def test_steady_answer_does_what_steady_heartbeat_does(monkeypatch):
+    """steady_answer (the simulator's coordinator asks it) changes the group as steady_heartbeat
+    does and says which effects that one lists: run side by side on equal copies of each group the
+    lockstep drive meets (both kinds, and declines, are met: counted)."""
+    import copy
+
+    from kafka_rebalance.group import consumer_group_steady as steady_mod
+
+    steady = cg.steady_heartbeat
+    seen = {0: 0, 1: 0, 2: 0, -1: 0}
+
+    def both(group, req, now_ms, config):
+        twin = copy.deepcopy(group)
+        done = steady_mod.steady_answer(twin, req, now_ms, config)
+        out = steady(group, req, now_ms, config)
+        seen[done] += 1
+        if out is None:
+            assert done == steady_mod.NOT_STEADY
+            assert twin == group
+            return out
+        _, resp, fx = out
+        assert twin == group and twin.answers == group.answers
+        assert twin.answers[req.member_id] == resp
+        kinds = [type(e).__name__ for e in fx]
+        expected = {
+            steady_mod.STEADY_ALIVE: ["ScheduleSessionTimeout"],
+            steady_mod.STEADY_MOVED: ["MemberReconciled", "ScheduleSessionTimeout"],
+            steady_mod.STEADY_MOVED_CANCEL: [
+                "MemberReconciled",
+                "CancelRebalanceTimeout",
+                "ScheduleSessionTimeout",
+            ],
+        }[done]
+        assert kinds == expected
+        assert fx[-1].deadline_ms == now_ms + config.session_timeout_ms
+        return out
+
+    monkeypatch.setattr(cg, "steady_heartbeat", both)
+    joins = [("join", i) for i in range(3)]
+    rounds = [("hb", i) for i in range(3)] + [("finish", i) for i in range(3)]
+    _drive(joins + rounds * 4 + [("join", 3)] + (rounds + [("hb", 3), ("finish", 3)]) * 4, False)
+    assert seen[0] >= 5 and seen[1] + seen[2] >= 1 and seen[-1] >= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.frozensets(st.tuples(st.sampled_from(["t", "a", "t2", "b-1", ""]), st.integers(0, 60))))
+def test_sorted_partitions_is_sorted(pairs):
+    """The two-pass sort gives sorted()'s order (the dataclass's (topic, partition) order)."""
+    from kafka_rebalance.group.consumer_group_model import sorted_partitions
+    from kafka_rebalance.model import TopicPartition
+
+    tps = frozenset(TopicPartition(t, p) for t, p in pairs)
+    assert sorted_partitions(tps) == sorted(tps)

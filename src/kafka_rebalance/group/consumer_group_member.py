@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from operator import attrgetter
 
 from ..model import TopicPartition
 from .consumer_group_model import (
@@ -38,10 +37,9 @@ from .consumer_group_model import (
     ConsumerGroupHeartbeatResponse,
     replace,
     slot_init,
+    sorted_partitions,
 )
 from .errors import Errors
-
-_tp_key = attrgetter("topic", "partition")
 
 
 class ClientState(Enum):
@@ -119,7 +117,7 @@ def heartbeat_request(m: ConsumerMember) -> ConsumerGroupHeartbeatRequest:
         m.member_id,
         m.member_epoch,
         m.instance_id,
-        owned_partitions=tuple(sorted(m.owned, key=_tp_key)),
+        owned_partitions=tuple(sorted_partitions(m.owned)),
     )
 
 

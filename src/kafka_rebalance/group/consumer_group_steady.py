@@ -26,10 +26,25 @@ from .consumer_group_model import (
 )
 from .errors import Errors
 
-__all__ = ["steady_heartbeat"]
+__all__ = [
+    "NOT_STEADY",
+    "STEADY_ALIVE",
+    "STEADY_MOVED",
+    "STEADY_MOVED_CANCEL",
+    "steady_answer",
+    "steady_heartbeat",
+]
 
 _NOTHING: frozenset[TopicPartition] = frozenset()
 _set_field = object.__setattr__  # a frozen dataclass's field, on the group given up (in place)
+
+
+# what steady_answer did (the answer is group.answers[member_id]; the session deadline is now_ms
+# plus the configured session timeout)
+NOT_STEADY = -1  # neither kind: nothing changed, `_heartbeat` must run
+STEADY_ALIVE = 0  # a reconciled member's heartbeat: its session deadline moved
+STEADY_MOVED = 1  # a stable member moved to the new epoch with the target it has
+STEADY_MOVED_CANCEL = 2  # the same, and the member's rebalance timeout is cancelled
 
 
 def steady_heartbeat(
@@ -44,6 +59,40 @@ def steady_heartbeat(
     with it: every member, once per epoch). None when any step of `_heartbeat` could do more (a
     field sent, an epoch to check, a target to compute, partitions to move): that path then runs.
     The group, answer and effects are the ones `_heartbeat` gives (tests/test_consumer_group_fast.py)."""
+    done = steady_answer(group, req, now_ms, config)
+    if done < 0:
+        return None
+    member_id = req.member_id
+    response = group.answers[member_id]
+    deadline = ScheduleSessionTimeout(member_id, now_ms + config.session_timeout_ms)
+    if done == STEADY_ALIVE:
+        return group, response, [deadline]
+    effects: list[Effect] = [
+        MemberReconciled(
+            member_id,
+            response.member_epoch,
+            MemberState.STABLE,
+            group.members[member_id].assigned,
+            _NOTHING,
+        )
+    ]
+    if done == STEADY_MOVED_CANCEL:
+        effects.append(CancelRebalanceTimeout(member_id))
+    effects.append(deadline)
+    return group, response, effects
+
+
+def steady_answer(
+    group: ConsumerGroup,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
+    config: ConsumerGroupConfig,
+) -> int:
+    """`steady_heartbeat`'s work without building its effects (a driver that carries them out
+    itself, the simulator's coordinator, asks this: every heartbeat saves the effect objects it
+    would only unpack): which kind it was (STEADY_ALIVE, STEADY_MOVED, STEADY_MOVED_CANCEL; the
+    answer is `group.answers[req.member_id]`, the session deadline `now_ms` plus
+    `config.session_timeout_ms`) or NOT_STEADY, when nothing was changed."""
     if (
         req.member_epoch <= 0
         or req.rebalance_timeout_ms != -1
@@ -55,7 +104,7 @@ def steady_heartbeat(
         or group.metadata_refresh_needed
         or group.unreconciled is None
     ):
-        return None
+        return NOT_STEADY
     member_id = req.member_id
     members = group.members
     member = members.get(member_id)
@@ -66,13 +115,12 @@ def steady_heartbeat(
         or member.state is not MemberState.STABLE
         or group.group_epoch != epoch
     ):
-        return None
+        return NOT_STEADY
     instance_id, static_id = req.instance_id, member.instance_id
     if (instance_id is not None and instance_id != static_id) or (
         static_id is not None and group.static_members.get(static_id) != member_id
     ):
-        return None
-    deadline = now_ms + config.session_timeout_ms
+        return NOT_STEADY
     interval = config.heartbeat_interval_ms
     answers = group.answers
     response = answers.get(member_id)
@@ -82,26 +130,21 @@ def steady_heartbeat(
         or response.heartbeat_interval_ms != interval
     ):
         # (an answer is a value: the one given last time, if it says the same, is handed out again)
-        response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id, epoch, interval, None)
-        answers[member_id] = response  # type: ignore[index]
+        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
+            Errors.NONE, member_id, epoch, interval, None
+        )
     sessions = group.session_deadlines
     if member.member_epoch == epoch:
-        sessions[member_id] = deadline  # type: ignore[index]
-        return group, response, [ScheduleSessionTimeout(member_id, deadline)]
+        sessions[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
+        return STEADY_ALIVE
     # reconcile(): a stable member at an older epoch whose target is what it has
     assigned = member.assigned
     target = group.target_assignment.get(member_id, _NOTHING)
     if member.pending_revocation or not (target is assigned or target == assigned):
-        return None
-    assigned = target  # (equal: the target set itself, as consumer_group_reconcile hands on)
-    effects: list[Effect] = [
-        MemberReconciled(member_id, epoch, MemberState.STABLE, assigned, _NOTHING)
-    ]
-    if member.rebalance_deadline_ms is not None:
-        effects.append(CancelRebalanceTimeout(member_id))
-    effects.append(ScheduleSessionTimeout(member_id, deadline))
+        return NOT_STEADY
     # the member at the new epoch, built field by field (what replace() gives, without its
-    # generic field mapping: every member once per epoch)
+    # generic field mapping: every member once per epoch); its assignment is the target set
+    # itself (equal: as consumer_group_reconcile hands it on)
     members[member_id] = ConsumerGroupMember(  # type: ignore[index]
         member.member_id,
         epoch,
@@ -113,11 +156,11 @@ def steady_heartbeat(
         member.subscribed_topics,
         member.server_assignor,
         member.client_id,
-        assigned,
+        target,
         _NOTHING,
         None,
     )
-    sessions[member_id] = deadline  # type: ignore[index]
+    sessions[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
     # the group itself is updated in place too (the caller gave it up: its maps already are):
     # a group value per member per epoch was most of this path's cost
     # Its state was Reconciling (a member, the epochs equal, this member unreconciled) unless the
@@ -126,4 +169,4 @@ def steady_heartbeat(
     _set_field(group, "unreconciled", unreconciled - 1)
     if unreconciled == 1 and not group.deleted:
         _set_field(group, "state_timestamp_ms", now_ms)
-    return group, response, effects
+    return STEADY_MOVED if member.rebalance_deadline_ms is None else STEADY_MOVED_CANCEL

@@ -21,9 +21,13 @@ from ..model import (
     TopicMetadata,
     TopicPartition,
 )
-from .consumer_group_model import SERVER_ASSIGNORS, ConsumerGroupConfig, ConsumerGroupMember
+from .consumer_group_model import (
+    SERVER_ASSIGNORS,
+    ConsumerGroupConfig,
+    ConsumerGroupMember,
+    sorted_partitions,
+)
 
-_tp_key = attrgetter("topic", "partition")
 _subscribed = attrgetter("subscribed_topics")
 
 
@@ -75,10 +79,11 @@ def compute_target_assignment(
     empty: tuple[TopicPartition, ...] = ()
     subs: list[MemberSubscription] = []
     owned_of: list[tuple[TopicPartition, ...]] = []
+    kept: list[TargetOrder | None] = []  # per member: its order from `orders`, when reused whole
     topics_of: dict[tuple[str, ...], tuple[str, ...]] = {}  # a subscription -> its existing topics
     get_target = current_target.get
     get_hit = (orders if orders is not None else {}).get
-    add_sub, add_owned = subs.append, owned_of.append
+    add_sub, add_owned, add_kept = subs.append, owned_of.append, kept.append
     for m in members:
         mid = m.member_id
         cur = get_target(mid)
@@ -99,25 +104,28 @@ def compute_target_assignment(
                 ):
                     add_sub(sub)
                     add_owned(owned)
+                    add_kept(hit)
                     continue
             else:
-                owned = tuple(sorted(cur, key=_tp_key))
+                owned = tuple(sorted_partitions(cur))
         else:
             owned = empty
         add_sub(MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id))
         add_owned(owned)
+        add_kept(None)
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))
     out: dict[str, frozenset[TopicPartition]] = {}
     get_result = result.get
-    for sub, owned in zip(subs, owned_of):
+    for sub, owned, hit in zip(subs, owned_of, kept):
         mid = sub.member_id
         cur = get_target(mid)
         got = get_result(mid, empty)
         if cur is not None and len(got) == len(owned) and tuple(got) == owned:
             out[mid] = cur  # handed back as it was given: the same set
             if new_orders is not None:
-                new_orders[mid] = (cur, owned, sub)
+                # (the order reused whole is the same triple: kept, not built again)
+                new_orders[mid] = hit if hit is not None else (cur, owned, sub)
             continue
         target = frozenset(got)
         if cur is not None and target == cur:

@@ -27,7 +27,9 @@ from ..group.consumer_group_model import (
     MemberRemoved,
     ScheduleRebalanceTimeout,
     ScheduleSessionTimeout,
+    sorted_partitions,
 )
+from ..group.consumer_group_steady import STEADY_MOVED_CANCEL, steady_answer
 from ..group.errors import Errors
 from ..group.offset_messages import OffsetCommitRequest
 from ..group.offsets import validate_offset_commit
@@ -35,6 +37,8 @@ from ..model import TopicMetadata
 from .member import SimMember
 from .world import Simulation
 
+_NONE = Errors.NONE
+_STABLE = cgm.ClientState.STABLE
 _SERVER_ASSIGNOR = {"uniform": "uniform", "range": "range"}
 # member ids in the coordinator's texts: a Kafka Uuid string (22 URL-safe base64 characters) or the
 # state machine's own "<group>-member-<n>"; unknown tokens are left as they are
@@ -82,12 +86,21 @@ class ConsumerCoordinator:
         if self.group is None:
             w.reply(client, "cheartbeat", ConsumerGroupHeartbeatResponse(Errors.NOT_COORDINATOR))
             return
-        # cg.heartbeat(in_place=True) tries the steady answer first; asked here first, the
-        # commonest heartbeat (nearly all) costs no extra call and no effects loop
-        out = cg.steady_heartbeat(self.group, req, now, self.config)
-        if out is None:
-            out = cg.heartbeat(self.group, req, now, self.config, in_place=True)
-        self.group, resp, fx = out
+        # cg.heartbeat(in_place=True) tries the steady answer first; asked here first and
+        # without its effect objects, the commonest heartbeats (nearly all) cost no extra call,
+        # no effects and no effects loop: what _apply would do with them is done here
+        group, config = self.group, self.config
+        done = steady_answer(group, req, now, config)
+        if done >= 0:
+            mid = req.member_id  # known (its first answer went through the path below)
+            if done == STEADY_MOVED_CANCEL:
+                w.loop.cancel_timer((self.epoch, "rebalance", mid))
+            w.loop.set_timer(
+                (self.epoch, "session", mid), now + config.session_timeout_ms, self._on_timer
+            )
+            w.reply(client, "cheartbeat", group.answers[mid])
+            return
+        self.group, resp, fx = cg.heartbeat(group, req, now, config, in_place=True)
         if resp.member_id:
             self.by_member_id[resp.member_id] = name
         if len(fx) == 1 and type(fx[0]) is ScheduleSessionTimeout:
@@ -159,6 +172,14 @@ class ConsumerCoordinator:
         elif (known := group.members.get(member_id)) is not None and known.member_epoch == epoch:
             # a member committing at its own epoch (nearly every commit): what the validation
             # below answers for it (a consumer-protocol member, OffsetCommit v9+)
+            if not w.wants_events:  # (the commonest: written, answered if asked, nothing else)
+                committed = parts.committed
+                for p, off in offsets.items():
+                    committed[p] = off
+                self.offsets.update(offsets)
+                if answer:
+                    w.reply(client, "commit", (_NONE, None, answer))
+                return
             err = Errors.NONE
         else:
             # the validation is the group's (member and epoch), the same for every partition: the
@@ -313,9 +334,9 @@ class ConsumerSimMember(SimMember):
             return
         cm = self.cm
         if (
-            resp.error is Errors.NONE
+            resp.error is _NONE
             and resp.assignment is None
-            and cm.state is cgm.ClientState.STABLE
+            and cm.state is _STABLE
             and (resp.member_id == cm.member_id or not resp.member_id)
         ):
             # a stable member's heartbeat answered with nothing new but maybe an epoch (nearly all
@@ -442,8 +463,8 @@ class ConsumerSimMember(SimMember):
             rec = self.pending_rec
             self.pending_rec = None
             idx = w.parts.index
-            revoke = [idx[tp] for tp in sorted(rec.revoke) if tp in idx]
-            assign = [idx[tp] for tp in sorted(rec.assign) if tp in idx]
+            revoke = [idx[tp] for tp in sorted_partitions(rec.revoke) if tp in idx]
+            assign = [idx[tp] for tp in sorted_partitions(rec.assign) if tp in idx]
             if revoke:
                 offsets = {p: self.positions[p] for p in revoke if p in self.positions}
                 if (
@@ -514,7 +535,9 @@ class ConsumerSimMember(SimMember):
         rec = self.pending_rec
         if rec is not None and rec.revoke:
             idx, owned = w.parts.index, set(self.owned)
-            again = [idx[tp] for tp in sorted(rec.revoke) if tp in idx and idx[tp] in owned]
+            again = [
+                idx[tp] for tp in sorted_partitions(rec.revoke) if tp in idx and idx[tp] in owned
+            ]
             if again:
                 w.revoke(self, again, "reconciliation")
         self.pending_rec = None
