@@ -291,10 +291,10 @@ def general_kernel(spec: GroupSpec, cooperative: bool) -> Assignment | None:
     return None if lists is None else dict(zip(ids, lists))
 
 
-@lru_cache(maxsize=16)
 def _id_ranks(ids: tuple[str, ...]) -> list[int] | None:
     """Each member's place in (String.compareTo of the id) order; None when two ids compare
-    equal (repeated, or equal as UTF-16): the builder's TreeSet then decides."""
+    equal (repeated, or equal as UTF-16): the builder's TreeSet then decides. Computed on every
+    call: no member-keyed cache between calls (a rebalance after a join or leave misses it)."""
     keys = list(map(string_key, ids))
     if len(set(keys)) != len(keys):
         return None
@@ -304,10 +304,10 @@ def _id_ranks(ids: tuple[str, ...]) -> list[int] | None:
     return rank
 
 
-@lru_cache(maxsize=16)
 def _member_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
     """Member positions in consumerToOwnedPartitions order (a HashMap filled in the leader's
-    HashMap order) and each member's rank by id; None when ids repeat."""
+    HashMap order) and each member's rank by id; None when ids repeat. Computed on every call,
+    as _id_ranks."""
     if len(set(ids)) != len(ids):
         return None
     at = {mid: k for k, mid in enumerate(ids)}
