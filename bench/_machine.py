@@ -16,16 +16,17 @@ from typing import NamedTuple
 SETUP = Path(__file__).resolve().parents[1] / "setup.py"
 
 
-def compiled_sources() -> list[str]:
-    """setup.py's COMPILED list (src/kafka_rebalance/...py), read from its text: the one list of
-    what is compiled, so a module added there is reported here without a second edit."""
+def compiled_sources(name: str = "COMPILED") -> list[str]:
+    """setup.py's COMPILED list (mypyc, src/kafka_rebalance/...py) or, with name="CYTHON", its
+    Cython kernels (.pyx), read from its text: the one list of what is compiled, so a module added
+    there is reported here without a second edit."""
     tree = ast.parse(SETUP.read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "COMPILED" for t in node.targets
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return [str(v) for v in ast.literal_eval(node.value)]
-    raise LookupError(f"{SETUP}: no COMPILED list")
+    raise LookupError(f"{SETUP}: no {name} list")
 
 
 class User(NamedTuple):
@@ -64,6 +65,12 @@ def users() -> list[User]:
         User("range", kernels, lambda: range_mod.USE_COMPILED),
         User("roundrobin", kernels, lambda: roundrobin.USE_COMPILED),
         User("uniform", kernels, lambda: uniform.USE_COMPILED),
+        # the uniform assignor's Cython kernels (setup.py CYTHON), used together or not at all
+        User(
+            "uniform Cython",
+            ("assign/uniform_native.pyx", "assign/uniform_native_plan.pyx"),
+            lambda: uniform.NATIVE is not None,
+        ),
         User(
             "sticky", ("assign/kernels_sticky.py", "assign/kernels.py"), lambda: sticky.USE_COMPILED
         ),
@@ -99,14 +106,14 @@ def users() -> list[User]:
 
 
 def kernels() -> str:
-    """'kernels: compiled (mypyc)' when every user runs compiled builds, 'pure Python' when none
+    """'kernels: compiled (mypyc, Cython)' when every user runs compiled builds, 'pure Python' when none
     does, else each user's state ('range pure, ..., classic group compiled')."""
     try:
         states = [(user.label, user.switch()) for user in users()]
     except ImportError:
         return "kernels: unknown (kafka_rebalance not importable)"
     if all(c for _, c in states):
-        return "kernels: compiled (mypyc)"
+        return "kernels: compiled (mypyc, Cython)"
     if not any(c for _, c in states):
         return "kernels: pure Python (no fresh compiled build)"
     return "kernels: " + ", ".join(f"{label} {'compiled' if c else 'pure'}" for label, c in states)

@@ -34,7 +34,11 @@ def test_every_compiled_module_has_a_user() -> None:
     """Each COMPILED module is run by at least one reported user, and each user's modules are
     compiled ones: a module added to setup.py without a user here fails."""
     used = {source for user in MACHINE.users() for source in user.sources}
-    assert used == {s.removeprefix(PREFIX) for s in SETUP.COMPILED}
+    assert used == {s.removeprefix(PREFIX) for s in SETUP.COMPILED + SETUP.CYTHON}
+
+
+def test_the_cython_list_is_setup_pys() -> None:
+    assert MACHINE.compiled_sources("CYTHON") == SETUP.CYTHON
 
 
 def test_each_user_is_reported_by_the_switch_it_reads() -> None:
@@ -44,6 +48,7 @@ def test_each_user_is_reported_by_the_switch_it_reads() -> None:
         "range": range_mod.USE_COMPILED,
         "roundrobin": roundrobin.USE_COMPILED,
         "uniform": uniform.USE_COMPILED,
+        "uniform Cython": uniform.NATIVE is not None,
         "sticky": sticky.USE_COMPILED,
         "sticky general": sticky.USE_COMPILED and sticky.GENERAL_COMPILED,
         "sticky general kernel": sticky.USE_COMPILED and sticky.GENERAL_KERNEL,
@@ -70,7 +75,7 @@ def test_the_machine_line_says_how_the_kernels_ran() -> None:
     states = [user.switch() for user in MACHINE.users()]
     line = MACHINE.machine()
     if all(states):
-        assert line.endswith("; kernels: compiled (mypyc)")
+        assert line.endswith("; kernels: compiled (mypyc, Cython)")
     elif not any(states):
         assert line.endswith("; kernels: pure Python (no fresh compiled build)")
     else:
