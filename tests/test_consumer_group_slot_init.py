@@ -95,3 +95,19 @@ def test_values_stay_values():
     assert g.members == {} and g.members is not model.ConsumerGroup("g").members
     assert pickle.loads(pickle.dumps(g)) == g
     assert repr(cgm.ConsumerMember("g", ("t",))).startswith("ConsumerMember(group_id='g'")
+
+
+def test_a_post_init_is_refused() -> None:
+    """The generated __init__ does not call __post_init__: a class with one is refused, not built
+    without its check (review 4 F9)."""
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        n: int
+
+        def __post_init__(self) -> None:
+            if self.n < 0:
+                raise ValueError("n < 0")
+
+    with pytest.raises(TypeError, match="Checked: slot_init does not run __post_init__"):
+        model.slot_init(Checked)

@@ -67,6 +67,8 @@ def slot_init(cls: _C) -> _C:
     setter (bound once) instead of `object.__setattr__`: the same parameters, defaults and
     default factories, the same values, about half the cost (a heartbeat builds several of these
     values). Everything else stays the dataclass's (eq, hash, repr, frozen, replace, pickling)."""
+    if hasattr(cls, "__post_init__"):  # the generated __init__ would not call it
+        raise TypeError(f"{cls.__name__}: slot_init does not run __post_init__")
     params, body, ns = [], [], {"_NOT_GIVEN": _NOT_GIVEN}
     for i, f in enumerate(fields(cls)):
         slot = cls.__dict__[f.name]

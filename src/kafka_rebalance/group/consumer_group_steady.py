@@ -82,6 +82,22 @@ def steady_heartbeat(
     return group, response, effects
 
 
+def _answer(group: ConsumerGroup, member_id: str, epoch: int, interval: int) -> None:
+    """Put the plain answer at `epoch` in `group.answers` unless the one there says the same (an
+    answer is a value: the one given last time is handed out again). Written only on a steady
+    path, so NOT_STEADY leaves the group untouched."""
+    answers = group.answers
+    response = answers.get(member_id)
+    if (
+        response is None
+        or response.member_epoch != epoch
+        or response.heartbeat_interval_ms != interval
+    ):
+        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
+            Errors.NONE, member_id, epoch, interval, None
+        )
+
+
 def steady_answer(
     group: ConsumerGroup,
     req: ConsumerGroupHeartbeatRequest,
@@ -121,20 +137,9 @@ def steady_answer(
         static_id is not None and group.static_members.get(static_id) != member_id
     ):
         return NOT_STEADY
-    interval = config.heartbeat_interval_ms
-    answers = group.answers
-    response = answers.get(member_id)
-    if (
-        response is None
-        or response.member_epoch != epoch
-        or response.heartbeat_interval_ms != interval
-    ):
-        # (an answer is a value: the one given last time, if it says the same, is handed out again)
-        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
-            Errors.NONE, member_id, epoch, interval, None
-        )
     sessions = group.session_deadlines
     if member.member_epoch == epoch:
+        _answer(group, member_id, epoch, config.heartbeat_interval_ms)
         sessions[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
         return STEADY_ALIVE
     # reconcile(): a stable member at an older epoch whose target is what it has
@@ -142,6 +147,7 @@ def steady_answer(
     target = group.target_assignment.get(member_id, _NOTHING)
     if member.pending_revocation or not (target is assigned or target == assigned):
         return NOT_STEADY
+    _answer(group, member_id, epoch, config.heartbeat_interval_ms)
     # the member at the new epoch, built field by field (what replace() gives, without its
     # generic field mapping: every member once per epoch); its assignment is the target set
     # itself (equal: as consumer_group_reconcile hands it on)
