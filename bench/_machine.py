@@ -65,11 +65,17 @@ def users() -> list[User]:
         User("range", kernels, lambda: range_mod.USE_COMPILED),
         User("roundrobin", kernels, lambda: roundrobin.USE_COMPILED),
         User("uniform", kernels, lambda: uniform.USE_COMPILED),
-        # the uniform assignor's Cython kernels (setup.py CYTHON), used together or not at all
+        # the Cython kernels (setup.py CYTHON), used on the compiled path only: range without
+        # racks and server-range (their rank-order loop); uniform (both or neither)
+        User(
+            "range Cython",
+            ("assign/range_native.pyx",),
+            lambda: range_mod.USE_COMPILED and range_mod.NATIVE is not None,
+        ),
         User(
             "uniform Cython",
             ("assign/uniform_native.pyx", "assign/uniform_native_plan.pyx"),
-            lambda: uniform.NATIVE is not None,
+            lambda: uniform.USE_COMPILED and uniform.NATIVE is not None,
         ),
         User(
             "sticky", ("assign/kernels_sticky.py", "assign/kernels.py"), lambda: sticky.USE_COMPILED

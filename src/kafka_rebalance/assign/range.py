@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import native
 from ..model import Assignment, GroupSpec, MemberSubscription, TopicPartition
 from . import kernels
 from .javacompat import string_key
@@ -40,6 +41,10 @@ __all__ = [
 # The compiled loop (assign/kernels.py built by mypyc) when the install built it; tests set this
 # to compare both paths, whose numpy / plain-loop side is the reference.
 USE_COMPILED = kernels.is_compiled()
+# The Cython build of `kernels.ranges_in_rank_order` (assign/range_native.pyx) when the install
+# built it and its stamp is fresh, else None; used on the compiled path before its twin, which
+# takes what it declines (NotImplemented). Tests swap it.
+NATIVE = native.cython_build(__package__ or "", "range_native")
 
 _MEMBER_ID = attrgetter("member_id")
 _INSTANCE_ID = attrgetter("instance_id")
@@ -188,7 +193,7 @@ def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Ass
     members = spec.members
     if USE_COMPILED:  # the members' fields read directly, once (attrgetter is ~40 ns a read)
         ids, topics_of, instance_ids = kernels.member_columns(members)
-        return kernels.ranges_in_rank_order(
+        args = (
             ids,
             topics_of,
             list(_member_info_indices(tuple(ids), tuple(instance_ids))),
@@ -196,6 +201,11 @@ def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Ass
             with_empty_topics,
             topic_objects,
         )
+        if NATIVE is not None:
+            done = NATIVE.ranges_in_rank_order(*args)
+            if done is not NotImplemented:
+                return done
+        return kernels.ranges_in_rank_order(*args)
     groups = _distinct_subscriptions(members)
     meta = spec.topics
     topics = [
