@@ -186,7 +186,11 @@ def test_a_settled_members_repeated_heartbeat_gets_the_same_answer_object():
     other = ConsumerGroupConfig(session_timeout_ms=45_000, heartbeat_interval_ms=3_000)
     group, third, _ = cg.heartbeat(group, req, 3_000, other, in_place=True)
     assert third is not first and third.heartbeat_interval_ms == 3_000
-    assert third == cg.heartbeat(group, req, 4_000, other)[1]  # the copying path's answer
+    copied, copied_answer, _ = cg.heartbeat(group, req, 4_000, other)  # the copying path
+    assert copied_answer == third
+    # the copy does not share the given value's cache (a later in-place heartbeat on the copy
+    # must not write into the given value's)
+    assert copied is not group and copied.answers == {} and group.answers["m1"] is third
     assert group.answers["m1"] is third
     group, _, _ = cg.heartbeat(group, leave_request(c), 5_000, other, in_place=True)
     assert "m1" not in group.answers

@@ -44,6 +44,8 @@ NAMES = (
     "rolling-sticky",
     "rolling-cooperative-sticky-40",
     "rolling-consumer-uniform-40",
+    "rolling-consumer-static-12",  # KIP-848 static members (review 4 F7)
+    "example-coordinator-failover-consumer-seed1",  # KIP-848 coordinator failover
     "rolling-static-range",  # static membership: replaced static members, no rebalance
     "example-coordinator-failover-seed1",  # mark_dead, then load from the snapshot
     "day-eager-seed7",  # a crash, a restart and a coordinator failover in a 20-minute day

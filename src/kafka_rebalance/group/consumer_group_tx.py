@@ -192,6 +192,8 @@ class _Tx:
             old_state = self._old_state
         else:
             old_state = g.state
+            # a copy starts with no cached answers: the given value keeps its own (review 4 F5)
+            changes = {**changes, "answers": {}}
         new = replace(
             g,
             members=self.members,
