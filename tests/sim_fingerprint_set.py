@@ -63,6 +63,41 @@ def day(minutes: int = 20) -> dict:
     }
 
 
+def measured_env(protocol: str, assignor: str, static: bool) -> dict:
+    """A small group under the measured-environment settings (network latency samples, member
+    start-up and close delays, log append times: docs/formats.md) with a join, a leave, a crash and
+    a rolling restart: the draws of world_core's `_arrival`, `draw` and `send_leave` (review 4 F7)."""
+    doc: dict = {
+        "name": f"measured-env-{protocol}",
+        "seed": 5,
+        "duration_ms": 120_000,
+        "group": {"group_initial_rebalance_delay_ms": 0, "static_membership": static},
+        "topics": [
+            {"name": "t", "partitions": 24, "produce_rate": 200},
+            {"name": "u", "partitions": 7, "produce_rate": 50},
+        ],
+        "members": {"count": 6},
+        "network": {"latency_samples_ms": [1, 2, 2, 3, 7, 15], "jitter_ms": 3},
+        "simulation": {
+            "member_startup_ms": [100, 250, 900],
+            "member_close_ms": [0, 50, 400],
+            "log_append_ms": [1, 3],
+        },
+        "events": [
+            {"at_ms": 20_000, "kind": "join", "member": "m6"},
+            {"at_ms": 40_000, "kind": "leave", "member": "m0"},
+            {"at_ms": 60_000, "kind": "crash", "member": "m2"},
+            {"at_ms": 80_000, "kind": "rolling_restart", "every_ms": 5_000},
+        ],
+    }
+    if protocol == "consumer":
+        doc["protocol"] = "consumer"
+        doc["group"].pop("static_membership")
+    else:
+        doc["group"]["assignors"] = [assignor]
+    return doc
+
+
 def scenarios() -> Iterator[tuple[str, dict]]:
     """(name, scenario document) for every member of the set."""
     import yaml
@@ -109,6 +144,12 @@ def scenarios() -> Iterator[tuple[str, dict]]:
         cs["protocol"] = "consumer"
         cs["group"].pop("assignors")
         yield f"rolling-consumer-static-{size}", cs
+    for name, protocol, assignor, static in (
+        ("measured-env-cooperative-sticky", "classic", "cooperative-sticky", False),
+        ("measured-env-static-range", "classic", "range", True),
+        ("measured-env-consumer-uniform", "consumer", "", False),
+    ):
+        yield name, measured_env(protocol, assignor, static)
     yield "day-cooperative", day()
     d = day()
     d["group"]["assignors"] = ["range"]

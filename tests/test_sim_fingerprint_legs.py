@@ -48,6 +48,8 @@ NAMES = (
     "example-coordinator-failover-consumer-seed1",  # KIP-848 coordinator failover
     "rolling-static-range",  # static membership: replaced static members, no rebalance
     "example-coordinator-failover-seed1",  # mark_dead, then load from the snapshot
+    "measured-env-cooperative-sticky",  # latency samples, start-up/close/append delays (F7)
+    "measured-env-consumer-uniform",
     "day-eager-seed7",  # a crash, a restart and a coordinator failover in a 20-minute day
 )
 REFERENCE: dict[str, str] = json.loads(FINGERPRINTS.read_text())
