@@ -11,6 +11,8 @@ epochs. Anything else returns None and goes through consumer_group._heartbeat.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from ..model import TopicPartition
 from .consumer_group_model import (
     CancelRebalanceTimeout,
@@ -28,6 +30,7 @@ from .errors import Errors
 
 __all__ = [
     "NOT_STEADY",
+    "SteadyAnswer",
     "STEADY_ALIVE",
     "STEADY_MOVED",
     "STEADY_MOVED_CANCEL",
@@ -39,12 +42,20 @@ _NOTHING: frozenset[TopicPartition] = frozenset()
 _set_field = object.__setattr__  # a frozen dataclass's field, on the group given up (in place)
 
 
-# what steady_answer did (the answer is group.answers[member_id]; the session deadline is now_ms
-# plus the configured session timeout)
-NOT_STEADY = -1  # neither kind: nothing changed, `_heartbeat` must run
-STEADY_ALIVE = 0  # a reconciled member's heartbeat: its session deadline moved
-STEADY_MOVED = 1  # a stable member moved to the new epoch with the target it has
-STEADY_MOVED_CANCEL = 2  # the same, and the member's rebalance timeout is cancelled
+class SteadyAnswer(IntEnum):
+    """What steady_answer did (the answer is group.answers[member_id]; the session deadline is
+    now_ms plus the configured session timeout). Negative: not a steady heartbeat."""
+
+    NOT_STEADY = -1  # neither kind: nothing changed, `_heartbeat` must run
+    ALIVE = 0  # a reconciled member's heartbeat: its session deadline moved
+    MOVED = 1  # a stable member moved to the new epoch with the target it has
+    MOVED_CANCEL = 2  # the same, and the member's rebalance timeout is cancelled
+
+
+NOT_STEADY = SteadyAnswer.NOT_STEADY
+STEADY_ALIVE = SteadyAnswer.ALIVE
+STEADY_MOVED = SteadyAnswer.MOVED
+STEADY_MOVED_CANCEL = SteadyAnswer.MOVED_CANCEL
 
 
 def steady_heartbeat(
@@ -103,7 +114,7 @@ def steady_answer(
     req: ConsumerGroupHeartbeatRequest,
     now_ms: int,
     config: ConsumerGroupConfig,
-) -> int:
+) -> SteadyAnswer:
     """`steady_heartbeat`'s work without building its effects (a driver that carries them out
     itself, the simulator's coordinator, asks this: every heartbeat saves the effect objects it
     would only unpack): which kind it was (STEADY_ALIVE, STEADY_MOVED, STEADY_MOVED_CANCEL; the
