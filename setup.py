@@ -43,6 +43,7 @@ COMPILED = [
     "src/kafka_rebalance/sim/member.py",
     "src/kafka_rebalance/sim/world_core.py",
     "src/kafka_rebalance/sim/world.py",
+    "src/kafka_rebalance/sim/consumer_world.py",
 ]
 # Cython kernels (optional, as the mypyc ones): `.pyx` sources, generated C under build/cython
 CYTHON = [

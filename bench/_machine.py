@@ -104,7 +104,14 @@ def users() -> list[User]:
             "sim coordinator",
             tuple(
                 f"sim/{name}.py"
-                for name in ("coordinator", "world_core", "member_rebalance", "member", "world")
+                for name in (
+                    "coordinator",
+                    "world_core",
+                    "member_rebalance",
+                    "member",
+                    "world",
+                    "consumer_world",
+                )
             ),
             lambda: sim.COORDINATOR_COMPILED,
         ),

@@ -71,8 +71,11 @@ def counting_engine(counts: collections.Counter, sims: list) -> Any:
                 client, kind, resp = args
                 error = getattr(resp, "error", None)
                 label = f"{name} {kind} {getattr(error, 'name', '')}".rstrip()
-                if kind == "cheartbeat" and sims:
-                    member = next((m for m in sims[0].members.values() if m.client == client), None)
+                # the world is the bound method's own (a compiled world's subclass does not
+                # call a patched __init__); else the one remembered at its construction
+                sim = getattr(fn, "__self__", None) or (sims[0] if sims else None)
+                if kind == "cheartbeat" and sim is not None:
+                    member = next((m for m in sim.members.values() if m.client == client), None)
                     epoch = getattr(getattr(member, "cm", None), "member_epoch", None)
                     steady = resp.assignment is None and resp.member_epoch == epoch
                     return label + (" (changes nothing)" if steady else " (changes)")

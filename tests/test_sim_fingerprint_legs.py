@@ -31,6 +31,7 @@ from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.group import classic_group
 from kafka_rebalance.sim import (
     compiled,
+    consumer_world,
     coordinator,
     member,
     member_rebalance,
@@ -124,7 +125,7 @@ def test_each_leg_gives_the_reference_fingerprint(
         assert coordinator.ClassicGroup is classic_group.ClassicGroup
         assert world.ClassicCoordinator is coordinator.ClassicCoordinator
         assert native.is_fresh_build(classic_group.__file__)
-        for module in (coordinator, world_core, member_rebalance, member, world):
+        for module in (coordinator, world_core, member_rebalance, member, world, consumer_world):
             assert native.is_fresh_build(module.__file__), module.__name__
         assert world_core.KERNELS is compiled.KERNELS
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
@@ -147,6 +148,9 @@ def test_the_pure_leg_runs_the_classic_group_and_coordinator_from_source() -> No
     assert inspect.isfunction(PURE_MEMBER.SimMember._poll)
     assert inspect.isfunction(PURE_MEMBER.SimMember._prepare_join)  # member_rebalance's
     assert PURE_SIM["consumer_world"].ConsumerSimulation.__mro__[1] is PURE_WORLD.Simulation
+    assert inspect.isfunction(PURE_SIM["consumer_world"].ConsumerCoordinator.receive)
+    assert inspect.isfunction(PURE_SIM["consumer_world"].ConsumerSimMember._send_heartbeat)
+    assert PURE_SIM["consumer_world"].ConsumerSimMember is not consumer_world.ConsumerSimMember
     assert PURE_WORLD.Simulation.__mro__[1] is PURE_CORE.WorldCore
     assert inspect.isfunction(PURE_CORE.WorldCore.send)
     assert PURE_WORLD.Simulation is not world.Simulation

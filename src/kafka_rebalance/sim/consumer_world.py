@@ -35,7 +35,9 @@ from ..group.offset_messages import OffsetCommitRequest
 from ..group.offsets import validate_offset_commit
 from ..model import TopicMetadata
 from .member import SimMember
+from .scenario import Scenario
 from .world import Simulation
+from .world_core import EventSink
 
 _NONE = Errors.NONE
 _STABLE = cgm.ClientState.STABLE
@@ -554,7 +556,7 @@ class ConsumerSimMember(SimMember):
 class ConsumerSimulation(Simulation):
     member_class = ConsumerSimMember
 
-    def __init__(self, sc, sink=None) -> None:
+    def __init__(self, sc: Scenario, sink: EventSink | None = None) -> None:
         super().__init__(sc, sink)
         self.members = {m.name: ConsumerSimMember(self, m.name, m.rack) for m in sc.members}
         self.coord = self.consumer_coord = ConsumerCoordinator(self)
