@@ -37,6 +37,7 @@ from kafka_rebalance.model import (
     TopicPartition,
     parse_group_scenario,
 )
+from kafka_rebalance.ops.assign import assign_partitions
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 PYX = Path(uniform_mod.__file__).with_name("uniform_native.pyx")
@@ -93,7 +94,17 @@ def _run(spec: GroupSpec, kind: str, counted: Counted | None = None):
             result = uniform_mod.UniformAssignor().assign(spec)
         except AssignorFailure as e:
             return ("failure", type(e).__name__, str(e))
-    return [(m, [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()]
+    return [
+        (m, _kind(spec, tps), [(tp.topic, tp.partition) for tp in tps]) for m, tps in result.items()
+    ]
+
+
+def _kind(spec: GroupSpec, value: Any) -> str:
+    """ "shared": the value is a member's own `owned` tuple (uniform.py: an unchanged member's);
+    "list": a list; anything else by its type's name (no leg may give one)."""
+    if type(value) is tuple and any(value is m.owned for m in spec.members):
+        return "shared"
+    return "list" if type(value) is list else type(value).__name__
 
 
 def _same_on_every_leg(spec: GroupSpec, counted: Counted | None) -> Any:
@@ -236,7 +247,7 @@ def test_odd_shapes_decline_to_the_twin() -> None:
     plain = GroupSpec(meta, (MemberSubscription("a", ("t0",), (TopicPartition("t0", 1),), 1),))
     counted = Counted(INSTALLED)
     assert _same_on_every_leg(plain, counted) == [
-        ("a", [("t0", 1), ("t0", 0), ("t0", 2), ("t0", 3)])
+        ("a", "list", [("t0", 1), ("t0", 0), ("t0", 2), ("t0", 3)])
     ]
     assert counted.taken == 1
 
@@ -262,6 +273,39 @@ def test_members_over_quota_follow_javas_order() -> None:
             assert counted.taken == 1
     if INSTALLED is None:
         no_compiled_leg("assign/uniform_native*.pyx are not built")
+
+
+def test_an_unchanged_member_shares_its_owned_tuple() -> None:
+    """A member that keeps all it owns and is dealt nothing gets its `owned` tuple itself (as
+    Kafka's builder shares the member's assignment map), on every leg; a member kept whole but
+    dealt more, one that loses a partition, one owning nothing: new lists. The public path
+    (assign_partitions, through run_rounds) still gives lists."""
+    meta = {"a": TopicMetadata("a", 4), "b": TopicMetadata("b", 4)}  # quota 2 each
+    topics = ("a", "b")
+    tp = TopicPartition
+    members = (
+        MemberSubscription("steady", topics, (tp("a", 0), tp("b", 0)), 1),
+        MemberSubscription("dealt", topics, (tp("a", 1),), 1),
+        MemberSubscription("over", topics, (tp("a", 2), tp("a", 3), tp("b", 1)), 1),
+        MemberSubscription("fresh", topics, (), 1),
+    )
+    spec = GroupSpec(meta, members)
+    counted = Counted(INSTALLED) if INSTALLED is not None else None
+    legs = ["reference", "twin"] + (["native"] if counted is not None else [])
+    for kind in legs:
+        with _leg(kind, counted):
+            result = uniform_mod.UniformAssignor().assign(spec)
+        assert result["steady"] is members[0].owned, kind
+        for mid in ("dealt", "over", "fresh"):
+            assert type(result[mid]) is list, (kind, mid)
+        assert result["dealt"][0] == tp("a", 1)
+    assert _same_on_every_leg(spec, counted)[0][1] == "shared"
+    public = assign_partitions(spec, "uniform", rounds=2)
+    for r in public.rounds:
+        assert all(type(v) is list for v in r.assignment.values())
+    if counted is None:
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
+    assert counted.taken == 2  # the loop's native leg and _same_on_every_leg's
 
 
 def test_a_failed_cython_compile_leaves_the_other_builds(

@@ -54,7 +54,7 @@ def uniform_homogeneous(
     counts: list[int],
     objects: list[Any],
     slow_member: SlowMember,
-) -> tuple[list[list[Any]], bool] | None:
+) -> tuple[list[Any], bool] | None:
     """`UniformHomogeneousAssignmentBuilder`; members are taken as `members[order[i]]`, i = 0, 1, ...
     None when the group is not homogeneous (some member names another set of topics than the first).
 
@@ -65,7 +65,9 @@ def uniform_homogeneous(
     `slow_member(owned, quota)` -> (kept, revoked, quota left), which follows Java's hash
     iteration order. Then the partitions nobody holds (topics in order) and the revoked ones are
     dealt to members in order up to their quotas. Returns every member's partitions and False
-    when some were left unassigned."""
+    when some were left unassigned. A member whose owned tuple (exactly a tuple) is kept whole
+    and that is dealt nothing gets that tuple itself (shared, as Kafka's builder shares an
+    unchanged member's assignment: uniform.py says why); every other member a new list."""
     group: tuple[Any, ...] = members if isinstance(members, tuple) else tuple(members)
     at: list[int] = order if isinstance(order, list) else list(order)
     n = len(group)
@@ -89,7 +91,7 @@ def uniform_homogeneous(
     owner: list[object] = [None] * total
     taken = 0  # partitions somebody holds
     touched: list[bool] = [False] * n_topics  # topics with an entry of some member
-    targets: list[list[Any]] = []
+    targets: list[Any] = []
     remaining: list[int] = []
     revoked: list[Any] = []
     # members holding nothing share this placeholder until the deal gives them their slice
@@ -167,7 +169,12 @@ def uniform_homogeneous(
             revoked.extend(gone)
             remaining.append(left)
         else:
-            targets.append(list(entries) if kept is None else kept)
+            if kept is not None:
+                targets.append(kept)
+            elif type(owned) is tuple:
+                targets.append(owned)  # kept whole: shared (a new list if the deal adds to it)
+            else:
+                targets.append(list(entries))
             remaining.append(quota - held)
     queue: list[Any] = []
     for j in range(n_topics if taken < total else 0):  # some partition nobody holds
@@ -195,6 +202,8 @@ def uniform_homogeneous(
         target = targets[i]
         if target is nothing:
             targets[i] = queue[pos:end]
+        elif type(target) is tuple:
+            targets[i] = list(target) + queue[pos:end]
         elif end - pos == 1:
             target.append(queue[pos])
         else:
@@ -234,11 +243,10 @@ def member_columns(members: Any) -> tuple[list[Any], list[Any], list[Any]]:
     return ids, topics, instances
 
 
-def in_spec_order(
-    ids: list[str], position: list[int], targets: list[list[Any]]
-) -> dict[str, list[Any]]:
-    """`{ids[k]: targets[position[k]]}`: results listed in the spec's member order."""
-    out: dict[str, list[Any]] = {}
+def in_spec_order(ids: list[str], position: list[int], targets: list[Any]) -> dict[str, Any]:
+    """`{ids[k]: targets[position[k]]}`: results listed in the spec's member order (a list each,
+    or a shared owned tuple: uniform_homogeneous)."""
+    out: dict[str, Any] = {}
     for k in range(len(ids)):
         out[ids[k]] = targets[position[k]]
     return out

@@ -17,6 +17,14 @@ def next_round_spec(spec: GroupSpec, result: Assignment) -> GroupSpec:
     return GroupSpec(spec.topics, members)
 
 
+def as_lists(result: Assignment) -> Assignment:
+    """`result` with every value a list: the uniform assignor shares an unchanged member's owned
+    tuple (assign/uniform.py), the public results (AssignResult) promise lists."""
+    if all(type(v) is list for v in result.values()):
+        return result
+    return {m: v if type(v) is list else list(v) for m, v in result.items()}
+
+
 def run_rounds(
     assignor: Assignor, spec: GroupSpec, rounds: int
 ) -> list[tuple[GroupSpec, Assignment]]:
@@ -24,7 +32,7 @@ def run_rounds(
     out: list[tuple[GroupSpec, Assignment]] = []
     current = spec
     for _ in range(rounds):
-        result = assignor.assign(current)
+        result = as_lists(assignor.assign(current))
         out.append((current, result))
         current = next_round_spec(current, result)
     return out

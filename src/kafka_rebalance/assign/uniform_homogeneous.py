@@ -11,6 +11,7 @@ group-coordinator/.../assignor/UniformHomogeneousAssignmentBuilder.java.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -46,7 +47,7 @@ def _subscribed_topic_order(names: tuple[str, ...], known: frozenset[str]) -> tu
     return tuple(JavaHashSet.copy_of(ids, size=len(name_set), hasher=topic_id_hash).to_list())
 
 
-def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
+def build_homogeneous(group: UniformGroup) -> dict[str, Sequence[TopicPartition]]:
     members = group.member_ids
     n = len(members)
     topics = subscribed_topic_order(group.subscribed_names[0], group.topic_index)
@@ -136,4 +137,12 @@ def build_homogeneous(group: UniformGroup) -> dict[str, list[TopicPartition]]:
         )
     if (int(ends[-1]) if n else 0) < n_all:
         raise PartitionAssignorException("Partitions were left unassigned")
-    return dict(zip(members, target))
+    # a member that keeps its owned tuple whole and is dealt nothing gets that tuple itself
+    # (shared, as Kafka's builder shares an unchanged member's assignment; uniform.py says why)
+    result: dict[str, Sequence[TopicPartition]] = dict(zip(members, target))
+    whole = ~slow & (kept_count_arr == owned_lens) & (owned_lens > 0) & (ends == starts)
+    for i in np.flatnonzero(whole).tolist():
+        mine = group.owned[i]
+        if type(mine) is tuple and result[members[i]] is target[i]:  # (ids repeat: the last)
+            result[members[i]] = mine
+    return result

@@ -27,6 +27,7 @@ cdef extern from "Python.h":
     int PyList_CheckExact(PyObject *o)
     PyObject *PyList_GET_ITEM(PyObject *o, Py_ssize_t i)
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
+    PyObject **PySequence_Fast_ITEMS(object o)
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
     PyTypeObject *Py_TYPE(PyObject *o)
     Py_ssize_t PyUnicode_GET_LENGTH(PyObject *o)
@@ -309,20 +310,24 @@ cdef inline void _prefetch(PyObject *m, int what) noexcept:
                     __builtin_prefetch(_slot(tp, TP_TOPIC))
 
 
+cdef list _list_of(PyObject **a, Py_ssize_t n_a, PyObject **b, Py_ssize_t n_b):
+    """A new list of `a`'s n_a items, then `b`'s n_b (new references)."""
+    cdef list out = PyList_New(n_a + n_b)
+    cdef Py_ssize_t e
+    for e in range(n_a + n_b):
+        item = <object>(a[e] if e < n_a else b[e - n_a])
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, e, item)
+    return out
+
+
 cdef object _build(
     tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, Py_ssize_t *count_of,
     Py_ssize_t *base_of, list objects, Py_ssize_t n_topics, Py_ssize_t total, dict index,
     TopicTable *table, int *owner, Py_ssize_t *remaining, slow_member,
 ):
-    cdef PyObject *m
-    cdef PyObject *sub
-    cdef PyObject *first = NULL
-    cdef PyObject *owned
-    cdef PyObject *tp
-    cdef PyObject *tv
-    cdef PyObject *pv
-    cdef PyObject *last_topic = NULL
-    cdef PyObject *item
+    cdef PyObject *m, *sub, *owned, *tp, *tv, *pv, *item
+    cdef PyObject *first = NULL, *last_topic = NULL
     cdef Py_ssize_t i, e, k, j, c_j, b_j, f, p, held, quota, n_entries, pos, end, n_all, q
     cdef Py_ssize_t min_quota = total // n
     cdef Py_ssize_t extra = total - min_quota * n
@@ -432,11 +437,14 @@ cdef object _build(
                 targets.append(kept2)
                 revoked.extend(gone)
                 remaining[i] = left
-            else:  # its kept entries (all of them when nothing was left out: gap False)
+            elif not gap:  # it keeps its owned tuple whole: shared (read-only; see uniform.py)
+                targets.append(<object>owned)
+                remaining[i] = quota - held
+            else:  # its kept entries
                 result = PyList_New(held)
                 k = 0
                 for e in range(n_entries):
-                    if not gap or keep[e]:
+                    if keep[e]:
                         item = PyTuple_GET_ITEM(owned, e)
                         Py_INCREF(<object>item)
                         PyList_SET_ITEM(result, k, <object>item)
@@ -478,12 +486,10 @@ cdef object _build(
                 end = n_all
             target = targets[i]
             if target is None:
-                result = PyList_New(end - pos)
-                for e in range(pos, end):
-                    item = queue[e]
-                    Py_INCREF(<object>item)
-                    PyList_SET_ITEM(result, e - pos, <object>item)
-                targets[i] = result
+                targets[i] = _list_of(NULL, 0, queue + pos, end - pos)
+            elif PyTuple_CheckExact(<PyObject *>target):  # a shared owned tuple: copied, then extended
+                k = PyTuple_GET_SIZE(<PyObject *>target)
+                targets[i] = _list_of(PySequence_Fast_ITEMS(target), k, queue + pos, end - pos)
             else:
                 for e in range(pos, end):
                     target.append(<object>queue[e])
@@ -495,7 +501,6 @@ cdef object _build(
     finally:
         free(keep)
         free(queue)
-
 
 
 def keep_unshared(members, list order, dict index, list counts, list base, list subscribed,
@@ -515,15 +520,10 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
     cdef TopicTable table
     table.keys, table.hashes, table.values, table.used = NULL, NULL, NULL, 0
     cdef Py_ssize_t i, e, k, j = -1, c_j = 0, b_j = 0, p, f, size, count
-    cdef bint ok_j = False
+    cdef bint ok_j = False, same
     cdef int overflow
-    cdef PyObject *m
-    cdef PyObject *owned
-    cdef PyObject *tp
-    cdef PyObject *tv
-    cdef PyObject *pv
-    cdef PyObject *last = NULL
-    cdef Py_hash_t hv
+    cdef PyObject *m, *owned, *tp, *tv, *pv, *last = NULL
+    cdef Py_hash_t hv, last_hash = -1
     cdef list kept
     cdef list out = []
     try:
@@ -555,17 +555,17 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
                 if tv == NULL or pv == NULL:
                     return NotImplemented
                 if tv != last:
-                    last = tv
                     if not PyUnicode_CheckExact(tv) or PyUnicode_READY(tv) < 0:
                         return NotImplemented
-                    hv = PyObject_Hash(<object>tv)
-                    j = _topic_index(tv, hv, index, &table)
-                    if j >= 0:
+                    hv = PyObject_Hash(<object>tv)  # the same name as the entry before: j's
+                    same = last != NULL and hv == last_hash and _same_text(tv, last)
+                    last, last_hash = tv, hv
+                    if not same:
+                        j = _topic_index(tv, hv, index, &table)
                         if j >= n_topics:
                             return NotImplemented
-                        c_j = counts[j]
-                        b_j = base[j]
-                        ok_j = subscribed[i * n_topics + j]
+                        if j >= 0:
+                            c_j, b_j, ok_j = counts[j], base[j], subscribed[i * n_topics + j]
                 if j < 0:
                     continue
                 if not PyLong_CheckExact(pv):
