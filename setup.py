@@ -49,6 +49,7 @@ COMPILED = [
 CYTHON = [
     "src/kafka_rebalance/assign/uniform_native.pyx",
     "src/kafka_rebalance/assign/uniform_native_plan.pyx",
+    "src/kafka_rebalance/assign/uniform_native_balance.pyx",
     "src/kafka_rebalance/assign/range_native.pyx",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)

@@ -74,7 +74,11 @@ def users() -> list[User]:
         ),
         User(
             "uniform Cython",
-            ("assign/uniform_native.pyx", "assign/uniform_native_plan.pyx"),
+            (
+                "assign/uniform_native.pyx",
+                "assign/uniform_native_plan.pyx",
+                "assign/uniform_native_balance.pyx",
+            ),
             lambda: uniform.USE_COMPILED and uniform.NATIVE is not None,
         ),
         User(

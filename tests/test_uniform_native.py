@@ -1,4 +1,5 @@
-"""The uniform assignor's Cython kernels (assign/uniform_native.pyx, uniform_native_plan.pyx) give
+"""The uniform assignor's Cython kernels (assign/uniform_native.pyx, uniform_native_plan.pyx,
+uniform_native_balance.pyx) give
 exactly what their Python twins (`kernels.uniform_homogeneous`, `uniform._iteration_plan`,
 kernels_heterogeneous; mypyc-compiled or not) and the numpy reference give.
 
@@ -41,7 +42,7 @@ from kafka_rebalance.ops.assign import assign_partitions
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 PYX = Path(uniform_mod.__file__).with_name("uniform_native.pyx")
-NAMES = ("uniform_native", "uniform_native_plan")
+NAMES = ("uniform_native", "uniform_native_plan", "uniform_native_balance")
 INSTALLED = uniform_mod.NATIVE
 
 
@@ -123,7 +124,7 @@ def test_the_build_is_used_when_present() -> None:
             any(native.is_fresh_build(str(b), ".pyx") for b in PYX.parent.glob(f"{name}.*.so"))
             for name in NAMES
         ]
-        assert not all(fresh), "both builds are fresh, yet the assignor does not use them"
+        assert not all(fresh), "every build is fresh, yet the assignor does not use them"
         no_compiled_leg(
             "assign/uniform_native*.pyx are not built (or a build is stale): `pip install -e .` "
             "builds them with Cython when it can; only the twins and the reference ran"

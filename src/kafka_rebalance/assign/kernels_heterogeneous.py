@@ -239,7 +239,7 @@ def uniform_heterogeneous(
     """`UniformHeterogeneousAssignmentBuilder` over `members[order[i]]`, i = 0, 1, ...; the
     reference is uniform_heterogeneous.build_heterogeneous (same steps, numpy arrays). `built`:
     the plan's fields from uniform_native_plan.heterogeneous_plan (None: built here); `deal`:
-    uniform_native_plan.deal_and_balance, the unshared path's deal and balance in C (None: here);
+    uniform_native_balance.deal_and_balance, the unshared path's deal and balance in C (None: here);
     `keep`: uniform_native.keep_unshared, _keep_unshared in C (None, or NotImplemented: here)."""
     n = len(members)
     if built is None:

@@ -44,7 +44,8 @@ USE_COMPILED = kernels.is_compiled()
 
 
 class NativeKernels(NamedTuple):
-    """The Cython kernels (assign/uniform_native.pyx and uniform_native_plan.pyx), used together."""
+    """The Cython kernels (assign/uniform_native.pyx, uniform_native_plan.pyx and
+    uniform_native_balance.pyx), used together."""
 
     uniform_assign: Callable[..., Any]
     member_order: Callable[..., Any]
@@ -57,21 +58,22 @@ class NativeKernels(NamedTuple):
 
 
 def native_kernels() -> NativeKernels | None:
-    """The Cython kernels when the install built both and their builds are fresh (else None: the
+    """The Cython kernels when the install built all three and their builds are fresh (else None: the
     mypyc path, their twins, runs)."""
     kernel = native.cython_build(__package__ or "", "uniform_native")
     plan = native.cython_build(__package__ or "", "uniform_native_plan")
-    if kernel is None or plan is None or not kernel.is_ready():
+    balance = native.cython_build(__package__ or "", "uniform_native_balance")
+    if kernel is None or plan is None or balance is None or not kernel.is_ready():
         return None
     return NativeKernels(
         kernel.uniform_assign,
         plan.member_order,
         plan.member_order_packed,
         plan.heterogeneous_plan,
-        plan.deal_and_balance,
+        balance.deal_and_balance,
         kernel.keep_unshared,
         kernel.ID_OFFSET,
-        (kernel, plan),
+        (kernel, plan, balance),
     )
 
 

@@ -4,27 +4,30 @@ uniform_native.pyx (the homogeneous builder) when it can.
 
 - `member_order`: the members' HashMap iteration order, computed in C on every call; its twin is
   uniform._iteration_plan (kernels_hashmap.hashmap_positions over member_id_hashes);
-- `heterogeneous_plan`: kernels_heterogeneous._build_plan's fields before the topic order;
-- `deal_and_balance`: kernels_heterogeneous._deal_and_balance with no leftovers (no partition kept
-  by two members): assignRemainingPartitions and the balance pass with owners and sizes as C int
-  arrays and Kafka's MemberAssignmentBalancer on C arrays.
-What they cannot take they decline (NotImplemented, False), and the twin runs. Nothing is kept
-between calls.
+- `heterogeneous_plan`: kernels_heterogeneous._build_plan's fields before the topic order.
+The deal and balance that follow are uniform_native_balance.pyx's. What they cannot take they
+decline (NotImplemented), and the twin runs. Nothing is kept between calls.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from libc.stdlib cimport free, malloc, qsort, realloc
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memset
 
 from kafka_rebalance.model import MemberSubscription
 
 cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject **ob_item
+    PyObject *Py_True
+    PyObject *Py_False
     int PyLong_CheckExact(PyObject *o)
     int PyUnicode_CheckExact(PyObject *o)
     int PyTuple_CheckExact(PyObject *o)
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
+    PyObject *PyList_GET_ITEM(PyObject *o, Py_ssize_t i)
+    Py_hash_t PyObject_Hash(object o) except -1
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
     PyObject *PyDict_GetItemWithError(object d, object key) except? NULL
     long PyLong_AsLong_raw "PyLong_AsLong"(PyObject *o) except? -1
@@ -196,25 +199,35 @@ def heterogeneous_plan(members, list order, meta):
     index, member_cols, base, total, subscribers, subscribed), equal to what its twin builds
     (members sharing a subscription tuple share one column list); NotImplemented when a member is
     not exactly a MemberSubscription, a subscription not a tuple or a name not an exact str (the
-    twin then runs, and raises where it raises)."""
+    twin then runs, and raises where it raises). Names are found in a C table (hash, then text:
+    parsed input has a str object per name) and every list is built at its final size."""
     if type(members) is not tuple:
         return NotImplemented
     cdef tuple group = <tuple>members
-    cdef Py_ssize_t n = len(order)
-    cdef Py_ssize_t i, e, j, k, size, n_topics, row
+    cdef Py_ssize_t n = len(order), n_meta = len(meta)
+    cdef Py_ssize_t i, e, j, k, size, n_topics, row, h, used = 0, cap = 64, mask = 63
     cdef PyObject *sub
     cdef PyObject *name
-    cdef PyObject *found
-    cdef list topics = []
-    cdef list counts = []
-    cdef dict index = {}
-    cdef dict cols_of = {}
-    cdef list member_cols = PyList_New(0)
-    cdef list cols
-    cdef Py_ssize_t *stamp = NULL
-    cdef Py_ssize_t stamp_size = 0
-    cdef Py_ssize_t *new_stamp
+    cdef PyObject *yes
+    cdef PyObject *no
+    cdef PyObject **ptrs
+    cdef Py_hash_t hv
+    cdef list topics = [], counts = [], cols, member_cols = PyList_New(0)
+    cdef dict index = {}, cols_of = {}
+    while mask + 1 < 2 * n_meta + 2:  # at most half full: only names in the metadata go in
+        mask = mask * 2 + 1
+    cdef int *slot = <int *>malloc((mask + 1) * sizeof(int))
+    cdef Py_hash_t *hashes = <Py_hash_t *>malloc((mask + 1) * sizeof(Py_hash_t))
+    cdef Py_ssize_t *stamp = <Py_ssize_t *>malloc((mask + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *first = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))  # of its cells
+    cdef Py_ssize_t *span = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef int *flat = <int *>malloc(cap * sizeof(int))  # the distinct subscriptions' columns
+    cdef Py_ssize_t *fill = NULL
+    cdef char *cell = NULL
     try:
+        if not (slot and hashes and stamp and first and span and flat):
+            raise MemoryError()
+        memset(slot, 0xFF, (mask + 1) * sizeof(int))
         for i in range(n):
             k = order[i]
             if k < 0 or k >= len(group):
@@ -226,40 +239,50 @@ def heterogeneous_plan(members, list order, meta):
             sub = <PyObject *>topics_of
             if not PyTuple_CheckExact(sub):
                 return NotImplemented
-            key = <Py_ssize_t>sub
-            got = cols_of.get(key)
-            if got is not None:
-                member_cols.append(got)
+            got = cols_of.get(<Py_ssize_t>sub)
+            if got is not None:  # the member (in order) that had this tuple first
+                member_cols.append(member_cols[<Py_ssize_t>got])
+                first[i], span[i] = first[<Py_ssize_t>got], span[<Py_ssize_t>got]
                 continue
-            cols = []
             size = PyTuple_GET_SIZE(sub)
+            if used + size > cap:
+                cap = 2 * (used + size)
+                flat = _grown(flat, cap)
+            first[i] = used
             for e in range(size):
                 name = PyTuple_GET_ITEM(sub, e)
-                if not PyUnicode_CheckExact(name):
+                if not PyUnicode_CheckExact(name) or PyUnicode_READY(name) < 0:
                     return NotImplemented
-                found = PyDict_GetItemWithError(index, <object>name)
-                if found == NULL:
+                hv = PyObject_Hash(<object>name)
+                h = <Py_ssize_t>(<size_t>hv & <size_t>mask)
+                while slot[h] >= 0 and not (
+                    hashes[h] == hv and _same_text(PyList_GET_ITEM(<PyObject *>topics, slot[h]), name)
+                ):
+                    h = (h + 1) & mask
+                j = slot[h]
+                if j < 0:
                     tm = meta.get(<object>name)
                     if tm is None:
                         continue  # not in the metadata: nothing of it to assign
                     j = len(topics)
+                    if 2 * (j + 1) > mask + 1:
+                        return NotImplemented  # more names than the metadata's length
+                    slot[h], hashes[h], stamp[j] = <int>j, hv, -1
                     index[<object>name] = j
                     topics.append(<object>name)
                     counts.append(int(tm.partitions))
-                    if j >= stamp_size:
-                        stamp_size = 2 * stamp_size + 16
-                        new_stamp = <Py_ssize_t *>realloc(stamp, stamp_size * sizeof(Py_ssize_t))
-                        if new_stamp == NULL:
-                            raise MemoryError()
-                        stamp = new_stamp
-                    stamp[j] = -1
-                else:
-                    j = PyLong_AsLong_raw(found)
                 if stamp[j] == i:
                     continue  # a topic named twice: keep its first place
                 stamp[j] = i
-                cols.append(j)
-            cols_of[key] = cols
+                flat[used] = <int>j
+                used += 1
+            span[i] = used - first[i]
+            cols = PyList_New(span[i])
+            for e in range(span[i]):
+                item = flat[first[i] + e]  # a small int: shared
+                Py_INCREF(item)
+                PyList_SET_ITEM(cols, e, item)
+            cols_of[<Py_ssize_t>sub] = i
             member_cols.append(cols)
         n_topics = len(topics)
         base = []
@@ -267,304 +290,63 @@ def heterogeneous_plan(members, list order, meta):
         for j in range(n_topics):
             base.append(total)
             total += counts[j]
-        subscribers = [[] for _ in range(n_topics)]
-        # subscribed[i * n_topics + j]: member i subscribes to topic j
-        subscribed = PyList_New(n * n_topics)
-        for e in range(n * n_topics):
-            Py_INCREF(False)
-            PyList_SET_ITEM(subscribed, e, False)
+        # subscribed[i * n_topics + j]: member i subscribes to topic j; subscribers[j] in order
+        cell = <char *>malloc(n * n_topics + 1)
+        fill = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
+        if cell == NULL or fill == NULL:
+            raise MemoryError()
+        memset(cell, 0, n * n_topics + 1)
+        memset(fill, 0, (n_topics + 1) * sizeof(Py_ssize_t))
         for i in range(n):
-            row = i * n_topics
-            for jj in <list>member_cols[i]:
-                j = jj
-                (<list>subscribers[j]).append(i)
-                subscribed[row + j] = True
+            for e in range(first[i], first[i] + span[i]):
+                cell[i * n_topics + flat[e]] = 1
+                fill[flat[e]] += 1
+        subscribers = PyList_New(n_topics)
+        for j in range(n_topics):
+            item = PyList_New(fill[j])
+            Py_INCREF(item)
+            PyList_SET_ITEM(subscribers, j, item)
+            fill[j] = 0
+        for i in range(n):
+            for e in range(first[i], first[i] + span[i]):
+                item = i
+                Py_INCREF(item)
+                PyList_SET_ITEM(<list>PyList_GET_ITEM(<PyObject *>subscribers, flat[e]), fill[flat[e]], item)
+                fill[flat[e]] += 1
+        subscribed = PyList_New(n * n_topics)
+        yes, no, k = Py_True, Py_False, 0
+        ptrs = (<PyListObject *>subscribed).ob_item
+        for e in range(n * n_topics):  # their references counted once (not a chain of increments)
+            ptrs[e] = yes if cell[e] else no
+            k += cell[e]
+        yes.ob_refcnt += k
+        no.ob_refcnt += n * n_topics - k
         return topics, counts, index, member_cols, base, total, subscribers, subscribed
     finally:
+        free(slot)
+        free(hashes)
         free(stamp)
+        free(first)
+        free(span)
+        free(flat)
+        free(fill)
+        free(cell)
 
 
-cdef struct Balancer:
-    # kernels_heterogeneous.Balancer (Kafka's MemberAssignmentBalancer) on C arrays
-    int *sizes
-    int *sm
-    Py_ssize_t n
-    Py_ssize_t least_end
-    Py_ssize_t least_count
-    Py_ssize_t next_least
-    Py_ssize_t most_start
-    Py_ssize_t most_end
-    Py_ssize_t most_count
-    Py_ssize_t next_most
+cdef int *_grown(int *old, Py_ssize_t cap) except NULL:
+    cdef int *out = <int *>realloc(old, cap * sizeof(int))
+    if out == NULL:
+        free(old)
+        raise MemoryError()
+    return out
 
 
-cdef int *_SORT_SIZES  # the sizes _by_size compares (set just before each qsort, read only there)
-
-
-cdef int _by_size(const void *a, const void *b) noexcept nogil:
-    cdef int x = (<const int *>a)[0]
-    cdef int y = (<const int *>b)[0]
-    cdef int sx = _SORT_SIZES[x]
-    cdef int sy = _SORT_SIZES[y]
-    if sx != sy:
-        return -1 if sx < sy else 1
-    return -1 if x < y else (1 if x > y else 0)
-
-
-cdef inline void _sort_by_size(int *items, Py_ssize_t count, int *sizes) noexcept:
-    """kernels.sort_by_key(items, sizes): by (sizes[m], m)."""
-    global _SORT_SIZES
-    _SORT_SIZES = sizes
-    qsort(items, count, sizeof(int), _by_size)
-
-
-cdef inline void _bal_init(Balancer *bal, int *members, Py_ssize_t count) noexcept:
-    cdef Py_ssize_t i
-    for i in range(count):
-        bal.sm[i] = members[i]
-    _sort_by_size(bal.sm, count, bal.sizes)
-    bal.n = count
-    bal.least_end = 0
-    bal.least_count = bal.sizes[bal.sm[0]] - 1
-    bal.next_least = 0
-    bal.most_start = count
-    bal.most_end = count
-    bal.most_count = bal.sizes[bal.sm[count - 1]] + 1
-    bal.next_most = count - 1
-
-
-cdef inline int _bal_next_least(Balancer *bal) noexcept:
-    """The next least loaded member, -2 past the end (where the twin's list read would fail)."""
-    cdef Py_ssize_t end
-    if bal.next_least >= bal.least_end:
-        bal.least_count += 1
-        end = bal.least_end
-        while end < bal.n and bal.sizes[bal.sm[end]] == bal.least_count:
-            end += 1
-        bal.least_end = end
-        bal.next_least = 0
-    if bal.next_least >= bal.n:
-        return -2
-    cdef int member = bal.sm[bal.next_least]
-    bal.next_least += 1
-    return member
-
-
-cdef inline int _bal_next_most(Balancer *bal) noexcept:
-    cdef Py_ssize_t start
-    if bal.next_most < bal.most_start:
-        if bal.most_end <= bal.most_start and bal.most_start > 0:
-            bal.most_count = bal.sizes[bal.sm[bal.most_start - 1]]
-        else:
-            bal.most_count -= 1
-        start = bal.most_start
-        while start > 0 and bal.sizes[bal.sm[start - 1]] == bal.most_count:
-            start -= 1
-        bal.most_start = start
-        bal.next_most = bal.most_end - 1
-    if bal.next_most < 0:
-        return -1
-    cdef int member = bal.sm[bal.next_most]
-    bal.next_most -= 1
-    return member
-
-
-cdef inline void _bal_exclude_most(Balancer *bal) noexcept:
-    cdef Py_ssize_t i = bal.next_most + 1
-    cdef int member = bal.sm[i]
-    bal.sm[i] = bal.sm[bal.most_end - 1]
-    bal.sm[bal.most_end - 1] = member
-    bal.most_end -= 1
-
-
-def deal_and_balance(list ranked_topics, list counts, list base, list subscribers, list owners, list sizes):
-    """kernels_heterogeneous._deal_and_balance with no leftovers (the unshared path): the free
-    partitions of each topic (in `ranked_topics` order) to its least loaded subscribers, then
-    the balance pass; `owners` and `sizes` updated in place. False (nothing changed) where the
-    twin's list reads would fail; the caller then runs the twin."""
-    cdef Py_ssize_t n = len(sizes)
-    cdef Py_ssize_t total = len(owners)
-    cdef Py_ssize_t n_topics = len(counts)
-    cdef Py_ssize_t n_ranked = len(ranked_topics)
-    cdef int *own = <int *>malloc((total + 1) * sizeof(int))
-    cdef int *sz = <int *>malloc((n + 1) * sizeof(int))
-    cdef Py_ssize_t *sub_start = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
-    cdef int *sub_flat = NULL
-    cdef int *ranked_m = <int *>malloc((n + 1) * sizeof(int))
-    cdef int *at_start = <int *>malloc((n + 1) * sizeof(int))
-    cdef int *ordered = <int *>malloc((n_ranked + 1) * sizeof(int))
-    cdef int *top = <int *>malloc((n + 1) * sizeof(int))
-    cdef int *mark = <int *>malloc((n + 1) * sizeof(int))
-    cdef int *below = <int *>malloc((total + 1) * sizeof(int))
-    cdef Balancer bal
-    bal.sm = <int *>malloc((n + 1) * sizeof(int))
-    bal.sizes = sz
-    cdef Py_ssize_t i, j, k, f, b, c, s, m, end, nxt, level, n_ordered, last, p, old, total_subs
-    cdef int most, least, moved, lo, hi
-    cdef int call = 0  # a stamp per _balance_topic call: its owners' stacks are marked with it
-    cdef bint done, free_partition
-    try:
-        if (own == NULL or sz == NULL or sub_start == NULL or ranked_m == NULL or at_start == NULL
-                or ordered == NULL or top == NULL or mark == NULL or below == NULL or bal.sm == NULL):
-            raise MemoryError()
-        for f in range(total):
-            own[f] = owners[f]
-        for i in range(n):
-            sz[i] = sizes[i]
-            mark[i] = -1
-        total_subs = 0
-        for j in range(n_topics):
-            sub_start[j] = total_subs
-            total_subs += len(<list>subscribers[j])
-        sub_start[n_topics] = total_subs
-        sub_flat = <int *>malloc((total_subs + 1) * sizeof(int))
-        if sub_flat == NULL:
-            raise MemoryError()
-        for j in range(n_topics):
-            k = sub_start[j]
-            for m in <list>subscribers[j]:
-                if m < 0 or m >= n:
-                    return False
-                sub_flat[k] = m
-                k += 1
-        # assignRemainingPartitions: each topic's free partitions to its least loaded subscribers
-        for k in range(n_ranked):
-            j = ranked_topics[k]
-            b = base[j]
-            c = counts[j]
-            free_partition = False
-            for f in range(b, b + c):
-                if own[f] < 0:
-                    free_partition = True
-                    break
-            if not free_partition:
-                continue
-            s = sub_start[j + 1] - sub_start[j]
-            if s == 0:
-                return False
-            for i in range(s):
-                ranked_m[i] = sub_flat[sub_start[j] + i]
-            _sort_by_size(ranked_m, s, sz)
-            for i in range(s):
-                at_start[i] = sz[ranked_m[i]]
-            level = at_start[0] - 1
-            end = 0
-            nxt = 0
-            for f in range(b, b + c):
-                if own[f] >= 0:
-                    continue
-                if nxt >= end:
-                    level += 1
-                    while end < s and at_start[end] <= level:
-                        end += 1
-                    nxt = 0
-                if nxt >= s:
-                    return False
-                m = ranked_m[nxt]
-                own[f] = <int>m
-                sz[m] += 1
-                nxt += 1
-        # balance: per topic, most loaded to least loaded, until a full pass moves nothing
-        n_ordered = 0
-        for k in range(n_ranked):
-            j = ranked_topics[k]
-            if sub_start[j + 1] - sub_start[j] >= 2:
-                ordered[n_ordered] = <int>j
-                n_ordered += 1
-        if n_ordered > 0:
-            last = -1
-            done = False
-            for _ in range(16):
-                for k in range(n_ordered):
-                    if k == last:
-                        done = True
-                        break
-                    call += 1
-                    moved = _balance_topic(
-                        call, sub_flat + sub_start[ordered[k]],
-                        sub_start[ordered[k] + 1] - sub_start[ordered[k]], sz, own,
-                        base[ordered[k]], counts[ordered[k]], &bal, top, mark, below,
-                    )
-                    if moved < 0:
-                        return False
-                    if moved > 0 or last == -1:
-                        last = k
-                if done:
-                    break
-        for f in range(total):
-            if own[f] != owners[f]:
-                owners[f] = own[f]
-        for i in range(n):
-            if sz[i] != sizes[i]:
-                sizes[i] = sz[i]
-        return True
-    finally:
-        free(own)
-        free(sz)
-        free(sub_start)
-        free(sub_flat)
-        free(ranked_m)
-        free(at_start)
-        free(ordered)
-        free(top)
-        free(mark)
-        free(below)
-        free(bal.sm)
-
-
-cdef int _balance_topic(
-    int call, int *subs, Py_ssize_t s, int *sizes, int *owners, Py_ssize_t b, Py_ssize_t c,
-    Balancer *bal, int *top, int *mark, int *below,
-) noexcept:
-    """kernels_heterogeneous._balance_topic without leftovers: partitions moved, -1 where the
-    twin's list reads would fail. Each owner's partitions are a stack (`top`, `below`): the
-    twin's per-owner lists, popped from the end."""
-    cdef Py_ssize_t i, p, f
-    cdef int lo = sizes[subs[0]], hi = lo, x, o, most, least, old, moved = 0
-    for i in range(s):
-        x = sizes[subs[i]]
-        if x < lo:
-            lo = x
-        if x > hi:
-            hi = x
-    if hi - lo <= 1:
-        return 0
-    _bal_init(bal, subs, s)
-    # the topic's partitions grouped by owner, partition order within an owner (mark: stacks of
-    # this call; a member marked by another call holds none here)
-    for p in range(c):
-        o = owners[b + p]
-        if o < 0:
-            continue
-        if mark[o] != call:
-            mark[o] = call
-            top[o] = -1
-        below[b + p] = top[o]
-        top[o] = <int>p
-    while not (bal.most_count - bal.least_count <= 1):
-        most = -1
-        while True:
-            most = _bal_next_most(bal)
-            if most == -1:
-                break
-            if mark[most] != call or top[most] < 0:
-                _bal_exclude_most(bal)
-                continue
-            break
-        if most == -1:
-            break
-        p = top[most]
-        top[most] = below[b + p]
-        least = _bal_next_least(bal)
-        if least == -2:
-            return -1
-        if bal.most_count - bal.least_count <= 1:
-            break
-        f = b + p
-        old = owners[f]
-        if old != -1:
-            sizes[old] -= 1
-        owners[f] = least
-        sizes[least] += 1
-        moved += 1
-    return moved
+cdef inline bint _same_text(PyObject *a, PyObject *b) noexcept:
+    """Two exact, ready str with the same text (CPython keeps one representation per text)."""
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(a)
+    cdef int kind = PyUnicode_KIND(a)
+    return a == b or (
+        length == PyUnicode_GET_LENGTH(b)
+        and kind == PyUnicode_KIND(b)
+        and memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), length * kind) == 0
+    )
