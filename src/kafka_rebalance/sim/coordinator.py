@@ -22,7 +22,7 @@ whenever this build, or the group's, is stale.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..group.classic_group import ClassicGroup, ClassicGroupConfig
 from ..group.classic_messages import (
@@ -40,8 +40,11 @@ from ..group.classic_messages import (
 from ..group.classic_state import ClassicGroupState
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
-from .host import CoordinatorHost
+from .compiled import KERNELS
 from .offsets_store import SimOffsetsStore
+
+if TYPE_CHECKING:
+    from .world_core import WorldCore
 
 S = ClassicGroupState
 _MEMBER_ID: Final = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")
@@ -58,11 +61,14 @@ _NONE: Final = Errors.NONE
 _MEMBER_ID_REQUIRED: Final = Errors.MEMBER_ID_REQUIRED
 _NOT_COORDINATOR: Final = Errors.NOT_COORDINATOR
 _STABLE: Final = ClassicGroupState.STABLE
+_k_store_commits: Final = KERNELS.store_commits
 
 
 class ClassicCoordinator:
-    def __init__(self, world: CoordinatorHost) -> None:
-        self.w: Any = world  # a CoordinatorHost
+    def __init__(self, world: WorldCore) -> None:
+        # the classic world (world.Simulation), typed concretely: compiled with it, its reads of the
+        # world and calls into it are native (the KIP-848 world has its own coordinator)
+        self.w: WorldCore = world
         g = world.sc.group
         self.config: ClassicGroupConfig = ClassicGroupConfig(
             initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms, max_size=g.group_max_size
@@ -166,9 +172,12 @@ class ClassicCoordinator:
             else g.validate_offset_commit(member_id, instance_id, generation)
         )
         if err is _NONE:
-            parts = w.parts
-            self.store.commit_many(offsets, w.loop.now, parts.committed)
+            # SimOffsetsStore.commit_many, inlined (every commit of every member comes through here)
+            store = self.store
+            _k_store_commits(offsets, w.loop.now, store.offsets, w.p_committed)
+            store.records_appended += len(offsets)
             if w.wants_events:
+                parts = w.parts
                 tps = parts.tps
                 for p, off in offsets.items():
                     tp = tps[p]

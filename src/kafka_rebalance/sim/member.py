@@ -422,10 +422,8 @@ class SimMember(RebalanceClient):
 
     def _next_arrival(self, now: int) -> int:
         """When the next record lands on an owned partition (never, when nothing is produced to them)."""
-        parts = self.w.parts
-        return _k_next_arrival(
-            self.owned, self.positions, parts.base, parts.base_t, parts.num, parts.den
-        )
+        w = self.w
+        return _k_next_arrival(self.owned, self.positions, w.p_base, w.p_base_t, w.p_num, w.p_den)
 
     def _uncommitted(self) -> bool:
         """Has any owned partition a position not yet sent in a commit?"""
@@ -439,17 +437,17 @@ class SimMember(RebalanceClient):
         if not k or self.fetch_paused:
             self.batch = []
             return 0
-        parts = self.w.parts
+        w = self.w
         batch: list[tuple[int, int, int]] = []
         start = (self.poll_token * 7) % k
         order = owned[start:] + owned[:start] if start else owned
         room, last = _k_fetch(
             order,
             self.positions,
-            parts.base,
-            parts.base_t,
-            parts.num,
-            parts.den,
+            w.p_base,
+            w.p_base_t,
+            w.p_num,
+            w.p_den,
             now,
             self._budget,
             batch,
@@ -471,7 +469,7 @@ class SimMember(RebalanceClient):
             done = self.batch_taken
         self.batch = []
         w = self.w
-        w.duplicates += _k_finish(batch, w.parts.processed)
+        w.duplicates += _k_finish(batch, w.p_processed)
         w.processed += done
 
     def _processed_by(self, now: int) -> list[tuple[int, int, int]]:

@@ -430,7 +430,7 @@ class RebalanceClient:
             self.coop_generation = self.generation
         # ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit starting from now"
         self.next_autocommit = now + self._aci
-        committed = w.parts.committed
+        committed = w.p_committed
         positions, sent = self.positions, self.sent_offsets
         for p in done.added:
             positions[p] = sent[p] = committed[p]

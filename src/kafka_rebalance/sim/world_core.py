@@ -51,6 +51,16 @@ class WorldCore:
         self.topic_names: tuple[str, ...] = tuple(t.name for t in sc.topics)
         for t in sc.topics:
             self.parts.add_topic(t.name, t.partitions, t.produce_rate, 0)
+        # the partition table's columns, read on every poll and commit: typed here, so the compiled
+        # member and coordinator read them as native fields (the table grows them in place, never
+        # replaces them)
+        parts = self.parts
+        self.p_base: list[int] = parts.base
+        self.p_base_t: list[int] = parts.base_t
+        self.p_num: list[int] = parts.num
+        self.p_den: list[int] = parts.den
+        self.p_committed: list[int] = parts.committed
+        self.p_processed: list[Any] = parts.processed
         # the members (name -> member.SimMember) and the coordinator node (host.SimCoordinator):
         # classic ones in world.Simulation, KIP-848 ones in consumer_world
         self.members: dict[str, Any] = {}
