@@ -61,8 +61,35 @@ _HB_RESET_GENERATION: Final = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
 _HB_RESET_MEMBER: Final = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
 _EAGER: Final = RebalanceProtocol.EAGER
 _on_heartbeat_error: Final = cc.on_heartbeat_error
-_on_join_prepare: Final = cc.on_join_prepare
-_on_join_complete: Final = cc.on_join_complete
+
+
+def join_prepare(
+    owned: list[Any], eager: bool, generation_valid: bool, auto_commit: bool
+) -> tuple[bool, tuple[Any, ...], tuple[Any, ...]]:
+    """`consumer_client.on_join_prepare` for the simulator's member (its subscription never changes:
+    `subscribed_topics=None`), as (commit_first, revoked, lost): a typed twin the build runs without
+    an interpreted call or a dataclass per join. consumer_client stays the reference
+    (tests/test_sim_join_twins.py compares the two)."""
+    if not generation_valid:
+        return False, (), tuple(owned)
+    if eager:
+        return auto_commit, tuple(owned), ()
+    return auto_commit, (), ()
+
+
+def join_complete(
+    owned: list[Any], assigned: list[Any], eager: bool
+) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], bool]:
+    """`consumer_client.on_join_complete` as (revoked, added, owned, rejoin): its typed twin (see
+    `join_prepare`)."""
+    if eager:
+        got = tuple(assigned)
+        return (), got, got, False
+    assigned_set = set(assigned)
+    owned_set = set(owned)
+    revoked = tuple([p for p in owned if p not in assigned_set])
+    added = tuple([p for p in assigned if p not in owned_set])
+    return revoked, added, tuple(assigned), bool(revoked)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # SimMember's KIP-848 subclass
@@ -253,13 +280,10 @@ class RebalanceClient:
     def _prepare_join(self) -> None:
         w = self.w
         now = w.loop.now
-        prep = _on_join_prepare(
-            self.owned,
-            self.protocol,
-            generation_valid=self.generation >= 0,
-            auto_commit=self._join_auto_commit,
+        commit_first, revoked, lost = join_prepare(
+            self.owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
         )
-        if prep.commit_first and self.owned and self.prepare_commit is not _COMMIT_DONE:
+        if commit_first and self.owned and self.prepare_commit is not _COMMIT_DONE:
             # ConsumerCoordinator.onJoinPrepare: the auto-commit goes out asynchronously and JoinGroup
             # waits for its response (joinGroupIfNeeded returns false until then); an eager member's
             # partitions are pending revocation meanwhile (nothing is fetched from them)
@@ -272,14 +296,14 @@ class RebalanceClient:
             return
         self.prepare_commit = _COMMIT_NONE
         self.fetch_paused = False
-        if prep.revoked:
-            w.revoke(self, prep.revoked, "join prepare")
-            keep = set(prep.revoked)
+        if revoked:
+            w.revoke(self, revoked, "join prepare")
+            keep = set(revoked)
             self.owned = [p for p in self.owned if p not in keep]
-            for p in prep.revoked:
+            for p in revoked:
                 self.positions.pop(p, None)
-        if prep.lost:
-            w.lose(self, list(prep.lost), "membership lost")
+        if lost:
+            w.lose(self, list(lost), "membership lost")
             self.owned, self.positions = [], {}
         if not self.owned:
             self.waiting = True
@@ -412,13 +436,15 @@ class RebalanceClient:
         now = w.loop.now
         self.join_inflight = False
         self.state = _STABLE
-        done = _on_join_complete(self.owned, assignment, self.protocol)
-        if done.revoked:
+        revoked, added, owned, rejoin = join_complete(
+            self.owned, assignment, self.protocol is _EAGER
+        )
+        if revoked:
             self._finish_batch(now)
-            w.revoke(self, done.revoked, "cooperative")
-            for p in done.revoked:
+            w.revoke(self, revoked, "cooperative")
+            for p in revoked:
                 self.positions.pop(p, None)
-        self.owned = list(done.owned)
+        self.owned = list(owned)
         if self.joined_protocol == "sticky":
             # invokeOnAssignment -> StickyAssignor.onAssignment: the assignment as received, and the generation
             tps = w.parts.tps
@@ -432,17 +458,17 @@ class RebalanceClient:
         self.next_autocommit = now + self._aci
         committed = w.p_committed
         positions, sent = self.positions, self.sent_offsets
-        for p in done.added:
+        for p in added:
             positions[p] = sent[p] = committed[p]
-        if done.added:
+        if added:
             self.caught_up_from = now  # their records can be fetched from now on only
-        w.assigned(self, done.added, done.owned)
+        w.assigned(self, added, owned)
         if self.pause_start is not None:
             w.add_paused(self, now - self.pause_start)
             self.pause_start = None
         if now >= self.stall_until:
             w.set_available_many(self.owned, now, self.name)
-        if done.rejoin:
+        if rejoin:
             self.rejoin_needed = True
         if self.waiting:
             self.waiting = False
