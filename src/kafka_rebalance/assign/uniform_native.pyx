@@ -3,13 +3,12 @@
 
 Twins (the reference, mypyc): `uniform_assign` is `kernels.uniform_homogeneous` plus the result
 dict, `keep_unshared` is `kernels_heterogeneous._keep_unshared`. Why: mypyc spends 30-50 ns per
-owned partition on generic object handling (a subclass check on each TopicPartition, list reads
-through calls, boxed ints); these read each partition's fields from the object's own slots
-(offsets probed at import), keep holders in C int arrays, find a topic by name in a table built
-for the call, and build the result lists from the input's own TopicPartition objects. They take
-only the usual shapes (members exactly `model.MemberSubscription`, partitions exactly
-`model.TopicPartition` with an exact str topic and int partition); anything else declines
-(`NotImplemented`) and the twin runs. Nothing is kept between calls.
+owned partition on generic object handling (subclass checks, list reads through calls, boxed
+ints); these read each partition's fields from its slots (offsets probed at import), keep holders
+in C int arrays, find a topic by name in a table built for the call, and build the result from
+the input's own objects. They take only the usual shapes (members exactly MemberSubscription,
+partitions exactly TopicPartition with an exact str topic and int partition); anything else
+declines (`NotImplemented`) and the twin runs. Nothing is kept between calls.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -21,6 +20,8 @@ from libc.string cimport memcmp, memset
 from kafka_rebalance.model import MemberSubscription, TopicPartition
 
 cdef extern from "Python.h":
+    ctypedef struct PyASCIIObject:
+        Py_hash_t hash
     int PyLong_CheckExact(PyObject *o)
     int PyUnicode_CheckExact(PyObject *o)
     int PyTuple_CheckExact(PyObject *o)
@@ -47,6 +48,9 @@ cdef extern from *:
     void __builtin_prefetch(const void *addr) nogil
 
 
+ctypedef PyObject *Ref  # (several on one line)
+
+
 cdef inline PyObject *_slot(PyObject *obj, Py_ssize_t offset) noexcept nogil:
     return (<PyObject **>((<char *>obj) + offset))[0]
 
@@ -63,11 +67,7 @@ def _slot_offset(obj, value):
     return -1
 
 
-cdef Py_ssize_t TP_TOPIC = -1
-cdef Py_ssize_t TP_PARTITION = -1
-cdef Py_ssize_t M_ID = -1
-cdef Py_ssize_t M_TOPICS = -1
-cdef Py_ssize_t M_OWNED = -1
+cdef Py_ssize_t TP_TOPIC = -1, TP_PARTITION = -1, M_ID = -1, M_TOPICS = -1, M_OWNED = -1
 cdef PyTypeObject *TP_TYPE = NULL
 cdef PyTypeObject *M_TYPE = NULL
 
@@ -166,18 +166,18 @@ cdef object _homogeneous(
         if not PyLong_CheckExact(PyList_GET_ITEM(<PyObject *>counts, j)):
             return NotImplemented
     cdef int *owner = NULL
-    cdef Py_ssize_t *count_of = NULL
-    cdef Py_ssize_t *base_of = NULL
+    cdef Py_ssize_t *count_of = NULL  # base_of: the second half of its block
+    cdef Py_ssize_t *base_of
     cdef Py_ssize_t *remaining = NULL
     cdef TopicTable table
     table.keys, table.hashes, table.values, table.used = NULL, NULL, NULL, 0
     cdef Py_ssize_t total = 0
     try:
-        count_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
-        base_of = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
+        count_of = <Py_ssize_t *>malloc(2 * (n_topics + 1) * sizeof(Py_ssize_t))
         remaining = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
-        if count_of == NULL or base_of == NULL or remaining == NULL:
+        if count_of == NULL or remaining == NULL:
             raise MemoryError()
+        base_of = count_of + n_topics + 1
         index = {}
         for j in range(n_topics):
             index[topics[j]] = j
@@ -199,7 +199,6 @@ cdef object _homogeneous(
         )
     finally:
         free(count_of)
-        free(base_of)
         free(remaining)
         free(owner)
         free(table.keys)
@@ -292,8 +291,7 @@ cdef int _grow(TopicTable *table) except -1:
 cdef inline void _prefetch(PyObject *m, int what) noexcept:
     """A member's owned tuple (what 0), its first 16 partition objects (1), or their topic str
     objects (2: a step later, the partitions are in cache by then; parsed input has one each)."""
-    cdef PyObject *owned
-    cdef PyObject *tp
+    cdef Ref owned, tp
     cdef Py_ssize_t e, size
     if Py_TYPE(m) == M_TYPE:
         owned = _slot(m, M_OWNED)
@@ -326,8 +324,8 @@ cdef object _build(
     Py_ssize_t *base_of, list objects, Py_ssize_t n_topics, Py_ssize_t total, dict index,
     TopicTable *table, int *owner, Py_ssize_t *remaining, slow_member,
 ):
-    cdef PyObject *m, *sub, *owned, *tp, *tv, *pv, *item
-    cdef PyObject *first = NULL, *last_topic = NULL
+    cdef Ref m, sub, owned, tp, tv, pv, item
+    cdef Ref first = NULL, last_topic = NULL
     cdef Py_ssize_t i, e, k, j, c_j, b_j, f, p, held, quota, n_entries, pos, end, n_all, q
     cdef Py_ssize_t min_quota = total // n
     cdef Py_ssize_t extra = total - min_quota * n
@@ -406,7 +404,8 @@ cdef object _build(
                 elif not PyUnicode_CheckExact(tv) or PyUnicode_READY(tv) < 0:
                     return NotImplemented
                 else:
-                    hv = PyObject_Hash(<object>tv)  # cached in the str after its first use
+                    hv = (<PyASCIIObject *>tv).hash  # cached in the str after its first use
+                    hv = hv if hv != -1 else PyObject_Hash(<object>tv)
                     if hv == last_hash and last_topic != NULL and _same_text(tv, last_topic):
                         last_topic = tv  # the same name in another str object (parsed input)
                     else:
@@ -437,10 +436,11 @@ cdef object _build(
                 targets.append(kept2)
                 revoked.extend(gone)
                 remaining[i] = left
-            elif not gap:  # it keeps its owned tuple whole: shared (read-only; see uniform.py)
-                targets.append(<object>owned)
+            else:  # its kept entries; all of them (no gap): its owned tuple, shared (uniform.py)
                 remaining[i] = quota - held
-            else:  # its kept entries
+                if not gap:
+                    targets.append(<object>owned)
+                    continue
                 result = PyList_New(held)
                 k = 0
                 for e in range(n_entries):
@@ -450,7 +450,6 @@ cdef object _build(
                         PyList_SET_ITEM(result, k, <object>item)
                         k += 1
                 targets.append(result)
-                remaining[i] = quota - held
         # the queue: the partitions nobody holds (topics in order), then the revoked ones
         n_all = total - taken + len(revoked)
         queue = <PyObject **>malloc((n_all + 1) * sizeof(PyObject *))
@@ -522,7 +521,7 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
     cdef Py_ssize_t i, e, k, j = -1, c_j = 0, b_j = 0, p, f, size, count
     cdef bint ok_j = False, same
     cdef int overflow
-    cdef PyObject *m, *owned, *tp, *tv, *pv, *last = NULL
+    cdef Ref m, owned, tp, tv, pv, last = NULL
     cdef Py_hash_t hv, last_hash = -1
     cdef list kept
     cdef list out = []
@@ -557,7 +556,8 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
                 if tv != last:
                     if not PyUnicode_CheckExact(tv) or PyUnicode_READY(tv) < 0:
                         return NotImplemented
-                    hv = PyObject_Hash(<object>tv)  # the same name as the entry before: j's
+                    hv = (<PyASCIIObject *>tv).hash  # the same name as the entry before: j's
+                    hv = hv if hv != -1 else PyObject_Hash(<object>tv)
                     same = last != NULL and hv == last_hash and _same_text(tv, last)
                     last, last_hash = tv, hv
                     if not same:
