@@ -93,22 +93,6 @@ def steady_heartbeat(
     return group, response, effects
 
 
-def _answer(group: ConsumerGroup, member_id: str, epoch: int, interval: int) -> None:
-    """Put the plain answer at `epoch` in `group.answers` unless the one there says the same (an
-    answer is a value: the one given last time is handed out again). Written only on a steady
-    path, so NOT_STEADY leaves the group untouched."""
-    answers = group.answers
-    response = answers.get(member_id)
-    if (
-        response is None
-        or response.member_epoch != epoch
-        or response.heartbeat_interval_ms != interval
-    ):
-        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
-            Errors.NONE, member_id, epoch, interval, None
-        )
-
-
 def steady_answer(
     group: ConsumerGroup,
     req: ConsumerGroupHeartbeatRequest,
@@ -148,17 +132,30 @@ def steady_answer(
         static_id is not None and group.static_members.get(static_id) != member_id
     ):
         return NOT_STEADY
-    sessions = group.session_deadlines
-    if member.member_epoch == epoch:
-        _answer(group, member_id, epoch, config.heartbeat_interval_ms)
-        sessions[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
+    moved = member.member_epoch != epoch
+    if moved:
+        # reconcile(): a stable member at an older epoch whose target is what it has
+        assigned = member.assigned
+        target = group.target_assignment.get(member_id, _NOTHING)
+        if member.pending_revocation or not (target is assigned or target == assigned):
+            return NOT_STEADY
+    # steady from here on: the plain answer at `epoch` is put in `group.answers` unless the one
+    # there says the same (an answer is a value: the one given last time is handed out again),
+    # and the session deadline moves (written only on a steady path: NOT_STEADY changes nothing)
+    answers = group.answers
+    interval = config.heartbeat_interval_ms
+    response = answers.get(member_id)
+    if (
+        response is None
+        or response.member_epoch != epoch
+        or response.heartbeat_interval_ms != interval
+    ):
+        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
+            Errors.NONE, member_id, epoch, interval, None
+        )
+    group.session_deadlines[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
+    if not moved:
         return STEADY_ALIVE
-    # reconcile(): a stable member at an older epoch whose target is what it has
-    assigned = member.assigned
-    target = group.target_assignment.get(member_id, _NOTHING)
-    if member.pending_revocation or not (target is assigned or target == assigned):
-        return NOT_STEADY
-    _answer(group, member_id, epoch, config.heartbeat_interval_ms)
     # the member at the new epoch, built field by field (what replace() gives, without its
     # generic field mapping: every member once per epoch); its assignment is the target set
     # itself (equal: as consumer_group_reconcile hands it on)
@@ -177,7 +174,6 @@ def steady_answer(
         _NOTHING,
         None,
     )
-    sessions[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
     # the group itself is updated in place too (the caller gave it up: its maps already are):
     # a group value per member per epoch was most of this path's cost
     # Its state was Reconciling (a member, the epochs equal, this member unreconciled) unless the
