@@ -128,7 +128,7 @@ class SubscriptionPlan:
         base: list[int],
         total: int,
         subscribers: list[list[int]],
-        subscribed: list[bool],
+        subscribed: bytes,
         ranked_topics: list[int],
     ) -> None:
         self.topics = topics
@@ -210,13 +210,15 @@ def _build_plan(subs: list[Any], meta: Any, topic_id: Callable[[str], Any]) -> S
         base.append(total)
         total += counts[j]
     subscribers: list[list[int]] = [[] for _ in range(n_topics)]
-    # subscribed[i * n_topics + j]: member i subscribes to topic j
-    subscribed: list[bool] = [False] * (n * n_topics)
+    # subscribed[i * n_topics + j]: 1 when member i subscribes to topic j (bytes: one block, where
+    # a list of n x topics bools cost a reference each to make and to free)
+    cells = bytearray(n * n_topics)
     for i in range(n):
         row = i * n_topics
         for j in member_cols[i]:
             subscribers[j].append(i)
-            subscribed[row + j] = True
+            cells[row + j] = 1
+    subscribed = bytes(cells)
     # every topic (each has a subscriber) in _topic_order's order: the orders of the deal and of
     # the balance pass are its sublists (the key is a total order, so sorting a subset agrees)
     tids = [topic_id(t) for t in topics]
@@ -444,7 +446,7 @@ def _keep_unshared(
                 if j >= 0:
                     c_j = counts[j]
                     b_j = base[j]
-                    ok_j = subscribed[row + j]
+                    ok_j = subscribed[row + j] != 0
             if j < 0:
                 continue
             p = cast(int, pv)  # an int, as before (a compiled cast checks it)

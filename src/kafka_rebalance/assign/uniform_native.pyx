@@ -502,7 +502,7 @@ cdef object _build(
         free(queue)
 
 
-def keep_unshared(members, list order, dict index, list counts, list base, list subscribed,
+def keep_unshared(members, list order, dict index, list counts, list base, bytes subscribed,
                   list owners, list sizes, list mine):
     """kernels_heterogeneous._keep_unshared (its twin) on unboxed data: each member's kept entries
     (valid, subscribed, first occurrences, in the order given) into `mine`, and `owners`/`sizes`
@@ -525,6 +525,7 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
     cdef Py_hash_t hv, last_hash = -1
     cdef list kept
     cdef list out = []
+    cdef const unsigned char *cells = <const unsigned char *>PyBytes_AS_STRING(subscribed)
     try:
         _table_init(&table, n_topics)
         if own == NULL or held == NULL:
@@ -565,7 +566,7 @@ def keep_unshared(members, list order, dict index, list counts, list base, list 
                         if j >= n_topics:
                             return NotImplemented
                         if j >= 0:
-                            c_j, b_j, ok_j = counts[j], base[j], subscribed[i * n_topics + j]
+                            c_j, b_j, ok_j = counts[j], base[j], cells[i * n_topics + j] != 0
                 if j < 0:
                     continue
                 if not PyLong_CheckExact(pv):

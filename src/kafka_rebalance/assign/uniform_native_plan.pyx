@@ -18,10 +18,6 @@ from libc.string cimport memcmp, memset
 from kafka_rebalance.model import MemberSubscription
 
 cdef extern from "Python.h":
-    ctypedef struct PyListObject:
-        PyObject **ob_item
-    PyObject *Py_True
-    PyObject *Py_False
     int PyLong_CheckExact(PyObject *o)
     int PyUnicode_CheckExact(PyObject *o)
     int PyTuple_CheckExact(PyObject *o)
@@ -38,6 +34,7 @@ cdef extern from "Python.h":
     int PyUnicode_1BYTE_KIND
     int PyUnicode_2BYTE_KIND
     object PyBytes_FromStringAndSize(const char *v, Py_ssize_t size)
+    char *PyBytes_AS_STRING(object o)
     PyTypeObject *Py_TYPE(PyObject *o)
 
 
@@ -208,9 +205,6 @@ def heterogeneous_plan(members, list order, meta):
     cdef Py_ssize_t i, e, j, k, size, n_topics, row, h, used = 0, cap = 64, mask = 63
     cdef PyObject *sub
     cdef PyObject *name
-    cdef PyObject *yes
-    cdef PyObject *no
-    cdef PyObject **ptrs
     cdef Py_hash_t hv
     cdef list topics = [], counts = [], cols, member_cols = PyList_New(0)
     cdef dict index = {}, cols_of = {}
@@ -290,12 +284,14 @@ def heterogeneous_plan(members, list order, meta):
         for j in range(n_topics):
             base.append(total)
             total += counts[j]
-        # subscribed[i * n_topics + j]: member i subscribes to topic j; subscribers[j] in order
-        cell = <char *>malloc(n * n_topics + 1)
+        # subscribed[i * n_topics + j]: 1 when member i subscribes to topic j (bytes, as the
+        # twin's); subscribers[j]: its subscribers in order
+        subscribed = PyBytes_FromStringAndSize(NULL, n * n_topics)
+        cell = PyBytes_AS_STRING(subscribed)
         fill = <Py_ssize_t *>malloc((n_topics + 1) * sizeof(Py_ssize_t))
-        if cell == NULL or fill == NULL:
+        if fill == NULL:
             raise MemoryError()
-        memset(cell, 0, n * n_topics + 1)
+        memset(cell, 0, n * n_topics)
         memset(fill, 0, (n_topics + 1) * sizeof(Py_ssize_t))
         for i in range(n):
             for e in range(first[i], first[i] + span[i]):
@@ -313,14 +309,6 @@ def heterogeneous_plan(members, list order, meta):
                 Py_INCREF(item)
                 PyList_SET_ITEM(<list>PyList_GET_ITEM(<PyObject *>subscribers, flat[e]), fill[flat[e]], item)
                 fill[flat[e]] += 1
-        subscribed = PyList_New(n * n_topics)
-        yes, no, k = Py_True, Py_False, 0
-        ptrs = (<PyListObject *>subscribed).ob_item
-        for e in range(n * n_topics):  # their references counted once (not a chain of increments)
-            ptrs[e] = yes if cell[e] else no
-            k += cell[e]
-        yes.ob_refcnt += k
-        no.ob_refcnt += n * n_topics - k
         return topics, counts, index, member_cols, base, total, subscribers, subscribed
     finally:
         free(slot)
@@ -330,7 +318,6 @@ def heterogeneous_plan(members, list order, meta):
         free(span)
         free(flat)
         free(fill)
-        free(cell)
 
 
 cdef int *_grown(int *old, Py_ssize_t cap) except NULL:
