@@ -304,11 +304,11 @@ def heterogeneous_plan(members, list order, meta):
             PyList_SET_ITEM(subscribers, j, item)
             fill[j] = 0
         for i in range(n):
+            item = i  # its references (one a cell) counted once: not a chain on one refcount
             for e in range(first[i], first[i] + span[i]):
-                item = i
-                Py_INCREF(item)
                 PyList_SET_ITEM(<list>PyList_GET_ITEM(<PyObject *>subscribers, flat[e]), fill[flat[e]], item)
                 fill[flat[e]] += 1
+            (<PyObject *>item).ob_refcnt += span[i]
         return topics, counts, index, member_cols, base, total, subscribers, subscribed
     finally:
         free(slot)
