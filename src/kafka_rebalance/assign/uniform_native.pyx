@@ -355,14 +355,14 @@ cdef object _build(
         for i in range(n):
             # the caches are usually cold (members and partitions read once): start the loads
             # ahead, one level of the member -> owned tuple -> partitions chain per step
+            if i + 8 < n:
+                __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 8]))
+            if i + 6 < n:
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 6]), 0)
             if i + 4 < n:
-                __builtin_prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 4]))
-            if i + 3 < n:
-                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 3]), 0)
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 4]), 1)
             if i + 2 < n:
-                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]), 1)
-            if i + 1 < n:
-                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 1]), 2)
+                _prefetch(PyTuple_GET_ITEM(<PyObject *>group, at[i + 2]), 2)
             m = PyTuple_GET_ITEM(<PyObject *>group, at[i])
             if Py_TYPE(m) != M_TYPE:
                 return NotImplemented
