@@ -20,12 +20,15 @@ every time interpreted code reads `loop.now`.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
-from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
-_SEQ_BITS = 32
-_SEQ_LIMIT = 1 << _SEQ_BITS
+# Final: C statics in the build (a plain module global is a dict lookup at every use)
+_SEQ_BITS: Final = 32
+_SEQ_LIMIT: Final = 1 << 32
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 
 class EventLoop:

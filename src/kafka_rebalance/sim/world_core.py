@@ -197,18 +197,23 @@ class WorldCore:
     def partition_counts(self) -> dict[str, int]:
         return {t: len(ps) for t, ps in self.parts.topic_partitions.items()}
 
-    def set_available_many(self, ps, now: int, name: str) -> None:
+    def set_available_many(self, ps: Sequence[Any], now: int, name: str) -> None:
         """`name` processes partitions ps again from now (their unavailable time stops counting)."""
         avail_owner, since = self.avail_owner, self.unavail_since
-        for p in ps:
+        gone = 0
+        for key in ps:
+            p: int = key  # a partition index: the build indexes the columns natively
             if avail_owner[p] is None:
-                self.unavailable_ms += now - since[p]
+                gone += now - since[p]
             avail_owner[p] = name
+        if gone:
+            self.unavailable_ms += gone
 
-    def set_unavailable_many(self, ps, now: int) -> None:
+    def set_unavailable_many(self, ps: Sequence[Any], now: int) -> None:
         """Nobody processes partitions ps from now (revoked, lost, crashed or stuck owner)."""
         avail_owner, since = self.avail_owner, self.unavail_since
-        for p in ps:
+        for key in ps:
+            p: int = key
             if avail_owner[p] is not None:
                 avail_owner[p] = None
                 since[p] = now
@@ -235,11 +240,12 @@ class WorldCore:
         self.set_unavailable_many(ps, self.loop.now)
         self.emit("lost", m.name, m.generation, ps, {"reason": why})
 
-    def assigned(self, m: Any, added, owned) -> None:
+    def assigned(self, m: Any, added: Sequence[Any], owned: Sequence[Any]) -> None:
         last_owner = self.last_owner
         name = m.name
         moved = 0
-        for p in added:
+        for key in added:
+            p: int = key
             prev = last_owner[p]
             if prev is not None and prev != name:
                 moved += 1
