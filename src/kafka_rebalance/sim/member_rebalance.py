@@ -62,6 +62,90 @@ _HB_RESET_MEMBER: Final = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
 _EAGER: Final = RebalanceProtocol.EAGER
 _on_heartbeat_error: Final = cc.on_heartbeat_error
 
+# The requests and the JoinGroup metadata the member sends, built as their own constructors build
+# them but without an interpreted frame: a NamedTuple's generated __new__ is
+# `tuple.__new__(cls, (fields...))`, and a frozen slots dataclass's __init__ sets each field's slot
+# in order. tests/test_sim_join_twins.py checks each builder against the class itself. Values only
+# passed on are typed `Any`: the build hands the same objects on (an `int` would be boxed again).
+_tuple_new: Final = tuple.__new__
+_object_new: Final = object.__new__
+_JOIN_DEFAULTS: Final = (
+    JoinGroupRequest._field_defaults["protocol_type"],
+    JoinGroupRequest._field_defaults["reason"],
+)
+_set_topics: Final = Subscription.__dict__["topics"].__set__
+_set_owned: Final = Subscription.__dict__["owned"].__set__
+_set_generation: Final = Subscription.__dict__["generation"].__set__
+_set_rack: Final = Subscription.__dict__["rack"].__set__
+_set_user_data: Final = Subscription.__dict__["user_data"].__set__
+_set_owned_idx: Final = Subscription.__dict__["owned_idx"].__set__
+
+
+def heartbeat_request(
+    client: str, member_id: str, generation: Any, instance_id: str | None
+) -> HeartbeatRequest:
+    """`HeartbeatRequest(client, member_id, generation, instance_id)`."""
+    return _tuple_new(HeartbeatRequest, (client, member_id, generation, instance_id))
+
+
+def join_request(
+    client: str,
+    member_id: str,
+    protocols: tuple[tuple[str, Any], ...],
+    session_timeout_ms: Any,
+    rebalance_timeout_ms: Any,
+    instance_id: str | None,
+) -> JoinGroupRequest:
+    """`JoinGroupRequest(client, member_id, protocols, session, rebalance, instance_id)`."""
+    return _tuple_new(
+        JoinGroupRequest,
+        (
+            client,
+            member_id,
+            protocols,
+            session_timeout_ms,
+            rebalance_timeout_ms,
+            instance_id,
+            _JOIN_DEFAULTS[0],
+            _JOIN_DEFAULTS[1],
+        ),
+    )
+
+
+def sync_request(
+    client: str,
+    member_id: str,
+    generation: Any,
+    instance_id: str | None,
+    protocol_type: str | None,
+    protocol_name: str | None,
+    assignments: Any,
+) -> SyncGroupRequest:
+    """`SyncGroupRequest(...)` with every field given."""
+    return _tuple_new(
+        SyncGroupRequest,
+        (client, member_id, generation, instance_id, protocol_type, protocol_name, assignments),
+    )
+
+
+def subscription(
+    topics: tuple[str, ...],
+    owned: tuple[Any, ...],
+    generation: Any,
+    rack: str | None,
+    user_data: bytes | None,
+    owned_idx: tuple[int, ...] | None,
+) -> Subscription:
+    """`Subscription(topics, owned, generation, rack, user_data, owned_idx=owned_idx)`."""
+    s: Any = _object_new(Subscription)
+    _set_topics(s, topics)
+    _set_owned(s, owned)
+    _set_generation(s, generation)
+    _set_rack(s, rack)
+    _set_user_data(s, user_data)
+    _set_owned_idx(s, owned_idx)
+    return s
+
 
 def join_prepare(
     owned: list[Any], eager: bool, generation_valid: bool, auto_commit: bool
@@ -211,7 +295,7 @@ class RebalanceClient:
             return
         self.w.coord.receive(
             "heartbeat",
-            HeartbeatRequest(self.client, self.member_id, self.generation, self.instance_id),
+            heartbeat_request(self.client, self.member_id, self.generation, self.instance_id),
             self.name,
         )
 
@@ -253,13 +337,13 @@ class RebalanceClient:
     def _subscription(self, user_data: bytes | None = None) -> Subscription:
         tps = self.w.parts.tps
         owned_idx = tuple(self.owned)
-        return Subscription(
+        return subscription(
             self.w.topic_names,
             tuple([tps[p] for p in owned_idx]),
             self.generation,
             self.rack,
             user_data,
-            owned_idx=owned_idx,
+            owned_idx,
         )
 
     def _protocols(self) -> tuple[tuple[str, Subscription], ...]:
@@ -317,7 +401,7 @@ class RebalanceClient:
         self.rejoin_needed = False
         self.state = _PREPARING_REBALANCE
         protocols = self._protocols()
-        req = JoinGroupRequest(
+        req = join_request(
             self.client,
             self.member_id,
             protocols,
@@ -371,7 +455,7 @@ class RebalanceClient:
             self.w.send(
                 self,
                 "sync",
-                SyncGroupRequest(
+                sync_request(
                     self.client,
                     self.member_id,
                     self.generation,
