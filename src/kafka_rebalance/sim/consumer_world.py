@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..group import consumer_group as cg
 from ..group import consumer_group_member as cgm
@@ -39,8 +39,9 @@ from .scenario import Scenario
 from .world import Simulation
 from .world_core import EventSink
 
-_NONE = Errors.NONE
-_STABLE = cgm.ClientState.STABLE
+_NONE: Final = Errors.NONE
+_STABLE: Final = cgm.ClientState.STABLE
+_JOINING: Final = cgm.ClientState.JOINING
 _SERVER_ASSIGNOR = {"uniform": "uniform", "range": "range"}
 # member ids in the coordinator's texts: a Kafka Uuid string (22 URL-safe base64 characters) or the
 # state machine's own "<group>-member-<n>"; unknown tokens are left as they are
@@ -302,11 +303,7 @@ class ConsumerSimMember(SimMember):
             cm is not self._hb_cm
         ):  # the request is a value of the member's state: built once per state
             req = self._hb_req
-            if (
-                req is not None
-                and cm.owned is self._hb_owned
-                and cm.state is not cgm.ClientState.JOINING
-            ):
+            if req is not None and cm.owned is self._hb_owned and cm.state is not _JOINING:
                 # the same owned set at a new epoch (every member, once per epoch): its sorted
                 # tuple is the one heartbeat_request made last time
                 self._hb_req = ConsumerGroupHeartbeatRequest(
@@ -324,7 +321,7 @@ class ConsumerSimMember(SimMember):
                 self._hb_req = cgm.heartbeat_request(cm)
             self._hb_cm = cm
             # (a joining request reports nothing, whatever the member holds)
-            joining = cm.state is cgm.ClientState.JOINING
+            joining = cm.state is _JOINING
             self._hb_owned = None if joining else cm.owned
         w = self.w
         w.send(self, "cheartbeat", self._hb_req)
@@ -560,6 +557,7 @@ class ConsumerSimulation(Simulation):
         super().__init__(sc, sink)
         self.members = {m.name: ConsumerSimMember(self, m.name, m.rack) for m in sc.members}
         self.coord = self.consumer_coord = ConsumerCoordinator(self)
+        self._client_members: dict[str, Any] = {}
 
     def topic_metadata(self) -> dict[str, TopicMetadata]:
         return {t: TopicMetadata(t, n) for t, n in self.partition_counts().items()}
@@ -567,8 +565,14 @@ class ConsumerSimulation(Simulation):
     def _deliver(self, client: str, kind: str, resp: Any) -> None:
         if kind != "cheartbeat":
             return super()._deliver(client, kind, resp)
-        name = client.partition("#")[0]
-        m = self.members.get(name)
+        # client "<name>#<incarnation>" -> its member (a member object stays its name's for the
+        # run): one lookup per answer instead of splitting the string
+        m = self._client_members.get(client)
+        if m is None:
+            m = self.members.get(client.partition("#")[0])
+            if m is None:
+                return
+            self._client_members[client] = m
         if not isinstance(m, ConsumerSimMember) or not m.alive or m.client != client:
             return
         m.on_cheartbeat_response(resp)
