@@ -52,15 +52,15 @@ def uniform_homogeneous(
     order: Any,
     topics: list[str],
     counts: list[int],
-    objects: list[Any],
+    objects_of: Callable[[str, int], Any],
     slow_member: SlowMember,
 ) -> tuple[list[Any], bool] | None:
     """`UniformHomogeneousAssignmentBuilder`; members are taken as `members[order[i]]`, i = 0, 1, ...
     None when the group is not homogeneous (some member names another set of topics than the first).
 
     `topics`: the subscribed topics in the member's subscribed-topic-set iteration order, `counts`
-    their partition counts, `objects[j]` a sequence of at least counts[j] TopicPartition objects
-    of topics[j]. A member whose entries fit its quota keeps its valid entries (first occurrences,
+    their partition counts, `objects_of(topics[j], counts[j])` a sequence of at least counts[j]
+    TopicPartition objects of topics[j] (asked for only when the topic has a free partition). A member whose entries fit its quota keeps its valid entries (first occurrences,
     in the order given); one over quota, or holding a partition beyond its topic's count, goes to
     `slow_member(owned, quota)` -> (kept, revoked, quota left), which follows Java's hash
     iteration order. Then the partitions nobody holds (topics in order) and the revoked ones are
@@ -178,14 +178,17 @@ def uniform_homogeneous(
             remaining.append(quota - held)
     queue: list[Any] = []
     for j in range(n_topics if taken < total else 0):  # some partition nobody holds
-        objs = objects[j]
         c = counts[j]
         if not touched[j]:
+            objs = objects_of(topics[j], c)
             queue.extend(objs if len(objs) == c else objs[:c])
             continue
         b = base[j]
+        objs = None
         for p in range(c):
             if owner[b + p] is None:
+                if objs is None:
+                    objs = objects_of(topics[j], c)
                 queue.append(objs[p])
     queue.extend(revoked)
     n_all = len(queue)

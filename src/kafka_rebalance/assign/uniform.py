@@ -188,9 +188,12 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     meta = spec.topics
     sizes = tuple([meta[t].partitions if t in meta else None for t in names])
     topics, counts, subscribed, index = _topic_plan(names, sizes)
-    objects = list(map(topic_objects, topics, counts))
+    # each topic's partition objects, asked for when needed (a kept group needs none)
+    objects: list[Any] = []
 
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
+        if not objects:
+            objects.extend(map(topic_objects, topics, counts))
         fast = kernels_hashmap.owned_over_quota(
             owned, quota, index, counts, objects, topic_id_hash, TopicPartition
         )
@@ -217,7 +220,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
         NotImplemented if NATIVE is None else NATIVE.member_order_packed(members, NATIVE.id_offset)
     )
     if NATIVE is not None and packed is not NotImplemented:
-        native_done = NATIVE.uniform_assign(members, packed, topics, counts, objects, slow)
+        native_done = NATIVE.uniform_assign(members, packed, topics, counts, topic_objects, slow)
         if native_done is None:  # heterogeneous
             native_plan = NATIVE.member_order(members, NATIVE.id_offset)
             if native_plan is not NotImplemented:
@@ -244,7 +247,7 @@ def uniform_compiled(spec: GroupSpec) -> Assignment | None:
     if plan is None:
         return None
     order, position = plan
-    done = kernels.uniform_homogeneous(members, order, topics, counts, objects, slow)
+    done = kernels.uniform_homogeneous(members, order, topics, counts, topic_objects, slow)
     if done is None:  # heterogeneous
         targets = kernels_heterogeneous.uniform_heterogeneous(
             members, order, meta, topic_id, topic_objects

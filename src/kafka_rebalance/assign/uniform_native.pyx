@@ -123,7 +123,7 @@ cdef struct TopicTable:
 ID_OFFSET = M_ID  # for uniform_native_plan.member_order (a plain int: nothing kept per call)
 
 
-def uniform_assign(members, bytes packed, list topics, list counts, list objects, slow_member):
+def uniform_assign(members, bytes packed, list topics, list counts, objects_of, slow_member):
     """The homogeneous builder from the spec's members to the result, the members taken in
     `packed`'s order (uniform_native_plan.member_order_packed: n iteration-order spec positions,
     then each spec member's iteration position, as C Py_ssize_t): `_build` on it and the result
@@ -139,7 +139,7 @@ def uniform_assign(members, bytes packed, list topics, list counts, list objects
     cdef Py_ssize_t *position = at + n
     cdef Py_ssize_t k
     cdef PyObject *m
-    done = _homogeneous(group, at, n, topics, counts, objects, slow_member)
+    done = _homogeneous(group, at, n, topics, counts, objects_of, slow_member)
     if done is None or done is NotImplemented:
         return done
     targets, complete = done
@@ -151,18 +151,14 @@ def uniform_assign(members, bytes packed, list topics, list counts, list objects
 
 
 cdef object _homogeneous(
-    tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, list counts, list objects, slow_member
+    tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, list counts, objects_of, slow_member
 ):
     """The twin's setup (topic bases, the holder array, the topic table), then _build."""
     cdef Py_ssize_t n_topics = len(topics)
-    if len(counts) != n_topics or len(objects) != n_topics:
+    if len(counts) != n_topics:
         return NotImplemented
     cdef Py_ssize_t j, c
-    cdef PyObject *o
     for j in range(n_topics):
-        o = PyList_GET_ITEM(<PyObject *>objects, j)
-        if not (PyTuple_CheckExact(o) or PyList_CheckExact(o)):
-            return NotImplemented
         if not PyLong_CheckExact(PyList_GET_ITEM(<PyObject *>counts, j)):
             return NotImplemented
     cdef int *owner = NULL
@@ -185,8 +181,7 @@ cdef object _homogeneous(
             count_of[j] = c
             base_of[j] = total
             total += c
-            o = PyList_GET_ITEM(<PyObject *>objects, j)
-            if c < 0 or len(<object>o) < c:
+            if c < 0:
                 return NotImplemented
         _table_init(&table, n_topics)
         owner = <int *>malloc((total + 1) * sizeof(int))
@@ -194,7 +189,7 @@ cdef object _homogeneous(
             raise MemoryError()
         memset(owner, 0xFF, (total + 1) * sizeof(int))  # -1: nobody
         return _build(
-            group, at, n, topics, count_of, base_of, objects, n_topics, total, index, &table,
+            group, at, n, topics, count_of, base_of, objects_of, n_topics, total, index, &table,
             owner, remaining, slow_member,
         )
     finally:
@@ -321,7 +316,7 @@ cdef list _list_of(PyObject **a, Py_ssize_t n_a, PyObject **b, Py_ssize_t n_b):
 
 cdef object _build(
     tuple group, Py_ssize_t *at, Py_ssize_t n, list topics, Py_ssize_t *count_of,
-    Py_ssize_t *base_of, list objects, Py_ssize_t n_topics, Py_ssize_t total, dict index,
+    Py_ssize_t *base_of, objects_of, Py_ssize_t n_topics, Py_ssize_t total, dict index,
     TopicTable *table, int *owner, Py_ssize_t *remaining, slow_member,
 ):
     cdef Ref m, sub, owned, tp, tv, pv, item
@@ -456,14 +451,20 @@ cdef object _build(
         if queue == NULL:
             raise MemoryError()
         k = 0
+        fetched = []  # each topic's partition objects (objects_of), asked for once it has a free one
         if taken < total:
             for j in range(n_topics):
-                objs = PyList_GET_ITEM(<PyObject *>objects, j)
+                objs = NULL
                 c_j = count_of[j]
                 b_j = base_of[j]
-                is_tuple = PyTuple_CheckExact(objs)
                 for p in range(c_j):
                     if owner[b_j + p] < 0:
+                        if objs == NULL:
+                            got = objects_of(topics[j], c_j)
+                            fetched.append(got)  # kept alive: the queue borrows its items
+                            objs, is_tuple = <PyObject *>got, PyTuple_CheckExact(<PyObject *>got)
+                            if not (is_tuple or PyList_CheckExact(objs)) or len(got) < c_j:
+                                return NotImplemented
                         if is_tuple:
                             queue[k] = PyTuple_GET_ITEM(objs, p)
                         else:
