@@ -50,7 +50,8 @@ class EventLoop:
         if seq >= _SEQ_LIMIT:
             raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
         self._seq = seq
-        key = (t << _SEQ_BITS) | seq
+        ti: int = t  # the key in native arithmetic, boxed once for the dict and the heap
+        key: Any = (ti << _SEQ_BITS) | seq
         self._events[key] = (fn, args)
         heappush(self._heap, key)
 
@@ -64,7 +65,8 @@ class EventLoop:
         if seq >= _SEQ_LIMIT:
             raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
         self._seq = seq
-        key = (t << _SEQ_BITS) | seq
+        ti: int = t  # the key in native arithmetic, boxed once for the dict and the heap
+        key: Any = (ti << _SEQ_BITS) | seq
         self._events[key] = (fn, args)
         heappush(self._heap, key)
 
@@ -113,7 +115,8 @@ class EventLoop:
         n = 0
         while heap and not self._stopped:
             key = heap[0]
-            t = key >> _SEQ_BITS
+            ki: int = key
+            t: Any = ki >> _SEQ_BITS
             if t > end:
                 break
             heappop(heap)

@@ -70,6 +70,7 @@ class SimMember(RebalanceClient):
         self._join_auto_commit = g.enable_auto_commit and g.delivery == "at-least-once"
         self._session_timeout = g.session_timeout_ms
         self._rebalance_timeout = g.max_poll_interval_ms
+        self._assignors = tuple(g.assignors)
         self.alive = False
         self.incarnation = 0
         self.client = ""

@@ -227,6 +227,7 @@ class RebalanceClient:
     _join_auto_commit: Any  # what onJoinPrepare is told about auto-commit
     _session_timeout: Any
     _rebalance_timeout: Any  # max.poll.interval.ms
+    _assignors: tuple[str, ...]  # partition.assignment.strategy, in preference order
 
     def _generation_unchanged(self, sent: tuple[int, str] | None) -> bool:
         """CoordinatorResponseHandler.generationUnchanged(): is the member still in the (generation, member id)
@@ -335,7 +336,7 @@ class RebalanceClient:
     # ------------------------------------------------------------- rebalance
 
     def _subscription(self, user_data: bytes | None = None) -> Subscription:
-        tps = self.w.parts.tps
+        tps = self.w.p_tps
         owned_idx = tuple(self.owned)
         return subscription(
             self.w.topic_names,
@@ -351,7 +352,7 @@ class RebalanceClient:
         subscriptionUserData(): StickyAssignor's last assignment and generation (an eager member has
         revoked everything before it joins, so its user data is how it stays sticky), and
         CooperativeStickyAssignor's generation as of its last onAssignment (4 bytes, always sent)."""
-        return tuple((a, self._subscription(self._user_data(a))) for a in self.w.sc.group.assignors)
+        return tuple([(a, self._subscription(self._user_data(a))) for a in self._assignors])
 
     def _user_data(self, assignor: str) -> bytes | None:
         """That assignor's subscriptionUserData() in this consumer instance."""

@@ -61,6 +61,7 @@ class WorldCore:
         self.p_den: list[int] = parts.den
         self.p_committed: list[int] = parts.committed
         self.p_processed: list[Any] = parts.processed
+        self.p_tps: list[Any] = parts.tps
         # the members (name -> member.SimMember) and the coordinator node (host.SimCoordinator):
         # classic ones in world.Simulation, KIP-848 ones in consumer_world
         self.members: dict[str, Any] = {}
@@ -178,7 +179,7 @@ class WorldCore:
         if kind == "heartbeat":
             m.on_heartbeat_response(resp[0].error, resp[1])
         elif kind == "commit":
-            m.on_commit_response(*resp)
+            m.on_commit_response(resp[0], resp[1], resp[2])  # (error, sent, answered)
         else:
             m.on_response(resp)
 
