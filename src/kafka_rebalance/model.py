@@ -162,6 +162,10 @@ class GroupSpec:
 
 # member id -> partitions, in the order the assignor produced them
 Assignment = dict[str, list[TopicPartition]]
+# What an assignor's assign() returns: member id -> partitions, read-only. The KIP-848 uniform
+# assignor gives an unchanged member its own `owned` tuple (as Kafka's builder reuses the member's
+# assignment map), so a caller that wants lists it may change copies them (run_rounds does).
+AssignmentView = Mapping[str, Sequence[TopicPartition]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-from ..model import Assignment, GroupSpec
+from ..model import AssignmentView, GroupSpec
 
 
 class Assignor(Protocol):
@@ -15,12 +15,13 @@ class Assignor(Protocol):
 
     `spec.members` is in the order the group leader inserted members into its
     HashMap; assignors whose Kafka output depends on HashMap iteration order
-    must emulate it from that order.
+    must emulate it from that order. The result is read-only: an assignor may share the
+    input's own partition sequences (uniform gives an unchanged member its `owned` tuple).
     """
 
     name: str
 
-    def assign(self, spec: GroupSpec) -> Assignment: ...
+    def assign(self, spec: GroupSpec) -> AssignmentView: ...
 
 
 class AssignorFailure(RuntimeError):

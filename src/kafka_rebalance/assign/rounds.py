@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model import Assignment, GroupSpec
+from ..model import Assignment, AssignmentView, GroupSpec
 from .base import Assignor
 
 
-def next_round_spec(spec: GroupSpec, result: Assignment) -> GroupSpec:
+def next_round_spec(spec: GroupSpec, result: AssignmentView) -> GroupSpec:
     """Every member owns exactly what it was given; generations become max(0, max) + 1."""
     gen = max(0, max((m.generation for m in spec.members), default=0)) + 1
     members = tuple(
@@ -17,10 +17,10 @@ def next_round_spec(spec: GroupSpec, result: Assignment) -> GroupSpec:
     return GroupSpec(spec.topics, members)
 
 
-def as_lists(result: Assignment) -> Assignment:
+def as_lists(result: AssignmentView) -> Assignment:
     """`result` with every value a list: the uniform assignor shares an unchanged member's owned
     tuple (assign/uniform.py), the public results (AssignResult) promise lists."""
-    if all(type(v) is list for v in result.values()):
+    if type(result) is dict and all(type(v) is list for v in result.values()):
         return result
     return {m: v if type(v) is list else list(v) for m, v in result.items()}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Assignment, GroupSpec, TopicPartition
+from ..model import AssignmentView, GroupSpec, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class RoundStats:
         }
 
 
-def round_stats(spec: GroupSpec, result: Assignment) -> RoundStats:
+def round_stats(spec: GroupSpec, result: AssignmentView) -> RoundStats:
     """Stats of `result`, an assignment computed for `spec`."""
     previous: dict[TopicPartition, set[str]] = {}
     for m in spec.members:

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from operator import attrgetter
 from types import ModuleType
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from .. import native
-from ..model import Assignment, GroupSpec, TopicPartition
+from ..model import AssignmentView, GroupSpec, TopicPartition
 from . import kernels, kernels_hashmap, kernels_heterogeneous
 from .base import pause_gc, resume_gc
 from .tpcache import topic_objects
@@ -114,7 +114,7 @@ class UniformAssignor:
 
     name = "uniform"
 
-    def assign(self, spec: GroupSpec) -> Assignment:
+    def assign(self, spec: GroupSpec) -> AssignmentView:
         if not spec.members:
             return {}
         enabled = pause_gc()  # gc_paused, allocating nothing first
@@ -124,7 +124,7 @@ class UniformAssignor:
             resume_gc(enabled)
 
     @staticmethod
-    def _assign(spec: GroupSpec) -> Assignment:
+    def _assign(spec: GroupSpec) -> AssignmentView:
         if USE_COMPILED:
             fast = uniform_compiled(spec)
             if fast is not None:
@@ -137,8 +137,8 @@ class UniformAssignor:
             result = build_heterogeneous(group)
         ids = list(map(_MEMBER_ID, spec.members))
         if len(result) == len(ids):  # both builders list every member
-            return cast(Assignment, dict(zip(ids, map(result.__getitem__, ids))))
-        return cast(Assignment, {m: result.get(m, []) for m in ids})  # shared tuples: class doc
+            return dict(zip(ids, map(result.__getitem__, ids)))
+        return {m: result.get(m, []) for m in ids}  # shared tuples: class doc
 
 
 def _iteration_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
@@ -178,7 +178,7 @@ def _topic_plan(
     )
 
 
-def uniform_compiled(spec: GroupSpec) -> Assignment | None:
+def uniform_compiled(spec: GroupSpec) -> AssignmentView | None:
     """Both builders through the compiled loops; None when member ids repeat (the numpy path
     takes those). The Cython kernel (NATIVE), when built, runs the homogeneous builder from the
     members to the result, and the members' order for the heterogeneous one; what it declines
