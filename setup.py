@@ -64,13 +64,17 @@ def _module_name(source: str) -> str:
 
 def compiled_artefacts(root: Path) -> list[Path]:
     """Every compiled artefact under `root` (a source tree or a build/lib folder): each COMPILED
-    module's builds and stamp, and mypyc's shared library (`<hash>__mypyc...` at the top)."""
+    module's builds and stamp, and mypyc's shared library (`<hash>__mypyc...` at the top); also
+    any build or stamp in the package that no list names any more (review 5 F3: a module taken
+    off COMPILED kept its old build, which shadowed its .py). The package ships no other binary."""
     found: list[Path] = []
     for source in COMPILED + CYTHON:
         rel = Path(source).relative_to("src")
         folder = root / rel.parent
         for pattern in (f"{rel.stem}.*.so", f"{rel.stem}.*.pyd", f"{rel.stem}{STAMP_SUFFIX}"):
             found.extend(folder.glob(pattern))
+    for pattern in ("*.so", "*.pyd", f"*{STAMP_SUFFIX}"):
+        found.extend((root / "kafka_rebalance").rglob(pattern))
     found.extend(root.glob("*__mypyc*"))
     return sorted(set(found))
 

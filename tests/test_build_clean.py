@@ -78,6 +78,21 @@ def test_every_compiled_artefact_is_found_and_removed(tmp_path: Path) -> None:
     assert sorted(p for p in src.rglob("*.py")) == sources  # no source touched
 
 
+def test_a_build_no_list_names_is_removed_too(tmp_path: Path) -> None:
+    """Review 5 F3: a module taken off COMPILED keeps its old build and stamp beside its .py (where
+    the build shadows the source); the clean-up removes them as well, and no source."""
+    src = _copy_package(tmp_path)
+    folder = src / "kafka_rebalance" / "group"
+    made = [folder / f"consumer_group_model{SUFFIX}", folder / "consumer_group_model.build-sha256"]
+    assert not any("group/consumer_group_model" in s for s in SETUP.COMPILED)
+    for path in made:
+        path.write_bytes(b"\x7fELF not a real build")
+    assert set(made) <= set(SETUP.compiled_artefacts(src))
+    SETUP.remove_compiled([src])
+    assert not any(p.exists() for p in made)
+    assert (folder / "consumer_group_model.py").exists()
+
+
 def test_after_the_clean_up_the_simulator_imports_again(tmp_path: Path) -> None:
     """The F1 case: the simulator's module shim left behind broke `import kafka_rebalance.sim`."""
     src = _copy_package(tmp_path)
