@@ -333,8 +333,7 @@ def heterogeneous_plan(members, list order, meta):
 
 cdef int *_grown(int *old, Py_ssize_t cap) except NULL:
     cdef int *out = <int *>realloc(old, cap * sizeof(int))
-    if out == NULL:
-        free(old)
+    if out == NULL:  # `old` stays valid and the caller's finally frees it (review 5 F6)
         raise MemoryError()
     return out
 
