@@ -5,7 +5,8 @@
 For each size it runs one of bench/simulate.py's cases twice in this process: cut after
 `--restarts` restarts (the first at 60 s, one every 10 s, 30 s after the last, as
 bench/sim_callgrind.py cuts them) and with 0 restarts, and prints the difference per event: the
-restarts' own cost, without imports, start-up and the initial join. It shows how the cost per
+restarts' own cost, without imports, start-up and the initial join ("run CPU s" is the whole
+run with the restarts; "events", "CPU s" and "us per event" are the difference). It shows how the cost per
 event grows with the group (BENCHMARKS.md, simulator session 10: cache misses, not work). CPU time
 swings with the load on a shared machine: alternate before/after runs and read the direction.
 """
@@ -51,14 +52,18 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--restarts: 1..{min(sizes)} (the smallest group), got {args.restarts}")
     print(machine())
     run(args.case, 50, 0)  # imports and first-use costs outside the measured runs
-    print(f"{'members':>8} {'restarts':>8} {'events':>12} {'CPU s':>8} {'us per event':>13}")
+    print(
+        f"{'members':>8} {'restarts':>8} {'run CPU s':>10} {'events':>12} {'CPU s':>8}"
+        f" {'us per event':>13}"
+    )
     for n in sizes:
         base_s, base_events = run(args.case, n, 0)
         full_s, full_events = run(args.case, n, args.restarts)
         events = full_events - base_events
         per_event = (full_s - base_s) / events * 1e6 if events else float("nan")
         print(
-            f"{n:>8,} {args.restarts:>8,} {events:>12,} {full_s - base_s:>8.2f} {per_event:>13.2f}"
+            f"{n:>8,} {args.restarts:>8,} {full_s:>10.2f} {events:>12,} {full_s - base_s:>8.2f}"
+            f" {per_event:>13.2f}"
         )
     return 0
 

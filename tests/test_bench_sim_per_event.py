@@ -34,7 +34,10 @@ def test_a_row_per_size(per_event, capsys):
     assert per_event.main(["--members", "6,8", "--restarts", "2"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
     assert [r[0] for r in rows] == ["6", "8"]
-    assert all(int(r[2].replace(",", "")) > 0 and float(r[4]) > 0 for r in rows)
+    assert all(int(r[3].replace(",", "")) > 0 and float(r[5]) > 0 for r in rows)
+    assert all(
+        float(r[2]) >= float(r[4]) for r in rows
+    )  # the whole run costs at least its restarts
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,6 @@ from kafka_rebalance.sim import (
     coordinator,
     member,
     member_rebalance,
-    offsets_store,
     world,
     world_core,
 )
@@ -94,7 +93,7 @@ def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PURE_MEMBER, "KERNELS", PURE_POLL)
     for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
         monkeypatch.setattr(PURE_MEMBER, f"_k_{name}", getattr(PURE_POLL, name))
-    monkeypatch.setattr(offsets_store, "KERNELS", PURE_POLL)
+    monkeypatch.setattr(PURE_COORDINATOR, "_k_store_commits", PURE_POLL.store_commits)
     monkeypatch.setattr(PURE_CORE, "ENGINE", PURE_ENGINE)
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
     monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
@@ -129,6 +128,22 @@ def test_each_leg_gives_the_reference_fingerprint(
             assert native.is_fresh_build(module.__file__), module.__name__
         assert world_core.KERNELS is compiled.KERNELS
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
+
+
+def test_the_pure_leg_runs_every_bound_kernel_from_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 5 F2: a kernel bound as a module constant (`_k_name: Final = KERNELS.name`) is taken
+    from the installed sim.compiled when the module is loaded from source; `_use_pure` must swap
+    every one, or the pure leg runs compiled kernels (the coordinator's store_commits did)."""
+    _use_pure(monkeypatch)
+    bound = [
+        (module.__name__, name, value)
+        for module in PURE_SIM.values()
+        for name, value in vars(module).items()
+        if name.startswith("_k_")
+    ]
+    assert {(m.rsplit(".", 1)[-1], n) for m, n, _ in bound} >= {("coordinator", "_k_store_commits")}
+    for module_name, name, value in bound:
+        assert inspect.isfunction(value), f"{module_name}.{name} is {value!r}"
 
 
 def test_the_pure_leg_runs_the_classic_group_and_coordinator_from_source() -> None:

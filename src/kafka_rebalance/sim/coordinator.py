@@ -172,7 +172,8 @@ class ClassicCoordinator:
             else g.validate_offset_commit(member_id, instance_id, generation)
         )
         if err is _NONE:
-            # SimOffsetsStore.commit_many, inlined (every commit of every member comes through here)
+            # one OffsetCommit record per partition of the request, into the store and the partition
+            # table's committed column in one pass (every commit of every member comes through here)
             store = self.store
             _k_store_commits(offsets, w.loop.now, store.offsets, w.p_committed)
             store.records_appended += len(offsets)

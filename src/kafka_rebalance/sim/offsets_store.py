@@ -34,7 +34,6 @@ from ..group.records import (
     offset_commit_record,
 )
 from ..model import TopicPartition
-from .compiled import KERNELS
 from .subscription import Subscription
 
 
@@ -49,12 +48,6 @@ class SimOffsetsStore:
         """An OffsetCommit record for partition index p (named through the partition table on replay)."""
         self.offsets[p] = (offset, now_ms)
         self.records_appended += 1
-
-    def commit_many(self, offsets: dict[int, int], now_ms: int, committed: list[int]) -> None:
-        """One OffsetCommit record per partition of a request (the hot path of every commit); the
-        partition table's `committed` column is updated in the same pass (one loop, not two)."""
-        KERNELS.store_commits(offsets, now_ms, self.offsets, committed)
-        self.records_appended += len(offsets)
 
     def write_group(self, snapshot: ClassicGroupSnapshot, now_ms: int) -> None:
         self.group = (snapshot, now_ms)
