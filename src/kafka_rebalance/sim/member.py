@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     from .world_core import WorldCore
 
 # the per-partition loops of poll() (sim/poll_kernels.py, compiled by mypyc when the install could)
-_k_changed_positions = KERNELS.changed_positions
-_k_fetch = KERNELS.fetch
-_k_finish = KERNELS.finish
-_k_next_arrival = KERNELS.next_arrival
-_k_uncommitted = KERNELS.uncommitted
+_k_changed_positions: Final = KERNELS.changed_positions
+_k_fetch: Final = KERNELS.fetch
+_k_finish: Final = KERNELS.finish
+_k_next_arrival: Final = KERNELS.next_arrival
+_k_uncommitted: Final = KERNELS.uncommitted
 
 _NEVER = 1 << 62
 

@@ -176,6 +176,14 @@ def join_complete(
     return revoked, added, tuple(assigned), bool(revoked)
 
 
+def _drop_keys(d: dict[int, int], keys: tuple[Any, ...]) -> None:
+    """`d.pop(k, None)` for each of `keys`, without a method call per key (the build's `pop`
+    goes through a generic method call; `in` and `del` are direct dict operations)."""
+    for k in keys:
+        if k in d:
+            del d[k]
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # SimMember's KIP-848 subclass
 class RebalanceClient:
     """The rebalance half of a simulated member (the state lives on `SimMember`, declared here)."""
@@ -383,10 +391,13 @@ class RebalanceClient:
         self.fetch_paused = False
         if revoked:
             w.revoke(self, revoked, "join prepare")
-            keep = set(revoked)
-            self.owned = [p for p in self.owned if p not in keep]
-            for p in revoked:
-                self.positions.pop(p, None)
+            owned = self.owned
+            if len(revoked) == len(owned):  # join_prepare revokes all of them (eager) or none
+                self.owned = []
+            else:
+                keep = set(revoked)
+                self.owned = [p for p in owned if p not in keep]
+            _drop_keys(self.positions, revoked)
         if lost:
             w.lose(self, list(lost), "membership lost")
             self.owned, self.positions = [], {}
@@ -527,8 +538,7 @@ class RebalanceClient:
         if revoked:
             self._finish_batch(now)
             w.revoke(self, revoked, "cooperative")
-            for p in revoked:
-                self.positions.pop(p, None)
+            _drop_keys(self.positions, revoked)
         self.owned = list(owned)
         if self.joined_protocol == "sticky":
             # invokeOnAssignment -> StickyAssignor.onAssignment: the assignment as received, and the generation

@@ -13,7 +13,9 @@ another) are typed `Any` on purpose: mypyc then hands the same Python int on, wh
 be unboxed and boxed again (a new object for every value above 256).
 
 The log-end offset of partition p at time t is base[p] + (num[p] * (t - base_t[p])) // den[p]
-(`partitions.PartitionTable`).
+(`partitions.PartitionTable`). When a record lands is a ceiling division by num[p] > 0, written
+`(a + num - 1) // num`, equal to `-(-a // num)` for every integer a: mypyc's inline `*` and `//`
+take only non-negative small ints, and the negated form sent each of them down the slow path.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def fetch(
             batch.append((key, got, boxed))
             positions[key] = boxed
             room = 0
-            t = bt + (-(-(end - b) * d // nu) if nu > 0 else 0)
+            t = bt + (((end - b) * d + nu - 1) // nu if nu > 0 else 0)
             if t > last:
                 last = t
             break
@@ -66,7 +68,7 @@ def fetch(
         batch.append((key, got, boxed))
         positions[key] = boxed
         room -= n
-        t = bt + (-(-(end - b) * d // nu) if nu > 0 else 0)
+        t = bt + (((end - b) * d + nu - 1) // nu if nu > 0 else 0)
         if t > last:
             last = t
     return room, last
@@ -90,7 +92,7 @@ def next_arrival(
             continue
         pos: int = got
         need = (pos + 1 - base[p]) * den[p]
-        t = base_t[p] + (-(-need // nu) if need > 0 else 0)
+        t = base_t[p] + ((need + nu - 1) // nu if need > 0 else 0)
         if t < best:
             best = t
     return best
