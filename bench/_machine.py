@@ -45,7 +45,7 @@ def users() -> list[User]:
     from kafka_rebalance import group, model, model_fields, native, sim
     from kafka_rebalance.assign import range as range_mod
     from kafka_rebalance.assign import roundrobin, sticky, uniform
-    from kafka_rebalance.sim import member, world_core
+    from kafka_rebalance.sim import world_core
 
     kernels = (
         "assign/kernels.py",
@@ -94,8 +94,12 @@ def users() -> list[User]:
             ("assign/kernels_sticky_general.py", "assign/kernels_sticky_moves.py"),
             lambda: sticky.USE_COMPILED and sticky.GENERAL_KERNEL,
         ),
+        # run by the world and the coordinator (sim.compiled.KERNELS) and, in the set sim/__init__.py
+        # builds or not as a whole, by the member
         User(
-            "sim poll kernels", ("sim/poll_kernels.py",), lambda: native.is_compiled(member.KERNELS)
+            "sim poll kernels",
+            ("sim/poll_kernels.py",),
+            lambda: native.is_compiled(world_core.KERNELS),
         ),
         User("sim engine", ("sim/engine.py",), lambda: native.is_compiled(world_core.ENGINE)),
         User(

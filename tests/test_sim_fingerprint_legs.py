@@ -66,7 +66,15 @@ PURE_CLASSIC = native.sources_of(
 # them, since it subclasses their world and member
 PURE_SIM = native.sources_of(
     "kafka_rebalance.sim",
-    ("coordinator", "world_core", "member_rebalance", "member", "world", "consumer_world"),
+    (
+        "poll_kernels",
+        "coordinator",
+        "world_core",
+        "member_rebalance",
+        "member",
+        "world",
+        "consumer_world",
+    ),
 )
 PURE_COORDINATOR = PURE_SIM["coordinator"]
 PURE_MEMBER = PURE_SIM["member"]
@@ -90,7 +98,6 @@ def _all_compiled() -> bool:
 def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in ASSIGNORS:
         monkeypatch.setattr(module, "USE_COMPILED", False)
-    monkeypatch.setattr(PURE_MEMBER, "KERNELS", PURE_POLL)
     for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
         monkeypatch.setattr(PURE_MEMBER, f"_k_{name}", getattr(PURE_POLL, name))
     monkeypatch.setattr(PURE_COORDINATOR, "_k_store_commits", PURE_POLL.store_commits)

@@ -34,7 +34,15 @@ from kafka_rebalance.sim.subscription import Subscription
 
 PURE = native.sources_of(
     "kafka_rebalance.sim",
-    ("coordinator", "world_core", "member_rebalance", "member", "world", "consumer_world"),
+    (
+        "poll_kernels",
+        "coordinator",
+        "world_core",
+        "member_rebalance",
+        "member",
+        "world",
+        "consumer_world",
+    ),
 )["member_rebalance"]
 LEGS: list[ModuleType] = [PURE]
 if sim.COORDINATOR_COMPILED:

@@ -152,7 +152,9 @@ def _poll_loops(k: ModuleType, t, now: int, room: int) -> tuple:
     positions = {p: v for p, v in enumerate(pos) if v is not None}
     sent = {p: v for p, v in list(positions.items())[::2]}
     batch: list = []
-    left, last = k.fetch(order, positions, base, base_t, num, den, now, room, batch)
+    # fetch walks `order` from index `start` round: the reference takes the rotated list
+    start = (now * 7) % len(order)
+    left, last = k.fetch(order, start, positions, base, base_t, num, den, now, room, batch)
     stored: dict = {}
     committed = [0] * len(base)
     changed = k.changed_positions(order, positions, sent)
@@ -177,7 +179,9 @@ def test_fetch_next_arrival_and_changed_positions_match_the_references(t, now, r
     positions = {p: v for p, v in enumerate(pos) if v is not None}
     sent = {p: v for p, v in list(positions.items())[::2]}
     batch: list = []
-    left, last = ref_fetch(order, positions, base, base_t, num, den, now, room, batch)
+    start = (now * 7) % len(order)
+    rotated = order[start:] + order[:start]
+    left, last = ref_fetch(rotated, positions, base, base_t, num, den, now, room, batch)
     expected_next = ref_next_arrival(order, positions, base, base_t, num, den)
     expected_changed = list(ref_changed_positions(order, positions, sent).items())
     expected_uncommitted = any(sent.get(p) != positions.get(p) for p in order)

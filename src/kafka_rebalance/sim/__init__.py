@@ -27,11 +27,19 @@ from .. import group, native
 
 # The classic coordinator node, the world and its classic members, and the KIP-848 world
 # (consumer_world: native subclasses of the member and world) are compiled with mypyc with the
-# group state machine they drive (their builds call each other's and the group's builds directly):
-# their fresh builds run only all together and beside the group's fresh builds; else their sources
-# do.
+# group state machine they drive (their builds call each other's and the group's builds directly,
+# and the member calls the poll kernels' builds directly): their fresh builds run only all together
+# and beside the group's fresh builds; else their sources do.
 COORDINATOR_COMPILED = native.builds_or_sources(
     __name__,
-    ("coordinator", "world_core", "member_rebalance", "member", "world", "consumer_world"),
+    (
+        "poll_kernels",
+        "coordinator",
+        "world_core",
+        "member_rebalance",
+        "member",
+        "world",
+        "consumer_world",
+    ),
     with_builds=group.CLASSIC_COMPILED,
 )

@@ -18,18 +18,20 @@ from ..group.classic_messages import (
 )
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
-from .compiled import KERNELS
 from .member_rebalance import PrepareCommit, RebalanceClient, mypyc_attr
+from .poll_kernels import changed_positions as _k_changed_positions
+from .poll_kernels import fetch as _k_fetch
+from .poll_kernels import finish as _k_finish
+from .poll_kernels import next_arrival as _k_next_arrival
+from .poll_kernels import uncommitted as _k_uncommitted
 
 if TYPE_CHECKING:
     from .world_core import WorldCore
 
-# the per-partition loops of poll() (sim/poll_kernels.py, compiled by mypyc when the install could)
-_k_changed_positions: Final = KERNELS.changed_positions
-_k_fetch: Final = KERNELS.fetch
-_k_finish: Final = KERNELS.finish
-_k_next_arrival: Final = KERNELS.next_arrival
-_k_uncommitted: Final = KERNELS.uncommitted
+# the per-partition loops of poll() (sim/poll_kernels.py): compiled with this module (sim/__init__.py
+# runs all of their fresh builds or all of their sources), so the build calls them directly, not
+# through their Python entry points; bound as `_k_` names so that a source-loaded member can be
+# given the kernels' sources (tests/test_sim_fingerprint_legs.py's pure leg)
 
 _NEVER = 1 << 62
 
@@ -58,8 +60,8 @@ class SimMember(RebalanceClient):
         # configuration read on every poll, resolved once
         self._auto_commit = g.delivery == "at-least-once" and g.enable_auto_commit
         self._at_most_once = g.delivery == "at-most-once"
-        self._budget = g.max_poll_records
-        self._poll_idle = world.sc.poll_idle_ms
+        self._budget: int = g.max_poll_records
+        self._poll_idle: int = world.sc.poll_idle_ms
         self._pjitter = world.sc.processing_jitter
         self.leave_delay_ms = (
             0  # close(): how long after it the LeaveGroup goes (World._close_member)
@@ -306,7 +308,8 @@ class SimMember(RebalanceClient):
 
     def _poll_soon(self, t: int) -> None:
         """Poll at t; at once (no event) when t is now and we are not already inside poll()."""
-        if t <= self.w.loop.now and not self._in_poll:
+        now: int = self.w.loop.now
+        if t <= now and not self._in_poll:
             self.poll_token += 1
             self._poll(self.poll_token)
         else:
@@ -316,7 +319,7 @@ class SimMember(RebalanceClient):
         """Something needs poll() (a rejoin, a response): run it as soon as the current batch is done."""
         if self.alive and not self.waiting:
             # _poll_soon, inlined (every response of every rebalance comes through here)
-            now = self.w.loop.now
+            now: int = self.w.loop.now  # unboxed once: compared and added natively
             t = self.busy_until
             if self.stall_until > t:
                 t = self.stall_until
@@ -332,7 +335,7 @@ class SimMember(RebalanceClient):
         self._in_poll = True
         try:
             w = self.w
-            now = w.loop.now
+            now: int = w.loop.now  # unboxed once: compared and added natively
             if self.batch:
                 self._finish_batch(now)
             if now < self.stall_until:
@@ -440,10 +443,9 @@ class SimMember(RebalanceClient):
             return 0
         w = self.w
         batch: list[tuple[int, int, int]] = []
-        start = (self.poll_token * 7) % k
-        order = owned[start:] + owned[:start] if start else owned
         room, last = _k_fetch(
-            order,
+            owned,
+            (self.poll_token * 7) % k,  # the partition it starts from rotates
             self.positions,
             w.p_base,
             w.p_base_t,

@@ -229,8 +229,8 @@ class RebalanceClient:
     # member's generation is (resetStateAndRejoin does not touch the assignor)
     coop_generation: int
     # configuration, resolved once (SimMember.__init__): Python objects handed on as they are
-    _aci: Any  # auto.commit.interval.ms
-    _hb_interval: Any  # heartbeat.interval.ms
+    _aci: int  # auto.commit.interval.ms
+    _hb_interval: int  # heartbeat.interval.ms
     _hb_latency: Any  # network_latency_ms: a heartbeat's send + arrival, one event
     _join_auto_commit: Any  # what onJoinPrepare is told about auto-commit
     _session_timeout: Any
@@ -372,7 +372,7 @@ class RebalanceClient:
 
     def _prepare_join(self) -> None:
         w = self.w
-        now = w.loop.now
+        now: int = w.loop.now
         commit_first, revoked, lost = join_prepare(
             self.owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
         )
@@ -429,7 +429,8 @@ class RebalanceClient:
         """A JoinGroup/SyncGroup response arrives; a busy member handles it at its next poll()."""
         if not self.alive:
             return
-        if not self.waiting and self.w.loop.now < max(self.busy_until, self.stall_until):
+        now: int = self.w.loop.now
+        if not self.waiting and now < max(self.busy_until, self.stall_until):
             self.deferred.append(resp)
             self.wake()
             return
@@ -529,7 +530,7 @@ class RebalanceClient:
 
     def _complete_join(self, assignment: list[int]) -> None:
         w = self.w
-        now = w.loop.now
+        now: int = w.loop.now
         self.join_inflight = False
         self.state = _STABLE
         revoked, added, owned, rejoin = join_complete(

@@ -26,7 +26,8 @@ NEVER = 1 << 62
 
 
 def fetch(
-    order: list[Any],
+    owned: list[Any],
+    start: int,
     positions: dict[Any, Any],
     base: list[int],
     base_t: list[int],
@@ -36,11 +37,16 @@ def fetch(
     room: int,
     batch: list[tuple[Any, Any, Any]],
 ) -> tuple[int, int]:
-    """Take what arrived by `now` on each partition in `order` (up to `room` records in all) into
-    `batch` as (partition, from, to) and advance `positions`. Returns the room left and when the
-    newest record taken reached the broker."""
+    """Take what arrived by `now` on each partition of `owned`, in order from index `start` round
+    to `start - 1` (up to `room` records in all), into `batch` as (partition, from, to) and advance
+    `positions`. Returns the room left and when the newest record taken reached the broker."""
     last = 0
-    for key in order:
+    k = len(owned)
+    for j in range(k):
+        i = start + j
+        if i >= k:
+            i -= k
+        key = owned[i]
         got = positions.get(key)
         if got is None:
             continue
