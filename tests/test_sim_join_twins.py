@@ -27,7 +27,8 @@ from kafka_rebalance.group.classic_messages import (
     JoinGroupRequest,
     SyncGroupRequest,
 )
-from kafka_rebalance.group.consumer_client import RebalanceProtocol
+from kafka_rebalance.group.consumer_client import MemberState, RebalanceProtocol
+from kafka_rebalance.group.errors import Errors
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.sim import member_rebalance
 from kafka_rebalance.sim.subscription import Subscription
@@ -169,3 +170,13 @@ def test_subscription_builder_is_the_dataclass(
         assert getattr(got, f.name) is getattr(want, f.name)
     with pytest.raises(FrozenInstanceError):
         got.generation = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("leg", _legs(), ids=lambda m: m.__file__.rsplit(".", 1)[-1])
+def test_heartbeat_action_is_on_heartbeat_error(leg: ModuleType) -> None:
+    """Every error code, member state and generation check: the twin's action is the reference's."""
+    for error in Errors:
+        for state in MemberState:
+            for unchanged in (True, False):
+                ref = cc.on_heartbeat_error(error, state=state, generation_unchanged=unchanged)
+                assert leg.heartbeat_action(error, state, unchanged) is ref, (error, state)

@@ -54,13 +54,19 @@ _COMMIT_DONE: Final = PrepareCommit.DONE
 _NONE: Final = Errors.NONE
 _HB_CONTINUE: Final = cc.HeartbeatAction.CONTINUE
 _HB_IGNORE: Final = cc.HeartbeatAction.IGNORE
+_HB_REJOIN: Final = cc.HeartbeatAction.REJOIN
 _HB_FIND_COORDINATOR: Final = cc.HeartbeatAction.FIND_COORDINATOR
 _HB_RETRY: Final = cc.HeartbeatAction.RETRY
 _HB_FATAL: Final = cc.HeartbeatAction.FATAL
 _HB_RESET_GENERATION: Final = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
 _HB_RESET_MEMBER: Final = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
 _EAGER: Final = RebalanceProtocol.EAGER
-_on_heartbeat_error: Final = cc.on_heartbeat_error
+_REBALANCE_IN_PROGRESS: Final = Errors.REBALANCE_IN_PROGRESS
+_ILLEGAL_GENERATION: Final = Errors.ILLEGAL_GENERATION
+_UNKNOWN_MEMBER_ID: Final = Errors.UNKNOWN_MEMBER_ID
+_FENCED_INSTANCE_ID: Final = Errors.FENCED_INSTANCE_ID
+_COORDINATOR_NOT_AVAILABLE: Final = Errors.COORDINATOR_NOT_AVAILABLE
+_NOT_COORDINATOR: Final = Errors.NOT_COORDINATOR
 
 # The requests and the JoinGroup metadata the member sends, built as their own constructors build
 # them but without an interpreted frame: a NamedTuple's generated __new__ is
@@ -145,6 +151,29 @@ def subscription(
     _set_user_data(s, user_data)
     _set_owned_idx(s, owned_idx)
     return s
+
+
+def heartbeat_action(
+    error: Errors, state: MemberState, generation_unchanged: bool
+) -> cc.HeartbeatAction:
+    """`consumer_client.on_heartbeat_error(error, state=state, generation_unchanged=...)`: its typed
+    twin (see `join_prepare`): every member's answer to the heartbeat that finds a rebalance went
+    through an interpreted call with keyword arguments."""
+    if error is _NONE:
+        return _HB_CONTINUE
+    if error is _REBALANCE_IN_PROGRESS:
+        return _HB_REJOIN if state is _STABLE else _HB_IGNORE
+    if error is _ILLEGAL_GENERATION or error is _UNKNOWN_MEMBER_ID or error is _FENCED_INSTANCE_ID:
+        if not generation_unchanged:
+            return _HB_IGNORE
+        if error is _ILLEGAL_GENERATION:
+            return _HB_RESET_GENERATION
+        if error is _UNKNOWN_MEMBER_ID:
+            return _HB_RESET_MEMBER
+        return _HB_FATAL
+    if error is _COORDINATOR_NOT_AVAILABLE or error is _NOT_COORDINATOR:
+        return _HB_FIND_COORDINATOR
+    return _HB_RETRY
 
 
 def join_prepare(
@@ -315,9 +344,7 @@ class RebalanceClient:
         if error is _NONE:
             action = _HB_CONTINUE
         else:
-            action = _on_heartbeat_error(
-                error, state=self.state, generation_unchanged=self._generation_unchanged(sent)
-            )
+            action = heartbeat_action(error, self.state, self._generation_unchanged(sent))
         if action is _HB_CONTINUE or action is _HB_IGNORE:
             if self.w.group_needs_heartbeats():
                 self.start_heartbeat_ticks()
