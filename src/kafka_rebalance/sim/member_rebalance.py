@@ -198,6 +198,8 @@ def join_complete(
     if eager:
         got = tuple(assigned)
         return (), got, got, False
+    if assigned == owned:  # most members of a cooperative rebalance: nothing revoked or added
+        return (), (), tuple(assigned), False
     assigned_set = set(assigned)
     owned_set = set(owned)
     revoked = tuple([p for p in owned if p not in assigned_set])
