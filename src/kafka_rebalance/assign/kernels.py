@@ -371,15 +371,26 @@ def round_robin(
     member ids repeat. `java_sorted` sorts names that are not all ASCII."""
     n = len(ids)
     n_ring = len(ring)
-    names: set[str] = set()
     objects_seen: set[int] = set()
+    distinct: list[Any] = []
+    cells = 0
     for i in range(n):
         sub = member_topics[i]
         if id(sub) in objects_seen:
             continue
         objects_seen.add(id(sub))
-        for t in sub:
-            names.add(t)
+        distinct.append(sub)
+        cells += len(sub)
+    names: Any
+    if len(meta) <= cells:
+        # no larger than the subscriptions: take every topic in the metadata (one without a
+        # subscriber gets no taker below, and the deal skips it without moving the cursor)
+        names = meta
+    else:
+        names = set()
+        for sub in distinct:
+            for t in sub:
+                names.add(t)
     topics: list[str] = []
     counts: list[int] = []
     ascii_only = True
@@ -420,12 +431,16 @@ def round_robin(
             key = id(sub)
             js = cols_of.get(key)
             if js is None:
-                found: set[int] = set()
+                js = []
+                ascending = True  # a subscription in topic order: its columns as read
                 for t in sub:
                     j = index.get(t, -1)
                     if j >= 0:
-                        found.add(j)
-                js = sorted(found)
+                        if js and j <= js[-1]:
+                            ascending = False
+                        js.append(j)
+                if not ascending:
+                    js = sorted(set(js))
                 cols_of[key] = js
             for j in js:
                 takers[j].append(r)
