@@ -300,6 +300,21 @@ class SimMember(RebalanceClient):
         self.rejoin_needed = True
         self.poll_timed_out = True
 
+    def on_metadata_refresh(self, inc: int) -> None:
+        """metadata.max.age.ms elapsed: the leader rejoins if partition counts changed since it assigned."""
+        if inc != self.incarnation or not self.alive:
+            return
+        self.known_partitions = self.w.partition_counts()
+        if self.is_leader and self.assigned_view and self.assigned_view != self.known_partitions:
+            self.w.emit(
+                "metadata_changed",
+                self.name,
+                self.generation,
+                detail={"partitions": self.known_partitions},
+            )
+            self.rejoin_needed = True
+            self.wake()
+
     # ------------------------------------------------------------- poll loop
 
     def _schedule_poll(self, t: int) -> None:

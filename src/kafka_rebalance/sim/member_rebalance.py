@@ -156,9 +156,8 @@ def subscription(
 def heartbeat_action(
     error: Errors, state: MemberState, generation_unchanged: bool
 ) -> cc.HeartbeatAction:
-    """`consumer_client.on_heartbeat_error(error, state=state, generation_unchanged=...)`: its typed
-    twin (see `join_prepare`): every member's answer to the heartbeat that finds a rebalance went
-    through an interpreted call with keyword arguments."""
+    """`consumer_client.on_heartbeat_error(error, state=..., generation_unchanged=...)`, its typed
+    twin (see `join_prepare`): no interpreted call with keywords per heartbeat error."""
     if error is _NONE:
         return _HB_CONTINUE
     if error is _REBALANCE_IN_PROGRESS:
@@ -208,8 +207,7 @@ def join_complete(
 
 
 def _drop_keys(d: dict[int, int], keys: tuple[Any, ...]) -> None:
-    """`d.pop(k, None)` for each of `keys`, without a method call per key (the build's `pop`
-    goes through a generic method call; `in` and `del` are direct dict operations)."""
+    """`d.pop(k, None)` for each key, as direct dict operations (the build's `pop` is a method call)."""
     for k in keys:
         if k in d:
             del d[k]
@@ -600,18 +598,3 @@ class RebalanceClient:
         self._poll_soon(max(now, self.busy_until))
         if w.group_needs_heartbeats():
             self.start_heartbeat_ticks()
-
-    def on_metadata_refresh(self, inc: int) -> None:
-        """metadata.max.age.ms elapsed: the leader rejoins if partition counts changed since it assigned."""
-        if inc != self.incarnation or not self.alive:
-            return
-        self.known_partitions = self.w.partition_counts()
-        if self.is_leader and self.assigned_view and self.assigned_view != self.known_partitions:
-            self.w.emit(
-                "metadata_changed",
-                self.name,
-                self.generation,
-                detail={"partitions": self.known_partitions},
-            )
-            self.rejoin_needed = True
-            self.wake()
