@@ -28,6 +28,7 @@ from kafka_rebalance.group.classic_messages import (
     SyncGroupRequest,
 )
 from kafka_rebalance.group.classic_state import ClassicGroupState as S
+from kafka_rebalance.group.classic_values import MemberSnapshot
 from kafka_rebalance.group.errors import Errors
 
 NAMES = group.CLASSIC_MODULES
@@ -277,3 +278,30 @@ def test_a_new_config_renews_the_session_timeouts_join_accepts(
     (after,) = [e for e in g.join(req, 0) if isinstance(e, JoinGroupResponse)]
     assert after.error is Errors.MEMBER_ID_REQUIRED
     assert copy.deepcopy(g).config == g.config
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+def test_the_snapshot_equals_its_members_built_by_their_constructor(
+    leg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """snapshot() fills each MemberSnapshot's slots directly (its dataclass __init__ is interpreted):
+    the same value, field by field, as the constructor gives, still frozen, hashed and pickled alike."""
+    mod = _leg(leg, monkeypatch)
+    g, ids = _completing_rebalance(mod)
+    gen = g.generation_id
+    g.sync(SyncGroupRequest("c0", g.leader_id, gen, assignments={m: (ord(m[-1]),) for m in ids}), 1)
+    g.join(JoinGroupRequest("c7", "", (("range", "m7"),), 30_000, 50_000, "static-7"), 2)
+    snap = g.snapshot()
+    assert [m.member_id for m in snap.members] == list(g.members)
+    for got, m in zip(snap.members, g.members.values(), strict=True):
+        fields = (m.member_id, m.group_instance_id, m.client_id, m.rebalance_timeout_ms)
+        fields += (m.session_timeout_ms, m.protocols, m.assignment)
+        built = type(got)(*fields)
+        assert type(got) is MemberSnapshot
+        assert [getattr(got, f) for f in got.__slots__] == list(fields)
+        assert got == built and hash(got) == hash(built) and repr(got) == repr(built)
+        assert pickle.loads(pickle.dumps(got)) == built
+        with pytest.raises(AttributeError):
+            got.member_id = "x"  # type: ignore[misc]
+    assert any(m.group_instance_id == "static-7" for m in snap.members)
+    assert any(m.assignment for m in snap.members)

@@ -76,6 +76,33 @@ HEARTBEAT: Final[str] = messages.HEARTBEAT  # a C static on the build
 new_tuple: Final = tuple.__new__
 CANCEL_SYNC: Final = CancelTimer(SYNC_KEY)  # effects are immutable values: one of each suffices
 CANCEL_JOIN: Final = CancelTimer(JOIN_KEY)
+# A frozen slots dataclass's generated __init__ runs as Python (object.__setattr__ per field: some
+# 10 k instructions a MemberSnapshot, one per member in every rebalance's snapshot). The same value
+# is built by filling its slots through their descriptors, as that __init__ does in the end
+# (tests/test_classic_group_snapshot_fast.py checks it against the constructor field by field).
+_new_object: Final = object.__new__
+_ms_slots: Final = vars(MemberSnapshot)
+_MS_MEMBER_ID: Final = _ms_slots["member_id"].__set__
+_MS_INSTANCE_ID: Final = _ms_slots["group_instance_id"].__set__
+_MS_CLIENT_ID: Final = _ms_slots["client_id"].__set__
+_MS_REBALANCE_TIMEOUT: Final = _ms_slots["rebalance_timeout_ms"].__set__
+_MS_SESSION_TIMEOUT: Final = _ms_slots["session_timeout_ms"].__set__
+_MS_PROTOCOLS: Final = _ms_slots["protocols"].__set__
+_MS_ASSIGNMENT: Final = _ms_slots["assignment"].__set__
+
+
+def member_snapshot(m: ClassicGroupMember) -> MemberSnapshot:
+    """MemberSnapshot(m.member_id, ..., m.assignment), without the interpreted __init__."""
+    s: Any = _new_object(MemberSnapshot)
+    _MS_MEMBER_ID(s, m.member_id)
+    _MS_INSTANCE_ID(s, m.group_instance_id)
+    _MS_CLIENT_ID(s, m.client_id)
+    _MS_REBALANCE_TIMEOUT(s, m.rebalance_timeout_ms)
+    _MS_SESSION_TIMEOUT(s, m.session_timeout_ms)
+    _MS_PROTOCOLS(s, m.protocols)
+    _MS_ASSIGNMENT(s, m.assignment)
+    snap: MemberSnapshot = s
+    return snap
 
 
 class ClassicGroupBase:
@@ -266,18 +293,7 @@ class ClassicGroupBase:
             self.protocol_name,
             self.leader_id,
             self.state_timestamp_ms,
-            tuple(
-                MemberSnapshot(
-                    m.member_id,
-                    m.group_instance_id,
-                    m.client_id,
-                    m.rebalance_timeout_ms,
-                    m.session_timeout_ms,
-                    m.protocols,
-                    m.assignment,
-                )
-                for m in self.members.values()
-            ),
+            tuple([member_snapshot(m) for m in self.members.values()]),
         )
 
     # ----------------------------------------------------------- internals
