@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..assign.registry import get_assignor
 from ..assign.userdata import decode_sticky_user_data
@@ -33,6 +33,35 @@ except ImportError:  # a pure install: the decorator only instructs mypyc
 
 
 EventSink = Callable[[dict], None]
+
+# MemberSubscription is a frozen dataclass over a compiled base (`model_fields.MemberFields`): its
+# generated __init__ and __post_init__ run as Python, some 14 k instructions a member in every
+# rebalance the leader assigns. The same value is built by its base's allocator and slot
+# descriptors (as `assign/sticky.py` builds TopicPartitions), with __post_init__'s tuple
+# conversion (tests/test_sim_world_subscriptions.py checks it against the constructor).
+_ms_new: Final = MemberSubscription.__new__
+_ms_fields: Final = vars(MemberSubscription)
+_MS_MEMBER_ID: Final = _ms_fields["member_id"].__set__
+_MS_TOPICS: Final = _ms_fields["topics"].__set__
+_MS_OWNED: Final = _ms_fields["owned"].__set__
+_MS_GENERATION: Final = _ms_fields["generation"].__set__
+_MS_RACK: Final = _ms_fields["rack"].__set__
+_MS_INSTANCE_ID: Final = _ms_fields["instance_id"].__set__
+
+
+def member_subscription(
+    member_id: str, topics: Any, owned: Any, generation: Any, rack: Any, instance_id: Any
+) -> MemberSubscription:
+    """MemberSubscription(member_id, topics, owned, generation, rack, instance_id), built in C."""
+    m: Any = _ms_new(MemberSubscription)
+    _MS_MEMBER_ID(m, member_id)
+    _MS_TOPICS(m, topics if type(topics) is tuple else tuple(topics))
+    _MS_OWNED(m, owned if type(owned) is tuple else tuple(owned))
+    _MS_GENERATION(m, generation)
+    _MS_RACK(m, rack)
+    _MS_INSTANCE_ID(m, instance_id)
+    sub: MemberSubscription = m
+    return sub
 
 
 @mypyc_attr(
@@ -303,7 +332,7 @@ class WorldCore:
                 # (an eager member has revoked everything before it joins; none: a new consumer)
                 ud = decode_sticky_user_data(s.user_data)
                 subs.append(
-                    MemberSubscription(
+                    member_subscription(
                         jm.member_id,
                         s.topics,
                         tuple([TopicPartition(t, q) for t, q in ud.partitions]),
@@ -314,7 +343,7 @@ class WorldCore:
                 )
                 continue
             subs.append(
-                MemberSubscription(
+                member_subscription(
                     jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
                 )
             )
