@@ -94,6 +94,9 @@ class WorldCore:
         # the members (name -> member.SimMember) and the coordinator node (host.SimCoordinator):
         # classic ones in world.Simulation, KIP-848 ones in consumer_world
         self.members: dict[str, Any] = {}
+        # connection (client id "name#incarnation") -> member name: split once per connection, not
+        # on every response delivered on it
+        self._client_names: dict[str, str] = {}
         self.coord: Any = None
         # books
         self.rebalances = 0
@@ -201,7 +204,9 @@ class WorldCore:
             self._deliver(*r)
 
     def _deliver(self, client: str, kind: str, resp: Any) -> None:
-        name, _, inc = client.partition("#")
+        name = self._client_names.get(client)
+        if name is None:
+            name = self._client_names[client] = client.partition("#")[0]
         m = self.members.get(name)
         if m is None or not m.alive or m.client != client:
             return
