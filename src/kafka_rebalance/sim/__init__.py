@@ -5,9 +5,8 @@
 
 Modules: `scenario` (parsing and defaults), `engine` (event loop, keyed timers),
 `world` (the scenario's driver: members, faults, the run and its summary), `world_core` (the
-world as members see it: clock, partitions, network, books), `host` (what the coordinator needs
-of the world, as Protocols), `member` (a classic consumer: poll loop, processing,
-commits), `member_rebalance` (its rebalance client: heartbeats, JoinGroup/SyncGroup),
+world as members see it: clock, partitions, network, books), `member` (a classic consumer: poll
+loop, processing, commits), `poll_kernels` (the poll loop's per-partition fetch and commit work), `member_rebalance` (its rebalance client: heartbeats, JoinGroup/SyncGroup),
 `subscription` (the JoinGroup metadata), `coordinator` (the classic
 coordinator node: requests, effects, elided heartbeats, failover), `consumer_world`
 (the KIP-848 protocol behind the same driver), `partitions` (closed-form production,
