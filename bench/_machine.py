@@ -110,17 +110,7 @@ def users() -> list[User]:
         # the coordinator with the world and its classic members: compiled together (sim/__init__.py)
         User(
             "sim coordinator",
-            tuple(
-                f"sim/{name}.py"
-                for name in (
-                    "coordinator",
-                    "world_core",
-                    "member_rebalance",
-                    "member",
-                    "world",
-                    "consumer_world",
-                )
-            ),
+            tuple(f"sim/{name}.py" for name in sim.COMPILED_TOGETHER if name != "poll_kernels"),
             lambda: sim.COORDINATOR_COMPILED,
         ),
     ]

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kafka_rebalance import native  # noqa: E402
+from kafka_rebalance import native, sim  # noqa: E402
 from kafka_rebalance.group.classic_group import ClassicGroup  # noqa: E402
 from kafka_rebalance.sim import world as _world  # noqa: E402, F401  (in sys.modules, to restore)
 from kafka_rebalance.sim.api import simulate  # noqa: E402
@@ -44,9 +44,7 @@ _clock = time.process_time
 _GROUP_CALLS = ("join", "sync", "heartbeat", "leave", "on_timer", "validate_offset_commit")
 
 
-_SIM_SOURCES = native.sources_of(
-    "kafka_rebalance.sim", ("coordinator", "world_core", "member_rebalance", "member", "world")
-)
+_SIM_SOURCES = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
 _WORLD = "kafka_rebalance.sim.world"
 
 

@@ -147,3 +147,28 @@ def test_sources_of_leaves_the_package_as_it_was() -> None:
     assert pure["classic_group"].__file__.endswith("classic_group.py")
     assert {n: getattr(group, n) for n in CLASSIC} == before
     assert all(sys.modules[f"kafka_rebalance.group.{n}"] is before[n] for n in CLASSIC)
+
+
+def test_a_module_the_sources_imported_first_is_forgotten_with_them() -> None:
+    """Review 6 F1: loading the simulator's sources imported sim/compiled.py for the first time,
+    which bound the poll kernels' *source* (then in sys.modules) for the rest of the process, and
+    the compiled world took its kernels from it. A fresh interpreter, so nothing imported
+    sim/compiled.py before."""
+    code = """
+        from kafka_rebalance import native, sim
+        from kafka_rebalance.sim import member_rebalance  # not sim.compiled
+        assert "kafka_rebalance.sim.compiled" not in __import__("sys").modules
+        pure = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
+        assert pure["coordinator"].KERNELS is pure["world_core"].KERNELS
+        assert pure["world_core"].KERNELS.__file__.endswith("poll_kernels.py")
+        from kafka_rebalance.sim import compiled, world_core
+        assert world_core.KERNELS is compiled.KERNELS
+        assert (compiled.KERNELS is pure["world_core"].KERNELS) is False
+        print(native.is_compiled(compiled.KERNELS), sim.COORDINATOR_COMPILED)
+    """
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert run.returncode == 0, run.stderr
+    kernels_compiled, set_compiled = run.stdout.split()
+    assert kernels_compiled == set_compiled  # the build when the set's builds run, else the source

@@ -64,18 +64,7 @@ PURE_CLASSIC = native.sources_of(
 )["classic_group"]
 # compiled together (sim/__init__.py), so loaded from source together; the KIP-848 world with
 # them, since it subclasses their world and member
-PURE_SIM = native.sources_of(
-    "kafka_rebalance.sim",
-    (
-        "poll_kernels",
-        "coordinator",
-        "world_core",
-        "member_rebalance",
-        "member",
-        "world",
-        "consumer_world",
-    ),
-)
+PURE_SIM = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
 PURE_COORDINATOR = PURE_SIM["coordinator"]
 PURE_MEMBER = PURE_SIM["member"]
 PURE_WORLD = PURE_SIM["world"]
@@ -134,6 +123,7 @@ def test_each_leg_gives_the_reference_fingerprint(
         for module in (coordinator, world_core, member_rebalance, member, world, consumer_world):
             assert native.is_fresh_build(module.__file__), module.__name__
         assert world_core.KERNELS is compiled.KERNELS
+        assert compiled.is_compiled()  # not the sources a source import bound (review 6 F1)
     assert fingerprint(SET[name]) == REFERENCE[name], f"{name} on the {leg} leg"
 
 

@@ -33,18 +33,7 @@ from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.sim import member_rebalance
 from kafka_rebalance.sim.subscription import Subscription
 
-PURE = native.sources_of(
-    "kafka_rebalance.sim",
-    (
-        "poll_kernels",
-        "coordinator",
-        "world_core",
-        "member_rebalance",
-        "member",
-        "world",
-        "consumer_world",
-    ),
-)["member_rebalance"]
+PURE = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)["member_rebalance"]
 LEGS: list[ModuleType] = [PURE]
 if sim.COORDINATOR_COMPILED:
     LEGS.append(member_rebalance)

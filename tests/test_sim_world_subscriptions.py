@@ -15,10 +15,7 @@ from kafka_rebalance import native, sim
 from kafka_rebalance.model import MemberSubscription, TopicPartition
 from kafka_rebalance.sim import world_core
 
-PURE_CORE = native.sources_of(
-    "kafka_rebalance.sim",
-    ("coordinator", "world_core", "member_rebalance", "member", "world", "consumer_world"),
-)["world_core"]
+PURE_CORE = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)["world_core"]
 
 TP = TopicPartition
 CASES: list[tuple[Any, ...]] = [

@@ -176,18 +176,29 @@ def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
         names = together
     full = [f"{package}.{name}" for name in names]
     saved = {n: sys.modules[n] for n in full if n in sys.modules}
+    before = set(sys.modules)
     parent = sys.modules.get(package)
     attrs = {name: getattr(parent, name) for name in names if hasattr(parent, name)}
     try:
         return _sources_under_real_names(package, names)
     finally:
-        for n in full:
+        # another module of the package first imported by the sources (sim/compiled.py) bound
+        # their sources at import: it is forgotten too, so a later import gets what a plain
+        # import gives (review 6 F1)
+        side = [
+            n for n in set(sys.modules) - before if n.startswith(f"{package}.") and n not in full
+        ]
+        for n in full + side:
             sys.modules.pop(n, None)
         sys.modules.update(saved)
         for name in names:
             if name in attrs:
                 setattr(parent, name, attrs[name])
             elif parent is not None and hasattr(parent, name):
+                delattr(parent, name)
+        for n in side:
+            name = n[len(package) + 1 :]
+            if parent is not None and "." not in name and hasattr(parent, name):
                 delattr(parent, name)
 
 

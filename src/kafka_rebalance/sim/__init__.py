@@ -29,16 +29,15 @@ from .. import group, native
 # group state machine they drive (their builds call each other's and the group's builds directly,
 # and the member calls the poll kernels' builds directly): their fresh builds run only all together
 # and beside the group's fresh builds; else their sources do.
+COMPILED_TOGETHER = (
+    "poll_kernels",
+    "coordinator",
+    "world_core",
+    "member_rebalance",
+    "member",
+    "world",
+    "consumer_world",
+)
 COORDINATOR_COMPILED = native.builds_or_sources(
-    __name__,
-    (
-        "poll_kernels",
-        "coordinator",
-        "world_core",
-        "member_rebalance",
-        "member",
-        "world",
-        "consumer_world",
-    ),
-    with_builds=group.CLASSIC_COMPILED,
+    __name__, COMPILED_TOGETHER, with_builds=group.CLASSIC_COMPILED
 )
