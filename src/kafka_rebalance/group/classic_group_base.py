@@ -79,7 +79,7 @@ CANCEL_JOIN: Final = CancelTimer(JOIN_KEY)
 # A frozen slots dataclass's generated __init__ runs as Python (object.__setattr__ per field: some
 # 10 k instructions a MemberSnapshot, one per member in every rebalance's snapshot). The same value
 # is built by filling its slots through their descriptors, as that __init__ does in the end
-# (tests/test_classic_group_snapshot_fast.py checks it against the constructor field by field).
+# (tests/test_classic_group_legs.py checks it against the constructor field by field).
 _new_object: Final = object.__new__
 _ms_slots: Final = vars(MemberSnapshot)
 _MS_MEMBER_ID: Final = _ms_slots["member_id"].__set__

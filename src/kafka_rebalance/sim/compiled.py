@@ -1,7 +1,11 @@
-"""Which builds of the simulator's compiled modules run (`sim/poll_kernels.py`, `sim/engine.py`):
-the mypyc ones that `pip install` made, only when each was built from the source now present
-(`kafka_rebalance.native`: a content check, not mtimes); else the source itself. Both give the same
-results (tests/test_sim_poll_kernels.py, tests/test_sim_fingerprint_legs.py).
+"""Which builds of the poll kernels and the engine run (`sim/poll_kernels.py`, `sim/engine.py`).
+
+The poll kernels are in the simulator's compiled-together set (`sim.COMPILED_TOGETHER`):
+`sim/__init__.py` decides, for all seven at once, whether their fresh builds run or their sources,
+and this module re-exports the poll kernels as that decision imported them. The engine is chosen on
+its own (`kafka_rebalance.native`: its build only when made from the source now present, a content
+check, not mtimes). Both legs give the same results (tests/test_sim_poll_kernels.py,
+tests/test_sim_fingerprint_legs.py).
 
 Import the engine through here (`ENGINE.EventLoop`), never `from .engine import EventLoop` at run
 time: a stale build of engine.py would shadow its source.
