@@ -257,7 +257,7 @@ class RebalanceClient:
     # onAssignment it was given, DEFAULT_GENERATION (-1) for a new consumer instance; not reset when the
     # member's generation is (resetStateAndRejoin does not touch the assignor)
     coop_generation: int
-    # configuration, resolved once (SimMember.__init__): ints as scenario.py validated them
+    # configuration, resolved once (SimMember.__init__): `int` where scenario.py validates an int
     _aci: int  # auto.commit.interval.ms
     _hb_interval: int  # heartbeat.interval.ms
     _hb_latency: Any  # network_latency_ms: a heartbeat's send + arrival, one event
