@@ -150,20 +150,25 @@ def test_sources_of_leaves_the_package_as_it_was() -> None:
 
 
 def test_a_module_the_sources_imported_first_is_forgotten_with_them() -> None:
-    """Review 6 F1: loading the simulator's sources imported sim/compiled.py for the first time,
+    """Review 6 F1, F9: loading the simulator's sources imported sim/compiled.py for the first time,
     which bound the poll kernels' *source* (then in sys.modules) for the rest of the process, and
     the compiled world took its kernels from it. A fresh interpreter, so nothing imported
     sim/compiled.py before."""
     code = """
         from kafka_rebalance import native, sim
-        from kafka_rebalance.sim import member_rebalance  # not sim.compiled
-        assert "kafka_rebalance.sim.compiled" not in __import__("sys").modules
+        import sys
+        # the sources are the first to import sim/compiled.py and sim/scenario.py
+        assert "kafka_rebalance.sim.compiled" not in sys.modules
+        assert "kafka_rebalance.sim.scenario" not in sys.modules
         pure = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
         assert pure["coordinator"].KERNELS is pure["world_core"].KERNELS
         assert pure["world_core"].KERNELS.__file__.endswith("poll_kernels.py")
         from kafka_rebalance.sim import compiled, world_core
         assert world_core.KERNELS is compiled.KERNELS
         assert (compiled.KERNELS is pure["world_core"].KERNELS) is False
+        # a module that took nothing of the sources stays: its classes exist once (review 6 F9)
+        from kafka_rebalance.sim import scenario
+        assert pure["world_core"].Scenario is scenario.Scenario
         print(native.is_compiled(compiled.KERNELS), sim.COORDINATOR_COMPILED)
     """
     run = subprocess.run(

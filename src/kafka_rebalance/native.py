@@ -179,14 +179,22 @@ def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
     before = set(sys.modules)
     parent = sys.modules.get(package)
     attrs = {name: getattr(parent, name) for name in names if hasattr(parent, name)}
+    loaded: dict[str, ModuleType] = {}
     try:
-        return _sources_under_real_names(package, names)
+        loaded = _sources_under_real_names(package, names)
+        return loaded
     finally:
-        # another module of the package first imported by the sources (sim/compiled.py) bound
-        # their sources at import: it is forgotten too, so a later import gets what a plain
-        # import gives (review 6 F1)
+        # another module of the package that the sources imported first and that took one of them
+        # or what they define (sim/compiled.py binds the poll kernels' source) is forgotten too,
+        # so a later import gets what a plain import gives (review 6 F1); one that took nothing of
+        # them stays, or its classes would exist twice (review 6 F9)
+        captured = _captured_by(loaded)
         side = [
-            n for n in set(sys.modules) - before if n.startswith(f"{package}.") and n not in full
+            n
+            for n in set(sys.modules) - before
+            if n.startswith(f"{package}.")
+            and n not in full
+            and any(id(v) in captured for v in vars(sys.modules[n]).values())
         ]
         for n in full + side:
             sys.modules.pop(n, None)
@@ -200,6 +208,15 @@ def sources_of(package: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
             name = n[len(package) + 1 :]
             if parent is not None and "." not in name and hasattr(parent, name):
                 delattr(parent, name)
+
+
+def _captured_by(loaded: dict[str, ModuleType]) -> set[int]:
+    """The ids of the loaded source modules and of what they define (their own functions and
+    classes): a module holding one of them took the sources."""
+    ids = {id(m) for m in loaded.values()}
+    for m in loaded.values():
+        ids.update(id(v) for v in vars(m).values() if getattr(v, "__module__", None) == m.__name__)
+    return ids
 
 
 # package -> its modules compiled together, in import order (`compiled_together`)
