@@ -91,7 +91,7 @@ class WorldCore:
         self.p_committed: list[int] = parts.committed
         self.p_processed: list[Any] = parts.processed
         self.p_tps: list[Any] = parts.tps
-        # the members (name -> member.SimMember) and the coordinator node (host.SimCoordinator):
+        # the members (name -> member.SimMember) and the coordinator node (coordinator.ClassicCoordinator):
         # classic ones in world.Simulation, KIP-848 ones in consumer_world
         self.members: dict[str, Any] = {}
         # connection (client id "name#incarnation") -> member name: split once per connection, not
