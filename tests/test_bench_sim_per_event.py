@@ -34,7 +34,10 @@ def test_a_row_per_size(per_event, capsys):
     assert per_event.main(["--members", "6,8", "--restarts", "2"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
     assert [r[0] for r in rows] == ["6", "8"]
-    assert all(int(r[3].replace(",", "")) > 0 and float(r[5]) > 0 for r in rows)
+    # the restarts' own events; their CPU s is a difference of two tiny runs here, which on a busy
+    # machine can come out at or below 0: a number, not asserted positive (timings are not tested)
+    assert all(int(r[3].replace(",", "")) > 0 for r in rows)
+    assert all(float(r[5]) == float(r[5]) for r in rows)  # a number (not nan)
     assert all(
         float(r[2]) >= float(r[4]) for r in rows
     )  # the whole run costs at least its restarts
