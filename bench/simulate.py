@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from _machine import machine  # noqa: E402
+from _machine import ALL_COMPILED, kernels, machine  # noqa: E402
 from kafka_rebalance.sim.api import simulate  # noqa: E402
 
 ROLLING = ("rolling-eager", "rolling-cooperative", "rolling-static", "rolling-consumer")
@@ -118,6 +118,9 @@ def run_case(name: str, doc: dict) -> dict:
         "records": s["records"]["produced"],
         "duplicates": s["records"]["duplicates"],
         "lost": s["records"]["lost"],
+        # which path ran: a stale build is never used, so an edited compiled source silently
+        # sends the run to the (slower) reference path; the row says so
+        "kernels": kernels(),
     }
     return row
 
@@ -227,6 +230,13 @@ def main() -> int:
         for n in counts if c in ROLLING else [100]:
             row = run_isolated(c, n)
             print(json.dumps(row), flush=True)
+            if row["kernels"] != ALL_COMPILED:
+                print(
+                    f"warning: {c} at {n} members did not run every compiled build "
+                    f"({row['kernels']}): `pip install -e . --no-deps` rebuilds them",
+                    file=sys.stderr,
+                    flush=True,
+                )
             rows.append(row)
             if c not in ROLLING:
                 break
