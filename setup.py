@@ -51,6 +51,7 @@ CYTHON = [
     "src/kafka_rebalance/assign/uniform_native_plan.pyx",
     "src/kafka_rebalance/assign/uniform_native_balance.pyx",
     "src/kafka_rebalance/assign/range_native.pyx",
+    "src/kafka_rebalance/sim/native_engine.pyx",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 

@@ -45,7 +45,7 @@ def users() -> list[User]:
     from kafka_rebalance import group, model, model_fields, native, sim
     from kafka_rebalance.assign import range as range_mod
     from kafka_rebalance.assign import roundrobin, sticky, uniform
-    from kafka_rebalance.sim import world_core
+    from kafka_rebalance.sim import compiled, world_core
 
     kernels = (
         "assign/kernels.py",
@@ -101,13 +101,12 @@ def users() -> list[User]:
             ("sim/poll_kernels.py",),
             lambda: native.is_compiled(world_core.KERNELS),
         ),
+        # the event loop: the Cython heap when fresh, else engine.py's mypyc build (sim/compiled.py);
         # bench/sim_event_mix.py swaps the engine module for its interpreted counting class
         User(
             "sim engine",
-            ("sim/engine.py",),
-            lambda: (
-                hasattr(world_core.ENGINE, "__file__") and native.is_compiled(world_core.ENGINE)
-            ),
+            ("sim/engine.py", "sim/native_engine.pyx"),
+            lambda: compiled.engine_build(world_core.ENGINE) != "source",
         ),
         User(
             "classic group",

@@ -54,7 +54,7 @@ def test_each_user_is_reported_by_the_switch_it_reads() -> None:
         "sticky general": sticky.USE_COMPILED and sticky.GENERAL_COMPILED,
         "sticky general kernel": sticky.USE_COMPILED and sticky.GENERAL_KERNEL,
         "sim poll kernels": native.is_compiled(compiled.KERNELS),
-        "sim engine": native.is_compiled(compiled.ENGINE),
+        "sim engine": compiled.engine_build() != "source",
         "classic group": group.CLASSIC_COMPILED,
         "sim coordinator": sim.COORDINATOR_COMPILED,
     }

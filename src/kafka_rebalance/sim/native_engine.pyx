@@ -1,0 +1,223 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The simulator's event loop on a C heap: `sim/engine.py`'s `EventLoop`, built with Cython.
+
+The Python `engine.py` is the reference (and its mypyc build the second choice); this runs the same
+schedules in the same order (tests/test_sim_native_engine.py, and every fingerprint scenario run on
+it). Where the reference keeps an int key per event in a `heapq` list and `(callback, args)` in a
+dict under that key, this keeps one C struct per queued event: (time, sequence, callback, args) in a
+binary heap ordered by (time, sequence), so an event costs no dict entry, no key object and no
+`(fn, args)` tuple, and the heap's entries are contiguous (docs/sim-native.md, milestone 1).
+
+The order is the reference's exactly: events run by time, then by the order they were scheduled
+(one sequence number per `at`/`after`, and per timer (re)queue, as there); a heap pops unique keys
+in sorted order whatever its shape. The clock is a Python int read by the callers (`loop.now`),
+kept as the object set at each event, as the reference keeps it. Times must be ints (the reference's
+key arithmetic refuses anything else: so does this), and fit in 64 bits.
+"""
+
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdint cimport int64_t, uint32_t
+from libc.stdlib cimport free, realloc
+
+cdef extern from "Python.h":
+    bint PyLong_CheckExact(object o)
+
+# the reference's limit on sequence numbers (2**32 scheduled events): kept, so both refuse alike
+cdef int64_t SEQ_LIMIT = 4294967296
+
+
+cdef struct Entry:
+    int64_t t
+    int64_t seq
+    PyObject* fn
+    PyObject* args
+
+
+cdef inline bint _before(Entry* a, Entry* b) noexcept nogil:
+    return a.t < b.t or (a.t == b.t and a.seq < b.seq)
+
+
+cdef class EventLoop:
+    cdef Entry* _heap
+    cdef Py_ssize_t _n
+    cdef Py_ssize_t _cap
+    cdef int64_t _now
+    cdef object _now_obj
+    cdef int64_t _seq
+    cdef dict _timers  # key -> [deadline, payload, callback, version], as the reference
+    cdef public object processed
+    cdef public bint _stopped
+
+    def __cinit__(self):
+        self._heap = NULL
+        self._n = 0
+        self._cap = 0
+
+    def __init__(self):
+        self._now = 0
+        self._now_obj = 0
+        self._seq = 0
+        self._timers = {}
+        self.processed = 0
+        self._stopped = False
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        for i in range(self._n):
+            Py_XDECREF(self._heap[i].fn)
+            Py_XDECREF(self._heap[i].args)
+        free(self._heap)
+        self._heap = NULL
+        self._n = 0
+
+    @property
+    def now(self):
+        return self._now_obj
+
+    @now.setter
+    def now(self, value):
+        self._now = _as_time(value)
+        self._now_obj = value
+
+    # ------------------------------------------------------------- scheduling
+
+    cdef int _push(self, object t, object fn, tuple args) except -1:
+        cdef int64_t ti = _as_time(t)
+        cdef int64_t seq
+        cdef Entry* grown
+        cdef Py_ssize_t i, parent
+        cdef Entry e
+        if ti < self._now:
+            ti = self._now
+        seq = self._seq + 1
+        if seq >= SEQ_LIMIT:
+            raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
+        if self._n == self._cap:
+            grown = <Entry*>realloc(self._heap, (self._cap * 2 + 64) * sizeof(Entry))
+            if grown == NULL:
+                raise MemoryError()
+            self._heap = grown
+            self._cap = self._cap * 2 + 64
+        self._seq = seq
+        e.t = ti
+        e.seq = seq
+        e.fn = <PyObject*>fn
+        e.args = <PyObject*>args
+        Py_INCREF(fn)
+        Py_INCREF(args)
+        i = self._n
+        self._n += 1
+        while i > 0:  # sift up
+            parent = (i - 1) >> 1
+            if _before(&e, &self._heap[parent]):
+                self._heap[i] = self._heap[parent]
+                i = parent
+            else:
+                break
+        self._heap[i] = e
+        return 0
+
+    cdef Entry _pop(self) noexcept:
+        cdef Entry top = self._heap[0]
+        cdef Entry last
+        cdef Py_ssize_t n, i, child
+        self._n -= 1
+        n = self._n
+        if n > 0:
+            last = self._heap[n]
+            i = 0
+            while True:  # sift down
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _before(&self._heap[child + 1], &self._heap[child]):
+                    child += 1
+                if _before(&self._heap[child], &last):
+                    self._heap[i] = self._heap[child]
+                    i = child
+                else:
+                    break
+            self._heap[i] = last
+        return top
+
+    def at(self, t, fn, *args):
+        """Run fn(*args) at time t (never before now)."""
+        self._push(t, fn, args)
+
+    def after(self, delay, fn, *args):
+        """Run fn(*args) `delay` from now (never before now)."""
+        self._push(self._now_obj + delay, fn, args)
+
+    # ---------------------------------------------------------- keyed timers
+
+    def set_timer(self, key, deadline, callback, payload=None):
+        """(Re)arm the timer `key`; callback(key, payload) runs at the deadline unless re-armed or cancelled."""
+        cdef list entry = self._timers.get(key)
+        cdef object version
+        if entry is not None and entry[0] <= deadline and entry[3] >= 0:
+            # moving later: keep the queued heap entry, it will re-queue itself when it pops
+            entry[0] = deadline
+            entry[1] = payload
+            entry[2] = callback
+            return
+        version = (entry[3] + 1) if entry is not None and entry[3] >= 0 else 0
+        self._timers[key] = [deadline, payload, callback, version]
+        self._push(deadline, self._fire, (key, version))
+
+    def cancel_timer(self, key):
+        self._timers.pop(key, None)
+
+    def timer_deadline(self, key):
+        e = self._timers.get(key)
+        return None if e is None else e[0]
+
+    def _fire(self, key, version):
+        cdef list entry = self._timers.get(key)
+        if entry is None or entry[3] != version:
+            return
+        if entry[0] > self._now_obj:  # deadline was moved later
+            self._push(entry[0], self._fire, (key, version))
+            return
+        del self._timers[key]
+        entry[2](key, entry[1])
+
+    # ------------------------------------------------------------------ running
+
+    def stop(self):
+        self._stopped = True
+
+    def run_until(self, end, progress=None):
+        cdef int64_t end_i = _as_time(end)
+        cdef int64_t n = 0
+        cdef Entry e
+        cdef object t_obj
+        cdef object fn
+        cdef tuple args
+        # as the reference: an exception from an event leaves `processed` as it was
+        while self._n and not self._stopped:
+            if self._heap[0].t > end_i:
+                break
+            e = self._pop()
+            # the popped references are ours now: owned by these locals, released with them
+            fn = <object>e.fn
+            args = <tuple>e.args
+            Py_XDECREF(e.fn)
+            Py_XDECREF(e.args)
+            if e.t != self._now:
+                self._now = e.t
+                self._now_obj = e.t
+            fn(*args)
+            n += 1
+            if progress is not None and not (n & 0x3FFF):
+                progress(self._now_obj)
+        self.processed += n
+        if not self._stopped and end > self._now_obj:
+            self._now_obj = end
+            self._now = end_i
+
+
+cdef inline int64_t _as_time(object t) except? -1:
+    if not PyLong_CheckExact(t) and not isinstance(t, int):
+        raise TypeError(f"event times are ints (milliseconds), not {type(t).__name__}")
+    return <int64_t>t

@@ -1,0 +1,107 @@
+"""sim/native_engine.pyx (the event loop on a C heap) against sim/engine.py, the reference: the same
+schedules in the same order, the same clock, counts, timers, progress calls and refusals; and the
+simulator runs on it when its build is fresh (`sim.compiled.ENGINE`). Every fingerprint scenario also
+runs on it (tests/test_sim_fingerprint_legs.py's compiled leg uses `compiled.ENGINE`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiled_legs import no_compiled_leg
+from kafka_rebalance.sim import compiled, world_core
+from test_sim_engine_legs import PURE, _trace, op
+
+
+def _native() -> Any:
+    if compiled.NATIVE_ENGINE is None:
+        no_compiled_leg("no fresh Cython build of sim/native_engine.pyx: only the reference ran")
+    return compiled.NATIVE_ENGINE
+
+
+def test_the_simulator_runs_the_fresh_native_build() -> None:
+    native_engine = _native()
+    assert compiled.ENGINE is native_engine
+    assert world_core.ENGINE is native_engine
+    assert compiled.engine_build() == "cython"
+    assert Path(native_engine.__file__).name.startswith("native_engine.")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(op, max_size=60), st.integers(0, 80))
+def test_the_native_heap_runs_the_reference_schedule(
+    ops: list[tuple[str, int, int]], end: int
+) -> None:
+    assert _trace(_native(), ops, end) == _trace(PURE, ops, end)
+
+
+def _run(engine: Any, n: int, times: list[int]) -> list[Any]:
+    """Many events at few distinct times (the heap's order on equal times), progress calls, stop."""
+    loop = engine.EventLoop()
+    out: list[Any] = []
+    for i in range(n):
+        loop.at(times[i % len(times)], lambda i=i: out.append((loop.now, i)))
+    loop.at(times[0], loop.stop)
+    loop.run_until(10**6, lambda t: out.append(("progress", t)))
+    out.append(("stopped", loop.now, loop.processed))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 7, 20_000])
+def test_equal_times_progress_and_stop(n: int) -> None:
+    times = [5, 3, 5, 9, 3, 2**40]
+    assert _run(_native(), n, times) == _run(PURE, n, times)
+
+
+def _refusal(engine: Any, t: Any) -> str:
+    loop = engine.EventLoop()
+    try:
+        loop.at(t, print)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__
+    return "accepted"
+
+
+@pytest.mark.parametrize("t", [1.5, "7", None])
+def test_a_time_that_is_not_an_int_is_refused_as_by_the_reference(t: Any) -> None:
+    assert _refusal(_native(), t) == _refusal(PURE, t) == "TypeError"
+
+
+def test_an_exception_in_an_event_propagates_and_leaves_the_rest_queued() -> None:
+    def trace(engine: Any) -> list[Any]:
+        loop = engine.EventLoop()
+        seen: list[Any] = []
+
+        def boom() -> None:
+            raise ValueError("boom")
+
+        loop.at(1, seen.append, 1)
+        loop.at(2, boom)
+        loop.at(3, seen.append, 3)
+        with pytest.raises(ValueError, match="boom"):
+            loop.run_until(10)
+        seen.append(("after", loop.now, loop.processed))
+        loop.run_until(10)
+        seen.append(("end", loop.now, loop.processed))
+        return seen
+
+    assert trace(_native()) == trace(PURE)
+
+
+def test_queued_callbacks_are_released() -> None:
+    """References held by queued events are dropped with the loop (no leak per event)."""
+    import sys
+
+    marker = object()
+    before = sys.getrefcount(marker)
+    loop = _native().EventLoop()
+    for i in range(100):
+        loop.at(i, id, marker)
+    assert sys.getrefcount(marker) > before
+    loop.run_until(49)
+    del loop
+    assert sys.getrefcount(marker) == before
