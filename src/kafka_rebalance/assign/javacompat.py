@@ -401,7 +401,54 @@ def insertion_order(
     n = len(keys)
     if n < 64:
         return _emulated_order(keys, head, hasher)
-    h = np.fromiter((spread(hasher(k)) for k in keys), dtype=np.int64, count=n)
+    h = _spread_hashes(keys, hasher)
+    cap = _bulk_capacity(h, head)
+    if cap is None:
+        return _emulated_order(keys, head, hasher)
+    return [keys[i] for i in _bulk_order(h, cap, head).tolist()]
+
+
+def insertion_order_twice(keys: list) -> tuple[list, list]:
+    """`insertion_order(keys)` and `insertion_order` of that order (`put`, Java's hashCode): a
+    HashMap filled in another HashMap's iteration order, as the sticky builders fill
+    consumerToOwnedPartitions from the leader's map.
+
+    The hashes are computed once. When the bulk path holds for both fillings (no bin can treeify
+    in either), the second order is the first: the first lists the keys by (bin, insertion
+    position), so inserting them in that order puts each bin's keys in the same relative order
+    at the same final size. Otherwise each order is computed as insertion_order does."""
+    n = len(keys)
+    if n < 64:
+        first = _emulated_order(keys, False, java_hash)
+        return first, _emulated_order(first, False, java_hash)
+    h = _spread_hashes(keys, java_hash)
+    cap = _bulk_capacity(h, False)
+    if cap is None:
+        first = _emulated_order(keys, False, java_hash)
+        return first, insertion_order(first)
+    order = _bulk_order(h, cap, False)
+    first = [keys[i] for i in order.tolist()]
+    if _bulk_capacity(h[order], False) != cap:
+        return first, insertion_order(first)
+    return first, list(first)
+
+
+def _spread_hashes(keys: list, hasher: Callable[[Any], int]) -> np.ndarray:
+    """`HashMap.hash(key)` of every key (signed), as int64: str keys with Java's hashCode in
+    one vectorised spread, others one by one."""
+    n = len(keys)
+    if hasher is java_hash and all(type(k) is str for k in keys):
+        u = np.fromiter(map(string_hash, keys), dtype=np.int64, count=n) & 0xFFFFFFFF
+        u ^= u >> 16
+        u[u >= 0x80000000] -= 0x100000000
+        return u
+    return np.fromiter((spread(hasher(k)) for k in keys), dtype=np.int64, count=n)
+
+
+def _bulk_capacity(h: np.ndarray, head: bool) -> int | None:
+    """The final table size when no bin can reach the treeify threshold at any size the map
+    passes through while the keys with hashes `h` go in in order; None when one might."""
+    n = len(h)
     limit = n - 1 if head else n  # size that must fit under the final threshold
     cap = DEFAULT_INITIAL_CAPACITY
     while limit > int(cap * 0.75):
@@ -412,13 +459,18 @@ def insertion_order(
         # while the table has c slots it holds at most the first 0.75c + 1 keys
         present = h[: min(n, int(c * 0.75) + 1)]
         if int(np.bincount(present & (c - 1), minlength=c).max()) > max_in_bin:
-            return _emulated_order(keys, head, hasher)
+            return None
         c <<= 1
-    seq = np.arange(n, dtype=np.int64)
+    return cap
+
+
+def _bulk_order(h: np.ndarray, cap: int, head: bool) -> np.ndarray:
+    """Key positions in iteration order: by bin at size `cap`, then insertion position (a bin's
+    head first with `head`)."""
+    seq = np.arange(len(h), dtype=np.int64)
     if head:
         seq = -seq
-    order = np.lexsort((seq, h & (cap - 1)))
-    return [keys[i] for i in order.tolist()]
+    return np.lexsort((seq, h & (cap - 1)))
 
 
 def _emulated_order(keys: list, head: bool, hasher: Callable[[Any], int]) -> list:

@@ -36,7 +36,7 @@ from .sticky_common import (
     StickyContext,
     _subscriptions_equal,
     build_context,
-    java_key_order,
+    java_key_order_twice,
     resolve_owned,
     resolve_without_conflicts,
     sorted_topics,
@@ -310,10 +310,11 @@ def _member_plan(ids: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
     as _id_ranks."""
     if len(set(ids)) != len(ids):
         return None
-    at = {mid: k for k, mid in enumerate(ids)}
-    owned_order = [at[c] for c in java_key_order(java_key_order(ids))]
+    at = dict(zip(ids, range(len(ids))))
+    owned_order = list(map(at.__getitem__, java_key_order_twice(ids)))
+    keys = list(map(string_key, ids))
     rank = [0] * len(ids)
-    for r, k in enumerate(sorted(range(len(ids)), key=lambda k: string_key(ids[k]))):
+    for r, k in enumerate(sorted(range(len(ids)), key=keys.__getitem__)):
         rank[k] = r
     return owned_order, rank
 

@@ -23,7 +23,7 @@ from operator import attrgetter, itemgetter
 
 from ..model import GroupSpec, MemberSubscription, TopicMetadata
 from .base import AssignorFailure
-from .javacompat import insertion_order, string_key
+from .javacompat import insertion_order, insertion_order_twice, string_key
 
 TP = tuple[str, int]
 DEFAULT_GENERATION = -1
@@ -72,6 +72,21 @@ def java_key_order(keys: Sequence[str]) -> list[str]:
             _KEY_ORDERS.pop(next(iter(_KEY_ORDERS)))
         _KEY_ORDERS[key] = order
     return list(order)
+
+
+def java_key_order_twice(keys: Sequence[str]) -> list[str]:
+    """`java_key_order(java_key_order(keys))`, the hashes computed once
+    (javacompat.insertion_order_twice), remembered as java_key_order remembers both."""
+    key = tuple(keys)
+    first = _KEY_ORDERS.get(key)
+    if first is not None:
+        return java_key_order(first)
+    one, two = insertion_order_twice(list(key))
+    for k, order in ((key, one), (tuple(one), two)):
+        if len(_KEY_ORDERS) >= 16:
+            _KEY_ORDERS.pop(next(iter(_KEY_ORDERS)))
+        _KEY_ORDERS[k] = tuple(order)
+    return two
 
 
 _KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
