@@ -9,6 +9,9 @@ insertion_order calls.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -210,3 +213,40 @@ def test_member_plan_order_is_the_double_hashmap_order() -> None:
         plan = sticky._member_plan(ids)
         assert plan is not None and plan[0] == twice
         assert java_key_order_twice(ids) == java_key_order(java_key_order(ids))
+
+
+def test_the_bench_script_times_each_shape_and_the_share() -> None:
+    """bench/assign_sim_shapes.py: a line per assignor and input shape, and the --share line."""
+    script = Path(__file__).resolve().parents[1] / "bench" / "assign_sim_shapes.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--members", "12", "--restarts", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    shapes = [line.split(":")[0].split() for line in run.stdout.splitlines()[1:]]
+    assert shapes == [
+        ["range", "leave"],
+        ["range", "rejoin"],
+        ["cooperative-sticky", "leave"],
+        ["cooperative-sticky", "rejoin"],
+        ["cooperative-sticky", "follow-up"],
+        ["uniform", "leave"],
+        ["uniform", "rejoin"],
+    ]
+    assert all(": 2 calls, best " in line for line in run.stdout.splitlines()[1:])
+    share = subprocess.run(
+        [sys.executable, str(script), "--share", "rolling-cooperative"]
+        + ["--members", "10", "--restarts", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert share.returncode == 0, share.stderr
+    assert "rolling-cooperative, 10 members, 1 restarts: run " in share.stdout
+    assert "cooperative-sticky.assign: " in share.stdout
+    bad = subprocess.run(
+        [sys.executable, str(script), "--restarts", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "--restarts" in bad.stderr
