@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
 from kafka_rebalance.assign import kernels_sticky, sticky
-from kafka_rebalance.assign.javacompat import insertion_order, insertion_order_twice
+from kafka_rebalance.assign.javacompat import JavaHashMap, insertion_order, insertion_order_twice
 from kafka_rebalance.assign.registry import get_assignor
 from kafka_rebalance.assign.sticky_common import java_key_order, java_key_order_twice
 from kafka_rebalance.model import GroupSpec, MemberSubscription, TopicMetadata, TopicPartition
@@ -250,3 +250,20 @@ def test_the_bench_script_times_each_shape_and_the_share() -> None:
         [sys.executable, str(script), "--restarts", "0"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and "--restarts" in bad.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(max_size=6), min_size=64, max_size=300, unique=True),
+    st.booleans(),
+)
+def test_str_keys_bulk_order_matches_the_emulated_map(keys: list[str], head: bool) -> None:
+    """insertion_order on str keys (their spread computed in one numpy pass) against a map that
+    is emulated key by key (javacompat.JavaHashMap)."""
+    m = JavaHashMap()
+    for k in keys:
+        if head:
+            m.compute_if_absent(k, lambda _k: 1)
+        else:
+            m.put(k, 1)
+    assert insertion_order(keys, head=head) == list(m.keys())
