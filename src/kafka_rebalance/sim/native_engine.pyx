@@ -4,9 +4,11 @@
 The Python `engine.py` is the reference (and its mypyc build the second choice); this runs the same
 schedules in the same order (tests/test_sim_native_engine.py, and every fingerprint scenario run on
 it). Where the reference keeps an int key per event in a `heapq` list and `(callback, args)` in a
-dict under that key, this keeps one C struct per queued event: (time, sequence, callback, args) in a
-binary heap ordered by (time, sequence), so an event costs no dict entry, no key object and no
-`(fn, args)` tuple, and the heap's entries are contiguous (docs/sim-native.md, milestone 1).
+dict under that key, this keeps one C struct per queued event, (time, sequence, slot), in a binary
+heap ordered by (time, sequence), and the callback and its args in two lists at that slot (slots are
+reused): an event costs no dict entry, no key object and no `(fn, args)` tuple, and the heap's entries
+are contiguous (docs/sim-native.md, milestone 1). The callbacks stay in Python lists so the cyclic GC
+sees them: a world whose queued events refer back to it (every run ends with some) is collected.
 
 The order is the reference's exactly: events run by time, then by the order they were scheduled
 (one sequence number per `at`/`after`, and per timer (re)queue, as there); a heap pops unique keys
@@ -15,9 +17,7 @@ kept as the object set at each event, as the reference keeps it. Times must be i
 key arithmetic refuses anything else: so does this), and fit in 64 bits.
 """
 
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int64_t
 from libc.stdlib cimport free, realloc
 
 cdef extern from "Python.h":
@@ -30,8 +30,7 @@ cdef int64_t SEQ_LIMIT = 4294967296
 cdef struct Entry:
     int64_t t
     int64_t seq
-    PyObject* fn
-    PyObject* args
+    Py_ssize_t slot  # where its callback and args are (EventLoop._fns, _args)
 
 
 cdef inline bint _before(Entry* a, Entry* b) noexcept nogil:
@@ -42,6 +41,11 @@ cdef class EventLoop:
     cdef Entry* _heap
     cdef Py_ssize_t _n
     cdef Py_ssize_t _cap
+    cdef list _fns  # by slot: the callback of a queued event (None: a free slot)
+    cdef list _args  # by slot: its args tuple
+    cdef Py_ssize_t* _free  # free slots
+    cdef Py_ssize_t _nfree
+    cdef Py_ssize_t _free_cap
     cdef int64_t _now
     cdef object _now_obj
     cdef int64_t _seq
@@ -53,6 +57,11 @@ cdef class EventLoop:
         self._heap = NULL
         self._n = 0
         self._cap = 0
+        self._free = NULL
+        self._nfree = 0
+        self._free_cap = 0
+        self._fns = []
+        self._args = []
 
     def __init__(self):
         self._now = 0
@@ -63,12 +72,10 @@ cdef class EventLoop:
         self._stopped = False
 
     def __dealloc__(self):
-        cdef Py_ssize_t i
-        for i in range(self._n):
-            Py_XDECREF(self._heap[i].fn)
-            Py_XDECREF(self._heap[i].args)
         free(self._heap)
+        free(self._free)
         self._heap = NULL
+        self._free = NULL
         self._n = 0
 
     @property
@@ -86,7 +93,8 @@ cdef class EventLoop:
         cdef int64_t ti = _as_time(t)
         cdef int64_t seq
         cdef Entry* grown
-        cdef Py_ssize_t i, parent
+        cdef Py_ssize_t* grown_free
+        cdef Py_ssize_t i, parent, slot
         cdef Entry e
         if ti < self._now:
             ti = self._now
@@ -99,13 +107,27 @@ cdef class EventLoop:
                 raise MemoryError()
             self._heap = grown
             self._cap = self._cap * 2 + 64
+        if self._nfree:
+            self._nfree -= 1
+            slot = self._free[self._nfree]
+            self._fns[slot] = fn
+            self._args[slot] = args
+        else:
+            if self._free_cap < len(self._fns) + 1:  # room to free every slot later
+                grown_free = <Py_ssize_t*>realloc(
+                    self._free, (self._free_cap * 2 + 64) * sizeof(Py_ssize_t)
+                )
+                if grown_free == NULL:
+                    raise MemoryError()
+                self._free = grown_free
+                self._free_cap = self._free_cap * 2 + 64
+            slot = len(self._fns)
+            self._fns.append(fn)
+            self._args.append(args)
         self._seq = seq
         e.t = ti
         e.seq = seq
-        e.fn = <PyObject*>fn
-        e.args = <PyObject*>args
-        Py_INCREF(fn)
-        Py_INCREF(args)
+        e.slot = slot
         i = self._n
         self._n += 1
         while i > 0:  # sift up
@@ -199,11 +221,12 @@ cdef class EventLoop:
             if self._heap[0].t > end_i:
                 break
             e = self._pop()
-            # the popped references are ours now: owned by these locals, released with them
-            fn = <object>e.fn
-            args = <tuple>e.args
-            Py_XDECREF(e.fn)
-            Py_XDECREF(e.args)
+            fn = self._fns[e.slot]
+            args = self._args[e.slot]
+            self._fns[e.slot] = None
+            self._args[e.slot] = None
+            self._free[self._nfree] = e.slot
+            self._nfree += 1
             if e.t != self._now:
                 self._now = e.t
                 self._now_obj = e.t
