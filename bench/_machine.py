@@ -113,6 +113,12 @@ def users() -> list[User]:
             tuple(f"group/{name}.py" for name in group.CLASSIC_MODULES),
             lambda: group.CLASSIC_COMPILED,
         ),
+        # the KIP-848 group: in the group's compiled set with the classic one (group/__init__.py)
+        User(
+            "KIP-848 group",
+            tuple(f"group/{name}.py" for name in group.CONSUMER_MODULES),
+            lambda: group.CONSUMER_COMPILED,
+        ),
         # the coordinator with the world and its classic members: compiled together (sim/__init__.py)
         User(
             "sim coordinator",

@@ -56,6 +56,7 @@ def test_each_user_is_reported_by_the_switch_it_reads() -> None:
         "sim poll kernels": native.is_compiled(compiled.KERNELS),
         "sim engine": compiled.engine_build() != "source",
         "classic group": group.CLASSIC_COMPILED,
+        "KIP-848 group": group.CONSUMER_COMPILED,
         "sim coordinator": sim.COORDINATOR_COMPILED,
     }
 

@@ -83,14 +83,17 @@ def test_a_build_no_list_names_is_removed_too(tmp_path: Path) -> None:
     the build shadows the source); the clean-up removes them as well, and no source."""
     src = _copy_package(tmp_path)
     folder = src / "kafka_rebalance" / "group"
-    made = [folder / f"consumer_group_model{SUFFIX}", folder / "consumer_group_model.build-sha256"]
-    assert not any("group/consumer_group_model" in s for s in SETUP.COMPILED)
+    made = [
+        folder / f"consumer_group_records{SUFFIX}",
+        folder / "consumer_group_records.build-sha256",
+    ]
+    assert not any("group/consumer_group_records" in s for s in SETUP.COMPILED)
     for path in made:
         path.write_bytes(b"\x7fELF not a real build")
     assert set(made) <= set(SETUP.compiled_artefacts(src))
     SETUP.remove_compiled([src])
     assert not any(p.exists() for p in made)
-    assert (folder / "consumer_group_model.py").exists()
+    assert (folder / "consumer_group_records.py").exists()
 
 
 def test_after_the_clean_up_the_simulator_imports_again(tmp_path: Path) -> None:

@@ -9,9 +9,11 @@ the answers and the effects must be equal.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_rebalance import group, native
 from kafka_rebalance.group import consumer_group as cg
 from kafka_rebalance.group.consumer_group_member import (
     ClientState,
@@ -27,6 +29,33 @@ from kafka_rebalance.group.consumer_group_model import ConsumerGroupConfig, Memb
 from kafka_rebalance.model import TopicMetadata
 
 CFG = ConsumerGroupConfig(session_timeout_ms=45_000, heartbeat_interval_ms=5_000)
+# the KIP-848 group's sources, whichever build runs (a compiled build's modules call each other
+# directly: a patched module attribute reaches only the sources)
+PURE = native.sources_of("kafka_rebalance.group", group.CONSUMER_MODULES)
+_CLIENT_NAMES = (
+    "ClientState",
+    "ConsumerMember",
+    "complete_reconciliation",
+    "heartbeat_request",
+    "leave_request",
+    "on_heartbeat_response",
+    "on_left",
+    "revocation_done",
+)
+
+
+def _on_sources(monkeypatch: pytest.MonkeyPatch):
+    """This module's names bound to the sources (the drive below then runs them); their
+    consumer_group module returned, to patch."""
+    names = globals()
+    monkeypatch.setitem(names, "cg", PURE["consumer_group"])
+    for name in _CLIENT_NAMES:
+        monkeypatch.setitem(names, name, getattr(PURE["consumer_group_member"], name))
+    model = PURE["consumer_group_model"]
+    monkeypatch.setitem(names, "MemberRemoved", model.MemberRemoved)
+    config = model.ConsumerGroupConfig(session_timeout_ms=45_000, heartbeat_interval_ms=5_000)
+    monkeypatch.setitem(names, "CFG", config)
+    return PURE["consumer_group"]
 
 
 class Twins:
@@ -144,10 +173,20 @@ def test_in_place_heartbeats_equal_the_copying_path(actions, static):
     _drive(actions, static)
 
 
+@settings(max_examples=30, deadline=None)
+@given(ACTIONS, st.booleans())
+def test_in_place_heartbeats_equal_the_copying_path_on_the_sources(actions, static):
+    """The same on the sources when a compiled build runs above (one leg each)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _on_sources(monkeypatch)
+        _drive(actions, static)
+
+
 def test_both_fast_paths_are_taken(monkeypatch):
     """The lockstep above compares something: a settling group takes both fast paths."""
     taken = {"settled": 0, "new epoch": 0}
-    steady = cg.steady_heartbeat
+    pure_cg = _on_sources(monkeypatch)
+    steady = pure_cg.steady_heartbeat
 
     def counting(group, req, now_ms, config):
         out = steady(group, req, now_ms, config)
@@ -157,7 +196,7 @@ def test_both_fast_paths_are_taken(monkeypatch):
             ] += 1
         return out
 
-    monkeypatch.setattr(cg, "steady_heartbeat", counting)
+    monkeypatch.setattr(pure_cg, "steady_heartbeat", counting)
     joins = [("join", i) for i in range(3)]
     rounds = [("hb", i) for i in range(3)] + [("finish", i) for i in range(3)]
     _drive(joins + rounds * 4 + [("join", 3)] + (rounds + [("hb", 3), ("finish", 3)]) * 4, False)
@@ -202,9 +241,9 @@ def test_steady_answer_does_what_steady_heartbeat_does(monkeypatch):
     lockstep drive meets (both kinds, and declines, are met: counted)."""
     import copy
 
-    from kafka_rebalance.group import consumer_group_steady as steady_mod
-
-    steady = cg.steady_heartbeat
+    pure_cg = _on_sources(monkeypatch)
+    steady_mod = PURE["consumer_group_steady"]
+    steady = pure_cg.steady_heartbeat
     seen = {0: 0, 1: 0, 2: 0, -1: 0}
 
     def both(group, req, now_ms, config):
@@ -233,7 +272,7 @@ def test_steady_answer_does_what_steady_heartbeat_does(monkeypatch):
         assert fx[-1].deadline_ms == now_ms + config.session_timeout_ms
         return out
 
-    monkeypatch.setattr(cg, "steady_heartbeat", both)
+    monkeypatch.setattr(pure_cg, "steady_heartbeat", both)
     joins = [("join", i) for i in range(3)]
     rounds = [("hb", i) for i in range(3)] + [("finish", i) for i in range(3)]
     _drive(joins + rounds * 4 + [("join", 3)] + (rounds + [("hb", 3), ("finish", 3)]) * 4, False)

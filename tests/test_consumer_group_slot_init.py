@@ -1,11 +1,13 @@
 """`consumer_group_model.slot_init`: the KIP-848 values built by a faster `__init__` are the values
-the dataclass's own `__init__` builds.
+the dataclass's own `__init__` builds; and a mypyc build's native values are the sources' values.
 
-Every frozen slots dataclass of the KIP-848 state machine gets it (a heartbeat builds several).
-Each is compared here with a twin made by `dataclasses.make_dataclass` from the same fields (the
-dataclass's own `__init__`): the same signature, the same fields from positional, keyword and
-left-out arguments (default factories called once per value), the same errors, and the values stay
-frozen, hashable and picklable.
+Every frozen slots dataclass of the KIP-848 state machine gets it where it is interpreted (the
+sources: `fast_inits`; a heartbeat builds several). Each is compared here with a twin made by
+`dataclasses.make_dataclass` from the same fields (the dataclass's own `__init__`): the same
+signature, the same fields from positional, keyword and left-out arguments (default factories
+called once per value), the same errors, and the values stay frozen, hashable and picklable.
+A compiled build's classes are native (their hand-written `__init__` stores each field): built from
+the same arguments they give the sources' values (the same repr, field by field), and stay values.
 """
 
 from __future__ import annotations
@@ -17,15 +19,30 @@ import pickle
 
 import pytest
 
+from compiled_legs import no_compiled_leg
+from kafka_rebalance import group, native
 from kafka_rebalance.group import consumer_group_member as cgm
 from kafka_rebalance.group import consumer_group_model as model
+from kafka_rebalance.group.errors import Errors
+from kafka_rebalance.model import TopicPartition
 
-CLASSES = [
-    obj
-    for module in (model, cgm)
-    for obj in vars(module).values()
-    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
-]
+# the sources, whichever build runs: slot_init is theirs (a native class's type is immutable)
+PURE = native.sources_of("kafka_rebalance.group", group.CONSUMER_MODULES)
+PURE_MODEL, PURE_CGM = PURE["consumer_group_model"], PURE["consumer_group_member"]
+
+
+def _value_classes(*modules) -> list[type]:
+    return [
+        obj
+        for module in modules
+        for obj in vars(module).values()
+        if isinstance(obj, type)
+        and dataclasses.is_dataclass(obj)
+        and obj.__module__ == module.__name__
+    ]
+
+
+CLASSES = _value_classes(PURE_MODEL, PURE_CGM)
 
 
 def _twin(cls: type) -> type:
@@ -84,17 +101,107 @@ def test_the_same_values_as_the_dataclass_init(cls):
         setattr(a, fields[0].name, "changed")
 
 
-def test_values_stay_values():
-    m = model.ConsumerGroupMember("m1", 3, assigned=frozenset({1, 2}))
-    assert m == model.ConsumerGroupMember("m1", 3, assigned=frozenset({2, 1}))
-    assert hash(m) == hash(model.ConsumerGroupMember("m1", 3, assigned=frozenset({1, 2})))
-    assert pickle.loads(pickle.dumps(m)) == m
+@pytest.mark.parametrize("leg", ["pure", "installed"])
+def test_values_stay_values(leg: str):
+    mod, client = (PURE_MODEL, PURE_CGM) if leg == "pure" else (model, cgm)
+    tps = frozenset({TopicPartition("t", 1), TopicPartition("t", 2)})
+    m = mod.ConsumerGroupMember("m1", 3, assigned=tps)
+    assert m == mod.ConsumerGroupMember("m1", 3, assigned=frozenset(sorted(tps)))
+    assert hash(m) == hash(mod.ConsumerGroupMember("m1", 3, assigned=tps))
+    # (the sources loaded beside a build are not importable by name: pickled where installed)
+    dumped = pickle.loads if leg == "installed" else (lambda v: v)
+    dump = pickle.dumps if leg == "installed" else (lambda v: v)
+    assert dumped(dump(m)) == m
+    rebuild, fields = m.__reduce__()
+    assert rebuild is type(m) and rebuild(*fields) == m  # value_reduce: the fields in order
     assert copy.copy(m) == m and copy.deepcopy(m) == m
     assert dataclasses.replace(m, member_epoch=4).member_epoch == 4
-    g = model.ConsumerGroup("g")
-    assert g.members == {} and g.members is not model.ConsumerGroup("g").members
-    assert pickle.loads(pickle.dumps(g)) == g
-    assert repr(cgm.ConsumerMember("g", ("t",))).startswith("ConsumerMember(group_id='g'")
+    assert mod.replace(m, member_epoch=5) == dataclasses.replace(m, member_epoch=5)
+    g = mod.ConsumerGroup("g")
+    assert g.members == {} and g.members is not mod.ConsumerGroup("g").members
+    assert dumped(dump(g)) == g and copy.deepcopy(g) == g
+    assert repr(client.ConsumerMember("g", ("t",))).startswith("ConsumerMember(group_id='g'")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.member_epoch = 4  # type: ignore[misc]
+
+
+def _typed_sample(annotation: str, i: int, mod, client) -> object:
+    """A value of the field's declared type (a native class checks the types it stores)."""
+    tp = TopicPartition("t", i)
+    samples = {
+        "str": f"s{i}",
+        "int": 7 + i,
+        "bool": True,
+        "MemberState": mod.MemberState.UNREVOKED_PARTITIONS,
+        "ClientState": client.ClientState.RECONCILING,
+        "Errors": Errors.FENCED_MEMBER_EPOCH,
+    }
+    base = annotation.removesuffix(" | None")
+    if base in samples:
+        return samples[base]
+    if base.startswith("frozenset["):
+        return frozenset({tp})  # (one: a set's repr follows its insertion history)
+    if base.startswith("tuple[str"):
+        return (f"t{i}", "u")
+    if base.startswith("tuple[TopicPartition"):
+        return (tp,)
+    if base.startswith("Mapping["):
+        return {f"k{i}": i}
+    if base == "Reconciliation":
+        return None
+    raise AssertionError(f"no sample for {annotation}")
+
+
+NATIVE_CLASSES = _value_classes(model, cgm)
+
+
+@pytest.mark.parametrize("cls", NATIVE_CLASSES, ids=lambda c: c.__name__)
+def test_a_compiled_builds_values_are_the_sources_values(cls):
+    """The native class built from the same arguments as its source class: the same fields (the
+    same repr), the same defaults and new default factories, equal to itself rebuilt, hashable,
+    pickled, copied and replaced as a value, frozen."""
+    if not group.CONSUMER_COMPILED:
+        no_compiled_leg("the KIP-848 group has no fresh compiled build: its sources run")
+    mod = model if cls.__module__ == model.__name__ else cgm
+    pure_mod = PURE_MODEL if mod is model else PURE_CGM
+    pure = getattr(pure_mod, cls.__name__)
+    assert not native.is_fresh_build(pure_mod.__file__) and native.is_fresh_build(mod.__file__)
+    fields = dataclasses.fields(cls)
+    types = [str(f.type) for f in dataclasses.fields(pure)]  # (the build's are the classes)
+    assert [f.name for f in fields] == [f.name for f in dataclasses.fields(pure)]
+
+    def args(m, c):
+        return [_typed_sample(t, i, m, c) for i, t in enumerate(types)]
+
+    value = cls(*args(model, cgm))
+    assert repr(value) == repr(pure(*args(PURE_MODEL, PURE_CGM)))
+    kwargs = {f.name: a for f, a in zip(fields, args(model, cgm))}
+    assert cls(**kwargs) == value
+    if not any(str(t).startswith("Mapping[") for t in types):  # (a group holds dicts)
+        assert hash(cls(**kwargs)) == hash(value)
+    required = [
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    given = {n: kwargs[n] for n in required}
+    pure_given = {n: a for n, a in zip([f.name for f in fields], args(PURE_MODEL, PURE_CGM))}
+    left_out = cls(**given)
+    assert repr(left_out) == repr(pure(**{n: pure_given[n] for n in required}))
+    for f in fields:
+        if f.default_factory is not dataclasses.MISSING:  # a new one per value
+            assert getattr(left_out, f.name) is not getattr(cls(**given), f.name)
+    for again in (pickle.loads(pickle.dumps(value)), copy.copy(value), copy.deepcopy(value)):
+        assert type(again) is cls and again == value and repr(again) == repr(value)
+    changed = dataclasses.replace(value, **{fields[0].name: kwargs[fields[0].name]})
+    assert changed == value and model.replace(value) == value
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, fields[0].name, kwargs[fields[0].name])
+    with pytest.raises(TypeError):
+        cls(*args(model, cgm), "one too many")
+    if required:
+        with pytest.raises(TypeError):
+            cls()
 
 
 def test_a_post_init_is_refused() -> None:
@@ -110,4 +217,4 @@ def test_a_post_init_is_refused() -> None:
                 raise ValueError("n < 0")
 
     with pytest.raises(TypeError, match="Checked: slot_init does not run __post_init__"):
-        model.slot_init(Checked)
+        PURE_MODEL.slot_init(Checked)

@@ -1,5 +1,6 @@
 """`native.compiled_together` (group/__init__) and `native.builds_or_sources` (sim/__init__): the
-classic group's modules run all from their builds or all from their sources, never a stale build
+group's compiled modules (the classic group and the KIP-848 group, one set) run all from their
+builds or all from their sources, never a stale build
 and never a mix, and a module loaded from source is bound on its package like an import. Importing
 the group package itself reads nothing (the pure core's init does no I/O): the decision is made at
 the first import of one of the classic modules.
@@ -24,7 +25,7 @@ from kafka_rebalance import group, native
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
-CLASSIC = group.CLASSIC_MODULES
+CLASSIC = group.COMPILED_MODULES  # the classic and the KIP-848 modules: one set
 
 
 def _copy_with_stand_ins(tmp_path: Path, stale: set[str]) -> Path:
@@ -60,6 +61,7 @@ SOURCES_RUN = """
     from unittest import mock
     import kafka_rebalance.group, kafka_rebalance.sim
     import kafka_rebalance.group.classic_group
+    import kafka_rebalance.group.consumer_group, kafka_rebalance.group.consumer_group_member
     import kafka_rebalance.sim.coordinator
     assert kafka_rebalance.group.CLASSIC_COMPILED is False
     assert kafka_rebalance.sim.COORDINATOR_COMPILED is False
@@ -138,7 +140,7 @@ def test_the_set_is_every_compiled_module_of_group() -> None:
 def test_sources_of_leaves_the_package_as_it_was() -> None:
     """The reference modules load beside the running ones; the package's attributes and
     sys.modules keep the modules that run."""
-    from kafka_rebalance.group import classic_group
+    from kafka_rebalance.group import classic_group, consumer_group, consumer_group_member  # noqa: F401
 
     before = {n: getattr(group, n) for n in CLASSIC}
     pure = native.sources_of("kafka_rebalance.group", ("classic_group",))  # and the rest of the set

@@ -12,6 +12,8 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,7 @@ from kafka_rebalance.assign import (
     uniform,
 )
 from kafka_rebalance.assign import range as range_mod
-from kafka_rebalance.group import classic_group
+from kafka_rebalance.group import classic_group, consumer_group
 from kafka_rebalance.sim import (
     compiled,
     consumer_world,
@@ -59,12 +61,38 @@ PURE_POLL = from_source(
 )
 PURE_ENGINE = from_source(Path(compiled.__file__).with_name("engine.py"), "pure_engine_legs")
 ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
-PURE_CLASSIC = native.sources_of(
-    "kafka_rebalance.group", ("classic_member", "classic_group_base", "classic_group")
-)["classic_group"]
+# the group's compiled set (the classic and the KIP-848 group, group/__init__.py) from source
+PURE_GROUP = native.sources_of("kafka_rebalance.group", group.COMPILED_MODULES)
+PURE_CLASSIC = PURE_GROUP["classic_group"]
+
+
+@contextmanager
+def _group_sources() -> Iterator[None]:
+    """The group's sources in sys.modules and on the package while the simulator's sources load,
+    so that theirs bind the sources' functions and values (a source reading the compiled group
+    would run it: the KIP-848 world reads the group's values and calls its functions)."""
+    package = sys.modules["kafka_rebalance.group"]
+    saved = {name: sys.modules.get(f"kafka_rebalance.group.{name}") for name in PURE_GROUP}
+    try:
+        for name, module in PURE_GROUP.items():
+            sys.modules[f"kafka_rebalance.group.{name}"] = module
+            setattr(package, name, module)
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(f"kafka_rebalance.group.{name}", None)
+                if hasattr(package, name):
+                    delattr(package, name)
+            else:
+                sys.modules[f"kafka_rebalance.group.{name}"] = module
+                setattr(package, name, module)
+
+
 # compiled together (sim/__init__.py), so loaded from source together; the KIP-848 world with
-# them, since it subclasses their world and member
-PURE_SIM = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
+# them, since it subclasses their world and member; all of them on the group's sources
+with _group_sources():
+    PURE_SIM = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
 PURE_COORDINATOR = PURE_SIM["coordinator"]
 PURE_MEMBER = PURE_SIM["member"]
 PURE_WORLD = PURE_SIM["world"]
@@ -120,6 +148,8 @@ def test_each_leg_gives_the_reference_fingerprint(
         assert coordinator.ClassicGroup is classic_group.ClassicGroup
         assert world.ClassicCoordinator is coordinator.ClassicCoordinator
         assert native.is_fresh_build(classic_group.__file__)
+        assert native.is_fresh_build(consumer_group.__file__)
+        assert consumer_world.cg is consumer_group
         for module in (coordinator, world_core, member_rebalance, member, world, consumer_world):
             assert native.is_fresh_build(module.__file__), module.__name__
         assert world_core.KERNELS is compiled.KERNELS
@@ -163,6 +193,23 @@ def test_the_pure_leg_runs_the_classic_group_and_coordinator_from_source() -> No
     assert inspect.isfunction(PURE_SIM["consumer_world"].ConsumerCoordinator.receive)
     assert inspect.isfunction(PURE_SIM["consumer_world"].ConsumerSimMember._send_heartbeat)
     assert PURE_SIM["consumer_world"].ConsumerSimMember is not consumer_world.ConsumerSimMember
+    # the KIP-848 world on the KIP-848 group's sources (their values, their state machine)
+    pure_cg = PURE_SIM["consumer_world"].cg
+    assert pure_cg is PURE_GROUP["consumer_group"] and pure_cg.__file__.endswith(
+        "consumer_group.py"
+    )
+    assert inspect.isfunction(pure_cg.heartbeat) and inspect.isfunction(pure_cg._heartbeat)
+    assert (
+        PURE_SIM["consumer_world"].steady_answer
+        is PURE_GROUP["consumer_group_steady"].steady_answer
+    )
+    assert inspect.isfunction(PURE_SIM["consumer_world"].steady_answer)
+    pure_model = PURE_GROUP["consumer_group_model"]
+    assert PURE_SIM["consumer_world"].ConsumerGroupHeartbeatRequest is (
+        pure_model.ConsumerGroupHeartbeatRequest
+    )
+    assert inspect.isfunction(pure_model.ConsumerGroupMember.__init__)
+    assert PURE_SIM["consumer_world"].cgm is PURE_GROUP["consumer_group_member"]
     assert PURE_WORLD.Simulation.__mro__[1] is PURE_CORE.WorldCore
     assert inspect.isfunction(PURE_CORE.WorldCore.send)
     assert PURE_WORLD.Simulation is not world.Simulation

@@ -35,9 +35,10 @@ from .consumer_group_model import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    fast_inits,
     replace,
-    slot_init,
     sorted_partitions,
+    value_reduce,
 )
 from .errors import Errors
 
@@ -54,17 +55,31 @@ class ClientState(Enum):
     LEFT = "left"
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Reconciliation:
     target: frozenset[TopicPartition]
     revoke: frozenset[TopicPartition]
     assign: frozenset[TopicPartition]
     member_epoch: int
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        target: frozenset[TopicPartition],
+        revoke: frozenset[TopicPartition],
+        assign: frozenset[TopicPartition],
+        member_epoch: int,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.target = target  # type: ignore[misc]
+        self.revoke = revoke  # type: ignore[misc]
+        self.assign = assign  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerMember:
     group_id: str
     subscribed_topics: tuple[str, ...]
@@ -78,6 +93,41 @@ class ConsumerMember:
     owned: frozenset[TopicPartition] = frozenset()
     reconciling: Reconciliation | None = None
     queued_assignment: frozenset[TopicPartition] | None = None  # arrived while reconciling
+
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
+
+    def __init__(
+        self,
+        group_id: str,
+        subscribed_topics: tuple[str, ...],
+        member_id: str = "",
+        instance_id: str | None = None,
+        rack_id: str | None = None,
+        rebalance_timeout_ms: int = 300_000,
+        server_assignor: str | None = None,
+        member_epoch: int = 0,
+        state: ClientState = ClientState.JOINING,
+        owned: frozenset[TopicPartition] = frozenset(),
+        reconciling: Reconciliation | None = None,
+        queued_assignment: frozenset[TopicPartition] | None = None,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.group_id = group_id  # type: ignore[misc]
+        self.subscribed_topics = subscribed_topics  # type: ignore[misc]
+        self.member_id = member_id  # type: ignore[misc]
+        self.instance_id = instance_id  # type: ignore[misc]
+        self.rack_id = rack_id  # type: ignore[misc]
+        self.rebalance_timeout_ms = rebalance_timeout_ms  # type: ignore[misc]
+        self.server_assignor = server_assignor  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.state = state  # type: ignore[misc]
+        self.owned = owned  # type: ignore[misc]
+        self.reconciling = reconciling  # type: ignore[misc]
+        self.queued_assignment = queued_assignment  # type: ignore[misc]
+
+
+fast_inits(Reconciliation, ConsumerMember)
 
 
 def at_epoch(m: ConsumerMember, member_epoch: int) -> ConsumerMember:

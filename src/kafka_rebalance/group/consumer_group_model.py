@@ -11,87 +11,28 @@ how the reconciliation knows a partition is not yet free (Kafka's
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter
-from types import MemberDescriptorType
-from typing import Any, TypeVar
+from typing import Any
 
 from ..fields import INT32_MAX
 from ..model import TopicMetadata, TopicPartition
+from .consumer_group_values import _NOT_GIVEN
+from .consumer_group_values import fast_inits as fast_inits  # (re-exported, as the three below)
+from .consumer_group_values import replace as replace
+from .consumer_group_values import slot_init as slot_init
+from .consumer_group_values import value_reduce as value_reduce
 from .errors import Errors
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 JOIN_GROUP_MEMBER_EPOCH = 0
 
-_T = TypeVar("_T")
-_LAYOUT: dict[type, tuple[Any, dict[str, int]]] = {}
 
-
-def replace(obj: _T, **changes: Any) -> _T:
-    """dataclasses.replace for this package's frozen dataclasses (all fields in __init__), without
-    its per-call field introspection: a heartbeat replaces a member or the group several times."""
-    cls = type(obj)
-    layout = _LAYOUT.get(cls)
-    if layout is None:
-        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-        get = attrgetter(*names) if len(names) > 1 else (lambda o, n=names[0]: (getattr(o, n),))
-        layout = _LAYOUT[cls] = (get, {n: i for i, n in enumerate(names)})
-    values = layout[0](obj)
-    if changes:
-        values = list(values)
-        at = layout[1]
-        for k, v in changes.items():
-            values[at[k]] = v
-    return cls(*values)
-
-
-_C = TypeVar("_C", bound=type)
-
-
-class _Factory:
-    """A default_factory field's parameter left out (shown as dataclasses shows it)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_NOT_GIVEN: Any = _Factory()
-
-
-def slot_init(cls: _C) -> _C:
-    """Give a frozen slots dataclass an `__init__` that stores each field through its slot's own
-    setter (bound once) instead of `object.__setattr__`: the same parameters, defaults and
-    default factories, the same values, about half the cost (a heartbeat builds several of these
-    values). Everything else stays the dataclass's (eq, hash, repr, frozen, replace, pickling)."""
-    if hasattr(cls, "__post_init__"):  # the generated __init__ would not call it
-        raise TypeError(f"{cls.__name__}: slot_init does not run __post_init__")
-    params, body, ns = [], [], {"_NOT_GIVEN": _NOT_GIVEN}
-    for i, f in enumerate(fields(cls)):
-        slot = cls.__dict__[f.name]
-        if not f.init or not isinstance(slot, MemberDescriptorType):
-            raise TypeError(f"{cls.__name__}.{f.name}: not a slot set by __init__")
-        ns[f"_set{i}"] = slot.__set__
-        if f.default is not MISSING:
-            ns[f"_default{i}"] = f.default
-            params.append(f"{f.name}=_default{i}")
-        elif f.default_factory is not MISSING:
-            ns[f"_factory{i}"] = f.default_factory
-            params.append(f"{f.name}=_NOT_GIVEN")
-            body.append(f"    if {f.name} is _NOT_GIVEN:\n        {f.name} = _factory{i}()")
-        else:
-            params.append(f.name)
-        body.append(f"    _set{i}(self, {f.name})")
-    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n", ns)  # noqa: S102
-    init = ns["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    init.__annotations__ = dict(vars(cls)["__init__"].__annotations__)
-    setattr(cls, "__init__", init)  # noqa: B010
-    return cls
+def _or_dict(given: Any) -> Any:
+    """A default_factory=dict field's value in a hand-written `__init__`: a new dict if left out."""
+    return {} if given is _NOT_GIVEN else given
 
 
 # Kafka's assignor names (group.consumer.assignors) -> our registry names.
@@ -146,8 +87,7 @@ class ConsumerGroupState(Enum):
     DEAD = "Dead"
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerGroupMember:
     member_id: str
     member_epoch: int = 0
@@ -174,9 +114,42 @@ class ConsumerGroupMember:
         pending = self.pending_revocation
         return self.assigned | pending if pending else self.assigned
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        member_epoch: int = 0,
+        previous_member_epoch: int = -1,
+        state: MemberState = MemberState.STABLE,
+        instance_id: str | None = None,
+        rack_id: str | None = None,
+        rebalance_timeout_ms: int = -1,
+        subscribed_topics: tuple[str, ...] = (),
+        server_assignor: str | None = None,
+        client_id: str = "",
+        assigned: frozenset[TopicPartition] = frozenset(),
+        pending_revocation: frozenset[TopicPartition] = frozenset(),
+        rebalance_deadline_ms: int | None = None,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.previous_member_epoch = previous_member_epoch  # type: ignore[misc]
+        self.state = state  # type: ignore[misc]
+        self.instance_id = instance_id  # type: ignore[misc]
+        self.rack_id = rack_id  # type: ignore[misc]
+        self.rebalance_timeout_ms = rebalance_timeout_ms  # type: ignore[misc]
+        self.subscribed_topics = subscribed_topics  # type: ignore[misc]
+        self.server_assignor = server_assignor  # type: ignore[misc]
+        self.client_id = client_id  # type: ignore[misc]
+        self.assigned = assigned  # type: ignore[misc]
+        self.pending_revocation = pending_revocation  # type: ignore[misc]
+        self.rebalance_deadline_ms = rebalance_deadline_ms  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerGroupConfig:
     """group.consumer.* broker configs (Kafka defaults)."""
 
@@ -185,9 +158,24 @@ class ConsumerGroupConfig:
     max_size: int = INT32_MAX
     assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        session_timeout_ms: int = 45_000,
+        heartbeat_interval_ms: int = 5_000,
+        max_size: int = INT32_MAX,
+        assignors: tuple[str, ...] = ("uniform", "range"),
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.session_timeout_ms = session_timeout_ms  # type: ignore[misc]
+        self.heartbeat_interval_ms = heartbeat_interval_ms  # type: ignore[misc]
+        self.max_size = max_size  # type: ignore[misc]
+        self.assignors = assignors  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerGroup:
     group_id: str
     group_epoch: int = 0
@@ -250,6 +238,48 @@ class ConsumerGroup:
     def subscribed_topic_names(self) -> frozenset[str]:
         return frozenset(t for m in self.members.values() for t in m.subscribed_topics)
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
+
+    def __init__(
+        self,
+        group_id: str,
+        group_epoch: int = 0,
+        assignment_epoch: int = 0,
+        members: Any = _NOT_GIVEN,
+        target_assignment: Any = _NOT_GIVEN,
+        partition_owners: Any = _NOT_GIVEN,
+        static_members: Any = _NOT_GIVEN,
+        session_deadlines: Any = _NOT_GIVEN,
+        topics: Any = _NOT_GIVEN,
+        subscription_metadata: Any = _NOT_GIVEN,
+        metadata_refresh_needed: bool = False,
+        member_id_counter: int = 0,
+        state_timestamp_ms: int = 0,
+        deleted: bool = False,
+        unreconciled: int | None = None,
+        target_order: Any = _NOT_GIVEN,
+        answers: Any = _NOT_GIVEN,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.group_id = group_id  # type: ignore[misc]
+        self.group_epoch = group_epoch  # type: ignore[misc]
+        self.assignment_epoch = assignment_epoch  # type: ignore[misc]
+        self.members = _or_dict(members)  # type: ignore[misc]
+        self.target_assignment = _or_dict(target_assignment)  # type: ignore[misc]
+        self.partition_owners = _or_dict(partition_owners)  # type: ignore[misc]
+        self.static_members = _or_dict(static_members)  # type: ignore[misc]
+        self.session_deadlines = _or_dict(session_deadlines)  # type: ignore[misc]
+        self.topics = _or_dict(topics)  # type: ignore[misc]
+        self.subscription_metadata = _or_dict(subscription_metadata)  # type: ignore[misc]
+        self.metadata_refresh_needed = metadata_refresh_needed  # type: ignore[misc]
+        self.member_id_counter = member_id_counter  # type: ignore[misc]
+        self.state_timestamp_ms = state_timestamp_ms  # type: ignore[misc]
+        self.deleted = deleted  # type: ignore[misc]
+        self.unreconciled = unreconciled  # type: ignore[misc]
+        self.target_order = _or_dict(target_order)  # type: ignore[misc]
+        self.answers = _or_dict(answers)  # type: ignore[misc]
+
 
 class PartitionEpochs(Mapping[TopicPartition, int]):
     """partition -> its owner's member epoch, read through the owners and members maps (no copy)."""
@@ -282,8 +312,7 @@ def count_unreconciled(members, assignment_epoch: int) -> int:
     return sum(1 for m in members if not m.is_reconciled_to(assignment_epoch))
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerGroupHeartbeatRequest:
     """ConsumerGroupHeartbeatRequest. None means "not sent" (only changes are sent after joining)."""
 
@@ -297,9 +326,34 @@ class ConsumerGroupHeartbeatRequest:
     server_assignor: str | None = None
     owned_partitions: tuple[TopicPartition, ...] | None = None
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None = None,
+        rack_id: str | None = None,
+        rebalance_timeout_ms: int = -1,
+        subscribed_topic_names: tuple[str, ...] | None = None,
+        server_assignor: str | None = None,
+        owned_partitions: tuple[TopicPartition, ...] | None = None,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.group_id = group_id  # type: ignore[misc]
+        self.member_id = member_id  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.instance_id = instance_id  # type: ignore[misc]
+        self.rack_id = rack_id  # type: ignore[misc]
+        self.rebalance_timeout_ms = rebalance_timeout_ms  # type: ignore[misc]
+        self.subscribed_topic_names = subscribed_topic_names  # type: ignore[misc]
+        self.server_assignor = server_assignor  # type: ignore[misc]
+        self.owned_partitions = owned_partitions  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerGroupHeartbeatResponse:
     error: Errors = Errors.NONE
     member_id: str | None = None
@@ -308,40 +362,103 @@ class ConsumerGroupHeartbeatResponse:
     assignment: frozenset[TopicPartition] | None = None  # None: unchanged, not sent
     error_message: str = ""
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
+
+    def __init__(
+        self,
+        error: Errors = Errors.NONE,
+        member_id: str | None = None,
+        member_epoch: int = 0,
+        heartbeat_interval_ms: int = 0,
+        assignment: frozenset[TopicPartition] | None = None,
+        error_message: str = "",
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.error = error  # type: ignore[misc]
+        self.member_id = member_id  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.heartbeat_interval_ms = heartbeat_interval_ms  # type: ignore[misc]
+        self.assignment = assignment  # type: ignore[misc]
+        self.error_message = error_message  # type: ignore[misc]
+
 
 # --- effects: what the shell must do after a transition -----------------------------------
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class GroupEpochBumped:
     group_epoch: int
     cause: str
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        group_epoch: int,
+        cause: str,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.group_epoch = group_epoch  # type: ignore[misc]
+        self.cause = cause  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class TargetAssignmentComputed:
     assignment_epoch: int
     assignor: str
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        assignment_epoch: int,
+        assignor: str,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.assignment_epoch = assignment_epoch  # type: ignore[misc]
+        self.assignor = assignor  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class MemberJoined:
     member_id: str
     instance_id: str | None
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        instance_id: str | None,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.instance_id = instance_id  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class MemberRemoved:
     member_id: str
     reason: str  # "leave" | "session timeout" | "rebalance timeout" | "replaced"
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        reason: str,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.reason = reason  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class MemberReconciled:
     member_id: str
     member_epoch: int
@@ -349,26 +466,77 @@ class MemberReconciled:
     assigned: frozenset[TopicPartition]
     pending_revocation: frozenset[TopicPartition]
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        member_epoch: int,
+        state: MemberState,
+        assigned: frozenset[TopicPartition],
+        pending_revocation: frozenset[TopicPartition],
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.state = state  # type: ignore[misc]
+        self.assigned = assigned  # type: ignore[misc]
+        self.pending_revocation = pending_revocation  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ScheduleSessionTimeout:
     member_id: str
     deadline_ms: int
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        deadline_ms: int,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.deadline_ms = deadline_ms  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ScheduleRebalanceTimeout:
     member_id: str
     member_epoch: int
     deadline_ms: int
 
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
 
-@slot_init
-@dataclass(frozen=True, slots=True)
+    def __init__(
+        self,
+        member_id: str,
+        member_epoch: int,
+        deadline_ms: int,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
+        self.member_epoch = member_epoch  # type: ignore[misc]
+        self.deadline_ms = deadline_ms  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class CancelRebalanceTimeout:
     member_id: str
+
+    def __reduce__(self) -> tuple:  # a native build's too (see value_reduce)
+        return value_reduce(self)
+
+    def __init__(
+        self,
+        member_id: str,
+    ) -> None:
+        # a mypyc build's constructor (stores each field); the sources' is slot_init's
+        self.member_id = member_id  # type: ignore[misc]
 
 
 Effect = (
@@ -380,4 +548,20 @@ Effect = (
     | ScheduleSessionTimeout
     | ScheduleRebalanceTimeout
     | CancelRebalanceTimeout
+)
+
+fast_inits(
+    ConsumerGroupMember,
+    ConsumerGroupConfig,
+    ConsumerGroup,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    GroupEpochBumped,
+    TargetAssignmentComputed,
+    MemberJoined,
+    MemberRemoved,
+    MemberReconciled,
+    ScheduleSessionTimeout,
+    ScheduleRebalanceTimeout,
+    CancelRebalanceTimeout,
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model_fields import mypyc_attr
 from .consumer_group_model import (
     ConsumerGroup,
     ConsumerGroupMember,
@@ -23,6 +24,7 @@ from .consumer_group_target import subscription_metadata
 __all__ = ["IllegalStateError"]
 
 
+@mypyc_attr(native_class=False)  # (a compiled build's native classes cannot subclass it)
 class IllegalStateError(RuntimeError):
     """An update would break an invariant (e.g. a partition owned by two members)."""
 
