@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..group import consumer_group as cg
 from ..group import consumer_group_member as cgm
@@ -23,6 +23,7 @@ from ..group.consumer_group_model import (
     ConsumerGroupConfig,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    ConsumerGroupMember,
     GroupEpochBumped,
     MemberRemoved,
     ScheduleRebalanceTimeout,
@@ -67,9 +68,8 @@ class ConsumerCoordinator:
         self.group: cg.ConsumerGroup | None = cg.new_group(g.id, world.topic_metadata(), 0)
         self.up_at = 0
         self.epoch = 0
-        self.offsets: dict[
-            int, int
-        ] = {}  # partition index -> committed offset (what a failover keeps)
+        # (the committed offsets are the world's `parts.committed`, written only by a commit this
+        # coordinator accepts: what the offsets log keeps, so a failover keeps them as they are)
         self.by_member_id: dict[str, str] = {}
 
     @property
@@ -101,7 +101,8 @@ class ConsumerCoordinator:
             w.loop.set_timer(
                 (self.epoch, "session", mid), now + config.session_timeout_ms, self._on_timer
             )
-            w.reply(client, "cheartbeat", group.answers[mid])
+            answers = cast(dict[str, ConsumerGroupHeartbeatResponse], group.answers)
+            w.reply(client, "cheartbeat", answers[mid])
             return
         self.group, resp, fx = cg.heartbeat(group, req, now, config, in_place=True)
         if resp.member_id:
@@ -172,14 +173,15 @@ class ConsumerCoordinator:
         group = self.group
         if group is None:
             err = Errors.NOT_COORDINATOR
-        elif (known := group.members.get(member_id)) is not None and known.member_epoch == epoch:
+        elif (
+            known := cast(dict[str, ConsumerGroupMember], group.members).get(member_id)
+        ) is not None and known.member_epoch == epoch:
             # a member committing at its own epoch (nearly every commit): what the validation
             # below answers for it (a consumer-protocol member, OffsetCommit v9+)
             if not w.wants_events:  # (the commonest: written, answered if asked, nothing else)
                 committed = parts.committed
                 for p, off in offsets.items():
                     committed[p] = off
-                self.offsets.update(offsets)
                 if answer:
                     w.reply(client, "commit", (_NONE, None, answer))
                 return
@@ -193,12 +195,10 @@ class ConsumerCoordinator:
             committed = parts.committed
             for p, off in offsets.items():
                 committed[p] = off
-            self.offsets.update(offsets)
         elif err is Errors.NONE:
-            committed, stored, log = parts.committed, self.offsets, True
+            committed, log = parts.committed, True
             for p, off in offsets.items():
                 committed[p] = off
-                stored[p] = off
                 if log:
                     tp = parts.tps[p]
                     w.emit(
@@ -242,9 +242,7 @@ class ConsumerCoordinator:
         now = w.loop.now
         group, fx = cg.on_loaded(self._persisted, now, self.config)
         self.group = cg.update_topics(group, w.topic_metadata())
-        committed = w.parts.committed
-        for p, off in self.offsets.items():
-            committed[p] = off
+        # (the committed offsets stay what they were: parts.committed, as the offsets log)
         w.emit(
             "coordinator_loaded",
             detail={
