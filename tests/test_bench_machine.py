@@ -55,6 +55,7 @@ def test_each_user_is_reported_by_the_switch_it_reads() -> None:
         "sticky general kernel": sticky.USE_COMPILED and sticky.GENERAL_KERNEL,
         "sim poll kernels": native.is_compiled(compiled.KERNELS),
         "sim engine": compiled.engine_build() != "source",
+        "sim engine Cython": compiled.engine_build() == "cython",
         "classic group": group.CLASSIC_COMPILED,
         "KIP-848 group": group.CONSUMER_COMPILED,
         "sim coordinator": sim.COORDINATOR_COMPILED,

@@ -14,14 +14,24 @@ The order is the reference's exactly: events run by time, then by the order they
 (one sequence number per `at`/`after`, and per timer (re)queue, as there); a heap pops unique keys
 in sorted order whatever its shape. The clock is a Python int read by the callers (`loop.now`),
 kept as the object set at each event, as the reference keeps it. Times must be ints (the reference's
-key arithmetic refuses anything else: so does this), and fit in 64 bits.
+key arithmetic refuses anything else: so does this; a time in the past is first clamped to now, as
+there). A time beyond 64 bits (a scenario may say `down_ms: 9223372036854775807` at now > 0) waits in
+a small Python heap of (time, sequence, slot) beside the C one: it is later than every time the C heap
+can hold, so it runs only once the C heap is empty, and from then on the clock is past 64 bits and
+every event goes there (review 7 F2).
 """
+
+import heapq
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, realloc
 
 cdef extern from "Python.h":
     bint PyLong_CheckExact(object o)
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
+
+cdef int64_t INT64_MAX = 9223372036854775807
+cdef int64_t INT64_MIN = -9223372036854775807 - 1
 
 # the reference's limit on sequence numbers (2**32 scheduled events): kept, so both refuse alike
 cdef int64_t SEQ_LIMIT = 4294967296
@@ -48,6 +58,8 @@ cdef class EventLoop:
     cdef Py_ssize_t _free_cap
     cdef int64_t _now
     cdef object _now_obj
+    cdef bint _now_far  # the clock is past 64 bits: every event goes to _far
+    cdef list _far  # heap of (time, sequence, slot): the events past 64 bits
     cdef int64_t _seq
     cdef dict _timers  # key -> [deadline, payload, callback, version], as the reference
     cdef public object processed
@@ -62,6 +74,8 @@ cdef class EventLoop:
         self._free_cap = 0
         self._fns = []
         self._args = []
+        self._far = []
+        self._now_far = False
 
     def __init__(self):
         self._now = 0
@@ -84,24 +98,42 @@ cdef class EventLoop:
 
     @now.setter
     def now(self, value):
-        self._now = _as_time(value)
+        cdef int ovf = _time_overflow(value)
+        self._now = _as_time(value) if ovf == 0 else (INT64_MAX if ovf > 0 else INT64_MIN)
+        self._now_far = ovf > 0
         self._now_obj = value
 
     # ------------------------------------------------------------- scheduling
 
     cdef int _push(self, object t, object fn, tuple args) except -1:
-        cdef int64_t ti = _as_time(t)
+        cdef int64_t ti
         cdef int64_t seq
+        cdef int ovf = 0
+        cdef bint far
         cdef Entry* grown
         cdef Py_ssize_t* grown_free
         cdef Py_ssize_t i, parent, slot
         cdef Entry e
-        if ti < self._now:
+        if PyLong_CheckExact(t):
+            ti = PyLong_AsLongLongAndOverflow(t, &ovf)
+        elif t < self._now_obj:  # the reference clamps before its key arithmetic sees the type
+            t = self._now_obj
+            ti = self._now
+            ovf = 1 if self._now_far else 0
+        else:
+            ovf = _time_overflow(t)  # refuses a time that is not an int
+            ti = _as_time(t) if ovf == 0 else 0
+        if ovf < 0:  # before every 64-bit time, so before now
+            ti = self._now
+            t = self._now_obj
+            ovf = 1 if self._now_far else 0
+        far = ovf > 0 or self._now_far
+        if not far and ti < self._now:
             ti = self._now
         seq = self._seq + 1
         if seq >= SEQ_LIMIT:
             raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
-        if self._n == self._cap:
+        if not far and self._n == self._cap:
             grown = <Entry*>realloc(self._heap, (self._cap * 2 + 64) * sizeof(Entry))
             if grown == NULL:
                 raise MemoryError()
@@ -125,6 +157,11 @@ cdef class EventLoop:
             self._fns.append(fn)
             self._args.append(args)
         self._seq = seq
+        if far:
+            if t < self._now_obj:
+                t = self._now_obj
+            heapq.heappush(self._far, (t, seq, slot))
+            return 0
         e.t = ti
         e.seq = seq
         e.slot = slot
@@ -210,8 +247,10 @@ cdef class EventLoop:
         self._stopped = True
 
     def run_until(self, end, progress=None):
-        cdef int64_t end_i = _as_time(end)
+        cdef int ovf = _time_overflow(end)
+        cdef int64_t end_i = _as_time(end) if ovf == 0 else (INT64_MAX if ovf > 0 else INT64_MIN)
         cdef int64_t n = 0
+        cdef Py_ssize_t slot
         cdef Entry e
         cdef object t_obj
         cdef object fn
@@ -230,6 +269,25 @@ cdef class EventLoop:
             if e.t != self._now:
                 self._now = e.t
                 self._now_obj = e.t
+                self._now_far = False
+            fn(*args)
+            n += 1
+            if progress is not None and not (n & 0x3FFF):
+                progress(self._now_obj)
+        # the events past 64 bits: only after every C-heap event, only when `end` is past 64 bits too
+        while ovf > 0 and self._far and not self._stopped and not self._n:
+            if self._far[0][0] > end:
+                break
+            t_obj, _, slot = heapq.heappop(self._far)
+            fn = self._fns[slot]
+            args = self._args[slot]
+            self._fns[slot] = None
+            self._args[slot] = None
+            self._free[self._nfree] = slot
+            self._nfree += 1
+            self._now_obj = t_obj
+            self._now = INT64_MAX
+            self._now_far = True
             fn(*args)
             n += 1
             if progress is not None and not (n & 0x3FFF):
@@ -238,6 +296,16 @@ cdef class EventLoop:
         if not self._stopped and end > self._now_obj:
             self._now_obj = end
             self._now = end_i
+            self._now_far = ovf > 0
+
+
+cdef inline int _time_overflow(object t) except? -2:
+    """1 past 64 bits, -1 below them, 0 within (a time that is not an int is refused)."""
+    cdef int ovf = 0
+    if not PyLong_CheckExact(t) and not isinstance(t, int):
+        raise TypeError(f"event times are ints (milliseconds), not {type(t).__name__}")
+    PyLong_AsLongLongAndOverflow(int(t), &ovf)
+    return ovf
 
 
 cdef inline int64_t _as_time(object t) except? -1:
