@@ -218,3 +218,41 @@ def test_a_post_init_is_refused() -> None:
 
     with pytest.raises(TypeError, match="Checked: slot_init does not run __post_init__"):
         PURE_MODEL.slot_init(Checked)
+
+
+def _leg_refuses(cls: type, **kwargs: object) -> bool:
+    try:
+        cls("m", **kwargs)
+    except TypeError:
+        return True
+    return False
+
+
+# a value of another type than the field declares (review 7 F7): what each leg does with it
+WRONG_TYPES = [
+    {"subscribed_topics": ["t"]},  # tuple[str, ...]
+    {"assigned": {TopicPartition("t", 0)}},  # frozenset[TopicPartition]
+    {"member_epoch": 1.0},  # int
+    {"client_id": None},  # str
+]
+
+
+@pytest.mark.parametrize("kwargs", WRONG_TYPES, ids=lambda k: next(iter(k)))
+def test_fields_take_their_declared_types_and_a_build_refuses_others(kwargs):
+    """docs/architecture.md's KIP-848 row: the sources store what they are given (a dataclass's
+    own behaviour); a build's native class refuses another type with TypeError. Both legs accept
+    the declared types and give equal values from them."""
+    assert not _leg_refuses(PURE_MODEL.ConsumerGroupMember, **kwargs)
+    declared = {
+        "subscribed_topics": ("t",),
+        "assigned": frozenset({TopicPartition("t", 0)}),
+        "member_epoch": 1,
+        "client_id": "c",
+    }
+    name = next(iter(kwargs))
+    pure = PURE_MODEL.ConsumerGroupMember("m", **{name: declared[name]})
+    if not group.CONSUMER_COMPILED:
+        no_compiled_leg("no fresh build of the KIP-848 group: only the sources ran")
+    assert _leg_refuses(model.ConsumerGroupMember, **kwargs)
+    built = model.ConsumerGroupMember("m", **{name: declared[name]})
+    assert repr(built) == repr(pure)
