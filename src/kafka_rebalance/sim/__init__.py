@@ -16,10 +16,12 @@ replayed through Kafka's record schemas on failover), `api` (the public entry po
 Randomness: one `random.Random(scenario.seed)` in the world, drawn in event order, so the
 same scenario and seed give the same event log byte for byte and another seed another log.
 It draws each request's and response's network latency (`network.latency_ms` plus up to
-`network.jitter_ms`, default 4; order kept per connection), each member incarnation's
-heartbeat phase (its first heartbeat after a join comes up to heartbeat.interval.ms sooner),
-and each poll's per-record processing time (`processing_ms_per_record` times a factor in
-1 +/- `simulation.processing_jitter`, default 0.2). Records are still counted one by one.
+`network.jitter_ms`, default 4; order kept per connection, or one of the measured samples),
+each poll's per-record processing time (`processing_ms_per_record` times a factor in
+1 +/- `simulation.processing_jitter`, default 0.2), and, from measured samples, a member's
+startup and close delays and the coordinator's log-append time. A member's heartbeats are not
+drawn: they run every heartbeat.interval.ms from its join. The KIP-848 world also draws each
+member id (128 random bits). Records are still counted one by one.
 """
 
 from .. import group, native
