@@ -98,8 +98,8 @@ cdef class EventLoop:
 
     @now.setter
     def now(self, value):
-        cdef int ovf = _time_overflow(value)
-        self._now = _as_time(value) if ovf == 0 else (INT64_MAX if ovf > 0 else INT64_MIN)
+        cdef int ovf = 0
+        self._now = _as_time(value, &ovf)
         self._now_far = ovf > 0
         self._now_obj = value
 
@@ -121,8 +121,7 @@ cdef class EventLoop:
             ti = self._now
             ovf = 1 if self._now_far else 0
         else:
-            ovf = _time_overflow(t)  # refuses a time that is not an int
-            ti = _as_time(t) if ovf == 0 else 0
+            ti = _as_time(t, &ovf)  # refuses a time that is not an int
         if ovf < 0:  # before every 64-bit time, so before now
             ti = self._now
             t = self._now_obj
@@ -247,8 +246,8 @@ cdef class EventLoop:
         self._stopped = True
 
     def run_until(self, end, progress=None):
-        cdef int ovf = _time_overflow(end)
-        cdef int64_t end_i = _as_time(end) if ovf == 0 else (INT64_MAX if ovf > 0 else INT64_MIN)
+        cdef int ovf = 0
+        cdef int64_t end_i = _as_time(end, &ovf)
         cdef int64_t n = 0
         cdef Py_ssize_t slot
         cdef Entry e
@@ -299,16 +298,17 @@ cdef class EventLoop:
             self._now_far = ovf > 0
 
 
-cdef inline int _time_overflow(object t) except? -2:
-    """1 past 64 bits, -1 below them, 0 within (a time that is not an int is refused)."""
-    cdef int ovf = 0
-    if not PyLong_CheckExact(t) and not isinstance(t, int):
-        raise TypeError(f"event times are ints (milliseconds), not {type(t).__name__}")
-    PyLong_AsLongLongAndOverflow(int(t), &ovf)
-    return ovf
-
-
-cdef inline int64_t _as_time(object t) except? -1:
-    if not PyLong_CheckExact(t) and not isinstance(t, int):
-        raise TypeError(f"event times are ints (milliseconds), not {type(t).__name__}")
-    return <int64_t>t
+cdef inline int64_t _as_time(object t, int* ovf) except? -1:
+    """`t` in 64 bits, saturated: *ovf is 1 past them (INT64_MAX), -1 below (INT64_MIN), else 0.
+    A time that is not an int is refused."""
+    cdef int64_t v
+    if not PyLong_CheckExact(t):
+        if not isinstance(t, int):
+            raise TypeError(f"event times are ints (milliseconds), not {type(t).__name__}")
+        t = int(t)
+    v = PyLong_AsLongLongAndOverflow(t, ovf)
+    if ovf[0] > 0:
+        return INT64_MAX
+    if ovf[0] < 0:
+        return INT64_MIN
+    return v
