@@ -60,6 +60,7 @@ CYTHON = [
     "src/kafka_rebalance/assign/uniform_native_balance.pyx",
     "src/kafka_rebalance/assign/range_native.pyx",
     "src/kafka_rebalance/sim/native_engine.pyx",
+    "src/kafka_rebalance/sim/native_members.pyx",
 ]
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
