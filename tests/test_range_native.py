@@ -36,12 +36,23 @@ ASSIGNORS = {"range": range_mod.RangeAssignor, "server-range": ServerRangeAssign
 
 
 class Counted:
-    """The Cython kernel with its calls counted: groups taken, and declined (NotImplemented)."""
+    """The Cython kernel with its calls counted: groups taken, and declined (NotImplemented) by
+    ranges_in_rank_order; `by_rank` counts the groups ranges_in_member_info_order declined (a
+    static member or a non-ASCII id: the caller then sorts in Python and calls the former)."""
 
     def __init__(self, module: Any) -> None:
         self.module = module
         self.taken = 0
         self.declined = 0
+        self.by_rank = 0
+
+    def ranges_in_member_info_order(self, *args: Any) -> Any:
+        out = self.module.ranges_in_member_info_order(*args)
+        if out is NotImplemented:
+            self.by_rank += 1
+        else:
+            self.taken += 1
+        return out
 
     def ranges_in_rank_order(self, *args: Any) -> Any:
         out = self.module.ranges_in_rank_order(*args)
@@ -152,6 +163,10 @@ def test_odd_inputs_decline_to_the_twin() -> None:
     assert (
         INSTALLED.ranges_in_rank_order(["a"], [["t"]], [0], meta, True, objects) is NotImplemented
     )
+    assert (
+        INSTALLED.ranges_in_member_info_order(["a"], [["t"]], [None], meta, True, objects)
+        is NotImplemented
+    )
     for ranks in ([0, 0], [1], [0, 2], [0, True]):
         got = INSTALLED.ranges_in_rank_order(
             ["a", "b"], [("t",), ("t",)], ranks, meta, True, objects
@@ -173,8 +188,62 @@ def test_nothing_leaks_or_is_kept(n_members: int) -> None:
     meta = {t: TopicMetadata(t, 30) for t in subs}
     ids = [f"m{i:04d}" for i in range(n_members)]
     args = (ids, [subs] * n_members, list(range(n_members)), meta, True, tpcache.topic_objects)
-    INSTALLED.ranges_in_rank_order(*args)
+    by_info = (ids, [subs] * n_members, [None] * n_members, meta, True, tpcache.topic_objects)
+    first = INSTALLED.ranges_in_rank_order(*args)
+    assert INSTALLED.ranges_in_member_info_order(*by_info) == first
+    del first
     before = sys.getrefcount(subs), sys.getrefcount(ids[0])
     for _ in range(20):
         INSTALLED.ranges_in_rank_order(*args)
+        INSTALLED.ranges_in_member_info_order(*by_info)
     assert (sys.getrefcount(subs), sys.getrefcount(ids[0])) == before
+
+
+_ASCII_IDS = st.text(alphabet=st.sampled_from("\x00\x01 !09AZaz~\x7f"), max_size=4)
+
+
+@given(
+    st.lists(
+        st.one_of(_ASCII_IDS, st.sampled_from(["m", "m0", "m00", "m1", "é", "\U0001f600"])),
+        max_size=40,
+    ),
+    st.booleans(),
+)
+@settings(max_examples=400, deadline=None)
+def test_member_info_order_in_c_is_the_twins(ids: list[str], sorted_first: bool) -> None:
+    """member_info_ranks gives `_member_info_indices`'s order for ASCII ids (ties, prefixes, ids
+    already in order or not, control characters) and declines the rest: a non-ASCII id, a static
+    member, a str subclass."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/range_native.pyx is not built")
+    if sorted_first:
+        ids = sorted(ids)
+    none = [None] * len(ids)
+    twin = list(range_mod._member_info_indices(tuple(ids), tuple(none)))
+    got = INSTALLED.member_info_ranks(list(ids), none)
+    if all(map(str.isascii, ids)):
+        assert got == twin
+    else:
+        assert got is NotImplemented
+    if ids:
+        static = [*none[:-1], "i"]
+        assert INSTALLED.member_info_ranks(list(ids), static) is NotImplemented
+
+        class Id(str):
+            pass
+
+        assert INSTALLED.member_info_ranks([Id(ids[0]), *ids[1:]], none) is NotImplemented
+    assert INSTALLED.member_info_ranks(list(ids), [*none, None]) is NotImplemented
+
+
+def test_member_info_order_in_c_on_the_harness_shapes() -> None:
+    """2,000 ids in order, reversed and shuffled (the merge sort's passes), as the twin orders them."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/range_native.pyx is not built")
+    import random
+
+    ids = [f"c{i:04d}" for i in range(2_000)]
+    for order in (ids, ids[::-1], random.Random(7).sample(ids, len(ids))):
+        none = [None] * len(order)
+        twin = list(range_mod._member_info_indices(tuple(order), tuple(none)))
+        assert INSTALLED.member_info_ranks(list(order), none) == twin

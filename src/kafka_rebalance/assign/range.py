@@ -193,6 +193,12 @@ def ranges_in_member_info_order(spec: GroupSpec, with_empty_topics: bool) -> Ass
     members = spec.members
     if USE_COMPILED:  # the members' fields read directly, once (attrgetter is ~40 ns a read)
         ids, topics_of, instance_ids = kernels.member_columns(members)
+        if NATIVE is not None:  # the MemberInfo order too in C (no static member, ASCII ids)
+            done = NATIVE.ranges_in_member_info_order(
+                ids, topics_of, instance_ids, spec.topics, with_empty_topics, topic_objects
+            )
+            if done is not NotImplemented:
+                return done
         args = (
             ids,
             topics_of,
