@@ -61,7 +61,15 @@ CYTHON = [
     "src/kafka_rebalance/assign/range_native.pyx",
     "src/kafka_rebalance/sim/native_engine.pyx",
     "src/kafka_rebalance/sim/native_members.pyx",
+    "src/kafka_rebalance/sim/native_books.pyx",
+    "src/kafka_rebalance/sim/native_batch_time.pyx",
 ]
+# compile arguments beside -O3, per module: the native core's doubles must be the reference's, so
+# no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats")
+CYTHON_ARGS = {
+    "src/kafka_rebalance/sim/native_books.pyx": ["-ffp-contract=off"],
+    "src/kafka_rebalance/sim/native_batch_time.pyx": ["-ffp-contract=off"],
+}
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 
 
@@ -146,7 +154,14 @@ class OptionalMypycBuild(build_ext):
 
             return list(
                 cythonize(
-                    [Extension(_module_name(s), [s], extra_compile_args=["-O3"]) for s in CYTHON],
+                    [
+                        Extension(
+                            _module_name(s),
+                            [s],
+                            extra_compile_args=["-O3", *CYTHON_ARGS.get(s, [])],
+                        )
+                        for s in CYTHON
+                    ],
                     build_dir="build/cython",
                     compiler_directives={"language_level": "3"},
                     quiet=True,
