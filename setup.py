@@ -63,6 +63,9 @@ CYTHON = [
     "src/kafka_rebalance/sim/native_members.pyx",
     "src/kafka_rebalance/sim/native_books.pyx",
     "src/kafka_rebalance/sim/native_batch_time.pyx",
+    "src/kafka_rebalance/sim/native_group_core.pyx",
+    "src/kafka_rebalance/sim/native_group_handlers.pyx",
+    "src/kafka_rebalance/sim/native_group.pyx",
 ]
 # compile arguments beside -O3, per module: the native core's doubles must be the reference's, so
 # no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats")
@@ -163,6 +166,7 @@ class OptionalMypycBuild(build_ext):
                         for s in CYTHON
                     ],
                     build_dir="build/cython",
+                    include_path=["src"],  # `cimport`s between the package's modules (.pxd)
                     compiler_directives={"language_level": "3"},
                     quiet=True,
                     force=True,
