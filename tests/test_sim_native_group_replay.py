@@ -1,0 +1,104 @@
+"""The classic group's native twin (sim/native_group*.pyx) answers every call the reference
+coordinator makes in the classic fingerprint scenarios as `ClassicGroup` answered it.
+
+Each classic scenario of tests/sim_fingerprint_set.py without a coordinator failover (the twin does
+not port `load`) runs on the reference path (the sources, as the pure leg of
+tests/test_sim_fingerprint_legs.py runs them) with its group recording every call and answer; the
+run must still give the reference fingerprint (the recording changes nothing), and the twin, fed the
+same calls in order, must give every answer equal: effects, responses, errors, commit validations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sim_fingerprint_set import fingerprint, scenarios
+from test_sim_fingerprint_legs import PURE_CLASSIC, PURE_COORDINATOR, REFERENCE, _use_pure
+from test_sim_native_group import native_group
+
+
+def _classic_without_failover(doc: dict) -> bool:
+    return doc.get("protocol", "classic") == "classic" and not any(
+        e.get("kind") == "coordinator_failover" for e in doc.get("events", ())
+    )
+
+
+SET = {name: doc for name, doc in scenarios() if _classic_without_failover(doc)}
+
+
+class RecordingGroup(PURE_CLASSIC.ClassicGroup):  # type: ignore[misc, name-defined]
+    """The reference group, keeping each call the coordinator makes and its answer."""
+
+    made: list[RecordingGroup] = []
+
+    def __init__(self, group_id: str, config: Any = None, **kw: Any) -> None:
+        super().__init__(group_id, config, **kw)
+        self.init = (group_id, config, kw)
+        self.calls: list[tuple[str, tuple, Any]] = []
+        RecordingGroup.made.append(self)
+
+    def _record(self, method: str, args: tuple, answer: Any) -> Any:
+        self.calls.append((method, args, answer))
+        return answer
+
+    def join(self, req: Any, now_ms: int) -> list:
+        return self._record("join", (req, now_ms), super().join(req, now_ms))
+
+    def sync(self, req: Any, now_ms: int) -> list:
+        return self._record("sync", (req, now_ms), super().sync(req, now_ms))
+
+    def heartbeat(self, req: Any, now_ms: int) -> list:
+        return self._record("heartbeat", (req, now_ms), super().heartbeat(req, now_ms))
+
+    def leave(self, req: Any, now_ms: int) -> list:
+        return self._record("leave", (req, now_ms), super().leave(req, now_ms))
+
+    def on_timer(self, key: tuple, payload: Any, now_ms: int) -> list:
+        answer = super().on_timer(key, payload, now_ms)
+        return self._record("on_timer", (key, payload, now_ms), answer)
+
+    def validate_offset_commit(self, member_id: str, instance_id: Any, generation: int) -> Any:
+        answer = super().validate_offset_commit(member_id, instance_id, generation)
+        return self._record("validate_offset_commit", (member_id, instance_id, generation), answer)
+
+
+def test_the_set_holds_the_classic_scenarios_the_brief_names() -> None:
+    for name in (
+        "rolling-range",
+        "rolling-roundrobin",
+        "rolling-cooperative-sticky",
+        "rolling-static-range",
+        "rolling-range-40",
+        "rolling-cooperative-sticky-40",
+        "rolling-static-range-40",
+        "example-rolling-restart-seed1",
+        "example-crash-seed7",
+        "example-scale-out-seed1",
+        "example-partition-growth-seed7",
+    ):
+        assert name in SET
+    assert "example-coordinator-failover-seed1" not in SET
+    assert not any("consumer" in name for name in SET)
+
+
+@pytest.mark.parametrize("name", sorted(SET))
+def test_the_twin_answers_the_reference_coordinators_calls(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    twin_module = native_group()
+    _use_pure(monkeypatch)
+    monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", RecordingGroup)
+    RecordingGroup.made = []
+    assert fingerprint(SET[name]) == REFERENCE[name]
+    (recorded,) = RecordingGroup.made
+    kinds = {method for method, _, _ in recorded.calls}
+    assert {"join", "sync", "on_timer", "validate_offset_commit"} <= kinds
+    group_id, config, kw = recorded.init
+    twin = twin_module.NativeClassicGroup(group_id, config, **kw)
+    for i, (method, args, answer) in enumerate(recorded.calls):
+        got = getattr(twin, method)(*args)
+        if isinstance(answer, list):
+            assert [type(e).__name__ for e in got] == [type(e).__name__ for e in answer], i
+        assert got == answer, (i, method, args)
