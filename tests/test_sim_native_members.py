@@ -310,3 +310,11 @@ def test_owned_partitions_and_poll_kernels_are_the_references(
     for p in range(n):
         assert done.intervals(p) == (ref_done[p].starts, ref_done[p].ends)
         assert cols.committed_at(p) == table.committed[p]
+
+
+def test_the_pyx_names_its_pxds_digest() -> None:
+    """A build's stamp hashes native_members.pyx only; the .pyx carries the digest of the .pxd it is
+    built against, so a .pxd edited alone fails here (and updating the line makes the build stale)."""
+    sim = ROOT / "src" / "kafka_rebalance" / "sim"
+    line = f"# pxd-sha256 native_members: {native.source_digest(sim / 'native_members.pxd')}"
+    assert line in (sim / "native_members.pyx").read_text(encoding="utf-8").splitlines()

@@ -1,4 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# pxd-sha256 native_members: 898c077a9f20bb120724c90dd60ac99323184debf4f300cf0b5fbafa73b36fc7
 """The member side of the native classic core (docs/sim-native.md, "Data layout"): the partition
 table's columns, the processed intervals, one member's owned partitions and the poll's kernels over
 them, and the poll's busy time, as C data twinning the reference exactly.
@@ -27,21 +28,6 @@ ABSENT = INT64_MIN  # a slot's position or sent offset that the reference's dict
 TIME_LIMIT = 1 << 53  # times and batch sizes stay exact in a double (member.py's `float(now)`)
 cdef int64_t C_NEVER = 1 << 62
 cdef int64_t C_ABSENT = INT64_MIN
-cdef int64_t INT64_MAX_ = 0x7FFFFFFFFFFFFFFF
-
-
-cdef struct Intervals:
-    int64_t* starts
-    int64_t* ends
-    Py_ssize_t n, cap
-
-
-cdef inline int64_t floordiv(int64_t a, int64_t b) noexcept nogil:
-    """Python's a // b for b > 0 (C's `//` under cdivision truncates towards zero)."""
-    cdef int64_t q = a // b
-    if q * b != a and a < 0:
-        q -= 1
-    return q
 
 
 cdef int64_t* _grow(int64_t* data, Py_ssize_t cap) except NULL:
@@ -76,14 +62,6 @@ def _check_range(base, base_t, num, den, committed, horizon):
 cdef class PartitionColumns:
     """`PartitionTable`'s columns base, base_t, num, den, committed as int64 arrays; the log end
     offset of p at t is base[p] + (num[p] * (t - base_t[p])) // den[p]."""
-
-    cdef int64_t* base
-    cdef int64_t* base_t
-    cdef int64_t* num
-    cdef int64_t* den
-    cdef int64_t* committed
-    cdef Py_ssize_t n
-    cdef readonly object horizon, position_limit
 
     def __cinit__(self, base, base_t, num, den, committed, horizon):
         cdef Py_ssize_t i, n = len(base)
@@ -121,7 +99,7 @@ cdef class PartitionColumns:
     def __len__(self):
         return self.n
 
-    cdef inline int64_t leo_c(self, Py_ssize_t p, int64_t now) noexcept nogil:
+    cdef int64_t leo_c(self, Py_ssize_t p, int64_t now) noexcept nogil:
         return self.base[p] + floordiv(self.num[p] * (now - self.base_t[p]), self.den[p])
 
     cdef int64_t total_lag_c(self, int64_t now) noexcept nogil:
@@ -136,17 +114,17 @@ cdef class PartitionColumns:
                 total += <uint64_t>lag
         return <int64_t>total
 
-    cdef inline int check_partition(self, object p) except -1:
+    cdef int check_partition(self, object p) except -1:
         if not 0 <= p < self.n:
             raise IndexError(f"partition {p} outside 0..{self.n - 1}")
         return 0
 
-    cdef inline int check_time(self, object now) except -1:
+    cdef int check_time(self, object now) except -1:
         if not 0 <= now <= self.horizon:
             raise OverflowError(f"time {now} outside [0, {self.horizon}]")
         return 0
 
-    cdef inline int check_offset(self, object offset) except -1:
+    cdef int check_offset(self, object offset) except -1:
         if not 0 <= offset <= self.position_limit:
             raise OverflowError(f"offset {offset} outside [0, {self.position_limit}]")
         return 0
@@ -193,9 +171,6 @@ cdef class Triples:
     """int64 triples in one buffer: the batch in flight's (partition, from, to) in fetch order, or a
     commit's changed positions as (partition, position, slot) in owned order."""
 
-    cdef int64_t* data
-    cdef Py_ssize_t n, cap
-
     def __dealloc__(self):
         PyMem_Free(self.data)
 
@@ -227,9 +202,6 @@ cdef class Triples:
 cdef class ProcessedTable:
     """`ProcessedOffsets` for every partition: sorted disjoint [start, end) pairs in a C vector
     per partition, with the reference's merge and duplicate count."""
-
-    cdef Intervals* rows
-    cdef Py_ssize_t n
 
     def __cinit__(self, Py_ssize_t partitions):
         cdef Py_ssize_t p
@@ -344,7 +316,7 @@ cdef class ProcessedTable:
                 dup += self.add_c(p, a, b)
         return dup
 
-    cdef inline int check(self, object p, object a, object b) except -1:
+    cdef int check(self, object p, object a, object b) except -1:
         if not 0 <= p < self.n:
             raise IndexError(f"partition {p} outside 0..{self.n - 1}")
         for v in (a, b):
@@ -387,12 +359,6 @@ cdef class OwnedPartitions:
     `sent_offsets` dict holds no key). `sent_offsets` may keep keys of partitions no longer owned,
     but the member reads them only for owned ones and overwrites them when a partition is added, so
     a slot per owned partition holds the same (docs/sim-native.md, "Owned partitions")."""
-
-    cdef int64_t* owned
-    cdef int64_t* position
-    cdef int64_t* sent
-    cdef Py_ssize_t k, cap
-    cdef readonly PartitionColumns cols
 
     def __cinit__(self, PartitionColumns cols):
         self.cols = cols
