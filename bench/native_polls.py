@@ -11,7 +11,7 @@ the changed positions are committed, up to 500 records are fetched (about 50 her
 native arrays through C calls, and through their Python-level methods. The three runs must end with
 the same positions, sent offsets, duplicates and processed intervals (checked). Repeats alternate
 the drivers; the table gives the best and the median microseconds per poll (CPU time of this
-process). Needs Cython and the fresh native_members build (`pip install -e .`).
+process). Needs Cython (the dev extras) and the fresh native_members build (`pip install -e .`).
 """
 
 from __future__ import annotations
@@ -118,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             "poll_kernels is not compiled (mypyc): the comparison needs its build", file=sys.stderr
         )
         return 2
-    driver = build_driver()
+    try:
+        driver = build_driver()
+    except ImportError as e:  # Cython is a build requirement, in the dev extras, not a dependency
+        print(f"the driver needs Cython ({e}): pip install -e '.[dev]'", file=sys.stderr)
+        return 2
     drivers = ["poll_kernels", "native (C calls)", "native (Python-level methods)"]
     times: dict[str, list[float]] = {d: [] for d in drivers}
     states = {}
