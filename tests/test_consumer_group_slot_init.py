@@ -8,6 +8,8 @@ signature, the same fields from positional, keyword and left-out arguments (defa
 called once per value), the same errors, and the values stay frozen, hashable and picklable.
 A compiled build's classes are native (their hand-written `__init__` stores each field): built from
 the same arguments they give the sources' values (the same repr, field by field), and stay values.
+Both refuse an argument of another type than its parameter declares with the same TypeError
+(review 7 F7): the build's wrapper checks it, the sources' `slot_init` checks the same.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 import inspect
 import pickle
 
+import numpy as np
 import pytest
 
 from compiled_legs import no_compiled_leg
@@ -59,8 +62,32 @@ def _fields(obj: object) -> tuple:
     return tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))  # type: ignore[arg-type]
 
 
-def _sample(i: int) -> object:
-    return ("value", i)  # any hashable value: __init__ does not check types
+def _typed_sample(annotation: str, i: int, mod, client) -> object:
+    """A value of the field's declared type (both legs check the types they store), one per `i`
+    (a bool alternates), so that a field stored in another's place shows."""
+    tp = TopicPartition("t", i)
+    samples = {
+        "str": f"s{i}",
+        "int": 7 + i,
+        "bool": i % 2 == 0,
+        "MemberState": mod.MemberState.UNREVOKED_PARTITIONS,
+        "ClientState": client.ClientState.RECONCILING,
+        "Errors": Errors.FENCED_MEMBER_EPOCH,
+    }
+    base = annotation.removesuffix(" | None")
+    if base in samples:
+        return samples[base]
+    if base.startswith("frozenset["):
+        return frozenset({tp})  # (one: a set's repr follows its insertion history)
+    if base.startswith("tuple[str"):
+        return (f"t{i}", "u")
+    if base.startswith("tuple[TopicPartition"):
+        return (tp,)
+    if base.startswith("Mapping["):
+        return {f"k{i}": i}
+    if base == "Reconciliation":
+        return None
+    raise AssertionError(f"no sample for {annotation}")
 
 
 def test_every_value_class_has_it():
@@ -75,7 +102,7 @@ def test_the_same_values_as_the_dataclass_init(cls):
     twin = _twin(cls)
     fields = dataclasses.fields(cls)
     assert str(inspect.signature(cls)) == str(inspect.signature(twin))
-    args = [_sample(i) for i in range(len(fields))]
+    args = [_typed_sample(str(f.type), i, PURE_MODEL, PURE_CGM) for i, f in enumerate(fields)]
     assert _fields(cls(*args)) == _fields(twin(*args)) == tuple(args)
     kwargs = {f.name: a for f, a in zip(fields, args)}
     assert _fields(cls(**kwargs)) == tuple(args)
@@ -123,33 +150,6 @@ def test_values_stay_values(leg: str):
     assert repr(client.ConsumerMember("g", ("t",))).startswith("ConsumerMember(group_id='g'")
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.member_epoch = 4  # type: ignore[misc]
-
-
-def _typed_sample(annotation: str, i: int, mod, client) -> object:
-    """A value of the field's declared type (a native class checks the types it stores)."""
-    tp = TopicPartition("t", i)
-    samples = {
-        "str": f"s{i}",
-        "int": 7 + i,
-        "bool": True,
-        "MemberState": mod.MemberState.UNREVOKED_PARTITIONS,
-        "ClientState": client.ClientState.RECONCILING,
-        "Errors": Errors.FENCED_MEMBER_EPOCH,
-    }
-    base = annotation.removesuffix(" | None")
-    if base in samples:
-        return samples[base]
-    if base.startswith("frozenset["):
-        return frozenset({tp})  # (one: a set's repr follows its insertion history)
-    if base.startswith("tuple[str"):
-        return (f"t{i}", "u")
-    if base.startswith("tuple[TopicPartition"):
-        return (tp,)
-    if base.startswith("Mapping["):
-        return {f"k{i}": i}
-    if base == "Reconciliation":
-        return None
-    raise AssertionError(f"no sample for {annotation}")
 
 
 NATIVE_CLASSES = _value_classes(model, cgm)
@@ -220,39 +220,130 @@ def test_a_post_init_is_refused() -> None:
         PURE_MODEL.slot_init(Checked)
 
 
-def _leg_refuses(cls: type, **kwargs: object) -> bool:
-    try:
-        cls("m", **kwargs)
-    except TypeError:
-        return True
-    return False
-
-
-# a value of another type than the field declares (review 7 F7): what each leg does with it
+# a value of another type than the parameter declares (review 7 F7), and mypyc's TypeError for it
 WRONG_TYPES = [
-    {"subscribed_topics": ["t"]},  # tuple[str, ...]
-    {"assigned": {TopicPartition("t", 0)}},  # frozenset[TopicPartition]
-    {"member_epoch": 1.0},  # int
-    {"client_id": None},  # str
+    ("subscribed_topics", ["t"], "tuple object expected; got list"),
+    ("assigned", {TopicPartition("t", 0)}, "frozenset object expected; got set"),
+    ("member_epoch", 1.0, "int object expected; got float"),
+    ("member_epoch", np.int64(1), "int object expected; got numpy.int64"),
+    ("client_id", None, "str object expected; got None"),
+    ("instance_id", 1, "str or None object expected; got int"),
+    ("rebalance_deadline_ms", ("x", 1), "int or None object expected; got tuple[str, int]"),
+    ("state", 0, "kafka_rebalance.group.consumer_group_model.MemberState object expected; got int"),
 ]
+DECLARED = {
+    "subscribed_topics": ("t",),
+    "assigned": frozenset({TopicPartition("t", 0)}),
+    "member_epoch": 1,
+    "client_id": "c",
+    "instance_id": "i",
+    "rebalance_deadline_ms": 5,
+}
 
 
-@pytest.mark.parametrize("kwargs", WRONG_TYPES, ids=lambda k: next(iter(k)))
-def test_fields_take_their_declared_types_and_a_build_refuses_others(kwargs):
-    """docs/architecture.md's KIP-848 row: the sources store what they are given (a dataclass's
-    own behaviour); a build's native class refuses another type with TypeError. Both legs accept
-    the declared types and give equal values from them."""
-    assert not _leg_refuses(PURE_MODEL.ConsumerGroupMember, **kwargs)
-    declared = {
-        "subscribed_topics": ("t",),
-        "assigned": frozenset({TopicPartition("t", 0)}),
-        "member_epoch": 1,
-        "client_id": "c",
-    }
-    name = next(iter(kwargs))
-    pure = PURE_MODEL.ConsumerGroupMember("m", **{name: declared[name]})
+def _leg(leg: str) -> tuple:
+    if leg == "pure":
+        return PURE_MODEL, PURE_CGM
     if not group.CONSUMER_COMPILED:
         no_compiled_leg("no fresh build of the KIP-848 group: only the sources ran")
-    assert _leg_refuses(model.ConsumerGroupMember, **kwargs)
-    built = model.ConsumerGroupMember("m", **{name: declared[name]})
-    assert repr(built) == repr(pure)
+    return model, cgm
+
+
+@pytest.mark.parametrize("leg", ["pure", "compiled"])
+@pytest.mark.parametrize(("name", "value", "want"), WRONG_TYPES, ids=lambda v: repr(v)[:30])
+def test_a_value_of_another_type_is_refused_alike(leg: str, name: str, value: object, want: str):
+    """docs/architecture.md's KIP-848 row: a field takes its declared type; the build's native
+    class refuses another with mypyc's TypeError, the sources refuse the same with the same; both
+    take the declared type (or a subclass of it) and give equal values from it."""
+    mod, _ = _leg(leg)
+    with pytest.raises(TypeError) as raised:
+        mod.ConsumerGroupMember("m", **{name: value})
+    assert str(raised.value) == want
+    fields = dataclasses.fields(PURE_MODEL.ConsumerGroupMember)
+    args = ["m", *[mod.MemberState.STABLE if f.name == "state" else f.default for f in fields[1:]]]
+    args[[f.name for f in fields].index(name)] = value
+    with pytest.raises(TypeError) as positional:  # the same check, passed by position
+        mod.ConsumerGroupMember(*args)
+    assert str(positional.value) == want
+    if name in DECLARED:
+        given = {name: DECLARED[name]}
+        assert repr(mod.ConsumerGroupMember("m", **given)) == repr(
+            PURE_MODEL.ConsumerGroupMember("m", **given)
+        )
+
+
+class _Tuple(tuple):
+    pass
+
+
+def _probes(mod, client) -> dict[str, object]:
+    """One value of each kind the values' fields see or might be given by mistake."""
+    return {
+        "list": ["t"],
+        "set": {TopicPartition("t", 0)},
+        "dict": {},
+        "float": 1.0,
+        "numpy int": np.int64(1),
+        "None": None,
+        "str": "s",
+        "int": 3,
+        "bool": True,
+        "Errors": Errors.NONE,  # an IntEnum: an int
+        "tuple": ("a", 1),
+        "tuple subclass": _Tuple(),
+        "frozenset": frozenset(),
+        "object": object(),
+        "MemberState": mod.MemberState.STABLE,
+        "ClientState": client.ClientState.STABLE,
+        "Reconciliation": client.Reconciliation(frozenset(), frozenset(), frozenset(), 1),
+    }
+
+
+def _outcomes(mod, client, cls_name: str) -> dict[tuple[str, str], str]:
+    """(field, probe) -> what the leg's class does with the probe in that field (the others of
+    their declared types): "ok", or the TypeError's message."""
+    cls = getattr(mod, cls_name, None) or getattr(client, cls_name)
+    pure = getattr(PURE_MODEL, cls_name, None) or getattr(PURE_CGM, cls_name)
+    fields = dataclasses.fields(pure)
+    base = {f.name: _typed_sample(str(f.type), i, mod, client) for i, f in enumerate(fields)}
+    out = {}
+    for f in fields:
+        for probe, value in _probes(mod, client).items():
+            try:
+                cls(**{**base, f.name: value})
+                out[f.name, probe] = "ok"
+            except TypeError as e:
+                out[f.name, probe] = str(e)
+    return out
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_every_field_refuses_the_same_values_on_both_legs(cls):
+    """Every field of every value class, given each probe: the sources accept what the build
+    accepts and refuse what it refuses, with the same message (a field typed by a class from
+    outside the compiled set, Errors or a Mapping, is Any to mypyc: neither leg checks it)."""
+    pure = _outcomes(PURE_MODEL, PURE_CGM, cls.__name__)
+    for f in dataclasses.fields(cls):
+        refused = [probe for (name, probe), v in pure.items() if name == f.name and v != "ok"]
+        if str(f.type).startswith(("Mapping[", "Errors")):  # Any to mypyc
+            assert refused == [], f.name
+        else:
+            assert "object" in refused and "list" in refused, f.name
+    if not group.CONSUMER_COMPILED:
+        no_compiled_leg("no fresh build of the KIP-848 group: only the sources ran")
+    assert _outcomes(model, cgm, cls.__name__) == pure
+
+
+def test_slot_init_refuses_an_annotation_it_has_no_check_for() -> None:
+    """A type whose mypyc check slot_init does not repeat (a union of two classes, a tuple of fixed
+    length: mypyc checks each item) is refused when the class is made, not left unchecked."""
+    for annotation in ("int | str", "tuple[int, int]", "Unknown"):
+        ns: dict = {}
+        exec(  # noqa: S102 - a class with this annotation, as a module with string annotations
+            "from dataclasses import dataclass\n"
+            "@dataclass(frozen=True, slots=True)\n"
+            f"class Odd:\n    x: {annotation!r}\n",
+            ns,
+        )
+        with pytest.raises(TypeError, match="slot_init has no check for"):
+            PURE_MODEL.slot_init(ns["Odd"])
