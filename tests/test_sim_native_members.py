@@ -67,6 +67,7 @@ def test_log_end_offsets_and_total_lag_are_the_tables(table_h: Any, data: st.Dat
             table.leo(p, now) for p in range(len(table))
         ]
         assert cols.total_lag(now) == table.total_lag(now)
+        assert cols.produced(now) == int(table.leo_all(now).sum())  # Simulation.summary
 
 
 @settings(max_examples=300, deadline=None)
@@ -105,10 +106,11 @@ def test_columns_refuse_what_could_overflow_and_else_compute_exactly(
     for p in range(len(rows)):
         assert cols.leo(p, now) == base[p] + (num[p] * (now - base_t[p])) // den[p]
     assert cols.total_lag(now) == table.total_lag(now)
+    assert cols.produced(now) == int(table.leo_all(now).sum())
 
 
 def test_total_lag_wraps_as_numpy_does() -> None:
-    """Sixteen partitions each about 2**60 behind: numpy's int64 sum wraps; so does the twin's."""
+    """Sixteen partitions each about 2**60 behind: numpy's int64 sums wrap; so do the twin's."""
     nm = _native()
     n = 16
     table = PartitionTable()
@@ -118,6 +120,7 @@ def test_total_lag_wraps_as_numpy_does() -> None:
     cols = nm.PartitionColumns.from_table(table, 1000)
     assert cols.total_lag(1000) == table.total_lag(1000)
     assert cols.total_lag(1000) != n * (2**60 + 1000)  # it did wrap
+    assert cols.produced(1000) == int(table.leo_all(1000).sum())  # wraps the same way
 
 
 def test_columns_refuse_a_run_that_could_overflow() -> None:
@@ -310,6 +313,12 @@ def test_owned_partitions_and_poll_kernels_are_the_references(
     for p in range(n):
         assert done.intervals(p) == (ref_done[p].starts, ref_done[p].ends)
         assert cols.committed_at(p) == table.committed[p]
+    lost = 0  # Simulation.summary's
+    for p in range(n):
+        c = table.committed[p]
+        if c > 0:
+            lost += c - ref_done[p].covered_below(c)
+    assert done.lost(cols) == lost
 
 
 def test_the_pyx_names_its_pxds_digest() -> None:

@@ -31,6 +31,7 @@ cdef class PartitionColumns:
 
     cdef int64_t leo_c(self, Py_ssize_t p, int64_t now) noexcept nogil
     cdef int64_t total_lag_c(self, int64_t now) noexcept nogil
+    cdef int64_t produced_c(self, int64_t now) noexcept nogil
     cdef int check_partition(self, object p) except -1
     cdef int check_time(self, object now) except -1
     cdef int check_offset(self, object offset) except -1
@@ -51,6 +52,7 @@ cdef class ProcessedTable:
     cdef int64_t add_c(self, Py_ssize_t p, int64_t a, int64_t b) except -1
     cdef int64_t covered_below_c(self, Py_ssize_t p, int64_t limit) noexcept
     cdef int64_t finish_c(self, Triples batch) except -1
+    cdef int64_t lost_c(self, PartitionColumns cols) except? -1
     cdef int check(self, object p, object a, object b) except -1
 
 

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# pxd-sha256 native_members: 898c077a9f20bb120724c90dd60ac99323184debf4f300cf0b5fbafa73b36fc7
+# pxd-sha256 native_members: 3d27f84b2d90b9ce5aa2231635ef60f0488533a205cf96cf8f0c2511b9bb0c3a
 """The member side of the native classic core (docs/sim-native.md, "Data layout"): the partition
 table's columns, the processed intervals, one member's owned partitions and the poll's kernels over
 them, and the poll's busy time, as C data twinning the reference exactly.
@@ -133,6 +133,18 @@ cdef class PartitionColumns:
         self.check_partition(p)
         self.check_time(now)
         return self.leo_c(p, now)
+
+    cdef int64_t produced_c(self, int64_t now) noexcept nogil:
+        """The summary's `produced`: numpy's int64 sum of every log end offset (wrapping as it)."""
+        cdef uint64_t total = 0
+        cdef Py_ssize_t p
+        for p in range(self.n):
+            total += <uint64_t>self.leo_c(p, now)
+        return <int64_t>total
+
+    def produced(self, now):
+        self.check_time(now)
+        return self.produced_c(now)
 
     def total_lag(self, now):
         self.check_time(now)
@@ -327,6 +339,25 @@ cdef class ProcessedTable:
     def add(self, p, a, b):
         self.check(p, a, b)
         return self.add_c(p, a, b)
+
+    cdef int64_t lost_c(self, PartitionColumns cols) except? -1:
+        """The summary's `lost`: per partition, committed offsets never processed (an int64 sum,
+        refused with OverflowError where the reference's int would leave int64)."""
+        cdef Py_ssize_t p
+        cdef int64_t c, lost = 0, gap
+        for p in range(self.n):
+            c = cols.committed[p]
+            if c > 0:
+                gap = c - self.covered_below_c(p, c)
+                if lost > 0x7FFFFFFFFFFFFFFF - gap:
+                    raise OverflowError("lost records leave int64")
+                lost += gap
+        return lost
+
+    def lost(self, PartitionColumns cols):
+        if cols.n != self.n:
+            raise ValueError("columns of another table")
+        return self.lost_c(cols)
 
     def covered_below(self, p, limit):
         self.check(p, limit, 0)
