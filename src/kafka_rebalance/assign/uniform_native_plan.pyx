@@ -218,9 +218,16 @@ def heterogeneous_plan(members, list order, meta):
     cdef PyObject *name
     cdef Py_hash_t hv
     cdef list topics = [], counts = [], cols, member_cols = PyList_New(0)
-    cdef dict index = {}, cols_of = {}
+    cdef dict index = {}
+    cdef Py_ssize_t sub_mask = 63, got
     while mask + 1 < 2 * n_meta + 2:  # at most half full: only names in the metadata go in
         mask = mask * 2 + 1
+    while sub_mask + 1 < 2 * n + 2:  # the subscription tuples seen: at most n, half full
+        sub_mask = sub_mask * 2 + 1
+    # subscription tuple (by address) -> the first member (in order) that had it: a C table, where
+    # a dict keyed by id() made a PyLong and probed a dict per member
+    cdef PyObject **sub_keys = <PyObject **>malloc((sub_mask + 1) * sizeof(PyObject *))
+    cdef Py_ssize_t *sub_first = <Py_ssize_t *>malloc((sub_mask + 1) * sizeof(Py_ssize_t))
     cdef int *slot = <int *>malloc((mask + 1) * sizeof(int))
     cdef Py_hash_t *hashes = <Py_hash_t *>malloc((mask + 1) * sizeof(Py_hash_t))
     cdef Py_ssize_t *stamp = <Py_ssize_t *>malloc((mask + 1) * sizeof(Py_ssize_t))
@@ -230,9 +237,10 @@ def heterogeneous_plan(members, list order, meta):
     cdef Py_ssize_t *fill = NULL
     cdef char *cell = NULL
     try:
-        if not (slot and hashes and stamp and first and span and flat):
+        if not (slot and hashes and stamp and first and span and flat and sub_keys and sub_first):
             raise MemoryError()
         memset(slot, 0xFF, (mask + 1) * sizeof(int))
+        memset(sub_keys, 0, (sub_mask + 1) * sizeof(PyObject *))
         for i in range(n):
             k = order[i]
             if k < 0 or k >= len(group):
@@ -244,11 +252,16 @@ def heterogeneous_plan(members, list order, meta):
             sub = <PyObject *>topics_of
             if not PyTuple_CheckExact(sub):
                 return NotImplemented
-            got = cols_of.get(<Py_ssize_t>sub)
-            if got is not None:  # the member (in order) that had this tuple first
-                member_cols.append(member_cols[<Py_ssize_t>got])
-                first[i], span[i] = first[<Py_ssize_t>got], span[<Py_ssize_t>got]
+            h = <Py_ssize_t>((((<size_t>sub) >> 4) * <size_t>11400714819323198485ULL) >> 24) & sub_mask
+            while sub_keys[h] != NULL and sub_keys[h] != sub:
+                h = (h + 1) & sub_mask
+            if sub_keys[h] != NULL:  # the member (in order) that had this tuple first
+                got = sub_first[h]
+                member_cols.append(member_cols[got])
+                first[i], span[i] = first[got], span[got]
                 continue
+            sub_keys[h] = sub
+            sub_first[h] = i
             size = PyTuple_GET_SIZE(sub)
             if used + size > cap:
                 cap = 2 * (used + size)
@@ -287,7 +300,6 @@ def heterogeneous_plan(members, list order, meta):
                 item = flat[first[i] + e]  # a small int: shared
                 Py_INCREF(item)
                 PyList_SET_ITEM(cols, e, item)
-            cols_of[<Py_ssize_t>sub] = i
             member_cols.append(cols)
         n_topics = len(topics)
         base = []
@@ -329,6 +341,8 @@ def heterogeneous_plan(members, list order, meta):
         free(span)
         free(flat)
         free(fill)
+        free(sub_keys)
+        free(sub_first)
 
 
 cdef int *_grown(int *old, Py_ssize_t cap) except NULL:
