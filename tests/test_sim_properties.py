@@ -103,6 +103,16 @@ fault = st.one_of(
     delivery="at-least-once",
     seed=3,
 )  # a static member that misses the join phase keeps its partitions while m9 is given one of them
+@example(
+    events=[
+        {"at_ms": 20000, "kind": "join", "member": "m9"},
+        {"at_ms": 20017, "kind": "pause", "member": "m0", "for_ms": 59990},
+    ],
+    assignor="range",
+    static=True,
+    delivery="at-least-once",
+    seed=3,
+)  # the same, eager, m0 back after the join phase: its commit fails, it loses all and rejoins
 @given(
     events=st.lists(fault, max_size=5),
     assignor=st.sampled_from(["range", "cooperative-sticky"]),
@@ -137,9 +147,22 @@ def test_random_faults_keep_invariants(events, assignor, static, delivery, seed)
     owner: dict[str, str] = {}
     joined_at: dict[str, int] = {}  # when each member last sent a JoinGroup
     phase_done_at = -1  # when the last join phase completed
+    # a static member that missed a join phase -> the partitions it held then and still holds
+    zombies: dict[str, set[str]] = {}
+    rejoined: set[str] = set()  # zombies that sent a JoinGroup since
+
+    def drop(members: set[str]) -> list[tuple[str, str]]:
+        """Forget what `members` hold: they may no longer process it. The (partition, member)s."""
+        gone = [(p, m) for p, m in owner.items() if m in members]
+        for p, _ in gone:
+            del owner[p]
+        return gone
+
     for e in res.events:
         if e["kind"] == "join":
             joined_at[e["member"]] = e["ts_ms"]
+            if e["member"] in zombies:
+                rejoined.add(e["member"])
         elif e["kind"] == "group_state" and json.loads(e["detail"])["to"] == "CompletingRebalance":
             if static:
                 # Kafka removes only dynamic members that miss the join phase (GroupMetadataManager's
@@ -147,24 +170,32 @@ def test_random_faults_keep_invariants(events, assignor, static, delivery, seed)
                 # subscription of its last JoinGroup, so the leader assigns without knowing what it
                 # still holds. Like a removed member, it is a zombie until it rejoins.
                 stale = {m for m in owner.values() if joined_at.get(m, -1) < phase_done_at}
-                for p in [p for p, m in owner.items() if m in stale]:
-                    del owner[p]
+                for p, m in drop(stale):
+                    zombies.setdefault(m, set()).add(p)
             phase_done_at = e["ts_ms"]
         elif e["kind"] == "assigned":
+            m = e["member"]
+            if m in rejoined:
+                # ... and no longer: by the end of the rebalance it rejoined (eager: before its
+                # JoinGroup, cooperative: after its SyncGroup) it has revoked or lost each partition
+                # it held as a zombie that another member was given
+                kept = {p for p in zombies.pop(m) if owner.get(p) not in (None, m)}
+                assert not kept, (m, kept, e)
+                rejoined.discard(m)
             for p in e["partitions"]:
-                assert owner.get(p) in (None, e["member"]), (p, e)
-                owner[p] = e["member"]
+                assert owner.get(p) in (None, m), (p, e)
+                owner[p] = m
         elif e["kind"] in ("revoked", "lost"):
             for p in e["partitions"]:
                 if owner.get(p) == e["member"]:
                     del owner[p]
-        elif e["kind"] in ("crash", "fatal", "poll_timeout"):  # a stuck member processes nothing
-            for p in [p for p, m in owner.items() if m == e["member"]]:
-                del owner[p]
-        elif e["kind"] == "member_removed":
-            # the coordinator dropped it: a zombie until it finds out, no longer a group member
-            for p in [p for p, m in owner.items() if m == e["member"]]:
-                del owner[p]
+                zombies.get(e["member"], set()).discard(p)
+        elif e["kind"] in ("crash", "fatal", "poll_timeout", "member_removed"):
+            # a stuck member processes nothing; a removed one is a zombie until it finds out, no
+            # longer a group member
+            drop({e["member"]})
+            zombies.pop(e["member"], None)
+            rejoined.discard(e["member"])
     # generations only go up, one per timeline entry
     gens = [t["generation"] for t in s["timeline"]]
     assert gens == sorted(gens) and len(gens) == s["rebalances"]
