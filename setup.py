@@ -7,8 +7,8 @@ reason, the install goes on and the modules stay plain Python (the assignors the
 their numpy paths; a Cython kernel that failed alone leaves the mypyc builds in place, its
 callers then use its twin). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Beside each
 built module goes a stamp, `<name>.build-sha256`, the SHA-256 of the source it was built
-from: `kafka_rebalance.native` uses a build only when its stamp matches the source now
-present. Every rebuild, and every failed or skipped one, first removes all compiled
+from (for a Cython module, of its `.pyx` and the `.pxd` files the build read: `cython_digest`):
+`kafka_rebalance.native` uses a build only when its stamp matches the source now present. Every rebuild, and every failed or skipped one, first removes all compiled
 artefacts (modules, stamps, mypyc's shared library). Everything else about the package is
 in pyproject.toml.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -100,12 +101,61 @@ def compiled_artefacts(root: Path) -> list[Path]:
     return sorted(set(found))
 
 
+# `from .x cimport ...`, `from kafka_rebalance.x cimport ...`, `cimport kafka_rebalance.x`
+_CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+cimport\b|cimport[ \t]+([\w.]+))", re.M)
+
+
+def _cimported_pxds(source: Path) -> list[Path]:
+    """kafka_rebalance.native.cimported_pxds: the source tree's `.pxd` files `source` cimports."""
+    found: list[Path] = []
+    for relative, absolute in _CIMPORT.findall(source.read_text(encoding="utf-8")):
+        name = relative or absolute
+        dots = len(name) - len(name.lstrip("."))
+        parts = name[dots:].split(".") if name[dots:] else []
+        base = source.parent
+        if dots:
+            for _ in range(dots - 1):
+                base = base.parent
+        else:
+            while (base / "__init__.py").exists():
+                base = base.parent
+        if parts:
+            pxd = base.joinpath(*parts).with_suffix(".pxd")
+            if pxd.is_file():
+                found.append(pxd)
+    return found
+
+
+def cython_digest(pyx: Path) -> str:
+    """kafka_rebalance.native.cython_digest (the same function: setup.py runs without the package):
+    the `.pyx`'s SHA-256, over its `.pxd` dependencies too when it has any (its own `.pxd`, the
+    cimported ones, transitively), so that a `.pxd` edited alone makes the builds that read it
+    stale."""
+    seen: set[Path] = set()
+    todo = [pyx]
+    own = pyx.with_suffix(".pxd")
+    if own.is_file():
+        todo.append(own)
+        seen.add(own.resolve())
+    while todo:
+        for pxd in _cimported_pxds(todo.pop()):
+            if pxd.resolve() not in seen:
+                seen.add(pxd.resolve())
+                todo.append(pxd)
+    h = hashlib.sha256(pyx.read_bytes())
+    folder = pyx.resolve().parent
+    for pxd in sorted(seen):
+        h.update(b"\0" + os.path.relpath(pxd, folder).replace(os.sep, "/").encode() + b"\0")
+        h.update(pxd.read_bytes())
+    return h.hexdigest()
+
+
 def source_digests() -> dict[str, str]:
-    """{source: SHA-256} of every COMPILED and CYTHON source, as they are now (before the compile)."""
-    return {
-        source: hashlib.sha256(Path(source).read_bytes()).hexdigest()
-        for source in COMPILED + CYTHON
-    }
+    """{source: SHA-256} of every COMPILED and CYTHON source, as they are now (before the compile);
+    a CYTHON source's covers the `.pxd` files its build reads (`cython_digest`)."""
+    digests = {source: hashlib.sha256(Path(source).read_bytes()).hexdigest() for source in COMPILED}
+    digests.update({source: cython_digest(Path(source)) for source in CYTHON})
+    return digests
 
 
 def remove_compiled(roots: list[Path]) -> None:

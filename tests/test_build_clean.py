@@ -18,6 +18,7 @@ from types import ModuleType
 import pytest
 
 from compiled_legs import from_source
+from kafka_rebalance import native
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP: ModuleType = from_source(
@@ -118,8 +119,8 @@ def test_stamps_hold_the_digests_taken_before_the_compile(
     monkeypatch.chdir(ROOT)  # COMPILED names sources relative to the project
     before = SETUP.source_digests()
     assert before == {
-        s: hashlib.sha256((ROOT / s).read_bytes()).hexdigest()
-        for s in SETUP.COMPILED + SETUP.CYTHON
+        **{s: hashlib.sha256((ROOT / s).read_bytes()).hexdigest() for s in SETUP.COMPILED},
+        **{s: native.cython_digest(ROOT / s) for s in SETUP.CYTHON},  # .pyx and its .pxd files
     }
     cmd = SETUP.OptionalMypycBuild(Distribution())
     every = SETUP.COMPILED + SETUP.CYTHON
