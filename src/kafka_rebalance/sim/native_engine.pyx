@@ -199,6 +199,16 @@ cdef class EventLoop:
             self._heap[i] = last
         return top
 
+    cdef inline int _release(self, Py_ssize_t slot) except -1:
+        """A popped event's slot, free again: its callback and args dropped (before the callback
+        runs, as the reference pops its entry first), the slot on the free list (`_push` keeps
+        room for every slot there)."""
+        self._fns[slot] = None
+        self._args[slot] = None
+        self._free[self._nfree] = slot
+        self._nfree += 1
+        return 0
+
     def at(self, t, fn, *args):
         """Run fn(*args) at time t (never before now)."""
         self._push(t, fn, args)
@@ -261,10 +271,7 @@ cdef class EventLoop:
             e = self._pop()
             fn = self._fns[e.slot]
             args = self._args[e.slot]
-            self._fns[e.slot] = None
-            self._args[e.slot] = None
-            self._free[self._nfree] = e.slot
-            self._nfree += 1
+            self._release(e.slot)
             if e.t != self._now:
                 self._now = e.t
                 self._now_obj = e.t
@@ -280,10 +287,7 @@ cdef class EventLoop:
             t_obj, _, slot = heapq.heappop(self._far)
             fn = self._fns[slot]
             args = self._args[slot]
-            self._fns[slot] = None
-            self._args[slot] = None
-            self._free[self._nfree] = slot
-            self._nfree += 1
+            self._release(slot)
             self._now_obj = t_obj
             self._now = INT64_MAX
             self._now_far = True
