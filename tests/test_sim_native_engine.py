@@ -39,6 +39,88 @@ def test_the_native_heap_runs_the_reference_schedule(
     assert _trace(_native(), ops, end) == _trace(PURE, ops, end)
 
 
+# what a callback does while the loop runs, one per event fired (in firing order): schedule an event
+# at a time relative to now (the past is clamped) or after a delay, set a timer (a new one, or one
+# moved earlier or later, or re-armed from its own callback), cancel one, or nothing
+reaction = st.tuples(
+    st.sampled_from(["at", "after", "timer", "cancel", "none"]),
+    st.integers(-5, 40),
+    st.integers(0, 4),
+)
+
+
+def _live_trace(
+    engine: Any, ops: list[tuple[str, int, int]], reactions: list[tuple[str, int, int]], end: int
+) -> list[Any]:
+    """The simulator's use: most events and timers are added, moved and cancelled by callbacks
+    while the loop runs. Each step records the clock, the event and every timer's deadline."""
+    loop = engine.EventLoop()
+    out: list[Any] = []
+    todo = list(reversed(reactions))
+
+    def act(kind: str, t: int, key: int) -> None:
+        tag = len(out)
+        if kind == "at":
+            loop.at(loop.now + t, step, "at", tag)
+        elif kind == "after":
+            loop.after(t, step, "after", tag)
+        elif kind == "timer":
+            loop.set_timer(key, loop.now + t, lambda k, p: step("timer", k, p), tag)
+        elif kind == "cancel":
+            loop.cancel_timer(key)
+
+    def step(*what: Any) -> None:
+        out.append((loop.now, *what, [loop.timer_deadline(k) for k in range(5)]))
+        if todo:
+            act(*todo.pop())
+
+    for kind, t, key in ops:
+        act(kind, t, key)
+    loop.run_until(end)
+    out.append(("end", loop.now, loop.processed, len(todo)))
+    loop.run_until(end + 200)
+    out.append(("end", loop.now, loop.processed, len(todo)))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(reaction, max_size=12), st.lists(reaction, max_size=80), st.integers(0, 80))
+def test_events_and_timers_changed_while_the_loop_runs_run_as_by_the_reference(
+    ops: list[tuple[str, int, int]], reactions: list[tuple[str, int, int]], end: int
+) -> None:
+    """Review 7 F6: the schedules above are mostly made before the run; here callbacks add, move
+    and cancel timers and schedule events as the loop runs them, step by step as engine.py does."""
+    assert _live_trace(_native(), ops, reactions, end) == _live_trace(PURE, ops, reactions, end)
+
+
+def test_the_live_schedule_reaches_what_it_is_for() -> None:
+    """The live trace is not vacuous: on a fixed schedule the reference runs a timer re-armed from
+    its own callback, one moved later and one moved earlier from callbacks, and one set and then
+    cancelled from callbacks, which never fires."""
+    ops = [("timer", 5, 0), ("at", 1, 0), ("timer", 50, 2), ("at", 35, 0)]
+    reactions = [
+        ("timer", 10, 1),  # at 1 (the event): timer 1 set for 11
+        ("timer", 3, 0),  # at 5 (timer 0): timer 0 re-armed from its own callback, for 8
+        ("timer", 20, 1),  # at 8 (timer 0 again): timer 1 moved later, to 28
+        ("timer", 2, 2),  # at 28 (timer 1): timer 2 moved earlier, from 50 to 30
+        ("timer", 10, 3),  # at 30 (timer 2): timer 3 set for 40
+        ("cancel", 0, 3),  # at 35 (the event): timer 3 cancelled
+    ]
+    trace = _live_trace(PURE, ops, reactions, 100)
+    assert [row[:3] for row in trace[:-2]] == [
+        (1, "at", 0),
+        (5, "timer", 0),
+        (8, "timer", 0),
+        (28, "timer", 1),
+        (30, "timer", 2),
+        (35, "at", 0),
+    ]
+    assert trace[-3][-1] == [None, None, None, 40, None]  # timer 3 queued when cancelled
+    # 6 steps and 3 heap entries that run nothing: timer 1's first (moved later: queued again),
+    # timer 2's first (moved earlier: a newer version), timer 3's (cancelled); every reaction ran
+    assert trace[-2:] == [("end", 100, 9, 0), ("end", 300, 9, 0)]
+
+
 def _run(engine: Any, n: int, times: list[int]) -> list[Any]:
     """Many events at few distinct times (the heap's order on equal times), progress calls, stop."""
     loop = engine.EventLoop()
