@@ -67,12 +67,15 @@ CYTHON = [
     "src/kafka_rebalance/sim/native_group_core.pyx",
     "src/kafka_rebalance/sim/native_group_handlers.pyx",
     "src/kafka_rebalance/sim/native_group.pyx",
+    "src/kafka_rebalance/sim/native_world_client.pyx",
+    "src/kafka_rebalance/sim/native_world_member.pyx",
 ]
 # compile arguments beside -O3, per module: the native core's doubles must be the reference's, so
 # no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats")
 CYTHON_ARGS = {
     "src/kafka_rebalance/sim/native_books.pyx": ["-ffp-contract=off"],
     "src/kafka_rebalance/sim/native_batch_time.pyx": ["-ffp-contract=off"],
+    "src/kafka_rebalance/sim/native_world_member.pyx": ["-ffp-contract=off"],
 }
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 

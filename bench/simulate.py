@@ -18,6 +18,9 @@ Each case runs in its own child process (one after the other), so one case's hea
 not slow the next and CPU s is that process's own time. The event log is not kept
 (collect_events=False); everything else, including per-record duplicate and loss accounting,
 runs as in `kafka-rebalance simulate`.
+
+KAFKA_REBALANCE_SIM_CORE=native|auto|reference (default reference) chooses the simulator's core
+(`sim.api.simulate_scenario(core=...)`, docs/sim-native.md); each row's `core` says which ran.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from _machine import ALL_COMPILED, kernels, machine  # noqa: E402
-from kafka_rebalance.sim.api import simulate  # noqa: E402
+from kafka_rebalance.sim.api import simulate_scenario  # noqa: E402
+from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
 
 ROLLING = ("rolling-eager", "rolling-cooperative", "rolling-static", "rolling-consumer")
 CASES = (*ROLLING, "day")
@@ -98,7 +102,8 @@ def day() -> dict:
 def run_case(name: str, doc: dict) -> dict:
     load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(doc, collect_events=False)
+    core = os.environ.get("KAFKA_REBALANCE_SIM_CORE", "reference")
+    res = simulate_scenario(parse_simulation_scenario(doc), collect_events=False, core=core)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -121,6 +126,7 @@ def run_case(name: str, doc: dict) -> dict:
         # which path ran: a stale build is never used, so an edited compiled source silently
         # sends the run to the (slower) reference path; the row says so
         "kernels": kernels(),
+        "core": res.core,
     }
     return row
 

@@ -39,12 +39,19 @@ __all__ = [
 EVENT_COLUMNS = ("ts_ms", "group", "member", "kind", "generation", "partitions", "detail")
 
 
+CORES = ("auto", "native", "reference")
+
+
 @dataclass
 class SimulationResult:
     summary: dict
     events: list[dict] = field(default_factory=list)
     simulated_events: int = 0
     paused_ms_by_member: dict[str, int] = field(default_factory=dict)
+    # which core ran (beside the summary, never in it: the summary is fingerprinted), and why not the
+    # native one when the reference ran (None when native ran or was not asked about)
+    core: str = "reference"
+    core_reason: str | None = None
 
 
 def simulate(
@@ -64,16 +71,30 @@ def simulate_scenario(
     progress: Callable[[int, int], None] | None = None,
     collect_events: bool = True,
     on_world: Callable[[Any], None] | None = None,
+    core: str = "reference",
 ) -> SimulationResult:
     """Run one parsed scenario. `on_world(world)` is called with the world before it runs, for callers
-    that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes)."""
+    that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes). `core`:
+    "reference" (the Python simulator), "native" (the native core, InputError naming the reason when
+    it does not claim the scenario) or "auto" (native when claimed, else the reference);
+    docs/sim-native.md, "How the choice is made"."""
+    if core not in CORES:
+        raise InputError(f"unknown core {core!r} (known: {', '.join(CORES)})", field="core")
     events: list[dict] = []
     sink = events.append if collect_events else None
+    from .classic_native import native_support, native_world
     from .consumer_world import ConsumerSimulation
     from .world import Simulation
 
-    world_type = ConsumerSimulation if sc.protocol == "consumer" else Simulation
-    world = world_type(sc, sink)
+    reason = None if core == "reference" else native_support(sc)
+    if core == "native" and reason is not None:
+        raise InputError(f"the native core does not claim this scenario: {reason}", field="core")
+    ran = "native" if core != "reference" and reason is None else "reference"
+    if ran == "native":
+        world = native_world(sc, sink)
+    else:
+        world_type = ConsumerSimulation if sc.protocol == "consumer" else Simulation
+        world = world_type(sc, sink)
     if on_world is not None:
         on_world(world)
     cb: Callable[[int], None] | None = None
@@ -83,7 +104,9 @@ def simulate_scenario(
         summary = world.run(cb)
     if progress is not None:
         progress(sc.duration_ms, sc.duration_ms)
-    return SimulationResult(summary, events, world.loop.processed, dict(world.paused_by_member))
+    return SimulationResult(
+        summary, events, world.loop.processed, dict(world.paused_by_member), ran, reason
+    )
 
 
 @contextmanager

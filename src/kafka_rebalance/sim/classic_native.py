@@ -1,0 +1,136 @@
+"""Which classic scenarios the native core claims, and the native world that runs them.
+
+`native_support(sc)` is None when the native core claims `sc`, else the first reason it does not
+(docs/sim-native.md, "How the choice is made"). The claim is conservative: any field or feature not
+listed here as supported is a reason, so a new scenario field falls back to the reference until it is
+ported and checked against the fingerprints (tests/test_sim_native_fingerprints.py).
+
+Milestone M2, first step: the members are `native_world_member.NativeMember` (Cython, C fields;
+the reference's `SimMember` line by line for eager, dynamic, fault-free scenarios, its rebalance half
+`native_world_client.NativeClient` as `member_rebalance.RebalanceClient` is) in the reference world
+(`world.Simulation`: network, books, coordinator and group unchanged), so a claimed run is the
+reference's by construction and is checked to be. The world, coordinator and group twin follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from types import ModuleType
+from typing import Any
+
+from .. import native
+from .scenario import GroupConfig, Scenario, SimEvent
+
+# every Scenario / GroupConfig / SimEvent field the claim looks at: a field added to the scenario
+# model and not listed here is a reason (the native core may not know what it means)
+_SCENARIO_FIELDS = frozenset(
+    {
+        "name", "seed", "duration_ms", "protocol", "group", "topics", "members",
+        "processing_ms_per_record", "events", "network_latency_ms", "poll_idle_ms",
+        "lag_sample_ms", "poll_timeout_ms", "network_jitter_ms", "processing_jitter",
+        "network_latency_samples_ms", "member_startup_ms", "member_close_ms", "log_append_ms",
+        "extra",
+    }
+)  # fmt: skip
+_GROUP_FIELDS = frozenset(
+    {
+        "id", "assignors", "server_assignor", "static_membership", "session_timeout_ms",
+        "heartbeat_interval_ms", "max_poll_interval_ms", "group_initial_rebalance_delay_ms",
+        "enable_auto_commit", "auto_commit_interval_ms", "max_poll_records", "delivery",
+        "group_max_size", "metadata_max_age_ms", "retry_backoff_ms", "rebalance_timeout_ms",
+    }
+)  # fmt: skip
+_EVENT_FIELDS = frozenset(
+    {"at_ms", "kind", "member", "down_ms", "every_ms", "for_ms", "topic", "count"}
+)
+_EAGER_ASSIGNORS = frozenset({"range", "roundrobin"})
+# the second and later assignors of the list only add their metadata to JoinGroup (the first one
+# the members all list is selected): these user data are built as the reference builds them
+_LISTED_ASSIGNORS = frozenset({"range", "roundrobin", "cooperative-sticky"})
+_EVENTS = frozenset({"rolling_restart"})
+_INT32_MAX = (1 << 31) - 1
+_EXACT = 1 << 53  # times and rates must be exact in a double (the poll's batch times)
+
+
+def _build() -> ModuleType | None:
+    """native_world_member when its build and native_world_client's (its base class) are fresh."""
+    if native.cython_build(__package__, "native_world_client") is None:
+        return None
+    return native.cython_build(__package__, "native_world_member")
+
+
+def native_support(sc: Scenario) -> str | None:
+    """None when the native core claims `sc`; else the first reason it does not."""
+    unknown = {f.name for f in fields(Scenario)} - _SCENARIO_FIELDS
+    unknown |= {f.name for f in fields(GroupConfig)} - _GROUP_FIELDS
+    unknown |= {f.name for f in fields(SimEvent)} - _EVENT_FIELDS
+    if unknown:
+        return f"unknown scenario fields {sorted(unknown)}"
+    g = sc.group
+    if sc.protocol != "classic":
+        return f"protocol {sc.protocol}"
+    if g.static_membership:
+        return "static membership"
+    if not g.assignors or g.assignors[0] not in _EAGER_ASSIGNORS:
+        return f"assignor {g.assignors[0] if g.assignors else None}"
+    for a in g.assignors[1:]:
+        if a not in _LISTED_ASSIGNORS:
+            return f"listed assignor {a}"
+    if g.delivery != "at-least-once" or not g.enable_auto_commit:
+        return f"delivery {g.delivery}, auto-commit {g.enable_auto_commit}"
+    if g.group_max_size != _INT32_MAX:
+        return "group_max_size"
+    if sc.extra:
+        return f"extra settings {sorted(sc.extra)}"
+    if len(sc.topics) != 1:
+        return "several topics"
+    for name in ("network_latency_samples_ms", "member_startup_ms", "member_close_ms"):
+        if getattr(sc, name):
+            return f"measured environment ({name})"
+    if sc.log_append_ms:
+        return "measured environment (log_append_ms)"
+    for e in sc.events:
+        if e.kind not in _EVENTS:
+            return f"{e.kind} events"
+    for m in sc.members:
+        if m.rack is not None:
+            return "member racks"
+    rate = sc.processing_ms_per_record
+    if type(rate) not in (int, float) or not 0 < rate < _EXACT:
+        return f"processing_ms_per_record {rate!r}"
+    if type(sc.processing_jitter) not in (int, float) or not 0 <= sc.processing_jitter < 1:
+        return f"processing_jitter {sc.processing_jitter!r}"
+    if not 0 <= sc.duration_ms < _EXACT // 4:
+        return f"duration_ms {sc.duration_ms}"
+    if _build() is None:
+        return "native build missing or stale (native_world_client, native_world_member)"
+    return None
+
+
+def native_world(sc: Scenario, sink: Any) -> Any:
+    """The native core's world for a claimed scenario (check `native_support` first)."""
+    from .world import Simulation
+
+    build = _build()
+    if build is None:
+        raise RuntimeError(
+            "native build missing or stale (native_world_client, native_world_member)"
+        )
+    member_type = build.NativeMember
+
+    class NativeSimulation(Simulation):
+        """The reference world with native members."""
+
+        def __init__(self, sc: Scenario, sink: Any) -> None:
+            super().__init__(sc, sink)
+            for name, m in list(self.members.items()):
+                self.members[name] = member_type(self, name, m.rack)
+
+        def _started(self, name: str) -> None:
+            m = self.members.get(name)
+            if m is None:
+                m = self.members[name] = member_type(self, name, None)
+            if not m.alive:
+                m.start()
+
+    return NativeSimulation(sc, sink)

@@ -1,0 +1,376 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
+# pxd-sha256 native_world_client: 8f7d43b25d3fc9a1cd7c7f2446d5936c7d688fd3575807264f9300cd10d5ff65
+"""The rebalance half of the native classic member (docs/sim-native.md, M2): `member_rebalance
+.RebalanceClient` (heartbeats, onJoinPrepare, JoinGroup/SyncGroup, onJoinComplete) for the scenarios
+`classic_native.native_support` claims, line by line in the reference's order, on C fields
+(native_world_client.pxd). `native_world_member.NativeMember` extends it with the poll loop.
+"""
+
+
+from libc.stdint cimport int64_t
+
+from ..group import consumer_client as cc
+from ..group.classic_messages import JoinGroupResponse, LeaveGroupRequest, SyncGroupResponse
+from ..group.consumer_client import MemberState, RebalanceProtocol
+from ..group.errors import Errors
+from .compiled import KERNELS
+from .member_rebalance import (
+    PrepareCommit,
+    heartbeat_action,
+    heartbeat_request,
+    join_complete,
+    join_prepare,
+    join_request,
+    subscription,
+    sync_request,
+)
+
+cdef int64_t NEVER = 1 << 62
+
+cdef object _UNJOINED = MemberState.UNJOINED
+cdef object _STABLE = MemberState.STABLE
+cdef object _COMPLETING = MemberState.COMPLETING_REBALANCE
+cdef object _PREPARING = MemberState.PREPARING_REBALANCE
+cdef object _EAGER = RebalanceProtocol.EAGER
+cdef object _NONE = Errors.NONE
+cdef object _MEMBER_ID_REQUIRED = Errors.MEMBER_ID_REQUIRED
+cdef object _HB_CONTINUE = cc.HeartbeatAction.CONTINUE
+cdef object _HB_IGNORE = cc.HeartbeatAction.IGNORE
+cdef object _HB_FIND_COORDINATOR = cc.HeartbeatAction.FIND_COORDINATOR
+cdef object _HB_RETRY = cc.HeartbeatAction.RETRY
+cdef object _HB_FATAL = cc.HeartbeatAction.FATAL
+cdef object _HB_RESET_GENERATION = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
+cdef object _HB_RESET_MEMBER = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
+cdef object _on_commit_error = cc.on_commit_error
+cdef object _k_fetch = KERNELS.fetch
+cdef object _k_finish = KERNELS.finish
+cdef object _k_next_arrival = KERNELS.next_arrival
+cdef object _k_uncommitted = KERNELS.uncommitted
+cdef object _k_changed = KERNELS.changed_positions
+
+
+_PC_OBJECTS = (PrepareCommit.NONE, PrepareCommit.IN_FLIGHT, PrepareCommit.DONE)
+
+
+cdef class NativeClient:
+    """The rebalance client of a native member (its state is declared in the .pxd)."""
+
+    @property
+    def prepare_commit(self):
+        return _PC_OBJECTS[self._prepare]
+
+    cdef int64_t _now(self) except? -1:
+        return self.w.loop.now
+
+    cdef bint _generation_unchanged(self, sent) except -1:
+        return sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
+
+    cdef int _stop_heartbeats(self) except -1:
+        if self.heartbeating():
+            self.w.coord.heartbeat_stopped(
+                self.member_id, self.hb_base, self.hb_first, self._now(), self.generation,
+                self.client,
+            )
+        return 0
+
+    # hooks NativeMember provides
+
+    cpdef wake(self):
+        raise NotImplementedError
+
+    cpdef _finish_batch(self, int64_t now, bint partial=False):
+        raise NotImplementedError
+
+    cdef int _poll_soon(self, int64_t t) except -1:
+        raise NotImplementedError
+
+    cdef int _catch_up_before_commit(self, int64_t now) except -1:
+        raise NotImplementedError
+
+    cdef int _commit_positions(self, str why, bint answer) except -1:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- heartbeats
+
+    cpdef bint heartbeating(self) except -1:
+        return (
+            self.generation >= 0
+            and self.alive
+            and self.member_id != ""
+            and not self.poll_timed_out
+            and (self.state is _STABLE or self.state is _COMPLETING)
+        )
+
+    cdef int64_t _next_heartbeat_at(self, int64_t t) noexcept:
+        cdef int64_t hb = self._hb_interval
+        if t <= self.hb_base:
+            return self.hb_base + hb
+        return self.hb_base + ((t - self.hb_base) // hb + 1) * hb
+
+    cpdef start_heartbeat_ticks(self):
+        if self.hb_ticking or not self.heartbeating():
+            return
+        self.hb_ticking = True
+        self.w.loop.at(
+            self._next_heartbeat_at(self._now()) + self._hb_latency, self._hb_tick, self.incarnation
+        )
+
+    def _hb_tick(self, int64_t inc):
+        self.hb_ticking = False
+        if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
+            return
+        self.w.coord.receive(
+            "heartbeat",
+            heartbeat_request(self.client, self.member_id, self.generation, self.instance_id),
+            self.name,
+        )
+
+    def on_heartbeat_response(self, error, sent=None):
+        if not self.alive:
+            return
+        if error is _NONE:
+            action = _HB_CONTINUE
+        else:
+            action = heartbeat_action(error, self.state, self._generation_unchanged(sent))
+        if action is _HB_CONTINUE or action is _HB_IGNORE:
+            if self.w.group_needs_heartbeats():
+                self.start_heartbeat_ticks()
+            return
+        if self.w.wants_events:
+            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
+        if action is _HB_FIND_COORDINATOR or action is _HB_RETRY:
+            return
+        if action is _HB_FATAL:
+            self.w.emit("fenced", self.name, self.generation)
+            self.crash()
+            return
+        self._stop_heartbeats()
+        if action is _HB_RESET_GENERATION:
+            self.generation = -1
+            self.state = _UNJOINED
+        elif action is _HB_RESET_MEMBER:
+            self.generation = -1
+            self.member_id = ""
+            self.state = _UNJOINED
+        self.rejoin_needed = True
+        self.wake()
+
+    # ------------------------------------------------------------- rebalance
+
+    cdef object _protocols(self):
+        """ConsumerCoordinator.metadata(): one subscription per assignor, with its user data."""
+        tps = self.w.p_tps
+        out = []
+        for a in self._assignors:
+            if a == "cooperative-sticky":
+                ud = cc_encode_coop(self.coop_generation)
+            elif a == "sticky":
+                ud = self.sticky_memory
+            else:
+                ud = None
+            owned_idx = tuple(self.owned)
+            out.append(
+                (
+                    a,
+                    subscription(
+                        self._topic_names,
+                        tuple([tps[p] for p in owned_idx]),
+                        self.generation,
+                        self.rack,
+                        ud,
+                        owned_idx,
+                    ),
+                )
+            )
+        return tuple(out)
+
+    cdef int _prepare_join(self) except -1:
+        w = self.w
+        cdef int64_t now = self._now()
+        commit_first, revoked, lost = join_prepare(
+            self.owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
+        )
+        if commit_first and self.owned and self._prepare != PC_DONE:
+            self._prepare = PC_IN_FLIGHT
+            self._catch_up_before_commit(now)
+            if self.protocol is _EAGER:
+                self.fetch_paused = True
+                w.set_unavailable_many(self.owned, now)
+            self._commit_positions("before-rejoin", True)
+            return 0
+        self._prepare = PC_NONE
+        self.fetch_paused = False
+        if revoked:
+            w.revoke(self, revoked, "join prepare")
+            owned = self.owned
+            if len(revoked) == len(owned):
+                self.owned = []
+            else:
+                keep = set(revoked)
+                self.owned = [p for p in owned if p not in keep]
+            positions = self.positions
+            for k in revoked:
+                if k in positions:
+                    del positions[k]
+        if lost:
+            w.lose(self, list(lost), "membership lost")
+            self.owned = []
+            self.positions = {}
+        if not self.owned:
+            self.waiting = True
+            if self.pause_start is None:
+                self.pause_start = now
+        self._send_join()
+        return 0
+
+    cdef int _send_join(self) except -1:
+        self._stop_heartbeats()
+        self.join_inflight = True
+        self.rejoin_needed = False
+        self.state = _PREPARING
+        protocols = self._protocols()
+        req = join_request(
+            self.client, self.member_id, protocols, self._session_timeout,
+            self._rebalance_timeout, self.instance_id,
+        )
+        if self.w.wants_events:
+            self.w.emit("join", self.name, self.generation, list(self.owned))
+        self.w.send(self, "join", req)
+        return 0
+
+    def on_response(self, resp):
+        if not self.alive:
+            return
+        cdef int64_t now = self._now()
+        cdef int64_t t = self.busy_until if self.busy_until > self.stall_until else self.stall_until
+        if not self.waiting and now < t:
+            self.deferred.append(resp)
+            self.wake()
+            return
+        self._handle_response(resp)
+
+    cdef int _handle_response(self, resp) except -1:
+        if isinstance(resp, JoinGroupResponse):
+            self._on_join(resp)
+        elif isinstance(resp, SyncGroupResponse):
+            self._on_sync(resp)
+        return 0
+
+    def _resend_join(self, int64_t inc):
+        if inc == self.incarnation and self.alive:
+            self._send_join()
+
+    cdef int _retry_later(self) except -1:
+        cdef int64_t t = self.w.coordinator_retry_time(self._now(), self._retry_backoff)
+        self.w.loop.at(t, self._resend_join, self.incarnation)
+        return 0
+
+    cdef int _on_join(self, r) except -1:
+        e = r.error
+        if e is _NONE:
+            self.member_id = r.member_id
+            self.generation = r.generation_id
+            self.state = _COMPLETING
+            self.hb_first = self.hb_base = self._now()
+            self.is_leader = r.leader == self.member_id
+            self.joined_protocol = r.protocol_name
+            assignments = None
+            if self.is_leader and not r.skip_assignment:
+                assignments = self.w.leader_assign(self, r)
+            self.w.send(
+                self,
+                "sync",
+                sync_request(
+                    self.client, self.member_id, self.generation, self.instance_id, "consumer",
+                    r.protocol_name, assignments,
+                ),
+            )
+            return 0
+        if e is _MEMBER_ID_REQUIRED:
+            self.member_id = r.member_id
+            self._send_join()
+            return 0
+        self.w.emit("join_error", self.name, self.generation, detail={"error": e.name})
+        if e in (
+            Errors.COORDINATOR_NOT_AVAILABLE,
+            Errors.NOT_COORDINATOR,
+            Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        ):
+            self._retry_later()
+        elif e is Errors.UNKNOWN_MEMBER_ID:
+            self._reset_and_rejoin(True)
+        elif e is Errors.ILLEGAL_GENERATION:
+            self._reset_and_rejoin(False)
+        elif e is Errors.REBALANCE_IN_PROGRESS:
+            self._send_join()
+        else:
+            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.crash()
+        return 0
+
+    cdef int _on_sync(self, r) except -1:
+        e = r.error
+        if e is _NONE:
+            self._complete_join(r.assignment or [])
+            return 0
+        self.w.emit("sync_error", self.name, self.generation, detail={"error": e.name})
+        if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self._retry_later()
+        elif e is Errors.REBALANCE_IN_PROGRESS:
+            self._send_join()
+        elif e is Errors.ILLEGAL_GENERATION:
+            self._reset_and_rejoin(False)
+        elif e is Errors.UNKNOWN_MEMBER_ID:
+            self._reset_and_rejoin(True)
+        else:
+            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.crash()
+        return 0
+
+    cdef int _reset_and_rejoin(self, bint reset_member_id) except -1:
+        self.generation = -1
+        if reset_member_id:
+            self.member_id = ""
+        self.state = _UNJOINED
+        self.join_inflight = False
+        self._prepare_join()
+        return 0
+
+    cdef int _complete_join(self, assignment) except -1:
+        w = self.w
+        cdef int64_t now = self._now()
+        self.join_inflight = False
+        self.state = _STABLE
+        revoked, added, owned, rejoin = join_complete(
+            self.owned, assignment, self.protocol is _EAGER
+        )
+        if revoked:
+            raise NotImplementedError("a cooperative revocation is not in the native core's claim")
+        self.owned = list(owned)
+        if self.joined_protocol == "sticky" or self.joined_protocol == "cooperative-sticky":
+            raise NotImplementedError(f"protocol {self.joined_protocol} is not in the claim")
+        self.next_autocommit = now + self._aci
+        committed = w.p_committed
+        positions = self.positions
+        sent = self.sent_offsets
+        for p in added:
+            positions[p] = sent[p] = committed[p]
+        if added:
+            self.caught_up_from = now
+        w.assigned(self, added, owned)
+        if self.pause_start is not None:
+            w.add_paused(self, now - <int64_t>self.pause_start)
+            self.pause_start = None
+        if now >= self.stall_until:
+            w.set_available_many(self.owned, now, self.name)
+        if rejoin:
+            self.rejoin_needed = True
+        if self.waiting:
+            self.waiting = False
+        self._poll_soon(now if now > self.busy_until else self.busy_until)
+        if w.group_needs_heartbeats():
+            self.start_heartbeat_ticks()
+        return 0
+
+
+from ..assign.userdata import encode_cooperative_user_data as cc_encode_coop  # noqa: E402

@@ -1,0 +1,140 @@
+"""The native classic core against the reference's fingerprints (docs/sim-native.md, "Testing").
+
+Every fingerprint scenario of tests/sim_fingerprint_set.py that `classic_native.native_support` claims
+runs on the native core and must give the fingerprint in tests/sim_fingerprints.json (the file the
+reference is checked against); the claimed set must hold at least milestone M2's scenarios, so a
+claim cannot silently shrink; every other scenario falls back to the reference with a reason. Without
+the native build the tests skip (fail under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sim_fingerprint_set as fps  # noqa: E402
+from kafka_rebalance.errors import InputError  # noqa: E402
+from kafka_rebalance.sim import classic_native  # noqa: E402
+from kafka_rebalance.sim.api import simulate_scenario  # noqa: E402
+from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
+
+M2 = {
+    "rolling-range",
+    "rolling-roundrobin",
+    "rolling-range-40",
+    "example-rolling-restart-seed1",
+    "example-rolling-restart-seed7",
+}
+KNOWN = json.loads(fps.FINGERPRINTS.read_text())
+SCENARIOS = dict(fps.scenarios())
+
+
+def _built() -> None:
+    if classic_native._build() is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native_world_member build missing or stale")
+        pytest.skip("native_world_member build missing or stale")
+
+
+def _fingerprint(res) -> str:
+    h = hashlib.sha256()
+    for ev in res.events:
+        h.update(json.dumps(ev, sort_keys=True, separators=(",", ":")).encode())
+        h.update(b"\n")
+    h.update(json.dumps(res.summary, sort_keys=True, separators=(",", ":")).encode())
+    h.update(f"\n{res.simulated_events}".encode())
+    return h.hexdigest()
+
+
+def test_the_claim_holds_milestone_m2():
+    _built()
+    claimed = {
+        name
+        for name, doc in SCENARIOS.items()
+        if classic_native.native_support(parse_simulation_scenario(doc)) is None
+    }
+    assert M2 <= claimed, sorted(M2 - claimed)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_claimed_scenario_is_the_reference(name):
+    _built()
+    sc = parse_simulation_scenario(SCENARIOS[name])
+    reason = classic_native.native_support(sc)
+    if reason is not None:
+        # not claimed: auto runs the reference and says why; native refuses, naming the reason
+        res = simulate_scenario(sc, collect_events=False, core="auto")
+        assert res.core == "reference" and res.core_reason == reason
+        with pytest.raises(InputError, match="does not claim"):
+            simulate_scenario(sc, collect_events=False, core="native")
+        return
+    res = simulate_scenario(sc, collect_events=True, core="native")
+    assert res.core == "native" and res.core_reason is None
+    assert _fingerprint(res) == KNOWN[name]
+
+
+def test_event_rows_and_summary_equal_the_reference():
+    _built()
+    sc = parse_simulation_scenario(SCENARIOS["example-rolling-restart-seed7"])
+    ref = simulate_scenario(sc, collect_events=True, core="reference")
+    nat = simulate_scenario(sc, collect_events=True, core="native")
+    assert ref.core == "reference" and nat.core == "native"
+    assert nat.events == ref.events
+    assert nat.summary == ref.summary
+    assert nat.simulated_events == ref.simulated_events
+    assert nat.paused_ms_by_member == ref.paused_ms_by_member
+
+
+def test_without_a_sink_the_summary_is_the_same():
+    _built()
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    ref = simulate_scenario(sc, collect_events=False, core="reference")
+    nat = simulate_scenario(sc, collect_events=False, core="native")
+    assert nat.summary == ref.summary and nat.events == [] == ref.events
+
+
+def test_an_unknown_core_is_refused():
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    with pytest.raises(InputError, match="unknown core"):
+        simulate_scenario(sc, core="fast")
+
+
+def test_native_support_is_conservative():
+    sc = parse_simulation_scenario(SCENARIOS["rolling-sticky"])
+    assert classic_native.native_support(sc) == "assignor sticky"
+    sc = parse_simulation_scenario(SCENARIOS["rolling-consumer-uniform"])
+    assert classic_native.native_support(sc) == "protocol consumer"
+    sc = parse_simulation_scenario(SCENARIOS["example-crash-seed1"])
+    assert classic_native.native_support(sc) == "crash events"
+
+
+def test_the_pxd_digest_lines_name_the_pxd():
+    """A build's stamp hashes its .pyx only: both modules built against native_world_client.pxd name
+    its digest, so editing the .pxd alone fails here until the lines change (and the builds go stale)."""
+    from kafka_rebalance import native
+
+    sim = Path(classic_native.__file__).resolve().parent
+    line = (
+        f"# pxd-sha256 native_world_client: {native.source_digest(sim / 'native_world_client.pxd')}"
+    )
+    for module in ("native_world_client", "native_world_member"):
+        assert line in (sim / f"{module}.pyx").read_text().splitlines(), module
+
+
+def test_without_the_build_auto_runs_the_reference(monkeypatch):
+    """A missing or stale build is a reason like any other: auto falls back, native refuses."""
+    monkeypatch.setattr(classic_native, "_build", lambda: None)
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    reason = classic_native.native_support(sc)
+    assert reason is not None and "native build missing or stale" in reason
+    res = simulate_scenario(sc, collect_events=False, core="auto")
+    assert res.core == "reference" and res.core_reason == reason
+    with pytest.raises(InputError, match="native build missing or stale"):
+        simulate_scenario(sc, collect_events=False, core="native")
