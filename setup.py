@@ -5,7 +5,8 @@ mypyc, and the Cython kernels in CYTHON (`.pyx`, each with a Python twin that st
 The build is optional: without mypyc or Cython, without a C compiler, or when it fails for any
 reason, the install goes on and the modules stay plain Python (the assignors then use
 their numpy paths; a Cython kernel that failed alone leaves the mypyc builds in place, its
-callers then use its twin). KAFKA_REBALANCE_PURE=1 skips the compile on purpose. Beside each
+callers then use its twin). KAFKA_REBALANCE_PURE=1 skips the compile on purpose;
+KAFKA_REBALANCE_CYTHON_CHECKED=1 turns the Cython modules' index checks on. Beside each
 built module goes a stamp, `<name>.build-sha256`, the SHA-256 of the source it was built
 from (for a Cython module, of its `.pyx` and the `.pxd` files the build read: `cython_digest`):
 `kafka_rebalance.native` uses a build only when its stamp matches the source now present. Every rebuild, and every failed or skipped one, first removes all compiled
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -78,6 +80,10 @@ CYTHON_ARGS = {
     "src/kafka_rebalance/sim/native_world_member.pyx": ["-ffp-contract=off"],
 }
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
+# KAFKA_REBALANCE_CYTHON_CHECKED=1: the Cython modules built with boundscheck, wraparound and
+# initializedcheck on (an index out of range raises IndexError instead of reading past the end)
+CHECKED_ENV = "KAFKA_REBALANCE_CYTHON_CHECKED"
+_CHECKS_OFF = re.compile(r"\b(boundscheck|wraparound|initializedcheck)=False\b")
 
 
 STAMP_SUFFIX = ".build-sha256"  # kafka_rebalance.native.STAMP_SUFFIX
@@ -181,6 +187,23 @@ def _warn(what: str, error: BaseException) -> None:
     )
 
 
+def checked_copies(out: Path) -> Path:
+    """The package's `.pyx` and `.pxd` files (and `__init__.py`, for the cimports' packages) copied
+    under `out` with boundscheck, wraparound and initializedcheck turned on, for cythonize to read in
+    place of `src` (returned): a file's own `# cython:` header wins over cythonize's directives, and
+    CYTHON's headers turn those checks off. Slower: for tests, not for measuring."""
+    shutil.rmtree(out, ignore_errors=True)  # nothing left from an older tree
+    for source in sorted(Path("src").rglob("*")):
+        if source.suffix in (".pyx", ".pxd") or source.name == "__init__.py":
+            target = out / source
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = source.read_text(encoding="utf-8")
+            if source.suffix != ".py":
+                text = _CHECKS_OFF.sub(r"\1=True", text)
+            target.write_text(text, encoding="utf-8")
+    return out / "src"
+
+
 class OptionalMypycBuild(build_ext):
     """build_ext that swaps the placeholder for mypyc's and Cython's extensions, and never fails
     the install."""
@@ -208,19 +231,25 @@ class OptionalMypycBuild(build_ext):
         try:
             from Cython.Build import cythonize
 
+            root = Path("src")
+            directives: dict[str, object] = {"language_level": "3"}
+            if os.environ.get(CHECKED_ENV) == "1":
+                print(f"kafka-rebalance: {CHECKED_ENV}=1: index checks on", file=sys.stderr)
+                root = checked_copies(Path("build/cython-checked"))
+                directives.update(boundscheck=True, wraparound=True, initializedcheck=True)
             return list(
                 cythonize(
                     [
                         Extension(
                             _module_name(s),
-                            [s],
+                            [str(root / Path(s).relative_to("src"))],
                             extra_compile_args=["-O3", *CYTHON_ARGS.get(s, [])],
                         )
                         for s in CYTHON
                     ],
                     build_dir="build/cython",
-                    include_path=["src"],  # `cimport`s between the package's modules (.pxd)
-                    compiler_directives={"language_level": "3"},
+                    include_path=[str(root)],  # `cimport`s between the package's modules (.pxd)
+                    compiler_directives=directives,
                     quiet=True,
                     force=True,
                 )
