@@ -38,6 +38,17 @@ class User(NamedTuple):
     switch: Callable[[], bool]
 
 
+NATIVE_WORLD = ("native_world_client", "native_world_member")
+NATIVE_PIECES = (
+    "native_members",
+    "native_books",
+    "native_batch_time",
+    "native_group_core",
+    "native_group_handlers",
+    "native_group",
+)
+
+
 def users() -> list[User]:
     """Every user of a compiled module and the switch it reads: what runs, not whether a build's
     stamp matches (a stale model_fields build turns the assignors' kernels off while kernels.py's
@@ -130,6 +141,18 @@ def users() -> list[User]:
             "sim coordinator",
             tuple(f"sim/{name}.py" for name in sim.COMPILED_TOGETHER if name != "poll_kernels"),
             lambda: sim.COORDINATOR_COMPILED,
+        ),
+        # the native classic core (docs/sim-native.md): the members of core="native" runs
+        User(
+            "sim native world",
+            tuple(f"sim/{name}.pyx" for name in NATIVE_WORLD),
+            lambda: all(native.cython_build("kafka_rebalance.sim", n) for n in NATIVE_WORLD),
+        ),
+        # its pieces no run calls yet (twins tested against the reference): built, or not
+        User(
+            "sim native pieces",
+            tuple(f"sim/{name}.pyx" for name in NATIVE_PIECES),
+            lambda: all(native.cython_build("kafka_rebalance.sim", n) for n in NATIVE_PIECES),
         ),
     ]
 

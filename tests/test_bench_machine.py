@@ -59,6 +59,12 @@ def test_each_user_is_reported_by_the_switch_it_reads() -> None:
         "classic group": group.CLASSIC_COMPILED,
         "KIP-848 group": group.CONSUMER_COMPILED,
         "sim coordinator": sim.COORDINATOR_COMPILED,
+        "sim native world": all(
+            native.cython_build("kafka_rebalance.sim", n) for n in MACHINE.NATIVE_WORLD
+        ),
+        "sim native pieces": all(
+            native.cython_build("kafka_rebalance.sim", n) for n in MACHINE.NATIVE_PIECES
+        ),
     }
 
 
