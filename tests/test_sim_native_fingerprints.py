@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,28 @@ def test_native_support_is_conservative():
     assert classic_native.native_support(sc) == "protocol consumer"
     sc = parse_simulation_scenario(SCENARIOS["example-crash-seed1"])
     assert classic_native.native_support(sc) == "crash events"
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("group", 2**63 - 1), ("group", 2**70), ("group", -(2**60)), ("scenario", 2**62)],
+)
+def test_ints_beyond_64_bits_are_not_claimed(where, value):
+    """A Scenario built through the API (YAML caps these) with an interval the native member's int64
+    fields cannot hold with a time added falls back, naming the field: review 8 F1 found
+    auto_commit_interval_ms=2**63-1 claimed and a different summary on core="native"."""
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    if where == "group":
+        sc = replace(sc, group=replace(sc.group, auto_commit_interval_ms=value))
+        field = "group.auto_commit_interval_ms"
+    else:
+        sc = replace(sc, poll_idle_ms=value)
+        field = "poll_idle_ms"
+    reason = classic_native.native_support(sc)
+    assert reason == f"{field} {value} beyond the native core's 64-bit range"
+    if value == 2**63 - 1:
+        res = simulate_scenario(sc, collect_events=False, core="auto")
+        assert res.core == "reference" and res.core_reason == reason
 
 
 def test_the_pxd_digest_lines_name_the_pxd():

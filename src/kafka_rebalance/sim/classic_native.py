@@ -59,6 +59,22 @@ def _build() -> ModuleType | None:
     return native.cython_build(__package__, "native_world_member")
 
 
+def _too_large_int(sc: Scenario) -> str | None:
+    """The first int setting (of the scenario, its group or an event) beyond what the native
+    member's 64-bit fields hold with room for sums (a time plus an interval): the reference's ints
+    are unbounded, so such a run would wrap on the native core. YAML caps these values; a Scenario
+    built through the Python API may not."""
+    bound = _EXACT // 4
+    places: list[tuple[str, object]] = [("", sc), ("group.", sc.group)]
+    places += [(f"events[{i}].", e) for i, e in enumerate(sc.events)]
+    for prefix, value in places:
+        for f in fields(value):  # type: ignore[arg-type]
+            v = getattr(value, f.name)
+            if isinstance(v, int) and not isinstance(v, bool) and not -bound < v < bound:
+                return f"{prefix}{f.name} {v} beyond the native core's 64-bit range"
+    return None
+
+
 def native_support(sc: Scenario) -> str | None:
     """None when the native core claims `sc`; else the first reason it does not."""
     unknown = {f.name for f in fields(Scenario)} - _SCENARIO_FIELDS
@@ -102,6 +118,9 @@ def native_support(sc: Scenario) -> str | None:
         return f"processing_jitter {sc.processing_jitter!r}"
     if not 0 <= sc.duration_ms < _EXACT // 4:
         return f"duration_ms {sc.duration_ms}"
+    too_large = _too_large_int(sc)
+    if too_large:
+        return too_large
     if _build() is None:
         return "native build missing or stale (native_world_client, native_world_member)"
     return None
