@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import native
+from ..fields import INT32_MAX
 from .scenario import GroupConfig, Scenario, SimEvent
 
 # every Scenario / GroupConfig / SimEvent field the claim looks at: a field added to the scenario
@@ -48,7 +49,6 @@ _EAGER_ASSIGNORS = frozenset({"range", "roundrobin"})
 # the members all list is selected): these user data are built as the reference builds them
 _LISTED_ASSIGNORS = frozenset({"range", "roundrobin", "cooperative-sticky"})
 _EVENTS = frozenset({"rolling_restart"})
-_INT32_MAX = (1 << 31) - 1
 _EXACT = 1 << 53  # times and rates must be exact in a double (the poll's batch times)
 
 
@@ -94,7 +94,7 @@ def native_support(sc: Scenario) -> str | None:
             return f"listed assignor {a}"
     if g.delivery != "at-least-once" or not g.enable_auto_commit:
         return f"delivery {g.delivery}, auto-commit {g.enable_auto_commit}"
-    if g.group_max_size != _INT32_MAX:
+    if g.group_max_size != INT32_MAX:
         return "group_max_size"
     if sc.extra:
         return f"extra settings {sorted(sc.extra)}"
