@@ -201,6 +201,11 @@ times = st.one_of(st.integers(-(2**53), 2**53), st.integers(0, 10**7), st.sample
 
 
 def _bits(x: Any) -> bytes:
+    """The double's bits; every NaN alike: which operand's payload and sign a NaN result carries
+    differs between C's and Python's evaluation of the same expression (the CI draw pj=NaN with a
+    payload, r=NaN), and nothing the simulator does with a NaN (compare, int()) can tell them apart."""
+    if isinstance(x, float) and math.isnan(x):
+        return b"nan"
     return struct.pack("<d", x)
 
 
@@ -241,6 +246,7 @@ def _reference_busy_for(
 @settings(max_examples=2000, deadline=None)
 @given(doubles, doubles, doubles)
 @example(0.5, 0.2, 0.999999)
+@example(59.57816607368379, struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000001))[0], math.nan)
 @example(1.0, 0.0, 0.5)
 def test_the_batch_rate_is_the_polls_expression(ms: float, pj: float, r: float) -> None:
     nt = _batch_time()

@@ -186,7 +186,14 @@ def test_random_requests_and_timers_answer_as_the_reference() -> None:
     native_group()
     seen: set = set()
 
-    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+    # derandomized: the coverage asserted below must not depend on the run's draw (a CI run once
+    # missed 'explicit LeaveGroup from i0')
+    @settings(
+        max_examples=400,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
     @given(st.data())
     def run(data: st.DataObject) -> None:
         _run(data, seen)
