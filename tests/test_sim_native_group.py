@@ -23,6 +23,7 @@ from kafka_rebalance.group.classic_messages import (
     LeaveGroupRequest,
     ScheduleTimer,
     SyncGroupRequest,
+    SyncGroupResponse,
 )
 from kafka_rebalance.group.errors import Errors
 
@@ -65,6 +66,7 @@ class Pair:
             self.seen.add(type(e).__name__)
             if hasattr(e, "error"):
                 self.seen.add((type(e).__name__, e.error))
+            self.seen.update(_paths(method, args, e))
             if type(e) is ScheduleTimer:
                 self.timers[e.key] = (e.deadline_ms, e.payload)
                 self.seen.add(("timer", e.key[0]))
@@ -97,6 +99,18 @@ class Pair:
                     want = ref.validate_offset_commit(mid, inst, gen)
                     assert twin.validate_offset_commit(mid, inst, gen) == want
                     self.seen.add(("commit", want))
+
+
+def _paths(method: str, args: tuple, e: Any) -> list[tuple[str, ...]]:
+    """The paths an effect shows, beyond its kind and error: a parked SyncGroup answered by another
+    call (it is not the caller's: the caller's own SyncGroup is answered by its `sync`), a replaced
+    static member's parked SyncGroup fenced, a static leader's rejoin without a rebalance."""
+    name = type(e).__name__
+    if name == "SyncGroupResponse" and (method != "sync" or e.client != args[0].client):
+        return [("parked sync answered", method, e.error.name)]
+    if name == "JoinGroupResponse" and e.skip_assignment:
+        return [("static leader rejoin without rebalance",)]
+    return []
 
 
 def _member(data: st.DataObject, pair: Pair) -> tuple[str, str | None]:
@@ -182,6 +196,102 @@ def _run(data: st.DataObject, seen: set) -> None:
     seen.update(pair.seen)
 
 
+# the members' protocols in `_run_members`: one order, so every vote is alike
+OWN_PROTOCOLS = ((("range", b"r1"), ("roundrobin", b"x")), (("range", b"r2"), ("roundrobin", b"x")))
+
+
+def _run_members(data: st.DataObject, seen: set) -> None:
+    """A group of 2-5 members, each a client that keeps its member id and answers as a consumer
+    would: followers sync at the current generation (so their SyncGroups are parked while the
+    leader has not sent the assignment), static members restart (a new client, "" and its instance
+    id: the replacement fences a parked SyncGroup, a leader's rejoin in Stable skips the
+    assignment). `_run`'s requests come from anyone and rarely reach those paths (review 8 F2)."""
+    config = ClassicGroupConfig(
+        initial_rebalance_delay_ms=data.draw(st.sampled_from([0, 3000])),
+        require_known_member_id=data.draw(st.booleans()),
+    )
+    pair = Pair(config)
+    n = data.draw(st.integers(2, 5))
+    names = [f"m{i}" for i in range(n)]
+    incarnations = [1] * n
+    instances = [data.draw(st.sampled_from([None, f"i{i}", f"i{i}"])) for i in range(n)]
+    ids = [""] * n
+    parked: set[int] = set()  # the members whose SyncGroup waits for the leader's
+    now = 0
+
+    def client(i: int) -> str:
+        return f"{names[i]}#{incarnations[i]}"
+
+    def call(method: str, *args: Any) -> None:
+        current = [client(i) for i in range(n)]
+        if method == "sync":
+            parked.add(current.index(args[0].client))
+        for e in pair.call(method, *args):
+            if type(e) is SyncGroupResponse and e.client in current:
+                parked.discard(current.index(e.client))
+            # the id a current client was given (an older incarnation's answers are not its)
+            if (
+                type(e) is JoinGroupResponse
+                and e.member_id
+                and e.error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED)
+                and e.client in current
+            ):
+                ids[current.index(e.client)] = e.member_id
+
+    for _ in range(data.draw(st.integers(5, 80))):
+        op = data.draw(
+            st.sampled_from(
+                ["join"] * 4 + ["sync"] * 5 + ["heartbeat", "leave"] + ["restart", "timer"] * 2
+            )
+        )
+        i = data.draw(st.integers(0, n - 1))
+        if op == "join":
+            protocols = data.draw(st.sampled_from(OWN_PROTOCOLS[:1] * 2 + OWN_PROTOCOLS[1:]))
+            call(
+                "join",
+                JoinGroupRequest(client(i), ids[i], protocols, 10_000, 30_000, instances[i]),
+                now,
+            )
+        elif op == "sync":
+            if ids[i] == pair.ref.leader_id and data.draw(st.booleans()):
+                i = data.draw(st.integers(0, n - 1))  # the followers first, more often
+            gen = pair.ref.generation_id - data.draw(st.sampled_from([0, 0, 0, 1]))
+            assignments = None
+            if data.draw(st.booleans()):
+                assignments = {m: (m, gen) for m in pair.ref.members}
+            req = SyncGroupRequest(
+                client(i), ids[i], gen, instances[i], "consumer", None, assignments
+            )
+            call("sync", req, now)
+        elif op == "heartbeat":
+            req = HeartbeatRequest(client(i), ids[i], pair.ref.generation_id, instances[i])
+            call("heartbeat", req, now)
+        elif op == "leave":
+            by_instance = instances[i] is not None and data.draw(st.booleans())
+            leaving = (("" if by_instance else ids[i], instances[i]),)
+            call("leave", LeaveGroupRequest(client(i), leaving), now)
+        elif op == "restart":  # a new incarnation: "" (a static one rejoins with its instance id)
+            if parked and data.draw(st.booleans()):  # one waiting for its assignment, often
+                i = data.draw(st.sampled_from(sorted(parked)))
+            parked.discard(i)
+            incarnations[i] += 1
+            ids[i] = ""
+            protocols = data.draw(st.sampled_from(OWN_PROTOCOLS))
+            call(
+                "join",
+                JoinGroupRequest(client(i), "", protocols, 10_000, 30_000, instances[i]),
+                now,
+            )
+        elif pair.timers:
+            due = sorted((d, repr(k), k) for k, (d, _) in pair.timers.items())
+            d, _, key = due[0] if data.draw(st.integers(0, 3)) else data.draw(st.sampled_from(due))
+            _, payload = pair.timers.pop(key)
+            now = max(now, d)
+            call("on_timer", key, payload, now)
+        now += data.draw(st.sampled_from([0, 0, 1, 100, 2_000]))
+    seen.update(pair.seen)
+
+
 def test_random_requests_and_timers_answer_as_the_reference() -> None:
     native_group()
     seen: set = set()
@@ -198,7 +308,18 @@ def test_random_requests_and_timers_answer_as_the_reference() -> None:
     def run(data: st.DataObject) -> None:
         _run(data, seen)
 
+    @settings(
+        max_examples=300,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+    @given(st.data())
+    def run_members(data: st.DataObject) -> None:
+        _run_members(data, seen)
+
     run()
+    run_members()
     effects = {
         "ScheduleTimer",
         "CancelTimer",
@@ -274,7 +395,18 @@ def test_random_requests_and_timers_answer_as_the_reference() -> None:
         for e in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION)
     }
     timers = {("timer", k) for k in ("heartbeat", "join", "sync")}
-    missing = (effects | states | errors | removed | reasons | commits | timers) - seen
+    # parked SyncGroups answered by another call (native_group_core's `_propagate`, from a join, a
+    # leave or a timer resetting the assignment, or the leader's sync), a replaced static member's
+    # parked SyncGroup fenced (native_group_handlers' `_update_static`), the static leader's rejoin
+    paths = {
+        ("parked sync answered", "join", "REBALANCE_IN_PROGRESS"),
+        ("parked sync answered", "leave", "REBALANCE_IN_PROGRESS"),
+        ("parked sync answered", "on_timer", "REBALANCE_IN_PROGRESS"),
+        ("parked sync answered", "sync", "NONE"),
+        ("parked sync answered", "join", "FENCED_INSTANCE_ID"),
+        ("static leader rejoin without rebalance",),
+    }
+    missing = (effects | states | errors | removed | reasons | commits | timers | paths) - seen
     assert not missing, f"never reached: {sorted(map(str, missing))}"
 
 
