@@ -46,6 +46,8 @@ NATIVE_PIECES = (
     "native_group_core",
     "native_group_handlers",
     "native_group",
+    "native_world_base",
+    "native_world",
 )
 
 

@@ -39,16 +39,6 @@ cdef class Books:
     """`WorldCore`'s books: per partition its last owner, who processes it now and since when it is
     unavailable; per member its paused time; the group-wide counts the summary reads."""
 
-    cdef int64_t* last_owner
-    cdef int64_t* avail_owner
-    cdef int64_t* unavail_since
-    cdef int64_t* paused_ms
-    cdef Py_ssize_t partitions, members, member_cap
-    cdef public int64_t unavailable_ms, member_paused_ms, partitions_moved, revocations
-    cdef public int64_t duplicates, processed, lag_max, rebalances, generation
-    cdef readonly list timeline
-    cdef public str pending_cause
-
     def __cinit__(self, Py_ssize_t partitions):
         cdef Py_ssize_t p
         self.partitions = partitions
@@ -83,7 +73,7 @@ cdef class Books:
             self.members = m + 1
         return 0
 
-    cdef inline int check(self, int64_t p) except -1:
+    cdef int check(self, int64_t p) except -1:
         if not 0 <= p < self.partitions:
             raise IndexError(f"partition {p} outside 0..{self.partitions - 1}")
         return 0
@@ -240,15 +230,6 @@ cdef class Network:
     a measured sample), never before an earlier one on the same connection and direction. A
     connection is (member, incarnation): the current incarnation's last arrivals live in arrays by
     member, an older incarnation's (a failed commit answered after a restart) in a dict."""
-
-    cdef int64_t latency, jitter1
-    cdef tuple samples
-    cdef object rand
-    cdef int64_t* incarnation
-    cdef int64_t* last_up
-    cdef int64_t* last_down
-    cdef Py_ssize_t members, cap
-    cdef dict older
 
     def __cinit__(self, rand, int64_t latency, int64_t jitter, samples=()):
         """`rand`: the world's `rng.random` (drawn in the reference's order, so the same stream)."""

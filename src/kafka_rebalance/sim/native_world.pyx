@@ -1,0 +1,456 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
+"""The native classic world (docs/sim-native.md, M2): `world_core.WorldCore` and `world.Simulation`
+as one Cython class, for the scenarios `classic_native.native_support` claims (eager
+`range`/`roundrobin`, dynamic members, no faults).
+
+The reference is `sim/world_core.py` and `sim/world.py`: every method here is theirs, in the same
+order, with the same `loop.at`/`after` calls (so the engine's sequence numbers and
+`simulated_events` are the reference's), the same draws of the world's rng and the same event-log
+rows. The books (availability, moves, revocations, paused time, duplicates, processed, lag max) are
+`native_books.Books` by member index, the connections' last arrivals `native_books.Network` (the
+world's `rng.random` drawn at the reference's points); the partition table is the reference's
+`PartitionTable`. Members and the coordinator call the world through `WorldBase`'s methods
+(`native_world_base.pxd`). What the claim excludes (crashes, pauses, partition growth, failover,
+sticky and cooperative assignment) raises rather than guesses.
+"""
+
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport int64_t
+
+import json
+import random
+
+from ..assign.registry import get_assignor
+from ..group.consumer_client import RebalanceProtocol
+from ..group.coordinator_location import partition_for
+from ..model import GroupSpec, TopicMetadata
+from .compiled import ENGINE, KERNELS
+from .partitions import PartitionTable
+from .world_core import member_subscription
+
+from .native_books cimport Books, Network
+from .native_world_base cimport WorldBase
+
+cdef object _EAGER = RebalanceProtocol.EAGER
+cdef object _k_assignment_indices = KERNELS.assignment_indices
+
+
+cdef class NativeWorld(WorldBase):
+    """The classic world: partitions, members, the coordinator, the network and the books."""
+
+    cdef object _sink, _member_type, _json_dumps
+    cdef readonly Books books
+    cdef readonly Network net
+    cdef dict _index, _client_names, _client_keys, _assignors
+    cdef list _names
+    cdef int64_t* _buf
+    cdef Py_ssize_t _buf_cap
+
+    def __init__(self, sc, sink, member_type, coordinator_type):
+        self.sc = sc
+        self.loop = ENGINE.EventLoop()
+        self.parts = PartitionTable()
+        self._sink = sink
+        self.wants_events = sink is not None
+        self.events_emitted = 0
+        self.topic_names = tuple(t.name for t in sc.topics)
+        for t in sc.topics:
+            self.parts.add_topic(t.name, t.partitions, t.produce_rate, 0)
+        parts = self.parts
+        self.p_base = parts.base
+        self.p_base_t = parts.base_t
+        self.p_num = parts.num
+        self.p_den = parts.den
+        self.p_committed = parts.committed
+        self.p_processed = parts.processed
+        self.p_tps = parts.tps
+        self.members = {}
+        self._index = {}
+        self._names = []
+        self._client_names = {}
+        self._client_keys = {}
+        self._assignors = {}
+        self.coord = None
+        self.generation = 0
+        self.pending_cause = "initial join"
+        self.books = Books(len(parts))
+        self.rng = random.Random(sc.seed)
+        self.rand = self.rng.random
+        self.net = Network(
+            self.rand, sc.network_latency_ms, sc.network_jitter_ms, sc.network_latency_samples_ms
+        )
+        self._json_dumps = json.dumps
+        self._member_type = member_type
+        for m in sc.members:
+            self._add_member(m.name, m.rack)
+        self.coord = coordinator_type(self)
+
+    def __dealloc__(self):
+        PyMem_Free(self._buf)
+
+    cdef object _add_member(self, name, rack):
+        cdef Py_ssize_t i = len(self._names)
+        m = self._member_type(self, name, rack)
+        self.members[name] = m
+        self._index[name] = i
+        self._names.append(name)
+        self.books.ensure_member(i)
+        self.net.ensure_member(i)
+        return m
+
+    cdef const int64_t* _indices(self, object ps, Py_ssize_t* n) except NULL:
+        """ps (partition indices) in the world's scratch buffer."""
+        cdef Py_ssize_t i = 0, k = len(ps)
+        cdef int64_t* grown
+        if k + 1 > self._buf_cap:
+            grown = <int64_t*>PyMem_Realloc(self._buf, (k + 1) * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self._buf = grown
+            self._buf_cap = k + 1
+        for p in ps:
+            self._buf[i] = p
+            i += 1
+        n[0] = k
+        return self._buf
+
+    # ---------------------------------------------------------------- output
+
+    cdef int64_t now_c(self) except? -1:
+        return self.loop.now
+
+    cpdef emit(self, str kind, object member="", object generation=None, object partitions=None,
+               object detail=None):
+        """One event-log row. `partitions` may hold partition indices (named here, only when logging)."""
+        self.events_emitted += 1
+        if self._sink is None:
+            return
+        if partitions and type(partitions[0]) is int:
+            names = self.parts.names
+            partitions = [names[p] for p in partitions]
+        self._sink(
+            {
+                "ts_ms": self.loop.now,
+                "group": self.sc.group.id,
+                "member": member,
+                "kind": kind,
+                "generation": self.generation if generation is None else generation,
+                "partitions": partitions or [],
+                "detail": self._json_dumps(detail or {}, sort_keys=True, separators=(",", ":")),
+            }
+        )
+
+    # ------------------------------------------------------------- network
+
+    cdef int64_t _arrival_up(self, object name, int64_t incarnation) except? -1:
+        return self.net.arrival_c(self._index[name], incarnation, True, self.loop.now)
+
+    cdef int64_t _arrival_down(self, str client) except? -1:
+        key = self._client_keys.get(client)
+        if key is None:
+            name, _, inc = client.rpartition("#")
+            key = self._client_keys[client] = (self._index[name], int(inc))
+        return self.net.arrival_c(key[0], key[1], False, self.loop.now)
+
+    cpdef object draw(self, tuple samples):
+        """One value of a measured distribution, drawn with the seed."""
+        return samples[int(self.rand() * len(samples))]
+
+    cpdef send(self, object member, str kind, object req):
+        self.loop.at(
+            self._arrival_up(member.name, member.incarnation), self.coord.receive, kind, req,
+            member.name,
+        )
+
+    cpdef reply(self, str client, str kind, object resp):
+        self.loop.at(self._arrival_down(client), self._deliver, client, kind, resp)
+
+    cpdef reply_many(self, list replies):
+        """Responses sent at once: one network event per distinct arrival time."""
+        cdef dict by_t = {}
+        for r in replies:
+            t = self._arrival_down(r[0])
+            lst = by_t.get(t)
+            if lst is None:
+                by_t[t] = [r]
+            else:
+                lst.append(r)
+        for t in sorted(by_t):
+            self.loop.at(t, self._deliver_many, by_t[t])
+
+    def _deliver_many(self, list replies):
+        for r in replies:
+            self._deliver(*r)
+
+    def _deliver(self, str client, str kind, resp):
+        name = self._client_names.get(client)
+        if name is None:
+            name = self._client_names[client] = client.partition("#")[0]
+        m = self.members.get(name)
+        if m is None or not m.alive or m.client != client:
+            return
+        if kind == "heartbeat":
+            m.on_heartbeat_response(resp[0].error, resp[1])
+        elif kind == "commit":
+            m.on_commit_response(resp[0], resp[1], resp[2])  # (error, sent, answered)
+        else:
+            m.on_response(resp)
+
+    cpdef object coordinator_retry_time(self, int64_t now, int64_t backoff):
+        up = self.coord.up_at
+        if up <= now:
+            return now + backoff
+        steps = -(-(up - now) // backoff)
+        return now + steps * backoff
+
+    cpdef bint group_needs_heartbeats(self) except -1:
+        return self.coord.needs_real_heartbeats()
+
+    # ----------------------------------------------------------- accounting
+
+    cpdef dict partition_counts(self):
+        return {t: len(ps) for t, ps in self.parts.topic_partitions.items()}
+
+    cpdef set_available_many(self, object ps, int64_t now, object name):
+        """`name` processes partitions ps again from now (their unavailable time stops counting)."""
+        cdef Py_ssize_t n
+        cdef const int64_t* buf = self._indices(ps, &n)
+        self.books.set_available_c(buf, n, now, self._index[name])
+
+    cpdef set_unavailable_many(self, object ps, int64_t now):
+        """Nobody processes partitions ps from now (revoked, lost, crashed or stuck owner)."""
+        cdef Py_ssize_t n
+        cdef const int64_t* buf = self._indices(ps, &n)
+        self.books.set_unavailable_c(buf, n, now)
+
+    cpdef add_paused(self, object m, int64_t ms):
+        if ms > 0:
+            self.books.add_paused_c(self._index[m.name], ms)
+            if self.wants_events:
+                self.emit(
+                    "paused",
+                    m.name,
+                    m.generation,
+                    detail={"ms": ms, "since_ms": self.loop.now - ms},
+                )
+
+    cpdef revoke(self, object m, object ps, str why):
+        cdef Py_ssize_t n
+        cdef const int64_t* buf = self._indices(ps, &n)
+        self.books.revoke_c(buf, n, self.loop.now)
+        if self.wants_events:
+            self.emit("revoked", m.name, m.generation, ps, {"reason": why})
+
+    cpdef lose(self, object m, object ps, str why):
+        self.set_unavailable_many(ps, self.loop.now)
+        self.emit("lost", m.name, m.generation, ps, {"reason": why})
+
+    cpdef assigned(self, object m, object added, object owned):
+        cdef Py_ssize_t n
+        cdef const int64_t* buf = self._indices(added, &n)
+        self.books.assigned_c(self._index[m.name], buf, n)
+        if self.wants_events:
+            self.emit("assigned", m.name, m.generation, list(added), {"owned": len(owned)})
+
+    cpdef add_processed(self, int64_t done, int64_t dup):
+        self.books.processed_c(done, dup)
+
+    @property
+    def duplicates(self):
+        return self.books.duplicates
+
+    @duplicates.setter
+    def duplicates(self, value):
+        self.books.processed_c(0, value - self.books.duplicates)
+
+    @property
+    def processed(self):
+        return self.books.processed
+
+    @processed.setter
+    def processed(self, value):
+        self.books.processed_c(value - self.books.processed, 0)
+
+    @property
+    def paused_by_member(self):
+        """{name: paused ms} of the members that paused (the reference's `paused_by_member`)."""
+        return {self._names[i]: ms for i, ms in self.books.paused_by_member().items()}
+
+    @property
+    def member_paused_ms(self):
+        return self.books.member_paused_ms
+
+    cpdef commit(self, object m, dict offsets, str why, bint answer=False):
+        """An OffsetCommit on the member's connection; `answer`: the member waits for the response."""
+        self.loop.at(
+            self._arrival_up(m.name, m.incarnation),
+            self.coord.commit,
+            m.name,
+            m.client,
+            m.member_id,
+            m.instance_id,
+            m.generation,
+            offsets,
+            why,
+            answer,
+            self.loop.now,
+            self.events_emitted,
+        )
+
+    cpdef on_generation(self, int64_t generation):
+        self.generation = generation
+        self.books.pending_cause = self.pending_cause
+        self.books.on_generation(generation, self.loop.now)
+
+    # -------------------------------------------------------------- leader
+
+    cpdef dict leader_assign(self, object m, object r):
+        """The leader runs the selected client-side assignor over the members' subscriptions
+        (eager `range`/`roundrobin` only: sticky user data and KIP-429 withholding are refused)."""
+        name = r.protocol_name or self.sc.group.assignors[0]
+        if name == "sticky" or m.protocol is not _EAGER:
+            raise NotImplementedError(f"assignor {name} / {m.protocol} is not in the claim")
+        assignor = self._assignors.get(name)
+        if assignor is None:
+            assignor = self._assignors[name] = get_assignor(name)
+        counts = m.known_partitions
+        topics = {t: TopicMetadata(t, n) for t, n in counts.items()}
+        subs = []
+        for jm in r.members:
+            s = jm.metadata
+            subs.append(
+                member_subscription(
+                    jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
+                )
+            )
+        result = assignor.assign(GroupSpec(topics, tuple(subs)))
+        m.assigned_view = dict(counts)
+        return _k_assignment_indices(result, self.parts.topic_partitions, {}, False)
+
+    cpdef send_leave(self, object member, str kind, object req):
+        """A closing member's LeaveGroup (or leaving heartbeat), after its close time."""
+        delay, member.leave_delay_ms = member.leave_delay_ms, 0
+        if not delay:
+            self.send(member, kind, req)
+            return
+        self.loop.after(delay, self._send_later, member.name, member.incarnation, kind, req)
+
+    def _send_later(self, name, int64_t incarnation, str kind, req):
+        self.loop.at(self._arrival_up(name, incarnation), self.coord.receive, kind, req, name)
+
+    # -------------------------------------------------------- scenario events
+
+    def _schedule_scenario(self):
+        sc = self.sc
+        for spec in sc.members:
+            self.loop.at(spec.start_ms, self._started, spec.name)
+        for e in sc.events:
+            if e.kind == "rolling_restart":
+                self.loop.at(e.at_ms, self._rolling_restart, e.down_ms, e.every_ms)
+            else:
+                self.loop.at(e.at_ms, self._event, e)
+        self.loop.at(0, self._lag_sample)
+
+    def _start_member(self, name):
+        if self.sc.member_startup_ms:
+            self.loop.after(self.draw(self.sc.member_startup_ms), self._started, name)
+        else:
+            self._started(name)
+
+    def _close_member(self, name):
+        m = self.members.get(name)
+        if m is None or not m.alive:
+            return
+        if self.sc.member_close_ms:
+            m.leave_delay_ms = self.draw(self.sc.member_close_ms)
+        m.shutdown()
+
+    def _started(self, name):
+        m = self.members.get(name)
+        if m is None:
+            m = self._add_member(name, None)
+        if not m.alive:
+            m.start()
+
+    def _rolling_restart(self, int64_t down_ms, int64_t every_ms):
+        cdef int64_t now
+        names = [n for n, m in self.members.items() if m.alive]
+        self.emit(
+            "rolling_restart",
+            detail={"members": len(names), "down_ms": down_ms, "every_ms": every_ms},
+        )
+        now = self.loop.now
+        for i, name in enumerate(names):
+            self.loop.at(now + i * every_ms, self._restart, name, down_ms)
+
+    def _restart(self, name, int64_t down_ms):
+        self._close_member(name)
+        self.loop.after(down_ms, self._start_member, name)
+
+    def _event(self, e):
+        k = e.kind
+        if k == "join":
+            self._start_member(e.member)
+        elif k == "leave":
+            self._close_member(e.member)
+        elif k == "restart":
+            self._close_member(e.member)
+            self.loop.after(e.down_ms, self._start_member, e.member)
+        else:
+            raise NotImplementedError(f"{k} events are not in the native core's claim")
+
+    def _lag_sample(self):
+        self.books.lag_sample_c(self.parts.total_lag(self.loop.now))
+        self.loop.after(self.sc.lag_sample_ms, self._lag_sample)
+
+    # ------------------------------------------------------------------ run
+
+    def run(self, progress=None):
+        self._schedule_scenario()
+        end = self.sc.duration_ms
+        self.loop.run_until(end, progress)
+        for m in self.members.values():
+            if m.alive:
+                m._finish_batch(end, partial=True)
+                if m.pause_start is not None:
+                    self.add_paused(m, end - m.pause_start)
+                    m.pause_start = None
+        self.books.finish_c(end)
+        return self.summary(end)
+
+    def summary(self, end):
+        parts = self.parts
+        books = self.books
+        leo = parts.leo_all(end)
+        produced = int(leo.sum())
+        lost = 0
+        for p in range(len(parts)):
+            c = int(parts.committed[p])
+            if c > 0:
+                lost += c - parts.processed[p].covered_below(c)
+        final_lag = parts.total_lag(end)
+        books.lag_sample_c(final_lag)
+        return {
+            "rebalances": books.rebalances,
+            "generation": self.generation,
+            "unavailable_partition_ms": int(books.unavailable_ms),
+            "member_paused_ms": int(books.member_paused_ms),
+            "partitions_moved": books.partitions_moved,
+            "revocations": books.revocations,
+            "records": {
+                "produced": produced,
+                "processed": books.processed,
+                "duplicates": books.duplicates,
+                "lost": lost,
+            },
+            "lag": {"max": int(books.lag_max), "final": final_lag},
+            "timeline": list(books.timeline),
+            "protocol": self.sc.protocol,
+            "coordinator_partition": partition_for(self.sc.group.id),
+            "rebalance_protocol": (
+                next(iter(self.members.values())).protocol.name.lower() if self.members else None
+            ),
+            "static_membership": self.sc.group.static_membership,
+            "delivery": self.sc.group.delivery,
+            "simulated_events": self.loop.processed,
+        }
