@@ -1,0 +1,142 @@
+"""The native world (`sim/native_world.pyx`, docs/sim-native.md M2) against the reference world.
+
+`NativeWorld` is `world_core.WorldCore` + `world.Simulation` as a Cython class over `native_books`
+(books and arrivals by member index). Here it runs the claimed fingerprint scenarios with the
+native members and the reference coordinator's source (`coordinator.py` as plain Python: its mypyc
+build types its world as `WorldCore`), and every event row, the summary, the event count and the
+paused time per member must be the reference's. `WorldBase` (the interface members and the
+coordinator call) refuses every call itself. Without the builds the tests skip (fail under
+KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sim_fingerprint_set as fps  # noqa: E402
+from compiled_legs import from_source  # noqa: E402
+from kafka_rebalance import native  # noqa: E402
+from kafka_rebalance.sim import api  # noqa: E402
+from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
+
+SIM = Path(api.__file__).resolve().parent
+KNOWN = json.loads(fps.FINGERPRINTS.read_text())
+SCENARIOS = dict(fps.scenarios())
+M2 = (
+    "rolling-range",
+    "rolling-roundrobin",
+    "rolling-range-40",
+    "example-rolling-restart-seed1",
+    "example-rolling-restart-seed7",
+)
+
+
+def _build(name: str):
+    build = native.cython_build("kafka_rebalance.sim", name)
+    if build is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail(f"{name} build missing or stale")
+        pytest.skip(f"{name} build missing or stale")
+    return build
+
+
+def _world(sc, sink):
+    world = _build("native_world")
+    member = _build("native_world_member")
+    coordinator = from_source(SIM / "coordinator.py", "kafka_rebalance.sim._coordinator_source")
+    return world.NativeWorld(sc, sink, member.NativeMember, coordinator.ClassicCoordinator)
+
+
+def _run(sc, world):
+    events: list[dict] = []
+    w = world(sc, events.append)
+    summary = w.run()
+    return events, summary, w.loop.processed, dict(w.paused_by_member), w
+
+
+def _fingerprint(events, summary, simulated) -> str:
+    h = hashlib.sha256()
+    for ev in events:
+        h.update(json.dumps(ev, sort_keys=True, separators=(",", ":")).encode())
+        h.update(b"\n")
+    h.update(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode())
+    h.update(f"\n{simulated}".encode())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("name", M2)
+def test_the_native_world_gives_the_fingerprint(name):
+    sc = parse_simulation_scenario(SCENARIOS[name])
+    events, summary, simulated, _, w = _run(sc, _world)
+    assert type(w).__name__ == "NativeWorld"
+    assert type(next(iter(w.members.values()))).__name__ == "NativeMember"
+    assert _fingerprint(events, summary, simulated) == KNOWN[name]
+
+
+def test_rows_summary_counts_and_pauses_equal_the_reference():
+    from kafka_rebalance.sim.world import Simulation
+
+    sc = parse_simulation_scenario(SCENARIOS["example-rolling-restart-seed1"])
+    nat = _run(sc, _world)
+    ref = _run(sc, Simulation)
+    assert nat[:4] == ref[:4]
+    assert nat[3]  # members paused: the per-member books were exercised
+    assert nat[4].events_emitted == ref[4].events_emitted
+    assert nat[4].rng.getstate() == ref[4].rng.getstate()
+
+
+def test_without_a_sink_the_summary_is_the_same():
+    from kafka_rebalance.sim.world import Simulation
+
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    nat, ref = _world(sc, None), Simulation(sc, None)
+    assert nat.run() == ref.run()
+    assert nat.loop.processed == ref.loop.processed
+    assert nat.events_emitted == ref.events_emitted
+
+
+def test_an_unclaimed_event_is_refused():
+    from dataclasses import replace
+
+    from kafka_rebalance.sim.scenario import SimEvent
+
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    sc = replace(sc, events=(SimEvent(at_ms=10, kind="crash", member=sc.members[0].name),))
+    with pytest.raises(NotImplementedError, match="crash events"):
+        _world(sc, None).run()
+
+
+def test_the_base_class_refuses_every_call():
+    base = _build("native_world_base").WorldBase()
+    calls = {
+        "emit": ("start",),
+        "draw": ((1,),),
+        "send": (None, "join", None),
+        "reply": ("a#1", "join", None),
+        "reply_many": ([],),
+        "commit": (None, {}, "auto"),
+        "on_generation": (1,),
+        "leader_assign": (None, None),
+        "send_leave": (None, "leave", None),
+        "coordinator_retry_time": (0, 1),
+        "group_needs_heartbeats": (),
+        "partition_counts": (),
+        "set_available_many": ([], 0, "a"),
+        "set_unavailable_many": ([], 0),
+        "add_paused": (None, 1),
+        "revoke": (None, [], "close"),
+        "lose": (None, [], "close"),
+        "assigned": (None, [], []),
+        "add_processed": (1, 0),
+    }
+    for name, args in calls.items():
+        with pytest.raises(NotImplementedError, match=f"WorldBase.{name}"):
+            getattr(base, name)(*args)
