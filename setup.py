@@ -17,11 +17,13 @@ in pyproject.toml.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -75,11 +77,14 @@ CYTHON = [
     "src/kafka_rebalance/sim/native_world.pyx",
 ]
 # compile arguments beside -O3, per module: the native core's doubles must be the reference's, so
-# no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats")
+# no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats"). Every module of the
+# native simulator core (sim/native_*.pyx) gets it, floats or not (it costs nothing without them):
+# a `cdef inline` function of a `.pxd` compiles into each module that cimports it, with that
+# module's flags, so a module without floats of its own may still compute the reference's doubles.
 CYTHON_ARGS = {
-    "src/kafka_rebalance/sim/native_books.pyx": ["-ffp-contract=off"],
-    "src/kafka_rebalance/sim/native_batch_time.pyx": ["-ffp-contract=off"],
-    "src/kafka_rebalance/sim/native_world_member.pyx": ["-ffp-contract=off"],
+    s: ["-ffp-contract=off"]
+    for s in CYTHON
+    if Path(s).parent.name == "sim" and Path(s).name.startswith("native_")
 }
 PLACEHOLDER = Extension("kafka_rebalance.assign.kernels", sources=COMPILED)
 # KAFKA_REBALANCE_CYTHON_CHECKED=1: the Cython modules built with boundscheck, wraparound and
@@ -112,53 +117,22 @@ def compiled_artefacts(root: Path) -> list[Path]:
     return sorted(set(found))
 
 
-# `from .x cimport ...`, `from kafka_rebalance.x cimport ...`, `cimport kafka_rebalance.x`
-_CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+cimport\b|cimport[ \t]+([\w.]+))", re.M)
+def _cython_deps() -> ModuleType:
+    """src/kafka_rebalance/cython_deps.py, loaded by its path: the `.pxd` scan and `cython_digest`
+    that the loader (`kafka_rebalance.native`) uses, one copy, without importing the package (a
+    build environment has none of its dependencies; that module imports the standard library
+    only)."""
+    path = Path(__file__).resolve().parent / "src" / "kafka_rebalance" / "cython_deps.py"
+    spec = importlib.util.spec_from_file_location("kafka_rebalance_setup_cython_deps", path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a file always has a loader
+        raise ImportError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _cimported_pxds(source: Path) -> list[Path]:
-    """kafka_rebalance.native.cimported_pxds: the source tree's `.pxd` files `source` cimports."""
-    found: list[Path] = []
-    for relative, absolute in _CIMPORT.findall(source.read_text(encoding="utf-8")):
-        name = relative or absolute
-        dots = len(name) - len(name.lstrip("."))
-        parts = name[dots:].split(".") if name[dots:] else []
-        base = source.parent
-        if dots:
-            for _ in range(dots - 1):
-                base = base.parent
-        else:
-            while (base / "__init__.py").exists():
-                base = base.parent
-        if parts:
-            pxd = base.joinpath(*parts).with_suffix(".pxd")
-            if pxd.is_file():
-                found.append(pxd)
-    return found
-
-
-def cython_digest(pyx: Path) -> str:
-    """kafka_rebalance.native.cython_digest (the same function: setup.py runs without the package):
-    the `.pyx`'s SHA-256, over its `.pxd` dependencies too when it has any (its own `.pxd`, the
-    cimported ones, transitively), so that a `.pxd` edited alone makes the builds that read it
-    stale."""
-    seen: set[Path] = set()
-    todo = [pyx]
-    own = pyx.with_suffix(".pxd")
-    if own.is_file():
-        todo.append(own)
-        seen.add(own.resolve())
-    while todo:
-        for pxd in _cimported_pxds(todo.pop()):
-            if pxd.resolve() not in seen:
-                seen.add(pxd.resolve())
-                todo.append(pxd)
-    h = hashlib.sha256(pyx.read_bytes())
-    folder = pyx.resolve().parent
-    for pxd in sorted(seen):
-        h.update(b"\0" + os.path.relpath(pxd, folder).replace(os.sep, "/").encode() + b"\0")
-        h.update(pxd.read_bytes())
-    return h.hexdigest()
+# a Cython build's stamp: its `.pyx` and the `.pxd` files the build reads (the loader's digest)
+cython_digest = _cython_deps().cython_digest
 
 
 def source_digests() -> dict[str, str]:

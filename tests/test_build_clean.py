@@ -136,3 +136,31 @@ def test_stamps_hold_the_digests_taken_before_the_compile(
         rel = Path(source).relative_to("src")
         stamp = tmp_path / rel.parent / (rel.stem + SETUP.STAMP_SUFFIX)
         assert stamp.read_text(encoding="ascii") == f"{i:064x}\n", source
+
+
+def test_every_native_simulator_module_is_compiled_without_fused_multiply_add(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`-ffp-contract=off` reaches the compile of every sim/native_*.pyx (review 8 S3): a `cdef
+    inline` of a `.pxd` compiles into each module that cimports it with that module's flags, so
+    a module without doubles of its own gets it too (docs/sim-native.md, "Floats"). Translates
+    nothing: cythonize is replaced by a stand-in that returns the extensions it is given."""
+    import types
+
+    stub = types.ModuleType("Cython.Build")
+    stub.cythonize = lambda extensions, **_: list(extensions)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "Cython.Build", stub)
+    monkeypatch.delenv(SETUP.CHECKED_ENV, raising=False)
+    args = {
+        ext.name: ext.extra_compile_args for ext in SETUP.OptionalMypycBuild._cython_extensions()
+    }
+    native_sim = [
+        SETUP._module_name(s)
+        for s in SETUP.CYTHON
+        if Path(s).parent.name == "sim" and Path(s).name.startswith("native_")
+    ]
+    assert len(native_sim) >= 9 and set(native_sim) <= set(args)
+    for name in native_sim:
+        assert "-ffp-contract=off" in args[name], name
+    for pyx in (ROOT / "src" / "kafka_rebalance" / "sim").glob("native_*.pyx"):
+        assert str(pyx.relative_to(ROOT)) in SETUP.CYTHON, pyx  # none left out of the build

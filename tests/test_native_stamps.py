@@ -18,6 +18,7 @@ import pytest
 
 from compiled_legs import from_source, no_compiled_leg
 from kafka_rebalance import native
+from kafka_rebalance.cython_deps import cimported_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP = from_source(ROOT / "setup.py", "kafka_rebalance_setup_stamps")
@@ -33,6 +34,10 @@ def _fresh_cache() -> Iterator[None]:
 
 
 def test_setup_and_the_loader_take_the_same_digest() -> None:
+    # one copy: setup.py loads the loader's module by its path (it runs without the package)
+    deps = ROOT / "src" / "kafka_rebalance" / "cython_deps.py"
+    assert SETUP.cython_digest.__code__.co_filename == str(deps)
+    assert native.cython_digest.__code__.co_filename == str(deps)
     for source in SETUP.CYTHON:
         pyx = ROOT / source
         assert SETUP.cython_digest(pyx) == native.cython_digest(pyx), source
@@ -115,3 +120,95 @@ def test_the_installed_group_builds_are_stamped_with_their_pxd_files() -> None:
         assert stamp.read_text(encoding="ascii").strip() == digest
         assert digest != hashlib.sha256((SIM / f"{name}.pyx").read_bytes()).hexdigest()
         assert native.cython_build("kafka_rebalance.sim", name) is not None
+
+
+# ------------------------------------------- every cimport form Cython takes (review 8 F6)
+
+
+def _forms(tmp_path: Path) -> Path:
+    """top/sub/ with b.pxd, c.pxd, d.pxd, f.pxd and sub/pkg/g.pxd, and a `.pyx` per cimport form."""
+    sub = tmp_path / "top" / "sub"
+    (sub / "pkg").mkdir(parents=True)
+    for init in (tmp_path / "top", sub, sub / "pkg"):
+        (init / "__init__.py").write_text("")
+    for name in ("b", "c", "d", "f"):
+        (sub / f"{name}.pxd").write_text(f"cdef int {name}_x\n")
+    (sub / "pkg" / "g.pxd").write_text("cdef int g_x\n")
+    forms = {
+        "relative_dot": "from . cimport b\n",
+        "relative_dot_list": "from . cimport b, c as cc\n",
+        "absolute_list": "cimport top.sub.c, top.sub.d\n",
+        "absolute_alias": "cimport top.sub.c as cc, top.sub.d\n",
+        "package_module": "from .pkg cimport g\n",
+        "parenthesized": "from . cimport (\n    b,  # the first\n    c,\n)\n",
+        "names_of_a_module": "from .f cimport f_x\nfrom libc.stdint cimport int64_t\n",
+    }
+    for name, text in forms.items():
+        (sub / f"{name}.pyx").write_text(text)
+    return sub
+
+
+def test_every_cimport_form_names_its_pxd(tmp_path: Path) -> None:
+    """`from . cimport b` used to find nothing and `cimport x.c, x.d` only c: a `.pxd` read by the
+    build but outside its stamp (the build stays "fresh" when it is edited)."""
+    sub = _forms(tmp_path)
+    want = {
+        "relative_dot": ["b"],
+        "relative_dot_list": ["b", "c"],
+        "absolute_list": ["c", "d"],
+        "absolute_alias": ["c", "d"],
+        "package_module": ["pkg/g"],
+        "parenthesized": ["b", "c"],
+        "names_of_a_module": ["f"],
+    }
+    for name, pxds in want.items():
+        pyx = sub / f"{name}.pyx"
+        assert native.pxd_dependencies(pyx) == sorted(sub / f"{p}.pxd" for p in pxds), name
+        digest = native.cython_digest(pyx)
+        assert digest != native.source_digest(pyx), name  # the .pxd files are in the stamp
+        assert SETUP.cython_digest(pyx) == digest, name
+        for p in pxds:  # each one edited alone changes it
+            pxd = sub / f"{p}.pxd"
+            text = pxd.read_text()
+            pxd.write_text(text + "cdef int more\n")
+            assert native.cython_digest(pyx) != digest, (name, p)
+            pxd.write_text(text)
+
+
+def test_a_cimport_cycle_ends(tmp_path: Path) -> None:
+    """a.pxd and b.pxd cimport each other (Cython takes it for declarations): the scan and the
+    freshness check follow each once (the check used to recurse without end: RecursionError)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.pxd").write_text("from .b cimport B\ncdef class A:\n    cdef B b\n")
+    (pkg / "b.pxd").write_text("from .a cimport A\ncdef class B:\n    cdef A a\n")
+    for name in ("a", "b"):
+        (pkg / f"{name}.pyx").write_text(f"cdef class {name.upper()}:\n    pass\n")
+        (pkg / f"{name}{EXT}").write_bytes(b"")
+        digest = native.cython_digest(pkg / f"{name}.pyx")
+        (pkg / f"{name}{native.STAMP_SUFFIX}").write_text(digest + "\n", encoding="ascii")
+    assert native.pxd_dependencies(pkg / "a.pyx") == [pkg / "a.pxd", pkg / "b.pxd"]
+    assert native.is_fresh_build(str(pkg / f"a{EXT}"), ".pyx")
+    (pkg / "b.pyx").write_text("cdef class B:\n    x = 1\n")  # b's build is stale now, so is a's
+    native._fresh.cache_clear()
+    assert not native.is_fresh_build(str(pkg / f"a{EXT}"), ".pyx")
+
+
+EXTERNAL = ("libc", "libcpp", "cpython", "cython", "numpy", "posix")
+
+
+def test_every_cimport_of_the_package_is_understood() -> None:
+    """Each cimport statement of every CYTHON source and `.pxd` names a module the scan resolves to
+    a `.pxd` of the package, or one outside it (libc, cpython, cython): none is silently missed."""
+    sources = [ROOT / s for s in SETUP.CYTHON]
+    sources += sorted((ROOT / "src").rglob("*.pxd"))
+    for source in sources:
+        for base, parts in cimported_modules(source):
+            pxd = base.joinpath(*parts).with_suffix(".pxd")
+            assert (
+                pxd.is_file()
+                or parts[0] in EXTERNAL
+                or len(parts) > 1
+                and (base.joinpath(*parts[:-1]).with_suffix(".pxd").is_file())
+            ), (source, parts)

@@ -22,91 +22,20 @@ compiled against another's declarations is stale once that one is).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import os
-import re
 import sys
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+# one copy for the loader and setup.py (which loads that file by its path)
+from .cython_deps import cython_digest, pxd_dependencies, source_digest
+
 STAMP_SUFFIX = ".build-sha256"
-
-
-def source_digest(source: Path) -> str:
-    """The SHA-256 (hex) of a module's source, as setup.py stamps it."""
-    return hashlib.sha256(source.read_bytes()).hexdigest()
-
-
-# `from .x cimport ...`, `from kafka_rebalance.x cimport ...`, `cimport kafka_rebalance.x`
-_CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+cimport\b|cimport[ \t]+([\w.]+))", re.M)
-
-
-def _package_root(folder: Path) -> Path:
-    """The folder holding the top-level package that `folder` (a package's folder) is in."""
-    while (folder / "__init__.py").exists():
-        folder = folder.parent
-    return folder
-
-
-def cimported_pxds(source: Path) -> list[Path]:
-    """The `.pxd` files of the source tree that a Cython source (`.pyx` or `.pxd`) cimports
-    (a cimport of anything else, `libc.stdint`, `cpython.mem`, has no `.pxd` here: skipped)."""
-    found: list[Path] = []
-    for relative, absolute in _CIMPORT.findall(source.read_text(encoding="utf-8")):
-        name = relative or absolute
-        dots = len(name) - len(name.lstrip("."))
-        parts = name[dots:].split(".") if name[dots:] else []
-        if dots:
-            base = source.parent
-            for _ in range(dots - 1):
-                base = base.parent
-        else:
-            base = _package_root(source.parent)
-        if parts:
-            pxd = base.joinpath(*parts).with_suffix(".pxd")
-            if pxd.is_file():
-                found.append(pxd)
-    return found
-
-
-def pxd_dependencies(pyx: Path) -> list[Path]:
-    """Every `.pxd` a build of `pyx` reads: its own (`<name>.pxd` beside it) and those it cimports,
-    theirs too (transitively), once each, sorted."""
-    seen: set[Path] = set()
-    todo = [pyx]
-    own = pyx.with_suffix(".pxd")
-    if own.is_file():
-        todo.append(own)
-        seen.add(own.resolve())
-    while todo:
-        for pxd in cimported_pxds(todo.pop()):
-            key = pxd.resolve()
-            if key not in seen:
-                seen.add(key)
-                todo.append(pxd)
-    return sorted(seen)
-
-
-def cython_digest(pyx: Path) -> str:
-    """A Cython module's stamp: the SHA-256 of its `.pyx` alone when no `.pxd` is involved (as
-    before), else of the `.pyx` followed by each `.pxd` it depends on (`pxd_dependencies`), each
-    under its path relative to the `.pyx`'s folder: a `.pxd` edited alone changes it. setup.py's
-    `cython_digest` is the same function (tests/test_native_stamps.py checks)."""
-    deps = pxd_dependencies(pyx)
-    if not deps:
-        return source_digest(pyx)
-    h = hashlib.sha256(pyx.read_bytes())
-    folder = pyx.resolve().parent
-    for pxd in deps:
-        h.update(b"\0" + os.path.relpath(pxd, folder).replace(os.sep, "/").encode() + b"\0")
-        h.update(pxd.read_bytes())
-    return h.hexdigest()
 
 
 def stamp_for(built: Path) -> Path:
@@ -129,14 +58,19 @@ def _fresh(built: str, suffix: str = ".py") -> bool:
         pyx = source_for(path, suffix)
         if not path.is_file() or stamp != cython_digest(pyx):
             return False
-        # the modules it cimports (a `.pxd` with a `.pyx` beside it): their builds fresh too
+        # the modules it cimports (a `.pxd` with a `.pyx` beside it), transitively: their builds
+        # stamped with their sources too (checked here, not by recursing: a cimport cycle ends)
         ext = path.name[len(path.name.split(".", 1)[0]) :]
-        return all(
-            _fresh(str(pxd.with_name(pxd.stem + ext)), ".pyx")
-            for pxd in pxd_dependencies(pyx)
-            if pxd.with_suffix(".pyx").is_file()
-            and pxd.with_suffix(".pyx").resolve() != pyx.resolve()
-        )
+        for pxd in pxd_dependencies(pyx):
+            other = pxd.with_suffix(".pyx")
+            if not other.is_file() or other.resolve() == pyx.resolve():
+                continue
+            dep = pxd.with_name(pxd.stem + ext)
+            if not dep.is_file():
+                return False
+            if stamp_for(dep).read_text(encoding="ascii").strip() != cython_digest(other):
+                return False
+        return True
     except (OSError, UnicodeDecodeError):
         return False
 
