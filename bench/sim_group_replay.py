@@ -9,10 +9,12 @@ does), then replays those calls, in alternating rounds, through
 (a) `ClassicGroup` (its mypyc build when fresh), called as the coordinator calls it;
 (b) the twin's object API (`sim/native_group.pyx`'s `NativeClassicGroup`: requests in, effect
     objects out);
-(c) the twin's C-level API from Cython (`CallTape.run`: the calls as C structs, each call's effects
-    read from the core's buffer), what a native world would pay.
+(c) the twin's C-level API from Cython (bench/group_tape.pyx's `CallTape.run`, compiled here under
+    build/bench-native: the calls as C structs, each call's effects read from the core's buffer),
+    what a native world would pay.
 Each round is a fresh group fed every call; CPU time (process_time) per call is reported. The
-answers of (a) and (b) are compared call by call once, and (c)'s core must end where (b)'s did.
+answers of (a) and (b) are compared call by call once; (c)'s effects, each call's kind, error and
+deadline in order (`digest`), must be (b)'s, and its core must end where (b)'s did.
 """
 
 from __future__ import annotations
@@ -49,6 +51,30 @@ def record(members: int, restarts: int) -> Any:
         simulate(doc, collect_events=False)
     (recorded,) = RecordingGroup.made
     return recorded
+
+
+def build_tape() -> Any:
+    """bench/group_tape.pyx compiled against sim/native_group_handlers.pxd (under build/bench-native)."""
+    import importlib
+
+    from Cython.Build import cythonize
+    from setuptools import Extension
+    from setuptools.dist import Distribution
+
+    out = ROOT / "build" / "bench-native"
+    ext = Extension("group_tape", [str(HERE / "group_tape.pyx")], extra_compile_args=["-O3"])
+    dist = Distribution(
+        {
+            "ext_modules": cythonize(
+                [ext], build_dir=str(out / "c"), include_path=[str(ROOT / "src")], quiet=True
+            )
+        }
+    )
+    cmd: Any = dist.get_command_obj("build_ext")
+    cmd.build_lib, cmd.build_temp = str(out), str(out / "tmp")
+    dist.run_command("build_ext")
+    sys.path.insert(0, str(out))
+    return importlib.import_module("group_tape")
 
 
 def replay(group: Any, calls: list) -> float:
@@ -97,7 +123,9 @@ def main(argv: list[str]) -> int:
     for i, (m, args, answer) in enumerate(calls):
         if getattr(model, m)(*args) != answer:
             raise SystemExit(f"sim_group_replay: the twin's answer {i} ({m}) differs")
-    tape = twin.CallTape(model)
+    tapes = build_tape()
+    want = tapes.effects_digest([answer for _, _, answer in calls])
+    tape = tapes.CallTape(model)
     for m, args, _ in calls:
         tape.add(m, args)
 
@@ -107,8 +135,10 @@ def main(argv: list[str]) -> int:
         rows["b"].append(replay(twin.NativeClassicGroup(group_id, config, **kw), calls))
         core = tape.fresh_core(group_id, config, **kw)
         t0 = time.process_time()
-        tape.run(core)
+        got = tape.run(core)
         rows["c"].append(time.process_time() - t0)
+        if got != want:
+            raise SystemExit("sim_group_replay: the C-level replay's effects differ")
         if core.generation_id != model.generation_id or core.state != model.core.state:
             raise SystemExit("sim_group_replay: the C-level replay ended elsewhere")
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

@@ -146,6 +146,20 @@ def test_a_book_that_would_leave_int64_is_refused() -> None:
         books.set_available_many([0], 2**62, 0)  # a time past what the books accept
 
 
+@pytest.mark.parametrize("end", [-(2**63), -1, 2**61, 2**63 - 1])
+def test_an_end_outside_the_books_times_is_refused(end: int) -> None:
+    """finish(end) took any int64: finish(-2**63) wrapped the unavailable time to 2**63 - 5 where
+    the reference counts -2**63 - 5 (review 8 F5); now refused as every other time here."""
+    books = _books().Books(1)
+    books.set_available_many([0], 0, 0)
+    books.set_unavailable_many([0], 5)
+    with pytest.raises(OverflowError):
+        books.finish(end)
+    assert books.unavailable_ms == 0
+    books.finish(2**61 - 1)  # the last time the books take: counted, exact
+    assert books.unavailable_ms == 2**61 - 1 - 5
+
+
 # ---------------------------------------------------------------- network
 
 

@@ -59,7 +59,12 @@ class Pair:
 
     def call(self, method: str, *args: Any) -> list:
         want = getattr(self.ref, method)(*args)
-        got = getattr(self.twin, method)(*args)
+        try:
+            got = getattr(self.twin, method)(*args)
+        except OverflowError:  # refused: only where the reference's ints leave int64
+            assert _leaves_int64((args, want)), (method, args, want)
+            self.seen.add(("refused", "leaves int64"))
+            raise Refused from None
         assert [type(e).__name__ for e in got] == [type(e).__name__ for e in want], (method, args)
         assert got == want, (method, args)
         for e in want:
@@ -99,6 +104,21 @@ class Pair:
                     want = ref.validate_offset_commit(mid, inst, gen)
                     assert twin.validate_offset_commit(mid, inst, gen) == want
                     self.seen.add(("commit", want))
+
+
+class Refused(Exception):
+    """The twin refused a call (OverflowError): the run ends there."""
+
+
+def _leaves_int64(value: Any) -> bool:
+    """Is any int in `value` (nested tuples, lists, requests, effects) outside int64?"""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -(2**63) <= value < 2**63
+    if isinstance(value, (tuple, list)):
+        return any(_leaves_int64(v) for v in value)
+    return False
 
 
 def _paths(method: str, args: tuple, e: Any) -> list[tuple[str, ...]]:
@@ -200,12 +220,14 @@ def _run(data: st.DataObject, seen: set) -> None:
 OWN_PROTOCOLS = ((("range", b"r1"), ("roundrobin", b"x")), (("range", b"r2"), ("roundrobin", b"x")))
 
 
-def _run_members(data: st.DataObject, seen: set) -> None:
+def _run_members(data: st.DataObject, seen: set, huge: bool = False) -> None:
     """A group of 2-5 members, each a client that keeps its member id and answers as a consumer
     would: followers sync at the current generation (so their SyncGroups are parked while the
     leader has not sent the assignment), static members restart (a new client, "" and its instance
     id: the replacement fences a parked SyncGroup, a leader's rejoin in Stable skips the
-    assignment). `_run`'s requests come from anyone and rarely reach those paths (review 8 F2)."""
+    assignment). `_run`'s requests come from anyone and rarely reach those paths (review 8 F2).
+    `huge`: times start near 2**63 and timeouts reach it, so deadlines leave int64, where the twin
+    must refuse (OverflowError) and nowhere else (review 8 F3: it wrapped to negative times)."""
     config = ClassicGroupConfig(
         initial_rebalance_delay_ms=data.draw(st.sampled_from([0, 3000])),
         require_known_member_id=data.draw(st.booleans()),
@@ -217,7 +239,8 @@ def _run_members(data: st.DataObject, seen: set) -> None:
     instances = [data.draw(st.sampled_from([None, f"i{i}", f"i{i}"])) for i in range(n)]
     ids = [""] * n
     parked: set[int] = set()  # the members whose SyncGroup waits for the leader's
-    now = 0
+    now = data.draw(st.sampled_from([0, 2**63 - 100_000, 2**63 - 31_000])) if huge else 0
+    timeouts = [10_000, 30_000, 1_800_000, 2**62, 2**63 - 1]
 
     def client(i: int) -> str:
         return f"{names[i]}#{incarnations[i]}"
@@ -238,57 +261,69 @@ def _run_members(data: st.DataObject, seen: set) -> None:
             ):
                 ids[current.index(e.client)] = e.member_id
 
-    for _ in range(data.draw(st.integers(5, 80))):
-        op = data.draw(
-            st.sampled_from(
-                ["join"] * 4 + ["sync"] * 5 + ["heartbeat", "leave"] + ["restart", "timer"] * 2
+    try:
+        for _ in range(data.draw(st.integers(5, 80))):
+            op = data.draw(
+                st.sampled_from(
+                    ["join"] * 4 + ["sync"] * 5 + ["heartbeat", "leave"] + ["restart", "timer"] * 2
+                )
             )
-        )
-        i = data.draw(st.integers(0, n - 1))
-        if op == "join":
-            protocols = data.draw(st.sampled_from(OWN_PROTOCOLS[:1] * 2 + OWN_PROTOCOLS[1:]))
-            call(
-                "join",
-                JoinGroupRequest(client(i), ids[i], protocols, 10_000, 30_000, instances[i]),
-                now,
-            )
-        elif op == "sync":
-            if ids[i] == pair.ref.leader_id and data.draw(st.booleans()):
-                i = data.draw(st.integers(0, n - 1))  # the followers first, more often
-            gen = pair.ref.generation_id - data.draw(st.sampled_from([0, 0, 0, 1]))
-            assignments = None
-            if data.draw(st.booleans()):
-                assignments = {m: (m, gen) for m in pair.ref.members}
-            req = SyncGroupRequest(
-                client(i), ids[i], gen, instances[i], "consumer", None, assignments
-            )
-            call("sync", req, now)
-        elif op == "heartbeat":
-            req = HeartbeatRequest(client(i), ids[i], pair.ref.generation_id, instances[i])
-            call("heartbeat", req, now)
-        elif op == "leave":
-            by_instance = instances[i] is not None and data.draw(st.booleans())
-            leaving = (("" if by_instance else ids[i], instances[i]),)
-            call("leave", LeaveGroupRequest(client(i), leaving), now)
-        elif op == "restart":  # a new incarnation: "" (a static one rejoins with its instance id)
-            if parked and data.draw(st.booleans()):  # one waiting for its assignment, often
-                i = data.draw(st.sampled_from(sorted(parked)))
-            parked.discard(i)
-            incarnations[i] += 1
-            ids[i] = ""
-            protocols = data.draw(st.sampled_from(OWN_PROTOCOLS))
-            call(
-                "join",
-                JoinGroupRequest(client(i), "", protocols, 10_000, 30_000, instances[i]),
-                now,
-            )
-        elif pair.timers:
-            due = sorted((d, repr(k), k) for k, (d, _) in pair.timers.items())
-            d, _, key = due[0] if data.draw(st.integers(0, 3)) else data.draw(st.sampled_from(due))
-            _, payload = pair.timers.pop(key)
-            now = max(now, d)
-            call("on_timer", key, payload, now)
-        now += data.draw(st.sampled_from([0, 0, 1, 100, 2_000]))
+            i = data.draw(st.integers(0, n - 1))
+            if op == "join":
+                protocols = data.draw(st.sampled_from(OWN_PROTOCOLS[:1] * 2 + OWN_PROTOCOLS[1:]))
+                session, rebalance = 10_000, 30_000
+                if (
+                    huge
+                ):  # drawn only then: the derandomized draws of the other runs stay as they were
+                    session = data.draw(st.sampled_from(timeouts))
+                    rebalance = data.draw(st.sampled_from(timeouts))
+                req = JoinGroupRequest(
+                    client(i), ids[i], protocols, session, rebalance, instances[i]
+                )
+                call("join", req, now)
+            elif op == "sync":
+                if ids[i] == pair.ref.leader_id and data.draw(st.booleans()):
+                    i = data.draw(st.integers(0, n - 1))  # the followers first, more often
+                gen = pair.ref.generation_id - data.draw(st.sampled_from([0, 0, 0, 1]))
+                assignments = None
+                if data.draw(st.booleans()):
+                    assignments = {m: (m, gen) for m in pair.ref.members}
+                req = SyncGroupRequest(
+                    client(i), ids[i], gen, instances[i], "consumer", None, assignments
+                )
+                call("sync", req, now)
+            elif op == "heartbeat":
+                req = HeartbeatRequest(client(i), ids[i], pair.ref.generation_id, instances[i])
+                call("heartbeat", req, now)
+            elif op == "leave":
+                by_instance = instances[i] is not None and data.draw(st.booleans())
+                leaving = (("" if by_instance else ids[i], instances[i]),)
+                call("leave", LeaveGroupRequest(client(i), leaving), now)
+            elif (
+                op == "restart"
+            ):  # a new incarnation: "" (a static one rejoins with its instance id)
+                if parked and data.draw(st.booleans()):  # one waiting for its assignment, often
+                    i = data.draw(st.sampled_from(sorted(parked)))
+                parked.discard(i)
+                incarnations[i] += 1
+                ids[i] = ""
+                protocols = data.draw(st.sampled_from(OWN_PROTOCOLS))
+                call(
+                    "join",
+                    JoinGroupRequest(client(i), "", protocols, 10_000, 30_000, instances[i]),
+                    now,
+                )
+            elif pair.timers:
+                due = sorted((d, repr(k), k) for k, (d, _) in pair.timers.items())
+                d, _, key = (
+                    due[0] if data.draw(st.integers(0, 3)) else data.draw(st.sampled_from(due))
+                )
+                _, payload = pair.timers.pop(key)
+                now = max(now, d)
+                call("on_timer", key, payload, now)
+            now += data.draw(st.sampled_from([0, 0, 1, 100, 2_000]))
+    except Refused:  # the twin refused where the reference's ints leave int64
+        pass
     seen.update(pair.seen)
 
 
@@ -451,3 +486,94 @@ def test_a_static_member_changing_protocol_and_a_member_not_rejoining() -> None:
     assert pair.ref.protocol_name == "roundrobin" and list(pair.ref.members) == [a]
     assert ("reason", "static member {} changed protocol") in pair.seen
     assert ("removed", "did not rejoin before the rebalance timeout") in pair.seen
+
+
+def test_deadlines_past_int64_are_refused_never_wrapped() -> None:
+    """Times near 2**63 and timeouts up to it: every answer the reference's, or a refusal
+    (OverflowError) where one of its ints leaves int64 (review 8 F3: `now + timeout` wrapped to a
+    negative deadline, a timer fired at once)."""
+    native_group()
+    seen: set = set()
+
+    @settings(
+        max_examples=150,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+    @given(st.data())
+    def run(data: st.DataObject) -> None:
+        _run_members(data, seen, huge=True)
+
+    run()
+    assert ("refused", "leaves int64") in seen
+    assert ("timer", "join") in seen and ("SyncGroupResponse", Errors.NONE) in seen
+
+
+def test_the_reviews_wrapping_deadlines_are_refused() -> None:
+    config = ClassicGroupConfig(initial_rebalance_delay_ms=0, require_known_member_id=False)
+    pair = Pair(config)
+    req = JoinGroupRequest("a#1", "", (("range", b""),), 10_000, 2**63 - 1)
+    pair.call("join", req, 0)
+    with pytest.raises(Refused):  # the reference's sync deadline: 2**63
+        pair.call("on_timer", ("join",), ("initial", 0, 2**63 - 1), 1)
+    pair = Pair(config)
+    with pytest.raises(Refused):  # the reference's heartbeat deadline: 2**63 + 25_000
+        pair.call("join", req._replace(rebalance_timeout_ms=30_000), 2**63 - 5_000)
+    pair = Pair(config)
+    pair.call("join", req._replace(rebalance_timeout_ms=30_000), 2**63 - 300_001)  # fits: exact
+
+
+NOT_INTS = [5.5, 1.9, None, "5"]
+
+
+def _not_ints() -> list:
+    np = pytest.importorskip("numpy")
+    return [*NOT_INTS, np.int64(5)]
+
+
+def test_a_time_timeout_or_generation_that_is_not_an_int_is_refused() -> None:
+    """The twin converted a float or a numpy int into int64 (1.9 -> 1) and answered where
+    `ClassicGroup` raises TypeError (review 8 F4): now refused with the same TypeError, before
+    any change."""
+    config = ClassicGroupConfig(initial_rebalance_delay_ms=0, require_known_member_id=False)
+    for value in _not_ints():
+        pair = Pair(config)
+        join = JoinGroupRequest("a#1", "", (("range", b""),), 10_000, 30_000)
+        pair.call("join", join, 0)
+        mid = list(pair.ref.members)[0]
+        pair.call("on_timer", ("join",), ("initial", 0, 30_000), 0)
+        snap = pair.twin.snapshot()
+        gen = pair.ref.generation_id
+        rejoin = join._replace(member_id=mid)
+        same_as_reference = [  # ClassicGroup refuses these too (tests/test_classic_group_legs.py)
+            ("join", (rejoin, value)),
+            ("join", (rejoin._replace(session_timeout_ms=value), 1)),
+            ("join", (rejoin._replace(rebalance_timeout_ms=value), 1)),
+            ("sync", (SyncGroupRequest("a#1", mid, gen), value)),
+            ("heartbeat", (HeartbeatRequest("a#1", mid, gen), value)),
+            ("leave", (LeaveGroupRequest("a#1", ((mid, None),)), value)),
+            ("on_timer", (("heartbeat", mid), None, value)),
+            ("handle", (HeartbeatRequest("a#1", mid, gen), value)),
+            ("mark_dead", (value,)),
+        ]
+        for method, args in same_as_reference:
+            with pytest.raises(TypeError):
+                getattr(pair.ref, method)(*args)
+            with pytest.raises(TypeError) as raised:
+                getattr(pair.twin, method)(*args)
+            assert "int object expected; got" in str(raised.value), (method, value)
+        # a generation or a timer's payload: the reference compares it (1.5 is no generation, 1.0
+        # is 1); the twin refuses it rather than truncate it
+        for method, args in [
+            ("sync", (SyncGroupRequest("a#1", mid, value), 1)),
+            ("heartbeat", (HeartbeatRequest("a#1", mid, value), 1)),
+            ("validate_offset_commit", (mid, None, value)),
+            ("on_timer", (("sync",), ("sync", value), 1)),
+            ("on_timer", (("join",), ("initial", value, 0), 1)),
+        ]:
+            with pytest.raises(TypeError):
+                getattr(pair.twin, method)(*args)
+        assert pair.twin.snapshot() == snap == pair.ref.snapshot()
+        with pytest.raises(TypeError):
+            native_group().NativeClassicGroup("g", config, now_ms=value)

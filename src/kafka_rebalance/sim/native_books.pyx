@@ -12,27 +12,17 @@ The reference's counters are unbounded ints; these are int64 and every addition 
 one that would leave int64 raises OverflowError (the native core refuses, never wraps).
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.stdint cimport INT64_MIN, int64_t
+from libc.stdlib cimport free
+
+from .native_checked cimport add64 as add, grow, sub64
 
 cdef int64_t NONE = INT64_MIN  # no arrival yet on a connection
 cdef int64_t LIMIT = 1 << 61  # times, latencies and samples stay below this (their sums fit int64)
 
 
-cdef int64_t* _grow(int64_t* data, Py_ssize_t cap) except NULL:
-    cdef int64_t* out = <int64_t*>PyMem_Realloc(data, cap * sizeof(int64_t))
-    if out == NULL:
-        raise MemoryError()
-    return out
-
-
-cdef inline int64_t add(int64_t a, int64_t b) except? -1:
-    """a + b, refused when it leaves int64 (the reference's int would not wrap)."""
-    cdef int64_t r
-    if (b > 0 and a > 0x7FFFFFFFFFFFFFFF - b) or (b < 0 and a < INT64_MIN - b):
-        raise OverflowError("a book's count leaves int64")
-    r = a + b
-    return r
+cdef inline int64_t* _grow(int64_t* data, Py_ssize_t cap) except NULL:
+    return <int64_t*>grow(data, cap, sizeof(int64_t))
 
 
 cdef class Books:
@@ -53,10 +43,10 @@ cdef class Books:
         self.pending_cause = "initial join"
 
     def __dealloc__(self):
-        PyMem_Free(self.last_owner)
-        PyMem_Free(self.avail_owner)
-        PyMem_Free(self.unavail_since)
-        PyMem_Free(self.paused_ms)
+        free(self.last_owner)
+        free(self.avail_owner)
+        free(self.unavail_since)
+        free(self.paused_ms)
 
     cdef int ensure_member(self, int64_t m) except -1:
         """Member m's paused time exists (a member started later is the next index)."""
@@ -143,7 +133,7 @@ cdef class Books:
         cdef Py_ssize_t p
         for p in range(self.partitions):
             if self.avail_owner[p] == -1:
-                self.unavailable_ms = add(self.unavailable_ms, end - self.unavail_since[p])
+                self.unavailable_ms = add(self.unavailable_ms, sub64(end, self.unavail_since[p]))
         return 0
 
     # ------------------------------------------------ Python-level twins (tests, the summary)
@@ -173,7 +163,7 @@ cdef class Books:
             else:
                 self.assigned_c(m, buf, n)
         finally:
-            PyMem_Free(buf)
+            free(buf)
 
     def set_available_many(self, ps, now, member):
         self.ensure_member(member)
@@ -202,6 +192,8 @@ cdef class Books:
         self.lag_sample_c(lag)
 
     def finish(self, end):
+        if not 0 <= end < LIMIT:  # as every other time here (review 8 F5: it wrapped)
+            raise OverflowError(f"time {end} outside [0, 2**61)")
         self.finish_c(end)
 
     def on_generation(self, generation, now):
@@ -245,9 +237,9 @@ cdef class Network:
         self.older = {}
 
     def __dealloc__(self):
-        PyMem_Free(self.incarnation)
-        PyMem_Free(self.last_up)
-        PyMem_Free(self.last_down)
+        free(self.incarnation)
+        free(self.last_up)
+        free(self.last_down)
 
     cdef int ensure_member(self, int64_t m) except -1:
         cdef Py_ssize_t i, cap

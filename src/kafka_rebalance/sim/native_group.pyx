@@ -3,12 +3,16 @@
 `NativeClassicGroup` takes `group/classic_messages.py`'s requests and timer keys and returns their
 effects as `ClassicGroup` does, for the tests that drive both side by side
 (tests/test_sim_native_group.py, tests/test_sim_native_group_replay.py). A native world calls the
-C-level API instead; building these objects is what that API saves.
+C-level API instead; building these objects is what that API saves (bench/group_tape.pyx measures it).
+
+Times, timeouts and generations are ints, as `ClassicGroup` takes them: anything else (a float, a
+numpy integer) is refused with its TypeError (`classic_member.ints`) before the core sees it, where
+the C conversion would truncate it; a deadline that would leave int64 is refused (OverflowError) by
+the core's checked sums.
 """
 
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc
 
 from .native_group_core cimport (
     FX_CANCEL_HEARTBEAT, FX_CANCEL_JOIN, FX_CANCEL_SYNC, FX_HEARTBEAT_RESPONSE, FX_JOIN_RESPONSE,
@@ -18,6 +22,7 @@ from .native_group_core cimport (
 )
 from .native_group_handlers cimport GroupHandlers
 
+from ..group.classic_member import ints
 from ..group.classic_messages import (
     HEARTBEAT, JOIN_KEY, SYNC_KEY, CancelTimer, GroupMetadataChanged, HeartbeatRequest,
     HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
@@ -40,7 +45,8 @@ cdef class NativeClassicGroup:
     cdef readonly GroupHandlers core
     cdef dict _handles  # member id string -> handle (the strings this group made)
 
-    def __init__(self, str group_id, config, *, str member_id_salt="", int64_t now_ms=0):
+    def __init__(self, str group_id, config, *, str member_id_salt="", now_ms=0):
+        ints(now_ms)
         self.core = GroupHandlers(group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
         self.core.build_objects = True
         self._handles = {}
@@ -54,6 +60,10 @@ cdef class NativeClassicGroup:
             for k in range(len(self._handles) + 1, len(self.core.ids)):
                 self._handles[self.core.ids[k]] = k
         return self._handles.get(member_id, -1)
+
+    def member_handle(self, str member_id):
+        """The core's handle of a member id (0 for "", -1 for one this group never made)."""
+        return self._member(member_id)
 
     # ------------------------------------------------------------------ the reference's API
 
@@ -97,7 +107,7 @@ cdef class NativeClassicGroup:
     def snapshot(self):
         return self.core.snapshot()
 
-    def handle(self, event, int64_t now_ms):
+    def handle(self, event, now_ms):
         t = type(event)
         if t is JoinGroupRequest:
             return self.join(event, now_ms)
@@ -111,14 +121,16 @@ cdef class NativeClassicGroup:
             return self.on_timer(event[0], event[1], now_ms)
         raise TypeError(f"not a classic group event: {event!r}")
 
-    def join(self, req, int64_t now_ms):
+    def join(self, req, now_ms):
+        ints(now_ms, req.session_timeout_ms, req.rebalance_timeout_ms)
         self.core.join(
             self.core.client_handle(req.client), self._member(req.member_id),
             self.core.instance_handle(req.group_instance_id), req.protocols, req.session_timeout_ms,
             req.rebalance_timeout_ms, req.protocol_type, now_ms)
         return self._effects(req.member_id, None)
 
-    def sync(self, req, int64_t now_ms):
+    def sync(self, req, now_ms):
+        ints(now_ms, req.generation_id)
         self.core.sync(
             self.core.client_handle(req.client), self._member(req.member_id),
             self.core.instance_handle(req.group_instance_id), req.generation_id, req.protocol_type,
@@ -126,13 +138,15 @@ cdef class NativeClassicGroup:
             req.assignments, now_ms)
         return self._effects(req.member_id, None)
 
-    def heartbeat(self, req, int64_t now_ms):
+    def heartbeat(self, req, now_ms):
+        ints(now_ms, req.generation_id)
         self.core.heartbeat(
             self.core.client_handle(req.client), self._member(req.member_id),
             self.core.instance_handle(req.group_instance_id), req.generation_id, now_ms)
         return self._effects(req.member_id, None)
 
-    def leave(self, req, int64_t now_ms):
+    def leave(self, req, now_ms):
+        ints(now_ms)
         cdef Py_ssize_t i, n = len(req.members)
         cdef int64_t* buf = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
         if buf == NULL:
@@ -146,7 +160,10 @@ cdef class NativeClassicGroup:
             free(buf)
         return self._effects("", req.members)
 
-    def on_timer(self, key, payload, int64_t now_ms):
+    def on_timer(self, key, payload, now_ms):
+        ints(now_ms)
+        if payload and len(payload) > 1:
+            ints(*payload[1:])  # the delays or the generation the group scheduled
         kind = key[0]
         if kind == HEARTBEAT:
             self.core.heartbeat_expired(self._member(key[1]), now_ms)
@@ -162,11 +179,13 @@ cdef class NativeClassicGroup:
             self.core._clear()
         return self._effects("", None)
 
-    def validate_offset_commit(self, member_id, group_instance_id, int64_t generation_id):
+    def validate_offset_commit(self, member_id, group_instance_id, generation_id):
+        ints(generation_id)
         return ERRORS[self.core.validate_offset_commit(
             self._member(member_id), self.core.instance_handle(group_instance_id), generation_id)]
 
-    def mark_dead(self, int64_t now_ms):
+    def mark_dead(self, now_ms):
+        ints(now_ms)
         self.core.mark_dead(now_ms)
         return self._effects("", None)
 
@@ -228,170 +247,3 @@ cdef class NativeClassicGroup:
             elif k == FX_METADATA_CHANGED:
                 out.append(GroupMetadataChanged(self.core.fx_objs[e.obj]))
         return out
-
-
-# ---------------------------------------------------------------------- the C-level driver (bench)
-
-cdef enum:
-    T_JOIN = 0
-    T_SYNC = 1
-    T_HEARTBEAT = 2
-    T_LEAVE = 3
-    T_HB_TIMER = 4
-    T_JOIN_TIMER = 5
-    T_SYNC_TIMER = 6
-    T_COMMIT = 7
-
-cdef struct Call:
-    int kind
-    int64_t client, member, instance, generation, session_ms, rebalance_ms, now, a, b
-    int protocol
-    Py_ssize_t obj  # index into the tape's objects (protocols, assignments, leave lists)
-
-
-cdef class CallTape:
-    """Recorded group calls as C structs, replayed through the C-level API (`run`): what a native
-    world's calls cost, without building a request or an effect object (bench/sim_group_replay.py).
-    The handles are those of `model` (a `NativeClassicGroup` that answered the same calls), so a
-    fresh core given its names in the same order makes the same member ids."""
-
-    cdef Call* calls
-    cdef Py_ssize_t n, cap
-    cdef list objs
-    cdef NativeClassicGroup model
-    cdef readonly int64_t effects_read
-
-    def __cinit__(self):
-        self.calls, self.n, self.cap = NULL, 0, 0
-
-    def __init__(self, NativeClassicGroup model):
-        self.model, self.objs = model, []
-
-    def __dealloc__(self):
-        free(self.calls)
-
-    def __len__(self):
-        return self.n
-
-    cdef Call* _add(self, int kind, int64_t now) except NULL:
-        if self.n == self.cap:
-            self.cap = 2 * self.cap + 1024
-            p = realloc(self.calls, self.cap * sizeof(Call))
-            if p == NULL:
-                raise MemoryError()
-            self.calls = <Call*>p
-        cdef Call* c = &self.calls[self.n]
-        self.n += 1
-        memset(c, 0, sizeof(Call))
-        c.kind, c.now, c.obj, c.protocol = kind, now, -1, -1
-        return c
-
-    cdef Py_ssize_t _obj(self, value):
-        self.objs.append(value)
-        return len(self.objs) - 1
-
-    def add(self, str method, tuple args):
-        """One call as `ClassicGroup.<method>(*args)` takes it, turned into handles now."""
-        cdef GroupHandlers g = self.model.core
-        cdef Call* c
-        if method in ("join", "sync", "heartbeat"):
-            req, now = args
-            kind = T_JOIN if method == "join" else T_SYNC if method == "sync" else T_HEARTBEAT
-            c = self._add(kind, now)
-            c.client = g.client_handle(req.client)
-            c.member = self.model._member(req.member_id)
-            c.instance = g.instance_handle(req.group_instance_id)
-            if method == "join":
-                c.session_ms, c.rebalance_ms = req.session_timeout_ms, req.rebalance_timeout_ms
-                c.obj = self._obj((req.protocols, req.protocol_type))
-            else:
-                c.generation = req.generation_id
-            if method == "sync":
-                if req.protocol_name is not None:
-                    c.protocol = g.protocol_handle(req.protocol_name)
-                c.obj = self._obj((req.protocol_type, req.assignments))
-        elif method == "leave":
-            req, now = args
-            c = self._add(T_LEAVE, now)
-            c.client = g.client_handle(req.client)
-            c.obj = self._obj([(self.model._member(m), g.instance_handle(i)) for m, i in req.members])
-        elif method == "on_timer":
-            key, payload, now = args
-            if key[0] == HEARTBEAT:
-                c = self._add(T_HB_TIMER, now)
-                c.member = self.model._member(key[1])
-            elif key[0] == "join":
-                c = self._add(T_JOIN_TIMER, now)
-                if payload and payload[0] == "initial":
-                    c.a, c.b, c.generation = payload[1], payload[2], 1
-            else:
-                c = self._add(T_SYNC_TIMER, now)
-                c.generation = payload[1]
-        elif method == "validate_offset_commit":
-            member_id, instance, generation = args
-            c = self._add(T_COMMIT, 0)
-            c.member = self.model._member(member_id)
-            c.instance = g.instance_handle(instance)
-            c.generation = generation
-        else:
-            raise ValueError(method)
-
-    def fresh_core(self, str group_id, config, str member_id_salt="", int64_t now_ms=0):
-        """A new core knowing the model's names under the same handles (the members' ids it makes
-        itself, in the same order, as the model did)."""
-        cdef GroupHandlers g = GroupHandlers(group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
-        for client in self.model.core.clients:
-            g.client_handle(client)
-        for instance in self.model.core.instances:
-            g.instance_handle(instance)
-        for name in self.model.core.protocols:
-            g.protocol_handle(name)
-        return g
-
-    def run(self, GroupHandlers g):
-        """Every call through the C-level API, each call's effects read in order (their kinds
-        summed into `effects_read`, as a caller dispatching on them would read them)."""
-        cdef Py_ssize_t i, j, k, n
-        cdef Call* c
-        cdef int64_t total = 0
-        cdef int64_t* buf = NULL
-        cdef Py_ssize_t buf_cap = 0
-        try:
-            for i in range(self.n):
-                c = &self.calls[i]
-                if c.kind == T_JOIN:
-                    protocols, ptype = self.objs[c.obj]
-                    g.join(c.client, c.member, c.instance, protocols, c.session_ms,
-                           c.rebalance_ms, ptype, c.now)
-                elif c.kind == T_SYNC:
-                    ptype, assignments = self.objs[c.obj]
-                    g.sync(c.client, c.member, c.instance, c.generation, ptype, c.protocol,
-                           assignments, c.now)
-                elif c.kind == T_HEARTBEAT:
-                    g.heartbeat(c.client, c.member, c.instance, c.generation, c.now)
-                elif c.kind == T_LEAVE:
-                    pairs = self.objs[c.obj]
-                    n = len(pairs)
-                    if 2 * n > buf_cap:
-                        buf_cap = 2 * n
-                        buf = <int64_t*>realloc(buf, buf_cap * sizeof(int64_t))
-                        if buf == NULL:
-                            raise MemoryError()
-                    for j in range(n):
-                        buf[j], buf[n + j] = pairs[j]
-                    g.leave(c.client, buf, buf + n, n, c.now)
-                elif c.kind == T_HB_TIMER:
-                    g.heartbeat_expired(c.member, c.now)
-                elif c.kind == T_JOIN_TIMER:
-                    g.join_timer(c.generation == 1, c.a, c.b, c.now)
-                elif c.kind == T_SYNC_TIMER:
-                    g.sync_timer(c.generation, c.now)
-                else:
-                    total += g.validate_offset_commit(c.member, c.instance, c.generation)
-                    continue
-                for k in range(g.nfx):
-                    total += g.fx[k].kind
-        finally:
-            free(buf)
-        self.effects_read = total
-        return total

@@ -19,8 +19,10 @@ votes differ (the simulator's members all list the group's assignors in one orde
 """
 
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memset
+
+from .native_checked cimport add64, grow, sub64
 
 from ..group.classic_messages import JoinGroupMember
 from ..group.classic_state import IllegalStateTransition
@@ -47,13 +49,6 @@ REASONS = {
     RM_LEAVE_BY_INSTANCE: "LeaveGroup by instance id", RM_LEAVE: "LeaveGroup",
     RM_SESSION_TIMEOUT: "session timeout", RM_PENDING_SYNC: "pending SyncGroup expired",
 }
-
-
-cdef void* _grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL:
-    cdef void* q = realloc(p, n * size)
-    if q == NULL:
-        raise MemoryError()
-    return q
 
 
 cdef class GroupCore:
@@ -83,7 +78,7 @@ cdef class GroupCore:
         self.cap, self.head, self.tail, self.free_head = 0, -1, -1, -1
         self.m_protocols, self.m_assignment, self.m_protocol_type = [], [], []
         self.seq_cap = 64
-        self.seq_slot = <int64_t*>_grow(NULL, self.seq_cap, sizeof(int64_t))
+        self.seq_slot = <int64_t*>grow(NULL, self.seq_cap, sizeof(int64_t))
         self.seq_slot[0] = -1
         self.ids = [""]
         self.clients, self.instances, self.protocols = [], [], []
@@ -91,7 +86,7 @@ cdef class GroupCore:
         self.inst_cap = 0
         memset(self.supported, 0, sizeof(self.supported))
         self.fx_cap = 64
-        self.fx = <Effect*>_grow(NULL, self.fx_cap, sizeof(Effect))
+        self.fx = <Effect*>grow(NULL, self.fx_cap, sizeof(Effect))
         self.nfx, self.fx_objs = 0, []
         self.leave_cap = 0
 
@@ -122,8 +117,8 @@ cdef class GroupCore:
             self.instances.append(instance)
             self.instance_of[instance] = h
             if h >= self.inst_cap:
-                self.inst_cap = 2 * h + 16
-                self.inst_member = <int64_t*>_grow(self.inst_member, self.inst_cap, sizeof(int64_t))
+                self.inst_member = <int64_t*>grow(self.inst_member, 2 * h + 16, sizeof(int64_t))
+                self.inst_cap = 2 * h + 16  # after: a failed grow leaves both as they were
             self.inst_member[<Py_ssize_t>h] = 0
         return h
 
@@ -139,10 +134,10 @@ cdef class GroupCore:
 
     cdef int64_t _new_member_id(self, str prefix) except -1:
         """ClassicGroupBase._new_member_id: the next handle, its id `{prefix}-{salt}{seq:08x}`."""
-        self.seq += 1
-        if self.seq == self.seq_cap:
+        if self.seq + 1 == self.seq_cap:
+            self.seq_slot = <int64_t*>grow(self.seq_slot, 2 * self.seq_cap, sizeof(int64_t))
             self.seq_cap *= 2
-            self.seq_slot = <int64_t*>_grow(self.seq_slot, self.seq_cap, sizeof(int64_t))
+        self.seq += 1
         self.seq_slot[self.seq] = -1
         self.ids.append(f"{prefix}-{self.salt}{self.seq:08x}")
         return self.seq
@@ -163,8 +158,8 @@ cdef class GroupCore:
 
     cdef Effect* _fx(self, int kind) except NULL:
         if self.nfx == self.fx_cap:
+            self.fx = <Effect*>grow(self.fx, 2 * self.fx_cap, sizeof(Effect))
             self.fx_cap *= 2
-            self.fx = <Effect*>_grow(self.fx, self.fx_cap, sizeof(Effect))
         cdef Effect* e = &self.fx[self.nfx]
         self.nfx += 1
         memset(e, 0, sizeof(Effect))
@@ -293,8 +288,8 @@ cdef class GroupCore:
             self.free_head = self.m[s].next
         else:
             if self.cap == len(self.m_protocols):
+                self.m = <Member*>grow(self.m, 2 * self.cap + 16, sizeof(Member))
                 self.cap = 2 * self.cap + 16
-                self.m = <Member*>_grow(self.m, self.cap, sizeof(Member))
             s = len(self.m_protocols)
             self.m_protocols.append(None)
             self.m_assignment.append(None)
@@ -421,7 +416,7 @@ cdef class GroupCore:
 
     cdef int _reschedule_heartbeat(self, Py_ssize_t s, int64_t now, int64_t timeout) except -1:
         cdef Effect* e = self._fx(FX_SCHEDULE_HEARTBEAT)
-        e.member, e.deadline = self.m[s].seq, now + timeout
+        e.member, e.deadline = self.m[s].seq, add64(now, timeout)
         return 0
 
     cdef int _complete_join_unknown(self, Py_ssize_t s) except -1:
@@ -465,9 +460,9 @@ cdef class GroupCore:
         self._fx(FX_CANCEL_SYNC)
         cdef bint initial = self.state == ST_EMPTY
         if initial:
-            remaining = self._rebalance_timeout() - self.initial_delay_ms
+            remaining = sub64(self._rebalance_timeout(), self.initial_delay_ms)
             e = self._fx(FX_SCHEDULE_JOIN)
-            e.deadline, e.flags = now + self.initial_delay_ms, 1
+            e.deadline, e.flags = add64(now, self.initial_delay_ms), 1
             e.a, e.b = self.initial_delay_ms, remaining if remaining > 0 else 0
         self._state_fx(ST_PREPARING, now, reason, arg)
         if not initial:
@@ -475,7 +470,7 @@ cdef class GroupCore:
                 self._complete_join(now)
             else:
                 e = self._fx(FX_SCHEDULE_JOIN)
-                e.deadline = now + self._rebalance_timeout()
+                e.deadline = add64(now, self._rebalance_timeout())
         return 0
 
     cdef int _complete_join(self, int64_t now) except -1:
@@ -510,7 +505,7 @@ cdef class GroupCore:
             return 0
         if not self._elect_joined_leader() and self.num_members:
             e = self._fx(FX_SCHEDULE_JOIN)
-            e.deadline = now + self._rebalance_timeout()
+            e.deadline = add64(now, self._rebalance_timeout())
             return 0
         self.generation_id += 1
         if self.num_members:
@@ -537,7 +532,7 @@ cdef class GroupCore:
                 self.num_pending_sync += 1
                 s = self.m[s].next
             e = self._fx(FX_SCHEDULE_SYNC)
-            e.deadline, e.a = now + self._rebalance_timeout(), self.generation_id
+            e.deadline, e.a = add64(now, self._rebalance_timeout()), self.generation_id
         return 0
 
     cdef bint _elect_joined_leader(self) except -1:

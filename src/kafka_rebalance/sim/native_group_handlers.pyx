@@ -21,7 +21,7 @@ from .native_group_core cimport (
     RM_PENDING_SYNC, RM_REPLACED, RM_SESSION_TIMEOUT, ST_COMPLETING, ST_DEAD, ST_EMPTY,
     ST_PREPARING, ST_STABLE, Effect, GroupCore, Member,
 )
-from libc.stdlib cimport realloc
+from .native_checked cimport add64, grow, sub64
 
 
 cdef class GroupHandlers(GroupCore):
@@ -62,7 +62,7 @@ cdef class GroupHandlers(GroupCore):
             self.seq_slot[new] = -2
             self.num_pending += 1
             e = self._fx(FX_SCHEDULE_HEARTBEAT)
-            e.member, e.deadline = new, now + session_ms
+            e.member, e.deadline = new, add64(now, session_ms)
             return self._join_fx(client, E_MEMBER_ID_REQUIRED, new)
         return self._add_then_rebalance(client, new, instance, protocols, session_ms, rebalance_ms,
                                         protocol_type, now)
@@ -272,11 +272,8 @@ cdef class GroupHandlers(GroupCore):
             e.client, e.error = client, E_COORDINATOR_NOT_AVAILABLE
             return 0
         if n > self.leave_cap:
+            self.leave_errors = <int*>grow(self.leave_errors, 2 * n, sizeof(int))
             self.leave_cap = 2 * n
-            p = realloc(self.leave_errors, self.leave_cap * sizeof(int))
-            if p == NULL:
-                raise MemoryError()
-            self.leave_errors = <int*>p
         cdef Py_ssize_t i
         cdef int64_t mid, inst
         cdef int err
@@ -347,8 +344,10 @@ cdef class GroupHandlers(GroupCore):
             self.new_member_added = False
             new_delay = self.initial_delay_ms if self.initial_delay_ms < remaining else remaining
             e = self._fx(FX_SCHEDULE_JOIN)
-            e.deadline, e.flags, e.a = now + new_delay, 1, new_delay
-            e.b = remaining - delay if remaining - delay > 0 else 0
+            e.deadline, e.flags, e.a = add64(now, new_delay), 1, new_delay
+            e.b = sub64(remaining, delay)
+            if e.b < 0:
+                e.b = 0
             return 0
         return self._complete_join(now)
 
