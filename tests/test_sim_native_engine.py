@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg
@@ -260,6 +260,90 @@ def test_times_past_64_bits_run_as_by_the_reference(times: list[int], end: int) 
     """A scenario may put a restart's `down_ms` at 2**63 - 1 (review 7 F2): the reference accepts
     any int; the C heap keeps such times aside, in the same order."""
     assert _far_trace(_native(), times, end) == _far_trace(PURE, times, end)
+
+
+# absolute times for the far live trace: near, just below and past 2**63, past 2**64
+FAR = st.one_of(
+    st.integers(-5, 60), st.integers(2**63 - 3, 2**63 + 3), st.integers(2**64, 2**64 + 5)
+)
+far_reaction = st.tuples(st.sampled_from(["at", "timer", "cancel", "none"]), FAR, st.integers(0, 3))
+
+
+def _far_live_trace(
+    engine: Any, ops: list[tuple[str, int, int]], reactions: list[tuple[str, int, int]], end: int
+) -> list[Any]:
+    """`_live_trace` with absolute times that reach past 64 bits: events and timers set, moved and
+    cancelled at or past 2**63, from callbacks while the loop runs, and `end` near 2**63."""
+    loop = engine.EventLoop()
+    out: list[Any] = []
+    todo = list(reversed(reactions))
+
+    def act(kind: str, t: int, key: int) -> None:
+        tag = len(out)
+        if kind == "at":
+            loop.at(t, step, "at", tag)
+        elif kind == "timer":
+            loop.set_timer(key, t, lambda k, p: step("timer", k, p), tag)
+        elif kind == "cancel":
+            loop.cancel_timer(key)
+
+    def step(*what: Any) -> None:
+        out.append((loop.now, *what, [loop.timer_deadline(k) for k in range(4)]))
+        if todo:
+            act(*todo.pop())
+
+    for kind, t, key in ops:
+        act(kind, t, key)
+    out.append(("deadlines", [loop.timer_deadline(k) for k in range(4)]))
+    loop.run_until(end)
+    out.append(("end", loop.now, loop.processed, [loop.timer_deadline(k) for k in range(4)]))
+    loop.run_until(2**72)
+    out.append(("end", loop.now, loop.processed, len(todo)))
+    return out
+
+
+# a far timer moved (later, then earlier) and cancelled from callbacks, always in the draws: the
+# events at 1, 2 and 3 move timer 0 past 2**64, cancel timer 1, move timer 0 below 2**63
+FAR_EXAMPLE = (
+    [("timer", 2**63 + 1, 0), ("at", 1, 0), ("at", 2, 0), ("at", 3, 0), ("timer", 2**64 + 2, 1)],
+    [("timer", 2**64 + 5, 0), ("cancel", 0, 1), ("timer", 2**63 - 2, 0)],
+    2**63,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(far_reaction, max_size=12),
+    st.lists(far_reaction, max_size=40),
+    st.one_of(st.integers(0, 80), st.integers(2**63 - 2, 2**63 + 2)),
+)
+@example(*FAR_EXAMPLE)
+def test_far_timers_moved_and_cancelled_while_the_loop_runs_run_as_by_the_reference(
+    ops: list[tuple[str, int, int]], reactions: list[tuple[str, int, int]], end: int
+) -> None:
+    """Review 8 F8: no committed test moved or cancelled a timer at or past 2**63 (the claim that
+    one caught a reference whose cancel_timer misses far timers was not backed by a test); here
+    callbacks set, move and cancel events and timers at -5..60, 2**63 +- 3 and past 2**64."""
+    assert _far_live_trace(_native(), ops, reactions, end) == _far_live_trace(
+        PURE, ops, reactions, end
+    )
+
+
+def test_the_far_example_moves_and_cancels_far_timers() -> None:
+    """FAR_EXAMPLE is not vacuous: on the reference, timer 0 (at 2**63 + 1) is moved later past
+    2**64 and then earlier below 2**63, and timer 1 (past 2**64) is cancelled and never fires."""
+    trace = _far_live_trace(PURE, *FAR_EXAMPLE)
+    assert trace[0] == ("deadlines", [2**63 + 1, 2**64 + 2, None, None])
+    # each row: the clock, the step, the deadlines before its reaction runs
+    rows = [(row[0], row[1], row[-1]) for row in trace[1:5]]
+    assert rows == [
+        (1, "at", [2**63 + 1, 2**64 + 2, None, None]),  # then: timer 0 moved later, past 2**64
+        (2, "at", [2**64 + 5, 2**64 + 2, None, None]),  # then: timer 1 (past 2**64) cancelled
+        (3, "at", [2**64 + 5, None, None, None]),  # then: timer 0 moved earlier, below 2**63
+        (2**63 - 2, "timer", [None, None, None, None]),  # it fires there, once
+    ]
+    assert trace[5] == ("end", 2**63, 4, [None] * 4)
+    assert trace[6][:2] == ("end", 2**72)  # the far entries left run nothing: no step after
 
 
 def test_a_past_time_that_is_not_an_int_is_clamped_as_by_the_reference() -> None:
