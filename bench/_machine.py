@@ -38,7 +38,7 @@ class User(NamedTuple):
     switch: Callable[[], bool]
 
 
-NATIVE_WORLD = ("native_world_client", "native_world_member")
+NATIVE_WORLD = ("native_world_base", "native_world_client", "native_world_member", "native_world")
 NATIVE_PIECES = (
     "native_members",
     "native_books",
@@ -46,8 +46,6 @@ NATIVE_PIECES = (
     "native_group_core",
     "native_group_handlers",
     "native_group",
-    "native_world_base",
-    "native_world",
 )
 
 

@@ -138,19 +138,6 @@ def test_ints_beyond_64_bits_are_not_claimed(where, value):
         assert res.core == "reference" and res.core_reason == reason
 
 
-def test_the_pxd_digest_lines_name_the_pxd():
-    """A build's stamp hashes its .pyx only: both modules built against native_world_client.pxd name
-    its digest, so editing the .pxd alone fails here until the lines change (and the builds go stale)."""
-    from kafka_rebalance import native
-
-    sim = Path(classic_native.__file__).resolve().parent
-    line = (
-        f"# pxd-sha256 native_world_client: {native.source_digest(sim / 'native_world_client.pxd')}"
-    )
-    for module in ("native_world_client", "native_world_member"):
-        assert line in (sim / f"{module}.pyx").read_text().splitlines(), module
-
-
 def test_without_the_build_auto_runs_the_reference(monkeypatch):
     """A missing or stale build is a reason like any other: auto falls back, native refuses."""
     monkeypatch.setattr(classic_native, "_build", lambda: None)

@@ -5,16 +5,20 @@
 listed here as supported is a reason, so a new scenario field falls back to the reference until it is
 ported and checked against the fingerprints (tests/test_sim_native_fingerprints.py).
 
-Milestone M2, first step: the members are `native_world_member.NativeMember` (Cython, C fields;
-the reference's `SimMember` line by line for eager, dynamic, fault-free scenarios, its rebalance half
-`native_world_client.NativeClient` as `member_rebalance.RebalanceClient` is) in the reference world
-(`world.Simulation`: network, books, coordinator and group unchanged), so a claimed run is the
-reference's by construction and is checked to be. The world, coordinator and group twin follow.
+Milestone M2: the world is `native_world.NativeWorld` (Cython: `world_core.WorldCore` and
+`world.Simulation` over `native_books`' books and arrivals by member index), its members
+`native_world_member.NativeMember` (the reference's `SimMember` line by line, its rebalance half
+`native_world_client.NativeClient`), holding their world as `native_world_base.WorldBase` (C calls).
+The coordinator is `coordinator.py`'s `ClassicCoordinator` run from its source (its mypyc build
+types its world as `WorldCore`), so a claimed run is the reference's by construction and is checked
+to be (tests/test_sim_native_fingerprints.py).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import fields
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -52,11 +56,30 @@ _EVENTS = frozenset({"rolling_restart"})
 _EXACT = 1 << 53  # times and rates must be exact in a double (the poll's batch times)
 
 
+_MODULES = ("native_world_base", "native_world_client", "native_world_member", "native_world")
+_MISSING = f"native build missing or stale ({', '.join(_MODULES)})"
+
+
 def _build() -> ModuleType | None:
-    """native_world_member when its build and native_world_client's (its base class) are fresh."""
-    if native.cython_build(__package__, "native_world_client") is None:
-        return None
-    return native.cython_build(__package__, "native_world_member")
+    """native_world when its build and those of the modules it runs are fresh."""
+    for name in _MODULES[:-1]:
+        if native.cython_build(__package__, name) is None:
+            return None
+    return native.cython_build(__package__, _MODULES[-1])
+
+
+_COORDINATOR: list[Any] = []  # coordinator.py's ClassicCoordinator from its source, loaded once
+
+
+def _coordinator_type() -> Any:
+    if not _COORDINATOR:
+        source = Path(__file__).resolve().parent / "coordinator.py"
+        spec = importlib.util.spec_from_file_location(f"{__package__}._coordinator_source", source)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _COORDINATOR.append(module.ClassicCoordinator)
+    return _COORDINATOR[0]
 
 
 def _too_large_int(sc: Scenario) -> str | None:
@@ -122,34 +145,14 @@ def native_support(sc: Scenario) -> str | None:
     if too_large:
         return too_large
     if _build() is None:
-        return "native build missing or stale (native_world_client, native_world_member)"
+        return _MISSING
     return None
 
 
 def native_world(sc: Scenario, sink: Any) -> Any:
     """The native core's world for a claimed scenario (check `native_support` first)."""
-    from .world import Simulation
-
     build = _build()
     if build is None:
-        raise RuntimeError(
-            "native build missing or stale (native_world_client, native_world_member)"
-        )
-    member_type = build.NativeMember
-
-    class NativeSimulation(Simulation):
-        """The reference world with native members."""
-
-        def __init__(self, sc: Scenario, sink: Any) -> None:
-            super().__init__(sc, sink)
-            for name, m in list(self.members.items()):
-                self.members[name] = member_type(self, name, m.rack)
-
-        def _started(self, name: str) -> None:
-            m = self.members.get(name)
-            if m is None:
-                m = self.members[name] = member_type(self, name, None)
-            if not m.alive:
-                m.start()
-
-    return NativeSimulation(sc, sink)
+        raise RuntimeError(_MISSING)
+    member = native.cython_build(__package__, "native_world_member")
+    return build.NativeWorld(sc, sink, member.NativeMember, _coordinator_type())

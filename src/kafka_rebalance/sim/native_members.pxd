@@ -1,7 +1,5 @@
 # The C-level API of native_members.pyx (see its docstring), for the native core's modules that
-# cimport it. native_members.pyx carries this file's SHA-256 on its `# pxd-sha256` line (a build's
-# stamp hashes the .pyx only): tests/test_sim_native_members.py checks it, so editing this file alone
-# fails the test until the line is updated, which makes the build stale as it must be.
+# cimport it (a build's stamp covers this file: native.cython_digest).
 cimport cython
 from libc.stdint cimport int64_t
 

@@ -1,5 +1,4 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# pxd-sha256 native_members: 3d27f84b2d90b9ce5aa2231635ef60f0488533a205cf96cf8f0c2511b9bb0c3a
 """The member side of the native classic core (docs/sim-native.md, "Data layout"): the partition
 table's columns, the processed intervals, one member's owned partitions and the poll's kernels over
 them, and the poll's busy time, as C data twinning the reference exactly.

@@ -1,8 +1,9 @@
 # The native classic member's rebalance half (native_world_client.pyx): its fields and C-level methods,
 # for native_world_member.pyx's NativeMember (the poll loop, processing, commits) that extends it.
-# Both .pyx files carry this file's SHA-256 on a `# pxd-sha256 native_world_client:` line (a build's
-# stamp hashes the .pyx only): tests/test_sim_native_fingerprints.py checks it.
+# The members hold their world as native_world_base.WorldBase: its calls are vtable calls.
 from libc.stdint cimport int64_t
+
+from .native_world_base cimport WorldBase
 
 # PrepareCommit as C ints (member_rebalance.PrepareCommit: NONE, IN_FLIGHT, DONE)
 cdef enum:
@@ -12,7 +13,8 @@ cdef enum:
 
 
 cdef class NativeClient:
-    cdef public object w, name, rack, instance_id, protocol, client, state, member_id
+    cdef public WorldBase w
+    cdef public object name, rack, instance_id, protocol, client, state, member_id
     cdef public object ms_per_record, batch_rate_obj
     cdef public bint alive, is_leader, rejoin_needed, join_inflight, fetch_paused, waiting
     cdef public bint hb_ticking, poll_timed_out

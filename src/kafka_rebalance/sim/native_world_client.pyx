@@ -1,5 +1,4 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
-# pxd-sha256 native_world_client: 8f7d43b25d3fc9a1cd7c7f2446d5936c7d688fd3575807264f9300cd10d5ff65
 """The rebalance half of the native classic member (docs/sim-native.md, M2): `member_rebalance
 .RebalanceClient` (heartbeats, onJoinPrepare, JoinGroup/SyncGroup, onJoinComplete) for the scenarios
 `classic_native.native_support` claims, line by line in the reference's order, on C fields
@@ -137,7 +136,7 @@ cdef class NativeClient:
                 self.start_heartbeat_ticks()
             return
         if self.w.wants_events:
-            self.w.emit("heartbeat_error", self.name, self.generation, detail={"error": error.name})
+            self.w.emit("heartbeat_error", self.name, self.generation, None, detail={"error": error.name})
         if action is _HB_FIND_COORDINATOR or action is _HB_RETRY:
             return
         if action is _HB_FATAL:
@@ -185,7 +184,7 @@ cdef class NativeClient:
         return tuple(out)
 
     cdef int _prepare_join(self) except -1:
-        w = self.w
+        cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         commit_first, revoked, lost = join_prepare(
             self.owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
@@ -290,7 +289,7 @@ cdef class NativeClient:
             self.member_id = r.member_id
             self._send_join()
             return 0
-        self.w.emit("join_error", self.name, self.generation, detail={"error": e.name})
+        self.w.emit("join_error", self.name, self.generation, None, detail={"error": e.name})
         if e in (
             Errors.COORDINATOR_NOT_AVAILABLE,
             Errors.NOT_COORDINATOR,
@@ -304,7 +303,7 @@ cdef class NativeClient:
         elif e is Errors.REBALANCE_IN_PROGRESS:
             self._send_join()
         else:
-            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.w.emit("fatal", self.name, self.generation, None, detail={"error": e.name})
             self.crash()
         return 0
 
@@ -313,7 +312,7 @@ cdef class NativeClient:
         if e is _NONE:
             self._complete_join(r.assignment or [])
             return 0
-        self.w.emit("sync_error", self.name, self.generation, detail={"error": e.name})
+        self.w.emit("sync_error", self.name, self.generation, None, detail={"error": e.name})
         if e in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self._retry_later()
         elif e is Errors.REBALANCE_IN_PROGRESS:
@@ -323,7 +322,7 @@ cdef class NativeClient:
         elif e is Errors.UNKNOWN_MEMBER_ID:
             self._reset_and_rejoin(True)
         else:
-            self.w.emit("fatal", self.name, self.generation, detail={"error": e.name})
+            self.w.emit("fatal", self.name, self.generation, None, detail={"error": e.name})
             self.crash()
         return 0
 
@@ -337,7 +336,7 @@ cdef class NativeClient:
         return 0
 
     cdef int _complete_join(self, assignment) except -1:
-        w = self.w
+        cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         self.join_inflight = False
         self.state = _STABLE

@@ -1,5 +1,4 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
-# pxd-sha256 native_world_client: 8f7d43b25d3fc9a1cd7c7f2446d5936c7d688fd3575807264f9300cd10d5ff65
 """The native classic member (docs/sim-native.md, M2, first step): `member.SimMember` (its rebalance
 half, `member_rebalance.RebalanceClient`, is native_world_client.NativeClient) for the scenarios `classic_native.native_support` claims (eager
 `range`/`roundrobin`, dynamic members, no faults), as a Cython class with C fields.
@@ -58,6 +57,7 @@ cdef object _k_uncommitted = KERNELS.uncommitted
 cdef object _k_changed = KERNELS.changed_positions
 
 
+from .native_world_base cimport WorldBase
 from .native_world_client cimport PC_DONE, PC_IN_FLIGHT, PC_NONE, NativeClient
 
 
@@ -131,7 +131,7 @@ cdef class NativeMember(NativeClient):
     # ------------------------------------------------------------ lifecycle
 
     def start(self):
-        w = self.w
+        cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         self.alive = True
         self.incarnation += 1
@@ -169,7 +169,7 @@ cdef class NativeMember(NativeClient):
     def shutdown(self):
         if not self.alive:
             return
-        w = self.w
+        cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         self._finish_batch(now, False)
         if self.generation >= 0 and self.owned:
@@ -272,7 +272,7 @@ cdef class NativeMember(NativeClient):
             self._in_poll = False
 
     cdef int _poll_body(self) except -1:
-        w = self.w
+        cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         cdef int64_t n, dur, nxt, idle, ac
         cdef double rate
@@ -360,7 +360,7 @@ cdef class NativeMember(NativeClient):
         return 0
 
     cdef int64_t _next_arrival(self) except? -1:
-        w = self.w
+        cdef WorldBase w = self.w
         return _k_next_arrival(self.owned, self.positions, w.p_base, w.p_base_t, w.p_num, w.p_den)
 
     cdef bint _uncommitted(self) except -1:
@@ -374,7 +374,7 @@ cdef class NativeMember(NativeClient):
         if not k or self.fetch_paused:
             self.batch = []
             return 0
-        w = self.w
+        cdef WorldBase w = self.w
         cdef list batch = []
         room, last = _k_fetch(
             owned, (self.poll_token * 7) % k, self.positions, w.p_base, w.p_base_t, w.p_num,
@@ -398,9 +398,8 @@ cdef class NativeMember(NativeClient):
         else:
             done = self.batch_taken
         self.batch = []
-        w = self.w
-        w.duplicates += _k_finish(batch, w.p_processed)
-        w.processed += done
+        cdef WorldBase w = self.w
+        w.add_processed(done, _k_finish(batch, w.p_processed))
 
     cdef list _processed_by(self, int64_t now):
         cdef int64_t limit = <int64_t>((<double>now - self.batch_t0) / self.batch_rate)
@@ -425,6 +424,7 @@ cdef class NativeMember(NativeClient):
                 "commit_failed",
                 self.name,
                 self.generation,
+                None,
                 detail={
                     "error": "REBALANCE_IN_PROGRESS",
                     "exception": cc.RebalanceInProgressException.__name__,
@@ -466,6 +466,7 @@ cdef class NativeMember(NativeClient):
             "commit_failed",
             self.name,
             self.generation,
+            None,
             detail={"error": error.name, "exception": exc.__name__ if exc else None, "sent": True},
         )
         if outcome.reset_generation:
