@@ -155,4 +155,5 @@ def native_world(sc: Scenario, sink: Any) -> Any:
     if build is None:
         raise RuntimeError(_MISSING)
     member = native.cython_build(__package__, "native_world_member")
+    assert member is not None  # _build checked it
     return build.NativeWorld(sc, sink, member.NativeMember, _coordinator_type())
