@@ -131,7 +131,24 @@ def test_the_state_list_names_every_attribute() -> None:
 
 # ---------------------------------------------------------------- times and timeouts are ints
 
-NOT_INTS = [(5.5, "float"), (None, "None"), ("5", "str")]
+
+class _FakeInt:
+    """Claims to be an int through `__class__` (isinstance believes it; PyLong_Check does not)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return int
+
+
+# the value and mypyc's name of its type (a tuple with its items' types: "tuple[" for an empty one)
+NOT_INTS = [
+    (5.5, "float"),
+    (None, "None"),
+    ("5", "str"),
+    ((1,), "tuple[int]"),
+    ((), "tuple["),
+    (_FakeInt(), f"{__name__}._FakeInt"),
+]
 
 
 def _not_int_error(call: Any) -> str:

@@ -276,6 +276,15 @@ class _Tuple(tuple):
     pass
 
 
+class _FakeInt:
+    """Claims to be an int through `__class__`: isinstance believes it, mypyc's checks (the real
+    type's) do not, and neither must the sources' `slot_init`."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return int
+
+
 def _probes(mod, client) -> dict[str, object]:
     """One value of each kind the values' fields see or might be given by mistake."""
     return {
@@ -291,6 +300,8 @@ def _probes(mod, client) -> dict[str, object]:
         "Errors": Errors.NONE,  # an IntEnum: an int
         "tuple": ("a", 1),
         "tuple subclass": _Tuple(),
+        "empty tuple": (),
+        "fake int": _FakeInt(),
         "frozenset": frozenset(),
         "object": object(),
         "MemberState": mod.MemberState.STABLE,

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .classic_values import ClassicGroupConfig, ClassicGroupSnapshot, MemberSnapshot
+from .type_names import type_name
 
 # Times and timeouts are ints (Kafka's longs). The build's typed signatures refuse anything else
 # with mypyc's TypeError ("int object expected; got float"); the source refuses the same values
@@ -22,18 +23,14 @@ PURE: Final = __file__.endswith((".py", ".pyc"))
 
 
 def ints(*values: object) -> list:
-    """mypyc's TypeError for the first value that is not an int; else a new (empty) effects list."""
+    """mypyc's TypeError for the first value that is not an int; else a new (empty) effects list.
+    An int is what PyLong_Check takes (its real type int or a subclass: `isinstance` would also
+    believe a `__class__` that lies), named in the message as mypyc names it (`type_name`: a tuple
+    as "tuple[int]", a class as module.qualname)."""
     for value in values:
-        if not isinstance(value, int):
-            t = type(value)
-            name = (  # CPython's tp_name, which mypyc's message shows
-                "None"
-                if value is None
-                else t.__name__
-                if t.__module__ == "builtins" or t.__flags__ & (1 << 9)  # a heap type
-                else f"{t.__module__}.{t.__qualname__}"
-            )
-            raise TypeError(f"int object expected; got {name}")
+        t = type(value)
+        if t is not int and not issubclass(t, int):
+            raise TypeError(f"int object expected; got {type_name(value)}")
     return []
 
 

@@ -14,6 +14,7 @@ from types import MemberDescriptorType
 from typing import Any, TypeVar
 
 from . import COMPILED_MODULES
+from .type_names import type_name
 
 _T = TypeVar("_T")
 _LAYOUT: dict[type, tuple[Any, dict[str, int]]] = {}
@@ -53,9 +54,10 @@ _NOT_GIVEN: Any = _Factory()
 
 
 # The argument checks of a mypyc build's native `__init__` (its wrapper's, from each parameter's
-# annotation): a builtin (str, int, bool, tuple[X, ...], frozenset[X]) by isinstance, as CPython's
-# Py*_Check (a subclass passes, a bool is an int); a class of the group's compiled set (an enum, a
-# value) by isinstance; `X | None` also takes None. A name from outside the compiled set (Errors,
+# annotation): a builtin (str, int, bool, tuple[X, ...], frozenset[X]) as CPython's Py*_Check (a
+# subclass passes, a bool is an int); a class of the group's compiled set (an enum, a value) as
+# PyObject_TypeCheck; `X | None` also takes None. Both look at the value's real type, so the sources
+# test `issubclass(type(x), T)`: `isinstance` also believes an object's `__class__`, which may lie. A name from outside the compiled set (Errors,
 # TopicPartition, Mapping) is Any to mypyc (--follow-imports=skip): not checked, as Any.
 _BUILTIN_CHECKS: dict[str, type] = {
     "str": str,
@@ -65,20 +67,6 @@ _BUILTIN_CHECKS: dict[str, type] = {
     "frozenset": frozenset,
 }
 _COMPILED_PREFIX = __name__.rpartition(".")[0] + "."
-
-
-def _type_name(value: object) -> str:
-    """mypyc's name of a value's type in its TypeError (lib-rt CPy_FormatTypeName): a tuple's
-    items' types, `None`, builtins bare, other types as module.qualname."""
-    if value is None:
-        return "None"
-    if isinstance(value, tuple) and type(value) is tuple:
-        if len(value) > 10:
-            return f"tuple[<{len(value)} items>]"
-        return "tuple[" + ", ".join(_type_name(v) for v in value) + "]"
-    t = type(value)
-    module, name = getattr(t, "__module__", None), getattr(t, "__qualname__", None)
-    return str(name) if module == "builtins" else f"{module}.{name}"
 
 
 def _check_of(annotation: object, namespace: dict[str, Any], where: str) -> tuple | None:
@@ -114,8 +102,8 @@ def _refuse(checks: tuple, values: tuple) -> None:
     """The TypeError a native class raises, for the first argument of a wrong type (the generated
     `__init__` calls this only when one is)."""
     for (cls, optional, words), value in zip(checks, values):
-        if not (isinstance(value, cls) or (optional and value is None)):
-            raise TypeError(f"{words} object expected; got {_type_name(value)}")
+        if not (issubclass(type(value), cls) or (optional and value is None)):
+            raise TypeError(f"{words} object expected; got {type_name(value)}")
 
 
 def slot_init(cls: _C) -> _C:
@@ -140,7 +128,7 @@ def slot_init(cls: _C) -> _C:
         check = _check_of(hints.get(f.name, f.type), namespace, f"{cls.__name__}.{f.name}")
         if check is not None:
             ns[f"_type{i}"] = check[0]
-            test = f"isinstance({f.name}, _type{i})"
+            test = f"issubclass(type({f.name}), _type{i})"
             tests.append(f"({f.name} is None or {test})" if check[1] else test)
             checked.append(f.name)
             checks.append(check)
