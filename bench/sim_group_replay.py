@@ -4,8 +4,8 @@ group traffic of a simulated eager rolling restart.
     python bench/sim_group_replay.py --members 1000 --restarts 10 --rounds 3
 
 Runs bench/simulate.py's `rolling-eager` case cut after `--restarts` restarts on the reference path
-with its group recording every call the coordinator makes (as tests/test_sim_native_group_replay.py
-does), then replays those calls, in alternating rounds, through
+with its group recording every call the coordinator makes (`sim/reference_sources.py`'s
+`RecordingGroup`, as tests/test_sim_native_group_replay.py does), then replays those calls, in alternating rounds, through
 (a) `ClassicGroup` (its mypyc build when fresh), called as the coordinator calls it;
 (b) the twin's object API (`sim/native_group.pyx`'s `NativeClassicGroup`: requests in, effect
     objects out);
@@ -28,28 +28,25 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path[:0] = [str(ROOT / "src"), str(HERE), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
 EVERY_MS = 10_000
 
 
 def record(members: int, restarts: int) -> Any:
     """The recording group of one reference run (its `calls` and constructor arguments)."""
-    import pytest
-
     import simulate as bench
+    from kafka_rebalance.sim import reference_sources as ref
     from kafka_rebalance.sim.api import simulate
-    from test_sim_fingerprint_legs import PURE_COORDINATOR, _use_pure
-    from test_sim_native_group_replay import RecordingGroup
 
     doc = bench.case_doc("rolling-eager", members)
     doc["duration_ms"] = 60_000 + restarts * EVERY_MS + 30_000
-    with pytest.MonkeyPatch.context() as mp:
-        _use_pure(mp)
-        mp.setattr(PURE_COORDINATOR, "ClassicGroup", RecordingGroup)
-        RecordingGroup.made = []
+    with ref.patched() as patch:
+        ref.use_sources(patch)
+        patch.setattr(ref.PURE_COORDINATOR, "ClassicGroup", ref.RecordingGroup)
+        ref.RecordingGroup.made = []
         simulate(doc, collect_events=False)
-    (recorded,) = RecordingGroup.made
+    (recorded,) = ref.RecordingGroup.made
     return recorded
 
 

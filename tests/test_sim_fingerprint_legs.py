@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import inspect
 import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
-from compiled_legs import from_source, no_compiled_leg
+from compiled_legs import no_compiled_leg
 from kafka_rebalance import group, native, sim
 from kafka_rebalance.assign import (
     kernels,
     kernels_heterogeneous,
     kernels_sticky,
     kernels_sticky_general,
-    roundrobin,
     sticky,
-    uniform,
 )
-from kafka_rebalance.assign import range as range_mod
 from kafka_rebalance.group import classic_group, consumer_group
 from kafka_rebalance.sim import (
     compiled,
@@ -37,6 +30,7 @@ from kafka_rebalance.sim import (
     coordinator,
     member,
     member_rebalance,
+    reference_sources,
     world,
     world_core,
 )
@@ -56,47 +50,18 @@ NAMES = (
 )
 REFERENCE: dict[str, str] = json.loads(FINGERPRINTS.read_text())
 SET = {name: doc for name, doc in scenarios() if name in NAMES}
-PURE_POLL = from_source(
-    Path(compiled.__file__).with_name("poll_kernels.py"), "pure_poll_kernels_legs"
-)
-PURE_ENGINE = from_source(Path(compiled.__file__).with_name("engine.py"), "pure_engine_legs")
-ASSIGNORS = (uniform, range_mod, roundrobin, sticky)
-# the group's compiled set (the classic and the KIP-848 group, group/__init__.py) from source
-PURE_GROUP = native.sources_of("kafka_rebalance.group", group.COMPILED_MODULES)
-PURE_CLASSIC = PURE_GROUP["classic_group"]
-
-
-@contextmanager
-def _group_sources() -> Iterator[None]:
-    """The group's sources in sys.modules and on the package while the simulator's sources load,
-    so that theirs bind the sources' functions and values (a source reading the compiled group
-    would run it: the KIP-848 world reads the group's values and calls its functions)."""
-    package = sys.modules["kafka_rebalance.group"]
-    saved = {name: sys.modules.get(f"kafka_rebalance.group.{name}") for name in PURE_GROUP}
-    try:
-        for name, module in PURE_GROUP.items():
-            sys.modules[f"kafka_rebalance.group.{name}"] = module
-            setattr(package, name, module)
-        yield
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(f"kafka_rebalance.group.{name}", None)
-                if hasattr(package, name):
-                    delattr(package, name)
-            else:
-                sys.modules[f"kafka_rebalance.group.{name}"] = module
-                setattr(package, name, module)
-
-
-# compiled together (sim/__init__.py), so loaded from source together; the KIP-848 world with
-# them, since it subclasses their world and member; all of them on the group's sources
-with _group_sources():
-    PURE_SIM = native.sources_of("kafka_rebalance.sim", sim.COMPILED_TOGETHER)
-PURE_COORDINATOR = PURE_SIM["coordinator"]
-PURE_MEMBER = PURE_SIM["member"]
-PURE_WORLD = PURE_SIM["world"]
-PURE_CORE = PURE_SIM["world_core"]
+# the reference path from its sources (sim/reference_sources.py, shared with the group replay
+# test and bench/sim_group_replay.py)
+PURE_POLL = reference_sources.PURE_POLL
+PURE_ENGINE = reference_sources.PURE_ENGINE
+ASSIGNORS = reference_sources.ASSIGNORS
+PURE_GROUP = reference_sources.PURE_GROUP
+PURE_CLASSIC = reference_sources.PURE_CLASSIC
+PURE_SIM = reference_sources.PURE_SIM
+PURE_COORDINATOR = reference_sources.PURE_COORDINATOR
+PURE_MEMBER = reference_sources.PURE_MEMBER
+PURE_WORLD = reference_sources.PURE_WORLD
+PURE_CORE = reference_sources.PURE_CORE
 
 
 def _all_compiled() -> bool:
@@ -113,18 +78,7 @@ def _all_compiled() -> bool:
 
 
 def _use_pure(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in ASSIGNORS:
-        monkeypatch.setattr(module, "USE_COMPILED", False)
-    for name in ("changed_positions", "fetch", "finish", "next_arrival", "uncommitted"):
-        monkeypatch.setattr(PURE_MEMBER, f"_k_{name}", getattr(PURE_POLL, name))
-    monkeypatch.setattr(PURE_COORDINATOR, "_k_store_commits", PURE_POLL.store_commits)
-    monkeypatch.setattr(PURE_CORE, "ENGINE", PURE_ENGINE)
-    monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroup", PURE_CLASSIC.ClassicGroup)
-    monkeypatch.setattr(PURE_COORDINATOR, "ClassicGroupConfig", PURE_CLASSIC.ClassicGroupConfig)
-    monkeypatch.setattr(PURE_CORE, "KERNELS", PURE_POLL)
-    # api.simulate imports its world classes when called: the sources'
-    for name in ("world", "consumer_world"):
-        monkeypatch.setitem(sys.modules, f"kafka_rebalance.sim.{name}", PURE_SIM[name])
+    reference_sources.use_sources(monkeypatch)
 
 
 def test_the_set_names_these_scenarios() -> None:

@@ -10,12 +10,11 @@ same calls in order, must give every answer equal: effects, responses, errors, c
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from kafka_rebalance.sim.reference_sources import PURE_COORDINATOR, RecordingGroup
 from sim_fingerprint_set import fingerprint, scenarios
-from test_sim_fingerprint_legs import PURE_CLASSIC, PURE_COORDINATOR, REFERENCE, _use_pure
+from test_sim_fingerprint_legs import REFERENCE, _use_pure
 from test_sim_native_group import native_group
 
 
@@ -26,42 +25,6 @@ def _classic_without_failover(doc: dict) -> bool:
 
 
 SET = {name: doc for name, doc in scenarios() if _classic_without_failover(doc)}
-
-
-class RecordingGroup(PURE_CLASSIC.ClassicGroup):  # type: ignore[misc, name-defined]
-    """The reference group, keeping each call the coordinator makes and its answer."""
-
-    made: list[RecordingGroup] = []
-
-    def __init__(self, group_id: str, config: Any = None, **kw: Any) -> None:
-        super().__init__(group_id, config, **kw)
-        self.init = (group_id, config, kw)
-        self.calls: list[tuple[str, tuple, Any]] = []
-        RecordingGroup.made.append(self)
-
-    def _record(self, method: str, args: tuple, answer: Any) -> Any:
-        self.calls.append((method, args, answer))
-        return answer
-
-    def join(self, req: Any, now_ms: int) -> list:
-        return self._record("join", (req, now_ms), super().join(req, now_ms))
-
-    def sync(self, req: Any, now_ms: int) -> list:
-        return self._record("sync", (req, now_ms), super().sync(req, now_ms))
-
-    def heartbeat(self, req: Any, now_ms: int) -> list:
-        return self._record("heartbeat", (req, now_ms), super().heartbeat(req, now_ms))
-
-    def leave(self, req: Any, now_ms: int) -> list:
-        return self._record("leave", (req, now_ms), super().leave(req, now_ms))
-
-    def on_timer(self, key: tuple, payload: Any, now_ms: int) -> list:
-        answer = super().on_timer(key, payload, now_ms)
-        return self._record("on_timer", (key, payload, now_ms), answer)
-
-    def validate_offset_commit(self, member_id: str, instance_id: Any, generation: int) -> Any:
-        answer = super().validate_offset_commit(member_id, instance_id, generation)
-        return self._record("validate_offset_commit", (member_id, instance_id, generation), answer)
 
 
 def test_the_set_holds_the_classic_scenarios_the_brief_names() -> None:
