@@ -75,6 +75,7 @@ CYTHON = [
     "src/kafka_rebalance/sim/native_world_member.pyx",
     "src/kafka_rebalance/sim/native_world_base.pyx",
     "src/kafka_rebalance/sim/native_world.pyx",
+    "src/kafka_rebalance/sim/native_coordinator.pyx",
 ]
 # compile arguments beside -O3, per module: the native core's doubles must be the reference's, so
 # no `a * b + c` may become a fused multiply-add (docs/sim-native.md, "Floats"). Every module of the

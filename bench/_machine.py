@@ -38,7 +38,13 @@ class User(NamedTuple):
     switch: Callable[[], bool]
 
 
-NATIVE_WORLD = ("native_world_base", "native_world_client", "native_world_member", "native_world")
+NATIVE_WORLD = (
+    "native_world_base",
+    "native_world_client",
+    "native_world_member",
+    "native_coordinator",
+    "native_world",
+)
 NATIVE_PIECES = (
     "native_members",
     "native_books",

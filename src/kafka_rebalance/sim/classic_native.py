@@ -9,16 +9,14 @@ Milestone M2: the world is `native_world.NativeWorld` (Cython: `world_core.World
 `world.Simulation` over `native_books`' books and arrivals by member index), its members
 `native_world_member.NativeMember` (the reference's `SimMember` line by line, its rebalance half
 `native_world_client.NativeClient`), holding their world as `native_world_base.WorldBase` (C calls).
-The coordinator is `coordinator.py`'s `ClassicCoordinator` run from its source (its mypyc build
-types its world as `WorldCore`), so a claimed run is the reference's by construction and is checked
-to be (tests/test_sim_native_fingerprints.py).
+The coordinator is `native_coordinator.NativeCoordinator` (`coordinator.py`'s `ClassicCoordinator`
+line by line over the group twin's C-level API, `native_group_handlers.GroupHandlers`). A claimed
+run is checked to be the reference's (tests/test_sim_native_fingerprints.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import fields
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -56,7 +54,13 @@ _EVENTS = frozenset({"rolling_restart"})
 _EXACT = 1 << 53  # times and rates must be exact in a double (the poll's batch times)
 
 
-_MODULES = ("native_world_base", "native_world_client", "native_world_member", "native_world")
+_MODULES = (
+    "native_world_base",
+    "native_world_client",
+    "native_world_member",
+    "native_coordinator",
+    "native_world",
+)
 _MISSING = f"native build missing or stale ({', '.join(_MODULES)})"
 
 
@@ -66,20 +70,6 @@ def _build() -> ModuleType | None:
         if native.cython_build(__package__, name) is None:
             return None
     return native.cython_build(__package__, _MODULES[-1])
-
-
-_COORDINATOR: list[Any] = []  # coordinator.py's ClassicCoordinator from its source, loaded once
-
-
-def _coordinator_type() -> Any:
-    if not _COORDINATOR:
-        source = Path(__file__).resolve().parent / "coordinator.py"
-        spec = importlib.util.spec_from_file_location(f"{__package__}._coordinator_source", source)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _COORDINATOR.append(module.ClassicCoordinator)
-    return _COORDINATOR[0]
 
 
 def _too_large_int(sc: Scenario) -> str | None:
@@ -154,6 +144,8 @@ def native_world(sc: Scenario, sink: Any) -> Any:
     build = _build()
     if build is None:
         raise RuntimeError(_MISSING)
+    coordinator = native.cython_build(__package__, "native_coordinator")
+    assert coordinator is not None  # _build checked it
     member = native.cython_build(__package__, "native_world_member")
     assert member is not None  # _build checked it
-    return build.NativeWorld(sc, sink, member.NativeMember, _coordinator_type())
+    return build.NativeWorld(sc, sink, member.NativeMember, coordinator.NativeCoordinator)

@@ -1,0 +1,40 @@
+# The classic group coordinator node on the native group twin (native_coordinator.pyx): its entry
+# points as C-level methods, for a native world that cimports it.
+from libc.stdint cimport int64_t
+
+from .native_group_handlers cimport GroupHandlers
+
+
+cdef class NativeCoordinator:
+    cdef public object w  # the world (world.Simulation or a subclass): reached through Python
+    cdef readonly object config, store
+    cdef readonly GroupHandlers group
+    cdef readonly int64_t epoch, up_at
+    # member id -> member name (the routing table); member id string -> handle
+    cdef readonly dict by_member_id
+    cdef dict _handles
+    # client -> requests queued behind a parked JoinGroup/SyncGroup, in order
+    cdef readonly dict muted
+    # member id -> (phase base, first beat, stop time, generation, client)
+    cdef readonly dict hb_history
+    cdef object _loop, _timer_cb, _receive, _commit
+    cdef int64_t _latency, _hb_interval
+
+    # entry points (the world's and the members' calls)
+    cpdef receive(self, str kind, object req, object name)
+    cpdef commit(self, object name, str client, str member_id, object instance_id,
+                 int64_t generation, dict offsets, object why, bint answer=*, object sent_ms=*,
+                 object sent_event=*)
+    cpdef bint needs_real_heartbeats(self) except -1
+    cpdef heartbeat_stopped(self, str member_id, int64_t hb_base, int64_t hb_first, int64_t now,
+                            int64_t generation, str client)
+    cpdef on_timer(self, object key, object payload)
+
+    # internals
+    cdef int64_t _member(self, str member_id) except -2
+    cdef bint _answers(self, int64_t client) noexcept
+    cdef int _apply(self, str own, object hb_sent, bint drop_answered) except -1
+    cdef int _send_replies(self, list replies) except -1
+    cdef int _unmute(self, str client) except -1
+    cdef int _on_state(self, int old, int new, object reason) except -1
+    cdef bint _elided_heartbeat(self, int64_t member, int64_t now) except -1

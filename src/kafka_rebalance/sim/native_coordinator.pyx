@@ -1,0 +1,402 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The classic group coordinator node on the native group twin: `coordinator.ClassicCoordinator`, line
+by line, driving `native_group_handlers.GroupHandlers` through its C-level API (docs/sim-native.md,
+M2). It makes the reference's world calls in the reference's order (the same `loop.at`/`set_timer`,
+`emit` rows, replies and response objects, heartbeat elision, the commit path and the offsets
+store), so a run with it is the reference's run (tests/test_sim_native_fingerprints.py).
+
+The group's timers are keyed by ints instead of the reference's `(epoch, ("heartbeat", member id))`
+tuples (a member id handle, -1 the join timer, -2 the sync timer): one key per reference key, so the
+engine queues the same events. What `classic_native.native_support` does not claim is refused with
+NotImplementedError, never guessed: coordinator failover, `log_append_ms`, static membership,
+`group.max.size`, assignors other than eager range/roundrobin.
+
+The world is a Python object for now (the reference world is mypyc); its calls are few and named
+(`loop`, `reply`, `reply_many`, `emit`, `members`, `on_generation`, `pending_cause`, the partition
+table and the scenario), so a native world can later serve them as C calls.
+"""
+
+import re
+
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+
+from .native_group_core cimport (
+    E_MEMBER_ID_REQUIRED, E_NONE, FX_CANCEL_HEARTBEAT, FX_CANCEL_JOIN, FX_CANCEL_SYNC,
+    FX_HEARTBEAT_RESPONSE, FX_JOIN_RESPONSE, FX_LEAVE_RESPONSE, FX_MEMBER_REMOVED,
+    FX_METADATA_CHANGED, FX_SCHEDULE_HEARTBEAT, FX_SCHEDULE_JOIN, FX_SCHEDULE_SYNC,
+    FX_STATE_CHANGED, FX_SYNC_RESPONSE, JF_MEMBERS, JF_SKIP_ASSIGNMENT, R_LEAVE, ST_COMPLETING,
+    ST_EMPTY, ST_PREPARING, ST_STABLE, Effect,
+)
+from .native_group_handlers cimport GroupHandlers
+
+from ..fields import INT32_MAX
+from ..group.classic_group import ClassicGroupConfig
+from ..group.classic_messages import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
+from ..group.consumer_client import MemberState
+from ..group.errors import Errors
+from .compiled import KERNELS
+from .native_group_core import REASONS, STATE_NAMES
+from .offsets_store import SimOffsetsStore
+
+_MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")  # coordinator._MEMBER_ID
+_EAGER = frozenset({"range", "roundrobin"})
+cdef dict ERRORS = {e.value: e for e in Errors}
+cdef object _NONE = Errors.NONE
+cdef object _MEMBER_STABLE = MemberState.STABLE
+cdef object _k_store_commits = KERNELS.store_commits
+# the group's timer keys (a heartbeat timer's key is its member id handle, > 0)
+cdef enum:
+    K_JOIN = -1
+    K_SYNC = -2
+
+
+def refusal(sc):
+    """What this coordinator does not do for scenario `sc` (None: nothing), checked at construction."""
+    g = sc.group
+    if sc.protocol != "classic":
+        return f"protocol {sc.protocol}"
+    if g.static_membership:
+        return "static membership"
+    if not g.assignors or g.assignors[0] not in _EAGER:
+        return f"assignor {g.assignors[0] if g.assignors else None}"
+    if g.group_max_size != INT32_MAX:
+        return "group_max_size"
+    if sc.log_append_ms:
+        return "log_append_ms"
+    for e in sc.events:
+        if e.kind == "coordinator_failover":
+            return "coordinator_failover events"
+    return None
+
+
+cdef class NativeCoordinator:
+    """`ClassicCoordinator(world)` for the scenarios `classic_native.native_support` claims."""
+
+    def __init__(self, world):
+        sc = world.sc
+        why = refusal(sc)
+        if why is not None:
+            raise NotImplementedError(f"the native coordinator does not handle {why}")
+        self.w = world
+        g = sc.group
+        self.config = ClassicGroupConfig(
+            initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms, max_size=g.group_max_size
+        )
+        self.epoch = 0
+        self.group = GroupHandlers(g.id, self.config, member_id_salt="0-", now_ms=0)
+        self.group.build_objects = True  # the leader's members tuple, the snapshots for the store
+        self.up_at = 0
+        self.store = SimOffsetsStore(g.id)
+        self.by_member_id = {}
+        self._handles = {}
+        self.muted = {}
+        self.hb_history = {}
+        self._loop = world.loop
+        self._timer_cb = self.on_timer
+        self._receive = self.receive
+        self._commit = self.commit
+        self._latency = sc.network_latency_ms
+        self._hb_interval = g.heartbeat_interval_ms
+
+    @property
+    def up(self):
+        return True
+
+    cdef int64_t _member(self, str member_id) except -2:
+        """A member id's handle: 0 for "", -1 for an id this group never made."""
+        if not member_id:
+            return 0
+        cdef list ids = self.group.ids
+        cdef Py_ssize_t k
+        if len(self._handles) + 1 < len(ids):
+            for k in range(len(self._handles) + 1, len(ids)):
+                self._handles[ids[k]] = k
+        return self._handles.get(member_id, -1)
+
+    # ------------------------------------------------------------------ requests
+
+    cpdef receive(self, str kind, object req, object name):
+        cdef str client = req.client
+        cdef GroupHandlers g = self.group
+        cdef int64_t ch, now
+        cdef Py_ssize_t i, n
+        cdef int64_t* buf
+        if self.muted:
+            queued = self.muted.get(client)
+            if queued is not None:
+                queued.append((self._receive, kind, req, name))
+                return
+        now = self._loop.now
+        if kind == "join" or kind == "sync":
+            ch = g.client_handle(client)
+            if kind == "join":
+                g.join(ch, self._member(req.member_id), g.instance_handle(req.group_instance_id),
+                       req.protocols, req.session_timeout_ms, req.rebalance_timeout_ms,
+                       req.protocol_type, now)
+            else:
+                g.sync(ch, self._member(req.member_id), g.instance_handle(req.group_instance_id),
+                       req.generation_id, req.protocol_type,
+                       -1 if req.protocol_name is None else g.protocol_handle(req.protocol_name),
+                       req.assignments, now)
+            answered = self._answers(ch)  # read before applying: an unmuted request reuses fx
+            self._apply(req.member_id, None, False)
+            if not answered:
+                self.muted[client] = []  # parked: the connection waits for its answer
+            return
+        elif kind == "heartbeat":
+            g.heartbeat(g.client_handle(client), self._member(req.member_id),
+                        g.instance_handle(req.group_instance_id), req.generation_id, now)
+            self._apply(req.member_id, (req.generation_id, req.member_id), False)
+            return
+        elif kind == "leave":
+            n = len(req.members)
+            buf = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
+            if buf == NULL:
+                raise MemoryError()
+            try:
+                for i in range(n):
+                    mid, inst = req.members[i]
+                    buf[i], buf[n + i] = self._member(mid), g.instance_handle(inst)
+                g.leave(g.client_handle(client), buf, buf + n, n, now)
+            finally:
+                free(buf)
+        else:
+            raise ValueError(kind)
+        self._apply("", None, False)
+
+    cpdef commit(self, object name, str client, str member_id, object instance_id,
+                 int64_t generation, dict offsets, object why, bint answer=False,
+                 object sent_ms=-1, object sent_event=-1):
+        """An OffsetCommit sent at `sent_ms`, after the first `sent_event` event-log rows. Failures
+        are answered, and successes the member waits for (`answer`)."""
+        queued = self.muted.get(client) if self.muted else None
+        if queued is not None:
+            queued.append((self._commit, name, client, member_id, instance_id, generation, offsets,
+                           why, answer, sent_ms, sent_event))
+            return
+        w = self.w
+        cdef GroupHandlers g = self.group
+        err = ERRORS[g.validate_offset_commit(
+            self._member(member_id), g.instance_handle(instance_id), generation)]
+        if err is _NONE:
+            # one OffsetCommit record per partition of the request, into the store and the
+            # partition table's committed column in one pass
+            store = self.store
+            _k_store_commits(offsets, self._loop.now, store.offsets, w.p_committed)
+            store.records_appended += len(offsets)
+            if w.wants_events:
+                parts = w.parts
+                tps = parts.tps
+                for p, off in offsets.items():
+                    tp = tps[p]
+                    w.emit(
+                        "commit",
+                        name,
+                        generation,
+                        [parts.names[p]],
+                        {
+                            "topic": tp.topic,
+                            "partition": tp.partition,
+                            "offset": off,
+                            "metadata": "",
+                            "generation": generation,
+                            "member_id": member_id,
+                            "reason": why,
+                            "sent_ms": sent_ms,
+                            "sent_event": sent_event,
+                        },
+                    )
+            if answer:
+                w.reply(client, "commit", (err, (generation, member_id), True))
+            return
+        w.reply(client, "commit", (err, (generation, member_id), answer))
+
+    # ------------------------------------------------------------------ effects
+
+    cdef bint _answers(self, int64_t client) noexcept:
+        """The last call's effects answer `client`'s JoinGroup or SyncGroup."""
+        cdef GroupHandlers g = self.group
+        cdef Py_ssize_t i
+        for i in range(g.nfx):
+            if (g.fx[i].kind == FX_JOIN_RESPONSE or g.fx[i].kind == FX_SYNC_RESPONSE) and g.fx[i].client == client:
+                return True
+        return False
+
+    cdef int _apply(self, str own, object hb_sent, bint drop_answered) except -1:
+        """Carry out the group's last effects (`own`: the request's member id, for responses that
+        echo it; `hb_sent`: the (generation, member id) of the heartbeat they answer;
+        `drop_answered`: an elided heartbeat's error-free answer is not sent again)."""
+        cdef GroupHandlers g = self.group
+        cdef Effect* e
+        cdef Py_ssize_t i
+        cdef int k
+        cdef list replies = []  # responses leave together: one network event for a batch
+        w = self.w
+        loop = self._loop
+        cb = self._timer_cb
+        ids, clients, protocols, objs = g.ids, g.clients, g.protocols, g.fx_objs
+        for i in range(g.nfx):
+            e = &g.fx[i]
+            k = e.kind
+            if k == FX_SCHEDULE_HEARTBEAT:
+                loop.set_timer(e.member, e.deadline, cb, None)
+            elif k == FX_SCHEDULE_JOIN:
+                loop.set_timer(K_JOIN, e.deadline, cb, (e.a, e.b) if e.flags & 1 else None)
+            elif k == FX_SCHEDULE_SYNC:
+                loop.set_timer(K_SYNC, e.deadline, cb, e.a)
+            elif k == FX_CANCEL_HEARTBEAT:
+                loop.cancel_timer(e.member)
+            elif k == FX_CANCEL_JOIN:
+                loop.cancel_timer(K_JOIN)
+            elif k == FX_CANCEL_SYNC:
+                loop.cancel_timer(K_SYNC)
+            elif k == FX_JOIN_RESPONSE:
+                client = clients[e.client]
+                mid = own if e.member < 0 else ids[e.member]
+                if e.error == E_NONE or e.error == E_MEMBER_ID_REQUIRED:
+                    self.by_member_id[mid] = client.partition("#")[0]
+                replies.append((client, "join", JoinGroupResponse(
+                    client, ERRORS[e.error], mid, e.a, None if e.c < 0 else protocols[e.c], ids[e.b],
+                    objs[e.obj] if e.flags & JF_MEMBERS else (), bool(e.flags & JF_SKIP_ASSIGNMENT))))
+            elif k == FX_SYNC_RESPONSE:
+                client = clients[e.client]
+                replies.append((client, "sync", SyncGroupResponse(
+                    client, ERRORS[e.error], None if e.obj < 0 else objs[e.obj],
+                    None if e.c < 0 else protocols[e.c])))
+            elif k == FX_HEARTBEAT_RESPONSE:
+                if drop_answered and e.error == E_NONE:
+                    continue
+                client = clients[e.client]
+                replies.append((client, "heartbeat", (HeartbeatResponse(client, ERRORS[e.error]), hb_sent)))
+            elif k == FX_LEAVE_RESPONSE:
+                pass
+            elif k == FX_STATE_CHANGED:
+                if e.reason == R_LEAVE:
+                    reason = objs[e.obj]
+                else:
+                    reason = REASONS.get(e.reason, "")
+                    if "{}" in reason:
+                        reason = reason.format(ids[e.member])
+                self._on_state(<int>e.a, <int>e.b, reason)
+            elif k == FX_MEMBER_REMOVED:
+                mid = ids[e.member]
+                w.emit("member_removed", self.by_member_id.get(mid, mid),
+                       detail={"member_id": mid, "reason": REASONS[e.reason]})
+            elif k == FX_METADATA_CHANGED:
+                self.store.write_group(objs[e.obj], loop.now)
+        return self._send_replies(replies)
+
+    cdef int _send_replies(self, list replies) except -1:
+        w = self.w
+        if len(replies) == 1:
+            w.reply(*replies[0])
+        elif replies:
+            w.reply_many(replies)
+        if self.muted:
+            for r in replies:
+                if r[1] == "join" or r[1] == "sync":
+                    self._unmute(r[0])
+        return 0
+
+    cdef int _unmute(self, str client) except -1:
+        """The parked request was answered: the connection's next requests are handled, in order."""
+        queued = self.muted.pop(client, None)
+        while queued:
+            call = queued.pop(0)
+            call[0](*call[1:])
+            if client in self.muted:  # parked again: the rest keeps waiting behind it
+                self.muted[client].extend(queued)
+                return 0
+        return 0
+
+    cdef int _on_state(self, int old, int new, object reason) except -1:
+        w = self.w
+        cdef int64_t generation = self.group.generation_id
+        w.emit(
+            "group_state",
+            detail={"from": STATE_NAMES[old], "to": STATE_NAMES[new], "reason": reason},
+            generation=generation,
+        )
+        if new == ST_PREPARING:
+            w.pending_cause = _MEMBER_ID.sub(r"\1", reason)
+            for m in w.members.values():
+                if m.state is _MEMBER_STABLE:
+                    m.start_heartbeat_ticks()  # no-op unless its heartbeat thread runs and is idle
+        elif new == ST_COMPLETING or (new == ST_EMPTY and old == ST_PREPARING):
+            w.on_generation(generation)
+            w.pending_cause = "-"
+        return 0
+
+    cpdef bint needs_real_heartbeats(self) except -1:
+        return self.group.state != ST_STABLE
+
+    # ------------------------------------------------------------------ timers
+
+    cpdef on_timer(self, object key, object payload):
+        """A group timer fired (`key`: a member id handle, K_JOIN or K_SYNC)."""
+        cdef GroupHandlers g = self.group
+        cdef int64_t kk = key
+        cdef int64_t now = self._loop.now
+        if kk > 0:
+            if self._elided_heartbeat(kk, now):
+                return
+            g.heartbeat_expired(kk, now)
+        elif kk == K_JOIN:
+            if payload is None:
+                g.join_timer(False, 0, 0, now)
+            else:
+                g.join_timer(True, payload[0], payload[1], now)
+        else:
+            g.sync_timer(payload, now)
+        self._apply("", None, False)
+
+    cdef bint _elided_heartbeat(self, int64_t member, int64_t now) except -1:
+        """Deliver the last heartbeat `member` really sent, if it keeps the session alive past now."""
+        cdef GroupHandlers g = self.group
+        cdef int64_t hb_base, hb_first, stop, generation, sent, lat = self._latency
+        cdef Py_ssize_t s, i
+        w = self.w
+        member_id = g.ids[member]
+        name = self.by_member_id.get(member_id)
+        m = w.members.get(name) if name is not None else None
+        if m is None:
+            return False
+        if m.member_id == member_id and m.heartbeating():
+            hb_base, hb_first, stop, generation, client = (
+                m.hb_base, m.hb_first, now, m.generation, m.client)
+        else:
+            hist = self.hb_history.get(member_id)
+            if hist is None:
+                return False
+            hb_base, hb_first, stop, generation, client = hist
+        if stop - lat < hb_base:
+            return False
+        sent = hb_base + ((stop - lat - hb_base) // self._hb_interval) * self._hb_interval
+        if sent < hb_first:  # its phase put that beat before the join completed: none was sent
+            return False
+        sent += lat
+        s = g.slot_of(member)
+        if s < 0 or sent + g.m[s].session_ms <= now:
+            return False
+        g.heartbeat(g.client_handle(client), member, g.instance_handle(m.instance_id), generation,
+                    sent)
+        rescheduled = False
+        for i in range(g.nfx):
+            if (g.fx[i].kind == FX_SCHEDULE_HEARTBEAT or g.fx[i].kind == FX_SCHEDULE_JOIN
+                    or g.fx[i].kind == FX_SCHEDULE_SYNC):
+                rescheduled = True
+        # the member already had its (error-free) answer back then; only errors still need delivering
+        self._apply(member_id, (generation, member_id), True)
+        return rescheduled
+
+    cpdef heartbeat_stopped(self, str member_id, int64_t hb_base, int64_t hb_first, int64_t now,
+                            int64_t generation, str client):
+        """A member's heartbeat thread stopped (crash, close, poll timeout): remember its last phase."""
+        if member_id:
+            self.hb_history[member_id] = (hb_base, hb_first, now, generation, client)
+
+    # ------------------------------------------------------------------ failover
+
+    def failover(self, down_ms):
+        raise NotImplementedError("coordinator failover is not ported to the native coordinator")

@@ -1,0 +1,143 @@
+"""The native coordinator node (sim/native_coordinator.pyx) in the core="native" runs.
+
+tests/test_sim_native_fingerprints.py checks that a claimed run is the reference's; these check that
+the coordinator that ran it is the native one (not a silent fallback to `ClassicCoordinator`), that
+what it keeps beside the fingerprint (the offsets store, the routing table) is the reference's, and
+that it refuses, rather than guesses, what `classic_native.native_support` does not claim. Without
+the native build the tests skip (fail under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sim_fingerprint_set as fps  # noqa: E402
+from kafka_rebalance import native  # noqa: E402
+from kafka_rebalance.group.classic_messages import HeartbeatRequest  # noqa: E402
+from kafka_rebalance.sim import classic_native  # noqa: E402
+from kafka_rebalance.sim.api import simulate_scenario  # noqa: E402
+from kafka_rebalance.sim.coordinator import ClassicCoordinator  # noqa: E402
+from kafka_rebalance.sim.scenario import SimEvent, parse_simulation_scenario  # noqa: E402
+from kafka_rebalance.sim.world import Simulation  # noqa: E402
+
+SCENARIOS = dict(fps.scenarios())
+M2 = sorted(
+    {
+        "rolling-range",
+        "rolling-roundrobin",
+        "rolling-range-40",
+        "example-rolling-restart-seed1",
+        "example-rolling-restart-seed7",
+    }
+)
+
+
+def _coordinator_module() -> Any:
+    build = native.cython_build("kafka_rebalance.sim", "native_coordinator")
+    if build is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native_coordinator build missing or stale")
+        pytest.skip("native_coordinator build missing or stale")
+    if classic_native._build() is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native world build missing or stale")
+        pytest.skip("native world build missing or stale")
+    return build
+
+
+def _run(name: str, core: str) -> tuple[Any, Any]:
+    worlds: list[Any] = []
+    sc = parse_simulation_scenario(SCENARIOS[name])
+    res = simulate_scenario(sc, collect_events=False, core=core, on_world=worlds.append)
+    return res, worlds[0]
+
+
+@pytest.mark.parametrize("name", M2)
+def test_the_native_coordinator_runs_the_claimed_scenarios(name):
+    """The coordinator of a core="native" run is the native one, and what it keeps beside the
+    fingerprint equals the reference coordinator's: the offsets store (every record appended, the
+    committed offsets with their times, the last GroupMetadata) and the member routing table."""
+    mod = _coordinator_module()
+    nat, nw = _run(name, "native")
+    ref, rw = _run(name, "reference")
+    assert nat.core == "native" and ref.core == "reference"
+    assert type(nw.coord) is mod.NativeCoordinator
+    assert type(rw.coord) is ClassicCoordinator
+    assert nat.summary == ref.summary and nat.simulated_events == ref.simulated_events
+    # the group twin did the work: its generation is the reference group's
+    assert nw.coord.group.generation_id == rw.coord.group.generation_id > 0
+    assert nw.coord.store.records_appended == rw.coord.store.records_appended > 0
+    assert nw.coord.store.offsets == rw.coord.store.offsets
+    assert nw.coord.store.group == rw.coord.store.group
+    assert nw.coord.by_member_id == rw.coord.by_member_id
+    assert nw.coord.hb_history == rw.coord.hb_history
+    assert nw.coord.muted == {} and not rw.coord.muted
+    assert nw.coord.up and nw.coord.up_at == rw.coord.up_at == 0
+    assert nw.coord.needs_real_heartbeats() == rw.coord.needs_real_heartbeats()
+
+
+def _world(**changes: Any) -> Simulation:
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    group = changes.pop("group", {})
+    return Simulation(replace(sc, group=replace(sc.group, **group), **changes))
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        ({"group": {"static_membership": True}}, "static membership"),
+        ({"group": {"assignors": ("cooperative-sticky",)}}, "assignor cooperative-sticky"),
+        ({"group": {"assignors": ("sticky", "range")}}, "assignor sticky"),
+        ({"group": {"group_max_size": 10}}, "group_max_size"),
+        ({"log_append_ms": (1, 2, 3)}, "log_append_ms"),
+        (
+            {"events": (SimEvent(at_ms=1000, kind="coordinator_failover", down_ms=500),)},
+            "coordinator_failover events",
+        ),
+    ],
+)
+def test_what_it_does_not_handle_is_refused(changes, why):
+    mod = _coordinator_module()
+    w = _world(**changes)
+    assert mod.refusal(w.sc) == why
+    with pytest.raises(NotImplementedError, match=why):
+        mod.NativeCoordinator(w)
+
+
+def test_a_consumer_protocol_world_is_refused():
+    mod = _coordinator_module()
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    assert mod.refusal(replace(sc, protocol="consumer")) == "protocol consumer"
+
+
+def test_failover_and_unknown_requests_are_refused():
+    mod = _coordinator_module()
+    c = mod.NativeCoordinator(_world())
+    with pytest.raises(NotImplementedError, match="failover"):
+        c.failover(1000)
+    with pytest.raises(ValueError, match="offset_fetch"):
+        c.receive("offset_fetch", HeartbeatRequest("a#0", "", -1), "a")
+
+
+def test_a_stale_coordinator_build_is_a_reason(monkeypatch):
+    """The claim needs the coordinator's build too: without it the reference runs, and says why."""
+    _coordinator_module()
+    real = native.cython_build
+
+    def without_coordinator(package: str, name: str) -> Any:
+        return None if name == "native_coordinator" else real(package, name)
+
+    monkeypatch.setattr(native, "cython_build", without_coordinator)
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    reason = classic_native.native_support(sc)
+    assert reason is not None and "native_coordinator" in reason
+    res = simulate_scenario(sc, collect_events=False, core="auto")
+    assert res.core == "reference" and res.core_reason == reason
