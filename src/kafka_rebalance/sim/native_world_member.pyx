@@ -57,6 +57,7 @@ cdef object _k_uncommitted = KERNELS.uncommitted
 cdef object _k_changed = KERNELS.changed_positions
 
 
+from .native_batch_time cimport busy_for_c, processed_limit_c
 from .native_world_base cimport WorldBase
 from .native_world_client cimport PC_DONE, PC_IN_FLIGHT, PC_NONE, NativeClient
 
@@ -91,20 +92,7 @@ cdef class NativeMember(NativeClient):
         self.alive = False
         self.incarnation = 0
         self.client = ""
-        self.state = _UNJOINED
-        self.member_id = ""
-        self.generation = -1
-        self.is_leader = False
-        self.owned = []
-        self.positions = {}
-        self.sent_offsets = {}
-        self.rejoin_needed = False
-        self.join_inflight = False
-        self._prepare = PC_NONE
-        self.fetch_paused = False
-        self.waiting = False
-        self.deferred = []
-        self.batch = []
+        self._reset(False)
         self.batch_t0 = 0.0
         self.batch_taken = 0
         self.batch_last_t = 0
@@ -114,28 +102,18 @@ cdef class NativeMember(NativeClient):
         self.last_poll = 0
         self.poll_token = 0
         self.next_autocommit = 0
-        self.joined_protocol = None
-        self.sticky_memory = None
-        self.coop_generation = -1
         self.hb_base = 0
         self.hb_first = 0
         self.batch_rate = self._rate
-        self.hb_ticking = False
         self.pause_start = None
         self.known_partitions = {}
         self.assigned_view = {}
         self.started_at = 0
-        self.poll_timed_out = False
         self._in_poll = False
 
-    # ------------------------------------------------------------ lifecycle
-
-    def start(self):
-        cdef WorldBase w = self.w
-        cdef int64_t now = self._now()
-        self.alive = True
-        self.incarnation += 1
-        self.client = f"{self.name}#{self.incarnation}"
+    cdef int _reset(self, bint rejoin) except -1:
+        """The rebalance state of a member that has not joined (at construction, and at each start
+        with `rejoin`): the same fields `SimMember.__init__` and `start` set."""
         self.state = _UNJOINED
         self.member_id = ""
         self.generation = -1
@@ -146,21 +124,32 @@ cdef class NativeMember(NativeClient):
         self.owned = []
         self.positions = {}
         self.sent_offsets = {}
-        self.rejoin_needed = True
+        self.rejoin_needed = rejoin
         self.join_inflight = False
         self._prepare = PC_NONE
         self.fetch_paused = False
         self.waiting = False
         self.deferred = []
         self.batch = []
+        self.hb_ticking = False
+        self.poll_timed_out = False
+        return 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self):
+        cdef WorldBase w = self.w
+        cdef int64_t now = self._now()
+        self.alive = True
+        self.incarnation += 1
+        self.client = f"{self.name}#{self.incarnation}"
+        self._reset(True)
         self.busy_until = now
         self.caught_up_from = now
         self.stall_until = 0
         self.last_poll = now
         self.next_autocommit = now + self._aci
-        self.hb_ticking = False
         self.started_at = now
-        self.poll_timed_out = False
         self.known_partitions = w.partition_counts()
         self.pause_start = now
         w.emit("start", self.name)
@@ -342,22 +331,11 @@ cdef class NativeMember(NativeClient):
         return 0
 
     cdef int64_t _busy_for(self, int64_t now, int64_t n, double rate) except? -1:
-        """`SimMember._busy_for(now, n * rate, rate)` in the same doubles (-ffp-contract=off)."""
-        cdef double work = <double>n * rate
-        cdef int64_t start = self.busy_until
-        cdef double end, tail
-        if self.caught_up_from > start:
-            start = self.caught_up_from
-        if self.stall_until > start:
-            start = self.stall_until
-        end = <double>start + work
-        tail = <double>self.batch_last_t + rate
-        if tail > end:
-            end = tail
-        self.batch_t0 = end - work
-        if end > <double>now:
-            return <int64_t>(end - <double>now + 0.999999)
-        return 0
+        """`SimMember._busy_for(now, n * rate, rate)`: native_batch_time's doubles."""
+        return busy_for_c(
+            now, n, rate, self.busy_until, self.caught_up_from, self.stall_until,
+            self.batch_last_t, &self.batch_t0,
+        )
 
     cdef int64_t _next_arrival(self) except? -1:
         cdef WorldBase w = self.w
@@ -402,7 +380,7 @@ cdef class NativeMember(NativeClient):
         w.add_processed(done, _k_finish(batch, w.p_processed))
 
     cdef list _processed_by(self, int64_t now):
-        cdef int64_t limit = <int64_t>((<double>now - self.batch_t0) / self.batch_rate)
+        cdef int64_t limit = processed_limit_c(now, self.batch_t0, self.batch_rate)
         cdef int64_t a, b
         cdef list out = []
         for p, a, b in self.batch:
