@@ -164,7 +164,8 @@ def scenarios() -> Iterator[tuple[str, dict]]:
 def fingerprint(doc: dict) -> str:
     from kafka_rebalance.sim.api import simulate
 
-    res = simulate(doc, collect_events=True)
+    res = simulate(doc, collect_events=True, core="reference")  # the reference path (the native
+    # core is checked against these by tests/test_sim_native_fingerprints.py)
     h = hashlib.sha256()
     for ev in res.events:
         h.update(json.dumps(ev, sort_keys=True, separators=(",", ":")).encode())

@@ -212,6 +212,7 @@ def test_a_finished_run_is_collected() -> None:
             parse_simulation_scenario(doc),
             collect_events=False,
             on_world=lambda world: during.append(members_alive()),
+            core="reference",  # the reference world's members (SimMember) on this engine
         )
     assert min(during) > before  # the run had members to leak (review 7: not 0 == 0)
     assert members_alive() == before

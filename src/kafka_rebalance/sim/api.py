@@ -59,10 +59,12 @@ def simulate(
     *,
     progress: Callable[[int, int], None] | None = None,
     collect_events: bool = True,
+    core: str = "auto",
 ) -> SimulationResult:
-    """Run one scenario; `progress(now_ms, duration_ms)` is called now and then on long runs."""
+    """Run one scenario; `progress(now_ms, duration_ms)` is called now and then on long runs;
+    `core` as `simulate_scenario`'s."""
     sc = doc if isinstance(doc, Scenario) else parse_simulation_scenario(doc)
-    return simulate_scenario(sc, progress=progress, collect_events=collect_events)
+    return simulate_scenario(sc, progress=progress, collect_events=collect_events, core=core)
 
 
 def simulate_scenario(
@@ -71,13 +73,14 @@ def simulate_scenario(
     progress: Callable[[int, int], None] | None = None,
     collect_events: bool = True,
     on_world: Callable[[Any], None] | None = None,
-    core: str = "reference",
+    core: str = "auto",
 ) -> SimulationResult:
     """Run one parsed scenario. `on_world(world)` is called with the world before it runs, for callers
     that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes). `core`:
     "reference" (the Python simulator), "native" (the native core, InputError naming the reason when
-    it does not claim the scenario) or "auto" (native when claimed, else the reference);
-    docs/sim-native.md, "How the choice is made"."""
+    it does not claim the scenario) or "auto" (the default: native when claimed, else the
+    reference; the native core measured faster on every claimed size); docs/sim-native.md, "How
+    the choice is made"."""
     if core not in CORES:
         raise InputError(f"unknown core {core!r} (known: {', '.join(CORES)})", field="core")
     events: list[dict] = []
