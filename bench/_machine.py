@@ -44,13 +44,13 @@ NATIVE_WORLD = (
     "native_world_member",
     "native_coordinator",
     "native_world",
-)
-NATIVE_PIECES = (
-    "native_members",
     "native_books",
     "native_batch_time",
     "native_group_core",
     "native_group_handlers",
+)
+NATIVE_PIECES = (
+    "native_members",
     "native_group",
 )
 
@@ -148,13 +148,14 @@ def users() -> list[User]:
             tuple(f"sim/{name}.py" for name in sim.COMPILED_TOGETHER if name != "poll_kernels"),
             lambda: sim.COORDINATOR_COMPILED,
         ),
-        # the native classic core (docs/sim-native.md): the members of core="native" runs
+        # the native classic core (docs/sim-native.md): what core="auto"/"native" runs (the world,
+        # its members, books and batch times, the coordinator and the group twin's core)
         User(
             "sim native world",
             tuple(f"sim/{name}.pyx" for name in NATIVE_WORLD),
             lambda: all(native.cython_build("kafka_rebalance.sim", n) for n in NATIVE_WORLD),
         ),
-        # its pieces no run calls yet (twins tested against the reference): built, or not
+        # its pieces no run calls yet (member arrays; the group twin's object API, for the tests)
         User(
             "sim native pieces",
             tuple(f"sim/{name}.pyx" for name in NATIVE_PIECES),
