@@ -66,6 +66,9 @@ def test_the_compiled_list_names_the_simulator_kernels() -> None:
     makefile = (ROOT / "Makefile").read_text()
     for source in SETUP.COMPILED + SETUP.CYTHON:  # editing any of them rebuilds (KERNELS)
         assert source in makefile or Path(source).parent.as_posix() + "/kernels*.py" in makefile
+    # setup.py loads cython_deps.py to stamp every Cython build: an edit to it must rebuild too
+    kernels = next(line for line in makefile.splitlines() if line.startswith("KERNELS :="))
+    assert "src/kafka_rebalance/cython_deps.py" in kernels.split()
 
 
 def test_every_compiled_artefact_is_found_and_removed(tmp_path: Path) -> None:

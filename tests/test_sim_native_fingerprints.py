@@ -90,7 +90,8 @@ def test_event_rows_and_summary_equal_the_reference():
     assert nat.events == ref.events
     assert nat.summary == ref.summary
     assert nat.simulated_events == ref.simulated_events
-    assert nat.paused_ms_by_member == ref.paused_ms_by_member
+    # the same members in the same (first-pause) order: review 9 F3
+    assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
 
 
 def test_without_a_sink_the_summary_is_the_same():
@@ -148,3 +149,47 @@ def test_without_the_build_auto_runs_the_reference(monkeypatch):
     assert res.core == "reference" and res.core_reason == reason
     with pytest.raises(InputError, match="native build missing or stale"):
         simulate_scenario(sc, collect_events=False, core="native")
+
+
+@pytest.mark.parametrize(
+    ("where", "field", "value", "reference_error"),
+    [
+        ("group", "heartbeat_interval_ms", 0, ZeroDivisionError),
+        ("group", "session_timeout_ms", -5, None),
+        ("group", "max_poll_records", 0, None),
+        ("group", "rebalance_timeout_ms", 0, None),
+        ("scenario", "network_latency_ms", -1, None),
+        ("scenario", "network_jitter_ms", -3, None),
+        ("scenario", "poll_idle_ms", 0, None),
+        ("scenario", "lag_sample_ms", 1.5, None),
+    ],
+)
+def test_settings_the_parser_refuses_are_not_claimed(where, field, value, reference_error):
+    """Review 9 F1: a Scenario built through the API with heartbeat_interval_ms=0 was claimed and the
+    native coordinator divided by zero in C (SIGFPE: the interpreter died) where the reference raises
+    ZeroDivisionError; a negative latency failed with OverflowError. What the YAML parser refuses is
+    not claimed: auto runs the reference, which does what it does."""
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    if where == "group":
+        sc = replace(sc, group=replace(sc.group, **{field: value}))
+        name = f"group.{field}"
+    else:
+        sc = replace(sc, **{field: value})
+        name = field
+    reason = classic_native.native_support(sc)
+    assert reason is not None and reason.startswith(
+        f"{name} {value!r} outside the scenario's range"
+    )
+    with pytest.raises(InputError, match="does not claim"):
+        simulate_scenario(sc, collect_events=False, core="native")
+    if reference_error is not None:
+        with pytest.raises(reference_error):
+            simulate_scenario(sc, collect_events=False)  # auto: the reference, not a crash
+
+
+def test_a_heartbeat_not_below_the_session_timeout_is_not_claimed():
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    sc = replace(sc, group=replace(sc.group, heartbeat_interval_ms=sc.group.session_timeout_ms))
+    assert classic_native.native_support(sc) == (
+        "group.heartbeat_interval_ms not below group.session_timeout_ms"
+    )

@@ -88,6 +88,49 @@ def _too_large_int(sc: Scenario) -> str | None:
     return None
 
 
+# the smallest value the scenario parser accepts for each int setting (sim/scenario.py): a Scenario
+# built through the Python API may hold less (heartbeat_interval_ms=0 divides by zero in C, where the
+# reference raises ZeroDivisionError; a negative latency leaves the native books' range)
+_GROUP_MINIMUM = {
+    "session_timeout_ms": 1, "heartbeat_interval_ms": 1, "max_poll_interval_ms": 1,
+    "auto_commit_interval_ms": 1, "max_poll_records": 1, "group_max_size": 1,
+    "metadata_max_age_ms": 1, "retry_backoff_ms": 1, "group_initial_rebalance_delay_ms": 0,
+}  # fmt: skip
+_SCENARIO_MINIMUM = {
+    "duration_ms": 1, "network_latency_ms": 0, "network_jitter_ms": 0, "poll_idle_ms": 1,
+    "poll_timeout_ms": 1, "lag_sample_ms": 1,
+}  # fmt: skip
+_EVENT_MINIMUM = {"at_ms": 0, "down_ms": 0, "every_ms": 0}
+
+
+def _outside_parser_range(sc: Scenario) -> str | None:
+    """The first int setting the scenario parser would refuse (below its minimum, not an int, or a
+    heartbeat not below the session timeout): the native core claims only what YAML can say."""
+    places: list[tuple[str, object, dict[str, int]]] = [
+        ("", sc, _SCENARIO_MINIMUM),
+        ("group.", sc.group, _GROUP_MINIMUM),
+    ]
+    places += [(f"events[{i}].", e, _EVENT_MINIMUM) for i, e in enumerate(sc.events)]
+    places += [(f"members[{i}].", m, {"start_ms": 0}) for i, m in enumerate(sc.members)]
+    places += [(f"topics[{i}].", t, {"partitions": 1}) for i, t in enumerate(sc.topics)]
+    for prefix, value, minimum in places:
+        for name, least in minimum.items():
+            v = getattr(value, name)
+            if type(v) is not int or v < least:
+                return f"{prefix}{name} {v!r} outside the scenario's range (an int >= {least})"
+    g = sc.group
+    if g.rebalance_timeout_ms is not None and (
+        type(g.rebalance_timeout_ms) is not int or g.rebalance_timeout_ms < 1
+    ):
+        return f"group.rebalance_timeout_ms {g.rebalance_timeout_ms!r} outside the scenario's range"
+    if g.heartbeat_interval_ms >= g.session_timeout_ms:
+        return "group.heartbeat_interval_ms not below group.session_timeout_ms"
+    for i, t in enumerate(sc.topics):
+        if type(t.produce_rate) not in (int, float) or not t.produce_rate >= 0:
+            return f"topics[{i}].produce_rate {t.produce_rate!r} outside the scenario's range"
+    return None
+
+
 def native_support(sc: Scenario) -> str | None:
     """None when the native core claims `sc`; else the first reason it does not."""
     unknown = {f.name for f in fields(Scenario)} - _SCENARIO_FIELDS
@@ -134,6 +177,9 @@ def native_support(sc: Scenario) -> str | None:
     too_large = _too_large_int(sc)
     if too_large:
         return too_large
+    outside = _outside_parser_range(sc)
+    if outside:
+        return outside
     if _build() is None:
         return _MISSING
     return None

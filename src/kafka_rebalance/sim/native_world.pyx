@@ -42,7 +42,7 @@ cdef class NativeWorld(WorldBase):
     cdef readonly Books books
     cdef readonly Network net
     cdef dict _index, _client_names, _client_keys, _assignors
-    cdef list _names
+    cdef list _names, _pause_order
     cdef int64_t* _buf
     cdef Py_ssize_t _buf_cap
 
@@ -67,6 +67,7 @@ cdef class NativeWorld(WorldBase):
         self.members = {}
         self._index = {}
         self._names = []
+        self._pause_order = []
         self._client_names = {}
         self._client_keys = {}
         self._assignors = {}
@@ -224,8 +225,12 @@ cdef class NativeWorld(WorldBase):
         self.books.set_unavailable_c(buf, n, now)
 
     cpdef add_paused(self, object m, int64_t ms):
+        cdef Py_ssize_t i
         if ms > 0:
-            self.books.add_paused_c(self._index[m.name], ms)
+            i = self._index[m.name]
+            self.books.add_paused_c(i, ms)
+            if self.books.paused_ms[i] == ms:  # its first pause (only positive pauses are added)
+                self._pause_order.append(i)  # the reference's dict keeps first-pause order
             if self.wants_events:
                 self.emit(
                     "paused",
@@ -273,8 +278,9 @@ cdef class NativeWorld(WorldBase):
 
     @property
     def paused_by_member(self):
-        """{name: paused ms} of the members that paused (the reference's `paused_by_member`)."""
-        return {self._names[i]: ms for i, ms in self.books.paused_by_member().items()}
+        """{name: paused ms} of the members that paused, in the order they first paused (the
+        reference's `paused_by_member`)."""
+        return {self._names[i]: self.books.paused_ms[i] for i in self._pause_order}
 
     @property
     def member_paused_ms(self):

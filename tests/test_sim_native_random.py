@@ -1,0 +1,120 @@
+"""The native classic core against the reference on random scenarios it claims.
+
+`core="auto"` runs the native core for every scenario `classic_native.native_support` claims, so the
+claim must hold beyond the 42 fingerprint scenarios (tests/test_sim_native_fingerprints.py): here
+hypothesis draws small eager groups (range / roundrobin, a listed cooperative-sticky, one topic,
+network latency and jitter, processing jitter, heartbeat, session, commit and poll settings, one or
+two rolling restarts) and every claimed one must give the reference's event rows, summary, event
+count and paused times. Skips without the native build (fails under
+KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, assume, find, given, settings
+from hypothesis import strategies as st
+
+from kafka_rebalance.sim import classic_native
+from kafka_rebalance.sim.api import simulate_scenario
+from kafka_rebalance.sim.scenario import parse_simulation_scenario
+
+
+def _built() -> None:
+    if classic_native._build() is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native world build missing or stale")
+        pytest.skip("native world build missing or stale")
+
+
+@st.composite
+def eager_scenarios(draw: st.DrawFn) -> dict:
+    members = draw(st.integers(1, 7))
+    heartbeat = draw(st.sampled_from([500, 1000, 3000]))
+    restarts = [
+        {
+            "at_ms": draw(st.integers(0, 40_000)),
+            "kind": "rolling_restart",
+            "down_ms": draw(st.integers(0, 15_000)),
+            "every_ms": draw(st.integers(1, 12_000)),
+        }
+        for _ in range(draw(st.integers(1, 2)))
+    ]
+    return {
+        "name": "random-eager",
+        "seed": draw(st.integers(0, 2**31)),
+        "duration_ms": draw(st.integers(10_000, 120_000)),
+        "group": {
+            "id": draw(st.sampled_from(["g", "orders-app", "bench"])),
+            "assignors": draw(
+                st.sampled_from(
+                    [
+                        ["range"],
+                        ["roundrobin"],
+                        ["range", "cooperative-sticky"],
+                        ["roundrobin", "range"],
+                    ]
+                )
+            ),
+            "heartbeat_interval_ms": heartbeat,
+            "session_timeout_ms": draw(st.sampled_from([6000, 10_000, 45_000])),
+            "group_initial_rebalance_delay_ms": draw(st.sampled_from([0, 500, 3000])),
+            "auto_commit_interval_ms": draw(st.sampled_from([100, 1000, 5000])),
+            "max_poll_records": draw(st.sampled_from([1, 50, 500])),
+        },
+        "topics": [
+            {
+                "name": "t",
+                "partitions": draw(st.integers(1, 24)),
+                "produce_rate": draw(st.sampled_from([1, 10, 100.0, 600])),
+            }
+        ],
+        "members": {
+            "count": members,
+            "processing_ms_per_record": draw(st.sampled_from([0.01, 0.1, 1.0, 2.5])),
+        },
+        "network": {"latency_ms": draw(st.integers(0, 20)), "jitter_ms": draw(st.integers(0, 10))},
+        "simulation": {
+            "poll_idle_ms": draw(st.sampled_from([100, 1000, 5000])),
+            "poll_timeout_ms": draw(st.sampled_from([10, 100, 500])),
+            "lag_sample_ms": draw(st.sampled_from([1000, 5000, 60_000])),
+            "processing_jitter": draw(st.sampled_from([0.0, 0.2, 0.5])),
+        },
+        "events": restarts,
+    }
+
+
+# derandomized: the same 60 scenarios every run (CI must not fail on a draw; review 9's fuzzer ran
+# 1,455 random claimed scenarios, equal but for the two differences fixed with this test)
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(eager_scenarios())
+def test_a_claimed_random_scenario_is_the_reference(doc):
+    _built()
+    sc = parse_simulation_scenario(doc)
+    assume(classic_native.native_support(sc) is None)
+    ref = simulate_scenario(sc, collect_events=True, core="reference")
+    nat = simulate_scenario(sc, collect_events=True, core="native")
+    assert nat.core == "native" and ref.core == "reference"
+    assert nat.summary == ref.summary
+    assert nat.events == ref.events
+    assert nat.simulated_events == ref.simulated_events
+    assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
+
+
+def test_the_drawn_scenarios_are_claimed():
+    """The strategy above must reach the native core: a drawn scenario is claimed (else the test
+    above would assume every example away)."""
+    _built()
+    for restarts in (1, 2):
+        for members in (1, 7):
+            doc = find(
+                eager_scenarios(),
+                lambda d, r=restarts, n=members: (
+                    len(d["events"]) == r and d["members"]["count"] == n
+                ),
+            )
+            assert classic_native.native_support(parse_simulation_scenario(doc)) is None
