@@ -84,6 +84,22 @@ def test_the_native_coordinator_runs_the_claimed_scenarios(name):
     assert nw.coord.needs_real_heartbeats() == rw.coord.needs_real_heartbeats()
 
 
+@pytest.mark.parametrize("name", ["rolling-range-40", "example-rolling-restart-seed7"])
+def test_it_runs_in_the_reference_world_too(name):
+    """Beside the reference's members and world (`world.Simulation`, its calls through Python), the
+    native coordinator gives the reference's run: event rows, summary and event count."""
+    mod = _coordinator_module()
+    sc = parse_simulation_scenario(SCENARIOS[name])
+    rows: list[dict] = []
+    w = Simulation(sc, rows.append)
+    w.coord = mod.NativeCoordinator(w)
+    summary = w.run()
+    ref = simulate_scenario(sc, collect_events=True, core="reference")
+    assert type(w.coord) is mod.NativeCoordinator
+    assert rows == ref.events and summary == ref.summary
+    assert w.loop.processed == ref.simulated_events
+
+
 def _world(**changes: Any) -> Simulation:
     sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
     group = changes.pop("group", {})

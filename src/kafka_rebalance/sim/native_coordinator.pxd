@@ -3,10 +3,12 @@
 from libc.stdint cimport int64_t
 
 from .native_group_handlers cimport GroupHandlers
+from .native_world_base cimport WorldBase
 
 
 cdef class NativeCoordinator:
-    cdef public object w  # the world (world.Simulation or a subclass): reached through Python
+    cdef public object w  # the world: a native_world.NativeWorld, or world.Simulation (the reference's)
+    cdef WorldBase _nw  # `w` when it is a native world (its calls are C calls), else None
     cdef readonly object config, store
     cdef readonly GroupHandlers group
     cdef readonly int64_t epoch, up_at
@@ -29,6 +31,15 @@ cdef class NativeCoordinator:
     cpdef heartbeat_stopped(self, str member_id, int64_t hb_base, int64_t hb_first, int64_t now,
                             int64_t generation, str client)
     cpdef on_timer(self, object key, object payload)
+
+    # the world's calls: C calls on a native world, Python calls on the reference's
+    cdef int _reply(self, str client, str kind, object resp) except -1
+    cdef int _reply_many(self, list replies) except -1
+    cdef int _emit(self, str kind, object member, object generation, object partitions,
+                   object detail) except -1
+    cdef int _on_generation(self, int64_t generation) except -1
+    cdef int _set_pending_cause(self, str cause) except -1
+    cdef dict _members(self)
 
     # internals
     cdef int64_t _member(self, str member_id) except -2

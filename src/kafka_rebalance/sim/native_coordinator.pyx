@@ -11,9 +11,10 @@ engine queues the same events. What `classic_native.native_support` does not cla
 NotImplementedError, never guessed: coordinator failover, `log_append_ms`, static membership,
 `group.max.size`, assignors other than eager range/roundrobin.
 
-The world is a Python object for now (the reference world is mypyc); its calls are few and named
-(`loop`, `reply`, `reply_many`, `emit`, `members`, `on_generation`, `pending_cause`, the partition
-table and the scenario), so a native world can later serve them as C calls.
+The world's calls are few and named (`loop`, `reply`, `reply_many`, `emit`, `members`,
+`on_generation`, `pending_cause`, the partition table and the scenario): on a native world
+(`native_world_base.WorldBase`) they are C calls through its vtable, on the reference's world
+(`world.Simulation`, mypyc) Python calls; the same calls in the same order either way.
 """
 
 import re
@@ -29,6 +30,7 @@ from .native_group_core cimport (
     ST_EMPTY, ST_PREPARING, ST_STABLE, Effect,
 )
 from .native_group_handlers cimport GroupHandlers
+from .native_world_base cimport WorldBase
 
 from ..fields import INT32_MAX
 from ..group.classic_group import ClassicGroupConfig
@@ -45,6 +47,12 @@ cdef dict ERRORS = {e.value: e for e in Errors}
 cdef object _NONE = Errors.NONE
 cdef object _MEMBER_STABLE = MemberState.STABLE
 cdef object _k_store_commits = KERNELS.store_commits
+# the responses built as their NamedTuple's __new__ builds them (tuple.__new__(cls, fields)): the same
+# objects, without the generated Python-level __new__
+cdef object _tuple_new = tuple.__new__
+cdef object _JOIN_RESPONSE = JoinGroupResponse
+cdef object _SYNC_RESPONSE = SyncGroupResponse
+cdef object _HEARTBEAT_RESPONSE = HeartbeatResponse
 # the group's timer keys (a heartbeat timer's key is its member id handle, > 0)
 cdef enum:
     K_JOIN = -1
@@ -79,6 +87,7 @@ cdef class NativeCoordinator:
         if why is not None:
             raise NotImplementedError(f"the native coordinator does not handle {why}")
         self.w = world
+        self._nw = world if isinstance(world, WorldBase) else None
         g = sc.group
         self.config = ClassicGroupConfig(
             initial_rebalance_delay_ms=g.group_initial_rebalance_delay_ms, max_size=g.group_max_size
@@ -113,6 +122,47 @@ cdef class NativeCoordinator:
             for k in range(len(self._handles) + 1, len(ids)):
                 self._handles[ids[k]] = k
         return self._handles.get(member_id, -1)
+
+    # ------------------------------------------------------------------ the world's calls
+
+    cdef int _reply(self, str client, str kind, object resp) except -1:
+        if self._nw is not None:
+            self._nw.reply(client, kind, resp)
+        else:
+            self.w.reply(client, kind, resp)
+        return 0
+
+    cdef int _reply_many(self, list replies) except -1:
+        if self._nw is not None:
+            self._nw.reply_many(replies)
+        else:
+            self.w.reply_many(replies)
+        return 0
+
+    cdef int _emit(self, str kind, object member, object generation, object partitions,
+                   object detail) except -1:
+        if self._nw is not None:
+            self._nw.emit(kind, member, generation, partitions, detail)
+        else:
+            self.w.emit(kind, member, generation, partitions, detail)
+        return 0
+
+    cdef int _on_generation(self, int64_t generation) except -1:
+        if self._nw is not None:
+            self._nw.on_generation(generation)
+        else:
+            self.w.on_generation(generation)
+        return 0
+
+    cdef int _set_pending_cause(self, str cause) except -1:
+        if self._nw is not None:
+            self._nw.pending_cause = cause
+        else:
+            self.w.pending_cause = cause
+        return 0
+
+    cdef dict _members(self):
+        return self._nw.members if self._nw is not None else self.w.members
 
     # ------------------------------------------------------------------ requests
 
@@ -190,7 +240,7 @@ cdef class NativeCoordinator:
                 tps = parts.tps
                 for p, off in offsets.items():
                     tp = tps[p]
-                    w.emit(
+                    self._emit(
                         "commit",
                         name,
                         generation,
@@ -208,9 +258,9 @@ cdef class NativeCoordinator:
                         },
                     )
             if answer:
-                w.reply(client, "commit", (err, (generation, member_id), True))
+                self._reply(client, "commit", (err, (generation, member_id), True))
             return
-        w.reply(client, "commit", (err, (generation, member_id), answer))
+        self._reply(client, "commit", (err, (generation, member_id), answer))
 
     # ------------------------------------------------------------------ effects
 
@@ -256,19 +306,20 @@ cdef class NativeCoordinator:
                 mid = own if e.member < 0 else ids[e.member]
                 if e.error == E_NONE or e.error == E_MEMBER_ID_REQUIRED:
                     self.by_member_id[mid] = client.partition("#")[0]
-                replies.append((client, "join", JoinGroupResponse(
+                replies.append((client, "join", _tuple_new(_JOIN_RESPONSE, (
                     client, ERRORS[e.error], mid, e.a, None if e.c < 0 else protocols[e.c], ids[e.b],
-                    objs[e.obj] if e.flags & JF_MEMBERS else (), bool(e.flags & JF_SKIP_ASSIGNMENT))))
+                    objs[e.obj] if e.flags & JF_MEMBERS else (), bool(e.flags & JF_SKIP_ASSIGNMENT)))))
             elif k == FX_SYNC_RESPONSE:
                 client = clients[e.client]
-                replies.append((client, "sync", SyncGroupResponse(
+                replies.append((client, "sync", _tuple_new(_SYNC_RESPONSE, (
                     client, ERRORS[e.error], None if e.obj < 0 else objs[e.obj],
-                    None if e.c < 0 else protocols[e.c])))
+                    None if e.c < 0 else protocols[e.c]))))
             elif k == FX_HEARTBEAT_RESPONSE:
                 if drop_answered and e.error == E_NONE:
                     continue
                 client = clients[e.client]
-                replies.append((client, "heartbeat", (HeartbeatResponse(client, ERRORS[e.error]), hb_sent)))
+                replies.append((client, "heartbeat",
+                                (_tuple_new(_HEARTBEAT_RESPONSE, (client, ERRORS[e.error])), hb_sent)))
             elif k == FX_LEAVE_RESPONSE:
                 pass
             elif k == FX_STATE_CHANGED:
@@ -281,18 +332,18 @@ cdef class NativeCoordinator:
                 self._on_state(<int>e.a, <int>e.b, reason)
             elif k == FX_MEMBER_REMOVED:
                 mid = ids[e.member]
-                w.emit("member_removed", self.by_member_id.get(mid, mid),
-                       detail={"member_id": mid, "reason": REASONS[e.reason]})
+                self._emit("member_removed", self.by_member_id.get(mid, mid), None, None,
+                           {"member_id": mid, "reason": REASONS[e.reason]})
             elif k == FX_METADATA_CHANGED:
                 self.store.write_group(objs[e.obj], loop.now)
         return self._send_replies(replies)
 
     cdef int _send_replies(self, list replies) except -1:
-        w = self.w
         if len(replies) == 1:
-            w.reply(*replies[0])
+            r = replies[0]
+            self._reply(r[0], r[1], r[2])
         elif replies:
-            w.reply_many(replies)
+            self._reply_many(replies)
         if self.muted:
             for r in replies:
                 if r[1] == "join" or r[1] == "sync":
@@ -311,21 +362,17 @@ cdef class NativeCoordinator:
         return 0
 
     cdef int _on_state(self, int old, int new, object reason) except -1:
-        w = self.w
         cdef int64_t generation = self.group.generation_id
-        w.emit(
-            "group_state",
-            detail={"from": STATE_NAMES[old], "to": STATE_NAMES[new], "reason": reason},
-            generation=generation,
-        )
+        self._emit("group_state", "", generation, None,
+                   {"from": STATE_NAMES[old], "to": STATE_NAMES[new], "reason": reason})
         if new == ST_PREPARING:
-            w.pending_cause = _MEMBER_ID.sub(r"\1", reason)
-            for m in w.members.values():
+            self._set_pending_cause(_MEMBER_ID.sub(r"\1", reason))
+            for m in self._members().values():
                 if m.state is _MEMBER_STABLE:
                     m.start_heartbeat_ticks()  # no-op unless its heartbeat thread runs and is idle
         elif new == ST_COMPLETING or (new == ST_EMPTY and old == ST_PREPARING):
-            w.on_generation(generation)
-            w.pending_cause = "-"
+            self._on_generation(generation)
+            self._set_pending_cause("-")
         return 0
 
     cpdef bint needs_real_heartbeats(self) except -1:
@@ -356,10 +403,9 @@ cdef class NativeCoordinator:
         cdef GroupHandlers g = self.group
         cdef int64_t hb_base, hb_first, stop, generation, sent, lat = self._latency
         cdef Py_ssize_t s, i
-        w = self.w
         member_id = g.ids[member]
         name = self.by_member_id.get(member_id)
-        m = w.members.get(name) if name is not None else None
+        m = self._members().get(name) if name is not None else None
         if m is None:
             return False
         if m.member_id == member_id and m.heartbeating():
