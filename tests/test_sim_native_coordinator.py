@@ -114,6 +114,7 @@ def _world(**changes: Any) -> Simulation:
         ({"group": {"assignors": ("sticky", "range")}}, "assignor sticky"),
         ({"group": {"group_max_size": 10}}, "group_max_size"),
         ({"log_append_ms": (1, 2, 3)}, "log_append_ms"),
+        ({"group": {"heartbeat_interval_ms": 0}}, "heartbeat_interval_ms 0"),
         (
             {"events": (SimEvent(at_ms=1000, kind="coordinator_failover", down_ms=500),)},
             "coordinator_failover events",

@@ -70,6 +70,8 @@ def refusal(sc):
         return f"assignor {g.assignors[0] if g.assignors else None}"
     if g.group_max_size != INT32_MAX:
         return "group_max_size"
+    if g.heartbeat_interval_ms <= 0:  # the elision divides by it (C division: no ZeroDivisionError)
+        return f"heartbeat_interval_ms {g.heartbeat_interval_ms}"
     if sc.log_append_ms:
         return "log_append_ms"
     for e in sc.events:
