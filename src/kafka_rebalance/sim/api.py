@@ -79,8 +79,8 @@ def simulate_scenario(
     that instrument it (the demo keeps a copy of the coordinator's GroupMetadata writes). `core`:
     "reference" (the Python simulator), "native" (the native core, InputError naming the reason when
     it does not claim the scenario) or "auto" (the default: native when claimed, else the
-    reference; the native core measured faster on every claimed size); docs/sim-native.md, "How
-    the choice is made"."""
+    reference; its output is the reference's, checked by the fingerprint gate); docs/sim-native.md,
+    "How the choice is made"."""
     if core not in CORES:
         raise InputError(f"unknown core {core!r} (known: {', '.join(CORES)})", field="core")
     events: list[dict] = []
