@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +24,7 @@ from kafka_rebalance.errors import InputError  # noqa: E402
 from kafka_rebalance.sim import classic_native  # noqa: E402
 from kafka_rebalance.sim.api import simulate_scenario  # noqa: E402
 from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
+from sim_native_runs import assert_same_run, require_native_build  # noqa: E402
 
 M2 = {
     "rolling-range",
@@ -35,13 +35,6 @@ M2 = {
 }
 KNOWN = json.loads(fps.FINGERPRINTS.read_text())
 SCENARIOS = dict(fps.scenarios())
-
-
-def _built() -> None:
-    if classic_native._build() is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native_world_member build missing or stale")
-        pytest.skip("native_world_member build missing or stale")
 
 
 def _fingerprint(res) -> str:
@@ -55,7 +48,7 @@ def _fingerprint(res) -> str:
 
 
 def test_the_claim_holds_milestone_m2():
-    _built()
+    require_native_build()
     claimed = {
         name
         for name, doc in SCENARIOS.items()
@@ -66,7 +59,7 @@ def test_the_claim_holds_milestone_m2():
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_a_claimed_scenario_is_the_reference(name):
-    _built()
+    require_native_build()
     sc = parse_simulation_scenario(SCENARIOS[name])
     reason = classic_native.native_support(sc)
     if reason is not None:
@@ -82,20 +75,15 @@ def test_a_claimed_scenario_is_the_reference(name):
 
 
 def test_event_rows_and_summary_equal_the_reference():
-    _built()
+    require_native_build()
     sc = parse_simulation_scenario(SCENARIOS["example-rolling-restart-seed7"])
     ref = simulate_scenario(sc, collect_events=True, core="reference")
     nat = simulate_scenario(sc, collect_events=True, core="native")
-    assert ref.core == "reference" and nat.core == "native"
-    assert nat.events == ref.events
-    assert nat.summary == ref.summary
-    assert nat.simulated_events == ref.simulated_events
-    # the same members in the same (first-pause) order: review 9 F3
-    assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
+    assert_same_run(nat, ref)
 
 
 def test_without_a_sink_the_summary_is_the_same():
-    _built()
+    require_native_build()
     sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
     ref = simulate_scenario(sc, collect_events=False, core="reference")
     nat = simulate_scenario(sc, collect_events=False, core="native")

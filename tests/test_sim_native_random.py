@@ -11,22 +11,13 @@ KAFKA_REBALANCE_REQUIRE_COMPILED=1).
 
 from __future__ import annotations
 
-import os
-
-import pytest
 from hypothesis import HealthCheck, assume, find, given, settings
 from hypothesis import strategies as st
 
 from kafka_rebalance.sim import classic_native
 from kafka_rebalance.sim.api import simulate_scenario
 from kafka_rebalance.sim.scenario import parse_simulation_scenario
-
-
-def _built() -> None:
-    if classic_native._build() is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native world build missing or stale")
-        pytest.skip("native world build missing or stale")
+from sim_native_runs import assert_same_run, require_native_build
 
 
 @st.composite
@@ -93,22 +84,18 @@ def eager_scenarios(draw: st.DrawFn) -> dict:
 )
 @given(eager_scenarios())
 def test_a_claimed_random_scenario_is_the_reference(doc):
-    _built()
+    require_native_build()
     sc = parse_simulation_scenario(doc)
     assume(classic_native.native_support(sc) is None)
     ref = simulate_scenario(sc, collect_events=True, core="reference")
     nat = simulate_scenario(sc, collect_events=True, core="native")
-    assert nat.core == "native" and ref.core == "reference"
-    assert nat.summary == ref.summary
-    assert nat.events == ref.events
-    assert nat.simulated_events == ref.simulated_events
-    assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
+    assert_same_run(nat, ref)
 
 
 def test_the_drawn_scenarios_are_claimed():
     """The strategy above must reach the native core: a drawn scenario is claimed (else the test
     above would assume every example away)."""
-    _built()
+    require_native_build()
     for restarts in (1, 2):
         for members in (1, 7):
             doc = find(

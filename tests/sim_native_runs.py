@@ -1,0 +1,33 @@
+"""Shared by the native classic core's tests: is a core="native" run the reference's run?
+
+One definition of "the same run" (event rows, summary, event count, paused times in the reference's
+first-pause order) for every test that compares the two cores, so a new thing to compare is added
+once (review 9 D7), and the skip/fail rule for a missing native build.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from kafka_rebalance.sim import classic_native
+
+
+def require_native_build() -> None:
+    """Skip without a fresh native build; fail instead under KAFKA_REBALANCE_REQUIRE_COMPILED=1."""
+    if classic_native._build() is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native world build missing or stale")
+        pytest.skip("native world build missing or stale")
+
+
+def assert_same_run(nat: Any, ref: Any) -> None:
+    """`nat` (a core="native" `SimulationResult`) is `ref`, the reference's run of the same scenario."""
+    assert nat.core == "native" and ref.core == "reference"
+    assert nat.summary == ref.summary
+    assert nat.events == ref.events
+    assert nat.simulated_events == ref.simulated_events
+    # the same members in the same (first-pause) order: review 9 F3
+    assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
