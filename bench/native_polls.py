@@ -17,7 +17,6 @@ process). Needs Cython (the dev extras) and the fresh native_members build (`pip
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import sys
 import time
@@ -26,36 +25,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
+from _cython_driver import build  # noqa: E402
 from kafka_rebalance import native  # noqa: E402
 from kafka_rebalance.sim import compiled  # noqa: E402
 from kafka_rebalance.sim.partitions import PartitionTable, ProcessedOffsets  # noqa: E402
 
 POLL_IDLE_MS = 5000
 BUDGET = 500
-
-
-def build_driver() -> Any:
-    """bench/native_polls.pyx compiled against native_members.pxd (under build/bench-native)."""
-    from Cython.Build import cythonize
-    from setuptools import Extension
-    from setuptools.dist import Distribution
-
-    out = ROOT / "build" / "bench-native"
-    ext = Extension("native_polls", [str(HERE / "native_polls.pyx")], extra_compile_args=["-O3"])
-    dist = Distribution(
-        {
-            "ext_modules": cythonize(
-                [ext], build_dir=str(out / "c"), include_path=[str(ROOT / "src")], quiet=True
-            )
-        }
-    )
-    cmd: Any = dist.get_command_obj("build_ext")
-    cmd.build_lib, cmd.build_temp = str(out), str(out / "tmp")
-    dist.run_command("build_ext")
-    sys.path.insert(0, str(out))
-    return importlib.import_module("native_polls")
 
 
 def shape(members: int) -> tuple[PartitionTable, list[list[int]]]:
@@ -119,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        driver = build_driver()
+        driver = build("native_polls")
     except ImportError as e:  # Cython is a build requirement, in the dev extras, not a dependency
         print(f"the driver needs Cython ({e}): pip install -e '.[dev]'", file=sys.stderr)
         return 2

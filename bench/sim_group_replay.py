@@ -30,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
+from _cython_driver import build  # noqa: E402
+
 EVERY_MS = 10_000
 
 
@@ -45,33 +47,10 @@ def record(members: int, restarts: int) -> Any:
         ref.use_sources(patch)
         patch.setattr(ref.PURE_COORDINATOR, "ClassicGroup", ref.RecordingGroup)
         ref.RecordingGroup.made = []
-        simulate(doc, collect_events=False)
+        # core="reference": the patched group is the reference's (auto would run the native core)
+        simulate(doc, collect_events=False, core="reference")
     (recorded,) = ref.RecordingGroup.made
     return recorded
-
-
-def build_tape() -> Any:
-    """bench/group_tape.pyx compiled against sim/native_group_handlers.pxd (under build/bench-native)."""
-    import importlib
-
-    from Cython.Build import cythonize
-    from setuptools import Extension
-    from setuptools.dist import Distribution
-
-    out = ROOT / "build" / "bench-native"
-    ext = Extension("group_tape", [str(HERE / "group_tape.pyx")], extra_compile_args=["-O3"])
-    dist = Distribution(
-        {
-            "ext_modules": cythonize(
-                [ext], build_dir=str(out / "c"), include_path=[str(ROOT / "src")], quiet=True
-            )
-        }
-    )
-    cmd: Any = dist.get_command_obj("build_ext")
-    cmd.build_lib, cmd.build_temp = str(out), str(out / "tmp")
-    dist.run_command("build_ext")
-    sys.path.insert(0, str(out))
-    return importlib.import_module("group_tape")
 
 
 def replay(group: Any, calls: list) -> float:
@@ -120,7 +99,7 @@ def main(argv: list[str]) -> int:
     for i, (m, args, answer) in enumerate(calls):
         if getattr(model, m)(*args) != answer:
             raise SystemExit(f"sim_group_replay: the twin's answer {i} ({m}) differs")
-    tapes = build_tape()
+    tapes = build("group_tape")
     want = tapes.effects_digest([answer for _, _, answer in calls])
     tape = tapes.CallTape(model)
     for m, args, _ in calls:

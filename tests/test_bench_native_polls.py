@@ -37,7 +37,7 @@ def test_the_three_drivers_make_the_same_polls(bench: Any) -> None:
         no_compiled_leg("no fresh Cython build of sim/native_members.pyx")
     if not native.is_compiled(compiled.KERNELS):
         no_compiled_leg("poll_kernels is not compiled: the benchmark compares with its build")
-    driver = bench.build_driver()
+    driver = bench.build("native_polls")
     states = [
         bench.run(driver, nm, 30, 4, which)[1]
         for which in ("poll_kernels", "native (C calls)", "native (Python-level methods)")
