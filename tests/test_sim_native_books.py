@@ -121,7 +121,10 @@ def test_the_books_are_world_cores(partitions: int, seed: int, steps: int) -> No
     assert last == [-1 if o is None else index[o] for o in w.last_owner]
     assert avail == [-1 if o is None else index[o] for o in w.avail_owner]
     assert since == w.unavail_since
-    assert books.paused_by_member() == {index[n]: ms for n, ms in w.paused_by_member.items()}
+    # item lists, not dicts: the reference's dict keeps first-pause order (review 9 F3)
+    assert list(books.paused_by_member().items()) == [
+        (index[n], ms) for n, ms in w.paused_by_member.items()
+    ]
     for book in (
         "unavailable_ms",
         "member_paused_ms",
@@ -135,6 +138,19 @@ def test_the_books_are_world_cores(partitions: int, seed: int, steps: int) -> No
         "timeline",
     ):
         assert getattr(books, book) == getattr(w, book), book
+
+
+def test_paused_by_member_keeps_the_order_of_first_pause() -> None:
+    """The reference's dict gains a member the first time its paused time goes positive; a
+    zero or negative pause adds nobody (the books kept index order: review 9 F3, note 14)."""
+    w = _world(1)
+    books = _books().Books(1)
+    members = [SimpleNamespace(name=f"m{i}", generation=0) for i in range(5)]
+    for i, ms in [(3, 0), (4, -5), (3, 5), (0, 1), (3, 2), (4, 7), (1, 0)]:
+        w.add_paused(members[i], ms)
+        books.add_paused(i, ms)
+    assert list(books.paused_by_member().items()) == [(3, 7), (0, 1), (4, 7)]
+    assert list(w.paused_by_member.items()) == [("m3", 7), ("m0", 1), ("m4", 7)]
 
 
 def test_a_book_that_would_leave_int64_is_refused() -> None:

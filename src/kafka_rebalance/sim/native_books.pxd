@@ -11,6 +11,7 @@ cdef class Books:
     cdef public int64_t unavailable_ms, member_paused_ms, partitions_moved, revocations
     cdef public int64_t duplicates, processed, lag_max, rebalances, generation
     cdef readonly list timeline
+    cdef readonly list pause_order  # member indices in the order of their first positive pause
     cdef public str pending_cause
 
     cdef int ensure_member(self, int64_t m) except -1

@@ -40,6 +40,7 @@ cdef class Books:
             self.avail_owner[p] = -1
             self.unavail_since[p] = 0
         self.timeline = []
+        self.pause_order = []
         self.pending_cause = "initial join"
 
     def __dealloc__(self):
@@ -111,11 +112,16 @@ cdef class Books:
         return 0
 
     cdef int add_paused_c(self, int64_t m, int64_t ms) except -1:
-        """`add_paused`: only a positive pause counts."""
+        """`add_paused`: only a positive pause counts; a member's first one records it in
+        `pause_order` (the reference's dict gains its key then)."""
+        cdef bint first
         if ms > 0:
             self.ensure_member(m)
+            first = self.paused_ms[m] == 0
             self.member_paused_ms = add(self.member_paused_ms, ms)
             self.paused_ms[m] = add(self.paused_ms[m], ms)
+            if first:  # after the checked additions: a refused one records nobody
+                self.pause_order.append(m)
         return 0
 
     cdef int processed_c(self, int64_t done, int64_t dup) except -1:
@@ -203,9 +209,10 @@ cdef class Books:
         self.timeline.append({"ts_ms": now, "generation": generation, "cause": self.pending_cause})
 
     def paused_by_member(self):
-        """{member index: paused ms} for members that paused (the reference's `paused_by_member`)."""
-        cdef Py_ssize_t m
-        return {m: self.paused_ms[m] for m in range(self.members) if self.paused_ms[m] > 0}
+        """{member index: paused ms} for members that paused, in the order they first paused (the
+        reference's `paused_by_member`, a dict in insertion order)."""
+        cdef int64_t m
+        return {m: self.paused_ms[m] for m in self.pause_order}
 
     def owners(self):
         """(last_owner, avail_owner, unavail_since) as lists, -1 for None."""

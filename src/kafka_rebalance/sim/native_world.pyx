@@ -42,7 +42,7 @@ cdef class NativeWorld(WorldBase):
     cdef readonly Books books
     cdef readonly Network net
     cdef dict _index, _client_names, _client_keys, _assignors
-    cdef list _names, _pause_order
+    cdef list _names
     cdef int64_t* _buf
     cdef Py_ssize_t _buf_cap
 
@@ -67,7 +67,6 @@ cdef class NativeWorld(WorldBase):
         self.members = {}
         self._index = {}
         self._names = []
-        self._pause_order = []
         self._client_names = {}
         self._client_keys = {}
         self._assignors = {}
@@ -229,8 +228,6 @@ cdef class NativeWorld(WorldBase):
         if ms > 0:
             i = self._index[m.name]
             self.books.add_paused_c(i, ms)
-            if self.books.paused_ms[i] == ms:  # its first pause (only positive pauses are added)
-                self._pause_order.append(i)  # the reference's dict keeps first-pause order
             if self.wants_events:
                 self.emit(
                     "paused",
@@ -279,8 +276,8 @@ cdef class NativeWorld(WorldBase):
     @property
     def paused_by_member(self):
         """{name: paused ms} of the members that paused, in the order they first paused (the
-        reference's `paused_by_member`)."""
-        return {self._names[i]: self.books.paused_ms[i] for i in self._pause_order}
+        reference's `paused_by_member`; the books keep that order)."""
+        return {self._names[i]: ms for i, ms in self.books.paused_by_member().items()}
 
     @property
     def member_paused_ms(self):
