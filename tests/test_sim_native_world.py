@@ -1,10 +1,12 @@
 """The native world (`sim/native_world.pyx`, docs/sim-native.md M2) against the reference world.
 
 `NativeWorld` is `world_core.WorldCore` + `world.Simulation` as a Cython class over `native_books`
-(books and arrivals by member index). Here it runs the claimed fingerprint scenarios with the
-native members and the reference coordinator's source (`coordinator.py` as plain Python: its mypyc
-build types its world as `WorldCore`), and every event row, the summary, the event count and the
-paused time per member must be the reference's. `WorldBase` (the interface members and the
+(books and arrivals by member index) and `native_members` (the partition table's columns and
+processed intervals, each member's owned partitions). Here it runs the claimed fingerprint
+scenarios with the native members and the native coordinator (which stores a native member's
+commits, `native_members.Triples`, into the world's committed column), and every event row, the
+summary, the event count, the paused time per member, the partition table and each member's
+partitions, positions and sent offsets must be the reference's. `WorldBase` (the interface members and the
 coordinator call) refuses every call itself. Without the builds the tests skip (fail under
 KAFKA_REBALANCE_REQUIRE_COMPILED=1).
 """
@@ -22,12 +24,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sim_fingerprint_set as fps  # noqa: E402
-from compiled_legs import from_source  # noqa: E402
 from kafka_rebalance import native  # noqa: E402
-from kafka_rebalance.sim import api  # noqa: E402
 from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
 
-SIM = Path(api.__file__).resolve().parent
 KNOWN = json.loads(fps.FINGERPRINTS.read_text())
 SCENARIOS = dict(fps.scenarios())
 M2 = (
@@ -51,8 +50,8 @@ def _build(name: str):
 def _world(sc, sink):
     world = _build("native_world")
     member = _build("native_world_member")
-    coordinator = from_source(SIM / "coordinator.py", "kafka_rebalance.sim._coordinator_source")
-    return world.NativeWorld(sc, sink, member.NativeMember, coordinator.ClassicCoordinator)
+    coordinator = _build("native_coordinator")
+    return world.NativeWorld(sc, sink, member.NativeMember, coordinator.NativeCoordinator)
 
 
 def _run(sc, world):
@@ -91,6 +90,33 @@ def test_rows_summary_counts_and_pauses_equal_the_reference():
     assert nat[3]  # members paused: the per-member books were exercised
     assert nat[4].events_emitted == ref[4].events_emitted
     assert nat[4].rng.getstate() == ref[4].rng.getstate()
+
+
+@pytest.mark.parametrize("name", ["rolling-range-40", "example-rolling-restart-seed7"])
+def test_the_partition_table_and_the_members_partitions_equal_the_reference(name):
+    """At the end of a run, the C columns and intervals hold the reference table's committed
+    offsets and processed intervals, and each member's C arrays its owned list, positions and the
+    sent offsets of its owned partitions (the reference's dict may keep others: never read)."""
+    from kafka_rebalance.sim.world import Simulation
+
+    sc = parse_simulation_scenario(SCENARIOS[name])
+    nat, ref = _world(sc, None), Simulation(sc, None)
+    assert nat.run() == ref.run()
+    n = len(ref.parts)
+    assert nat.cols.column("committed") == ref.parts.committed
+    assert any(ref.parts.committed)
+    for p in range(n):
+        po = ref.parts.processed[p]
+        assert nat.processed_table.intervals(p) == (po.starts, po.ends)
+    assert nat.processed_table.lost(nat.cols) >= 0
+    owning = 0
+    for name_, rm in ref.members.items():
+        nm = nat.members[name_]
+        assert nm.owned == rm.owned
+        assert nm.positions == rm.positions
+        assert nm.sent_offsets == {p: o for p, o in rm.sent_offsets.items() if p in rm.owned}
+        owning += bool(rm.owned)
+    assert owning  # some member owned partitions at the end
 
 
 def test_without_a_sink_the_summary_is_the_same():
@@ -140,3 +166,18 @@ def test_the_base_class_refuses_every_call():
     for name, args in calls.items():
         with pytest.raises(NotImplementedError, match=f"WorldBase.{name}"):
             getattr(base, name)(*args)
+
+
+def test_a_partition_table_beyond_int64_is_named():
+    """The C columns refuse a run whose log end offsets could leave int64 (the reference's ints do
+    not wrap): `partition_range_refusal` names it before a world is built, and building one raises."""
+    from dataclasses import replace
+
+    world = _build("native_world")
+    sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
+    assert world.partition_range_refusal(sc) is None
+    topic = replace(sc.topics[0], produce_rate=1e12)
+    big = replace(sc, topics=(topic,), duration_ms=2**44)
+    assert "beyond int64" in world.partition_range_refusal(big)
+    with pytest.raises(OverflowError):
+        _world(big, None)

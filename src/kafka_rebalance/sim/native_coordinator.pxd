@@ -3,6 +3,7 @@
 from libc.stdint cimport int64_t
 
 from .native_group_handlers cimport GroupHandlers
+from .native_members cimport Triples
 from .native_world_base cimport WorldBase
 
 
@@ -25,7 +26,7 @@ cdef class NativeCoordinator:
     # entry points (the world's and the members' calls)
     cpdef receive(self, str kind, object req, object name)
     cpdef commit(self, object name, str client, str member_id, object instance_id,
-                 int64_t generation, dict offsets, object why, bint answer=*, object sent_ms=*,
+                 int64_t generation, object offsets, object why, bint answer=*, object sent_ms=*,
                  object sent_event=*)
     cpdef bint needs_real_heartbeats(self) except -1
     cpdef heartbeat_stopped(self, str member_id, int64_t hb_base, int64_t hb_first, int64_t now,
@@ -49,3 +50,4 @@ cdef class NativeCoordinator:
     cdef int _unmute(self, str client) except -1
     cdef int _on_state(self, int old, int new, object reason) except -1
     cdef bint _elided_heartbeat(self, int64_t member, int64_t now) except -1
+    cdef int _store_triples(self, Triples offsets, dict stored) except -1

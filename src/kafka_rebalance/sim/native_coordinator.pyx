@@ -30,6 +30,7 @@ from .native_group_core cimport (
     ST_EMPTY, ST_PREPARING, ST_STABLE, Effect,
 )
 from .native_group_handlers cimport GroupHandlers
+from .native_members cimport PartitionColumns, Triples
 from .native_world_base cimport WorldBase
 
 from ..fields import INT32_MAX
@@ -218,10 +219,12 @@ cdef class NativeCoordinator:
         self._apply("", None, False)
 
     cpdef commit(self, object name, str client, str member_id, object instance_id,
-                 int64_t generation, dict offsets, object why, bint answer=False,
+                 int64_t generation, object offsets, object why, bint answer=False,
                  object sent_ms=-1, object sent_event=-1):
         """An OffsetCommit sent at `sent_ms`, after the first `sent_event` event-log rows. Failures
-        are answered, and successes the member waits for (`answer`)."""
+        are answered, and successes the member waits for (`answer`). `offsets`: {partition: offset}
+        from the reference's members, or a native member's changed positions
+        (`native_members.Triples` of (partition, offset, slot), owned order, as the dict's order)."""
         queued = self.muted.get(client) if self.muted else None
         if queued is not None:
             queued.append((self._commit, name, client, member_id, instance_id, generation, offsets,
@@ -235,11 +238,17 @@ cdef class NativeCoordinator:
             # one OffsetCommit record per partition of the request, into the store and the
             # partition table's committed column in one pass
             store = self.store
-            _k_store_commits(offsets, self._loop.now, store.offsets, w.p_committed)
-            store.records_appended += len(offsets)
+            if type(offsets) is Triples:
+                self._store_triples(<Triples>offsets, store.offsets)
+                store.records_appended += (<Triples>offsets).n
+            else:
+                _k_store_commits(offsets, self._loop.now, store.offsets, w.p_committed)
+                store.records_appended += len(offsets)
             if w.wants_events:
                 parts = w.parts
                 tps = parts.tps
+                if type(offsets) is Triples:
+                    offsets = {p: off for p, off, _ in (<Triples>offsets).triples()}
                 for p, off in offsets.items():
                     tp = tps[p]
                     self._emit(
@@ -263,6 +272,20 @@ cdef class NativeCoordinator:
                 self._reply(client, "commit", (err, (generation, member_id), True))
             return
         self._reply(client, "commit", (err, (generation, member_id), answer))
+
+    cdef int _store_triples(self, Triples offsets, dict stored) except -1:
+        """`poll_kernels.store_commits` for a native member's offsets: the store's records
+        (partition -> (offset, time)) and the native world's committed column, in offsets order."""
+        cdef PartitionColumns cols = self._nw.cols
+        cdef Py_ssize_t i
+        cdef int64_t p, off
+        now = self._loop.now
+        for i in range(offsets.n):
+            p = offsets.data[3 * i]
+            off = offsets.data[3 * i + 1]
+            stored[p] = (off, now)
+            cols.committed[p] = off
+        return 0
 
     # ------------------------------------------------------------------ effects
 

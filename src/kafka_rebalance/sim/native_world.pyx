@@ -8,8 +8,10 @@ order, with the same `loop.at`/`after` calls (so the engine's sequence numbers a
 `simulated_events` are the reference's), the same draws of the world's rng and the same event-log
 rows. The books (availability, moves, revocations, paused time, duplicates, processed, lag max) are
 `native_books.Books` by member index, the connections' last arrivals `native_books.Network` (the
-world's `rng.random` drawn at the reference's points); the partition table is the reference's
-`PartitionTable`. Members and the coordinator call the world through `WorldBase`'s methods
+world's `rng.random` drawn at the reference's points); the partition table's numbers are
+`native_members.PartitionColumns` (log ends, committed offsets: range-checked for the whole run at
+construction) and `ProcessedTable` (the processed intervals), the reference's `PartitionTable` kept
+only for the partitions' names and TopicPartitions. Members and the coordinator call the world through `WorldBase`'s methods
 (`native_world_base.pxd`). What the claim excludes (crashes, pauses, partition growth, failover,
 sticky and cooperative assignment) raises rather than guesses.
 """
@@ -29,6 +31,7 @@ from .partitions import PartitionTable
 from .world_core import member_subscription
 
 from .native_books cimport Books, Network
+from .native_members cimport PartitionColumns, ProcessedTable
 from .native_world_base cimport WorldBase
 
 cdef object _EAGER = RebalanceProtocol.EAGER
@@ -57,12 +60,9 @@ cdef class NativeWorld(WorldBase):
         for t in sc.topics:
             self.parts.add_topic(t.name, t.partitions, t.produce_rate, 0)
         parts = self.parts
-        self.p_base = parts.base
-        self.p_base_t = parts.base_t
-        self.p_num = parts.num
-        self.p_den = parts.den
-        self.p_committed = parts.committed
-        self.p_processed = parts.processed
+        # the numbers in C; `parts` keeps the names (its numeric columns are not updated)
+        self.cols = PartitionColumns.from_table(parts, sc.duration_ms)
+        self.processed_table = ProcessedTable(len(parts))
         self.p_tps = parts.tps
         self.members = {}
         self._index = {}
@@ -283,8 +283,9 @@ cdef class NativeWorld(WorldBase):
     def member_paused_ms(self):
         return self.books.member_paused_ms
 
-    cpdef commit(self, object m, dict offsets, str why, bint answer=False):
-        """An OffsetCommit on the member's connection; `answer`: the member waits for the response."""
+    cpdef commit(self, object m, object offsets, str why, bint answer=False):
+        """An OffsetCommit on the member's connection; `answer`: the member waits for the response.
+        `offsets`: the member's changed positions (`native_members.Triples`, owned order)."""
         self.loop.at(
             self._arrival_up(m.name, m.incarnation),
             self.coord.commit,
@@ -403,7 +404,7 @@ cdef class NativeWorld(WorldBase):
             raise NotImplementedError(f"{k} events are not in the native core's claim")
 
     def _lag_sample(self):
-        self.books.lag_sample_c(self.parts.total_lag(self.loop.now))
+        self.books.lag_sample_c(self.cols.total_lag_c(self.loop.now))
         self.loop.after(self.sc.lag_sample_ms, self._lag_sample)
 
     # ------------------------------------------------------------------ run
@@ -421,17 +422,12 @@ cdef class NativeWorld(WorldBase):
         self.books.finish_c(end)
         return self.summary(end)
 
-    def summary(self, end):
-        parts = self.parts
+    def summary(self, int64_t end):
         books = self.books
-        leo = parts.leo_all(end)
-        produced = int(leo.sum())
-        lost = 0
-        for p in range(len(parts)):
-            c = int(parts.committed[p])
-            if c > 0:
-                lost += c - parts.processed[p].covered_below(c)
-        final_lag = parts.total_lag(end)
+        cols = self.cols
+        produced = cols.produced_c(end)  # int64 sums as the reference's numpy sums
+        lost = self.processed_table.lost_c(cols)
+        final_lag = cols.total_lag_c(end)
         books.lag_sample_c(final_lag)
         return {
             "rebalances": books.rebalances,
@@ -457,3 +453,17 @@ cdef class NativeWorld(WorldBase):
             "delivery": self.sc.group.delivery,
             "simulated_events": self.loop.processed,
         }
+
+
+def partition_range_refusal(sc):
+    """Why NativeWorld would refuse `sc`'s partition table (None: it fits): a log end offset or its
+    arithmetic leaving int64 within the run (`native_members.PartitionColumns`' range check; the
+    reference's ints are unbounded). For `classic_native.native_support`."""
+    parts = PartitionTable()
+    for t in sc.topics:
+        parts.add_topic(t.name, t.partitions, t.produce_rate, 0)
+    try:
+        PartitionColumns.from_table(parts, sc.duration_ms)
+    except OverflowError as e:
+        return f"partition offsets beyond int64 ({e})"
+    return None

@@ -4,6 +4,8 @@
 # the world that cimports it (Cython has no circular cimports); the calls are vtable calls.
 from libc.stdint cimport int64_t
 
+from .native_members cimport PartitionColumns, ProcessedTable
+
 
 cdef class WorldBase:
     cdef public object sc, loop, parts, coord, rng, rand
@@ -12,8 +14,12 @@ cdef class WorldBase:
     cdef public bint wants_events
     cdef public int64_t events_emitted, generation
     cdef public str pending_cause
-    # the partition table's columns (world_core.WorldCore's p_*: the table grows them in place)
-    cdef public list p_base, p_base_t, p_num, p_den, p_committed, p_processed, p_tps
+    # the partition table: its columns (base, rate, committed) and processed intervals in C (the
+    # members' poll kernels and the coordinator's commits read and write them), the partitions'
+    # TopicPartitions for the JoinGroup metadata
+    cdef public PartitionColumns cols
+    cdef public ProcessedTable processed_table
+    cdef public list p_tps
 
     cdef int64_t now_c(self) except? -1
     cpdef emit(self, str kind, object member=*, object generation=*, object partitions=*,
@@ -22,7 +28,7 @@ cdef class WorldBase:
     cpdef send(self, object member, str kind, object req)
     cpdef reply(self, str client, str kind, object resp)
     cpdef reply_many(self, list replies)
-    cpdef commit(self, object m, dict offsets, str why, bint answer=*)
+    cpdef commit(self, object m, object offsets, str why, bint answer=*)
     cpdef on_generation(self, int64_t generation)
     cpdef dict leader_assign(self, object m, object r)
     cpdef send_leave(self, object member, str kind, object req)

@@ -29,7 +29,7 @@ cdef class WorldBase:
     cpdef reply_many(self, list replies):
         raise NotImplementedError("WorldBase.reply_many")
 
-    cpdef commit(self, object m, dict offsets, str why, bint answer=False):
+    cpdef commit(self, object m, object offsets, str why, bint answer=False):
         raise NotImplementedError("WorldBase.commit")
 
     cpdef on_generation(self, int64_t generation):

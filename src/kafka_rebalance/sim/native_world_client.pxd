@@ -3,6 +3,7 @@
 # The members hold their world as native_world_base.WorldBase: its calls are vtable calls.
 from libc.stdint cimport int64_t
 
+from .native_members cimport OwnedPartitions, Triples
 from .native_world_base cimport WorldBase
 
 # PrepareCommit as C ints (member_rebalance.PrepareCommit: NONE, IN_FLIGHT, DONE)
@@ -26,13 +27,20 @@ cdef class NativeClient:
     cdef public double batch_t0, batch_rate
     cdef double _pjitter, _rate
     cdef int _prepare
-    cdef public list owned, deferred, batch
-    cdef public dict positions, sent_offsets, known_partitions, assigned_view
+    # owned partitions with their positions and sent offsets (the reference's `owned`, `positions`,
+    # `sent_offsets`; Python views: the properties of the same names), the batch in flight as
+    # (partition, from, to) and its processed part at a partial finish (both reused)
+    cdef readonly OwnedPartitions own
+    cdef readonly Triples batch
+    cdef Triples _partial
+    cdef public list deferred
+    cdef public dict known_partitions, assigned_view
     cdef public object pause_start, joined_protocol, sticky_memory
     cdef public int64_t coop_generation
     cdef object _session_timeout, _rebalance_timeout, _assignors, _topic_names
 
     cdef int64_t _now(self) except? -1
+    cdef list _owned(self)
     cdef bint _generation_unchanged(self, sent) except -1
     cpdef bint heartbeating(self) except -1
     cdef int64_t _next_heartbeat_at(self, int64_t t) noexcept

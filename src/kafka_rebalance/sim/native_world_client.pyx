@@ -3,6 +3,8 @@
 .RebalanceClient` (heartbeats, onJoinPrepare, JoinGroup/SyncGroup, onJoinComplete) for the scenarios
 `classic_native.native_support` claims, line by line in the reference's order, on C fields
 (native_world_client.pxd). `native_world_member.NativeMember` extends it with the poll loop.
+The owned partitions, their positions and sent offsets are one `native_members.OwnedPartitions`
+(C arrays in the reference's `owned` order); a rebalance reads them as a Python list once.
 """
 
 
@@ -12,7 +14,6 @@ from ..group import consumer_client as cc
 from ..group.classic_messages import JoinGroupResponse, LeaveGroupRequest, SyncGroupResponse
 from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
-from .compiled import KERNELS
 from .member_rebalance import (
     PrepareCommit,
     heartbeat_action,
@@ -41,11 +42,6 @@ cdef object _HB_FATAL = cc.HeartbeatAction.FATAL
 cdef object _HB_RESET_GENERATION = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
 cdef object _HB_RESET_MEMBER = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
 cdef object _on_commit_error = cc.on_commit_error
-cdef object _k_fetch = KERNELS.fetch
-cdef object _k_finish = KERNELS.finish
-cdef object _k_next_arrival = KERNELS.next_arrival
-cdef object _k_uncommitted = KERNELS.uncommitted
-cdef object _k_changed = KERNELS.changed_positions
 
 
 _PC_OBJECTS = (PrepareCommit.NONE, PrepareCommit.IN_FLIGHT, PrepareCommit.DONE)
@@ -60,6 +56,24 @@ cdef class NativeClient:
 
     cdef int64_t _now(self) except? -1:
         return self.w.loop.now
+
+    cdef list _owned(self):
+        """The reference's `owned` list (a copy)."""
+        cdef OwnedPartitions o = self.own
+        cdef Py_ssize_t i
+        return [o.owned[i] for i in range(o.k)]
+
+    @property
+    def owned(self):
+        return self._owned()
+
+    @property
+    def positions(self):
+        return self.own.positions()
+
+    @property
+    def sent_offsets(self):
+        return self.own.sent_offsets()
 
     cdef bint _generation_unchanged(self, sent) except -1:
         return sent is None or (sent[0] == self.generation and sent[1] == self.member_id)
@@ -160,6 +174,7 @@ cdef class NativeClient:
         """ConsumerCoordinator.metadata(): one subscription per assignor, with its user data."""
         tps = self.w.p_tps
         out = []
+        owned = self._owned()
         for a in self._assignors:
             if a == "cooperative-sticky":
                 ud = cc_encode_coop(self.coop_generation)
@@ -167,7 +182,7 @@ cdef class NativeClient:
                 ud = self.sticky_memory
             else:
                 ud = None
-            owned_idx = tuple(self.owned)
+            owned_idx = tuple(owned)
             out.append(
                 (
                     a,
@@ -186,36 +201,27 @@ cdef class NativeClient:
     cdef int _prepare_join(self) except -1:
         cdef WorldBase w = self.w
         cdef int64_t now = self._now()
+        owned = self._owned()
         commit_first, revoked, lost = join_prepare(
-            self.owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
+            owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
         )
-        if commit_first and self.owned and self._prepare != PC_DONE:
+        if commit_first and owned and self._prepare != PC_DONE:
             self._prepare = PC_IN_FLIGHT
             self._catch_up_before_commit(now)
             if self.protocol is _EAGER:
                 self.fetch_paused = True
-                w.set_unavailable_many(self.owned, now)
+                w.set_unavailable_many(owned, now)
             self._commit_positions("before-rejoin", True)
             return 0
         self._prepare = PC_NONE
         self.fetch_paused = False
         if revoked:
             w.revoke(self, revoked, "join prepare")
-            owned = self.owned
-            if len(revoked) == len(owned):
-                self.owned = []
-            else:
-                keep = set(revoked)
-                self.owned = [p for p in owned if p not in keep]
-            positions = self.positions
-            for k in revoked:
-                if k in positions:
-                    del positions[k]
+            self.own.remove(revoked)  # from owned (order kept) and positions
         if lost:
             w.lose(self, list(lost), "membership lost")
-            self.owned = []
-            self.positions = {}
-        if not self.owned:
+            self.own.k = 0  # owned and positions: none
+        if not self.own.k:
             self.waiting = True
             if self.pause_start is None:
                 self.pause_start = now
@@ -233,7 +239,7 @@ cdef class NativeClient:
             self._rebalance_timeout, self.instance_id,
         )
         if self.w.wants_events:
-            self.w.emit("join", self.name, self.generation, list(self.owned))
+            self.w.emit("join", self.name, self.generation, self._owned())
         self.w.send(self, "join", req)
         return 0
 
@@ -341,19 +347,15 @@ cdef class NativeClient:
         self.join_inflight = False
         self.state = _STABLE
         revoked, added, owned, rejoin = join_complete(
-            self.owned, assignment, self.protocol is _EAGER
+            self._owned(), assignment, self.protocol is _EAGER
         )
         if revoked:
             raise NotImplementedError("a cooperative revocation is not in the native core's claim")
-        self.owned = list(owned)
         if self.joined_protocol == "sticky" or self.joined_protocol == "cooperative-sticky":
             raise NotImplementedError(f"protocol {self.joined_protocol} is not in the claim")
         self.next_autocommit = now + self._aci
-        committed = w.p_committed
-        positions = self.positions
-        sent = self.sent_offsets
-        for p in added:
-            positions[p] = sent[p] = committed[p]
+        # owned = the assignment; each added partition's position and sent offset = its committed one
+        self.own.complete_join(owned, added)
         if added:
             self.caught_up_from = now
         w.assigned(self, added, owned)
@@ -361,7 +363,7 @@ cdef class NativeClient:
             w.add_paused(self, now - <int64_t>self.pause_start)
             self.pause_start = None
         if now >= self.stall_until:
-            w.set_available_many(self.owned, now, self.name)
+            w.set_available_many(owned, now, self.name)
         if rejoin:
             self.rejoin_needed = True
         if self.waiting:

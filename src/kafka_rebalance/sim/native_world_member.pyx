@@ -7,9 +7,12 @@ The reference is `sim/member.py` and `sim/member_rebalance.py`: every method her
 line, in the same order, with the same calls into the world (`world_core.WorldCore`, the reference
 world: its network, books and coordinator) and so the same `loop.at`/`after`, the same draws of the
 world's rng and the same event-log rows. The member's numbers (times, generation, flags, the batch in
-flight) are C fields; owned partitions, positions and sent offsets stay the reference's list and
-dicts, walked by the reference's kernels (`compiled.KERNELS`), so a run is the reference's by
-construction and checkable against the fingerprints (tests/test_sim_native_fingerprints.py). The
+flight) are C fields; owned partitions, positions and sent offsets are one
+`native_members.OwnedPartitions` over the world's `PartitionColumns`, and the poll kernels are its C
+methods (`fetch_c` into the reused batch `Triples`, `next_arrival_c`, `uncommitted_c`, `changed_c`;
+the world's `ProcessedTable.finish_c`), twins of `poll_kernels` (tests/test_sim_native_members.py):
+a poll builds no Python container. A run is checked against the fingerprints
+(tests/test_sim_native_fingerprints.py). The
 batch's doubles are computed as `_busy_for` and `_processed_by` compute them: setup.py compiles this
 module with -ffp-contract=off, and `native_support` refuses scenarios whose times or rates are not
 exact in a double.
@@ -21,7 +24,6 @@ from ..group import consumer_client as cc
 from ..group.classic_messages import JoinGroupResponse, LeaveGroupRequest, SyncGroupResponse
 from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
-from .compiled import KERNELS
 from .member_rebalance import (
     PrepareCommit,
     heartbeat_action,
@@ -50,14 +52,10 @@ cdef object _HB_FATAL = cc.HeartbeatAction.FATAL
 cdef object _HB_RESET_GENERATION = cc.HeartbeatAction.RESET_GENERATION_AND_REJOIN
 cdef object _HB_RESET_MEMBER = cc.HeartbeatAction.RESET_MEMBER_AND_REJOIN
 cdef object _on_commit_error = cc.on_commit_error
-cdef object _k_fetch = KERNELS.fetch
-cdef object _k_finish = KERNELS.finish
-cdef object _k_next_arrival = KERNELS.next_arrival
-cdef object _k_uncommitted = KERNELS.uncommitted
-cdef object _k_changed = KERNELS.changed_positions
 
 
 from .native_batch_time cimport busy_for_c, processed_limit_c
+from .native_members cimport OwnedPartitions, ProcessedTable, Triples
 from .native_world_base cimport WorldBase
 from .native_world_client cimport PC_DONE, PC_IN_FLIGHT, PC_NONE, NativeClient
 
@@ -67,6 +65,9 @@ cdef class NativeMember(NativeClient):
 
     def __init__(self, world, name, rack):
         self.w = world
+        self.own = OwnedPartitions(world.cols)
+        self.batch = Triples()
+        self._partial = Triples()
         self.name = name
         self.rack = rack
         g = world.sc.group
@@ -121,16 +122,14 @@ cdef class NativeMember(NativeClient):
         self.joined_protocol = None
         self.sticky_memory = None
         self.coop_generation = -1
-        self.owned = []
-        self.positions = {}
-        self.sent_offsets = {}
+        self.own.k = 0  # owned, positions, sent offsets: none
         self.rejoin_needed = rejoin
         self.join_inflight = False
         self._prepare = PC_NONE
         self.fetch_paused = False
         self.waiting = False
         self.deferred = []
-        self.batch = []
+        self.batch.n = 0
         self.hb_ticking = False
         self.poll_timed_out = False
         return 0
@@ -161,15 +160,14 @@ cdef class NativeMember(NativeClient):
         cdef WorldBase w = self.w
         cdef int64_t now = self._now()
         self._finish_batch(now, False)
-        if self.generation >= 0 and self.owned:
+        if self.generation >= 0 and self.own.k:
             self._commit_positions("close", False)
-        if self.owned:
+        if self.own.k:
             if self.join_inflight or self.generation < 0:
-                w.lose(self, list(self.owned), "close during rebalance")
+                w.lose(self, self._owned(), "close during rebalance")
             else:
-                w.revoke(self, list(self.owned), "close")
-        self.owned = []
-        self.positions = {}
+                w.revoke(self, self._owned(), "close")
+        self.own.k = 0
         if self.instance_id is None and self.member_id:
             w.send_leave(
                 self,
@@ -186,7 +184,7 @@ cdef class NativeMember(NativeClient):
         self._finish_batch(now, True)
         if killed and now >= self.busy_until:
             raise NotImplementedError("a killed member is not in the native core's claim")
-        self.w.set_unavailable_many(self.owned, now)
+        self.w.set_unavailable_many(self._owned(), now)
         self._die("crash")
 
     cdef int _catch_up_before_commit(self, int64_t now) except -1:
@@ -215,8 +213,7 @@ cdef class NativeMember(NativeClient):
             self.w.add_paused(self, now - <int64_t>self.pause_start)
             self.pause_start = None
         self.alive = False
-        self.owned = []
-        self.positions = {}
+        self.own.k = 0
         self.poll_token += 1
         self.state = _UNJOINED
         self.w.emit(kind, self.name, self.generation)
@@ -266,7 +263,7 @@ cdef class NativeMember(NativeClient):
         cdef int64_t n, dur, nxt, idle, ac
         cdef double rate
         cdef bint rejoining, auto
-        if self.batch:
+        if self.batch.n:
             self._finish_batch(now, False)
         if now < self.stall_until:
             self._schedule_poll(self.stall_until)
@@ -274,10 +271,9 @@ cdef class NativeMember(NativeClient):
         self.last_poll = now
         if self.poll_timed_out:
             self.poll_timed_out = False
-            if self.owned:
-                w.lose(self, list(self.owned), "poll timeout")
-                self.owned = []
-                self.positions = {}
+            if self.own.k:
+                w.lose(self, self._owned(), "poll timeout")
+                self.own.k = 0
         while self.deferred:
             resp = self.deferred.pop(0)
             self._handle_response(resp)
@@ -296,7 +292,7 @@ cdef class NativeMember(NativeClient):
         auto = self._auto_commit
         if auto and now >= self.next_autocommit and not rejoining:
             self.next_autocommit = now + self._aci
-            if self.generation >= 0 and self.owned:
+            if self.generation >= 0 and self.own.k:
                 self._commit_positions("auto", False)
         n = self._fetch(now)
         if n:
@@ -338,66 +334,69 @@ cdef class NativeMember(NativeClient):
         )
 
     cdef int64_t _next_arrival(self) except? -1:
-        cdef WorldBase w = self.w
-        return _k_next_arrival(self.owned, self.positions, w.p_base, w.p_base_t, w.p_num, w.p_den)
+        return self.own.next_arrival_c()
 
     cdef bint _uncommitted(self) except -1:
-        return _k_uncommitted(self.owned, self.sent_offsets, self.positions)
+        return self.own.uncommitted_c()
 
     cdef int64_t _fetch(self, int64_t now) except? -1:
-        cdef list owned = self.owned
-        cdef Py_ssize_t k = len(owned)
-        cdef int64_t room
+        """`SimMember._fetch`: the batch (reused) from the rotating start; the records taken."""
+        cdef OwnedPartitions own = self.own
+        cdef Py_ssize_t k = own.k
+        cdef int64_t room, last = 0
         self.batch_t0 = <double>now
+        self.batch.n = 0
         if not k or self.fetch_paused:
-            self.batch = []
             return 0
-        cdef WorldBase w = self.w
-        cdef list batch = []
-        room, last = _k_fetch(
-            owned, (self.poll_token * 7) % k, self.positions, w.p_base, w.p_base_t, w.p_num,
-            w.p_den, now, self._budget, batch,
-        )
+        room = own.fetch_c((self.poll_token * 7) % k, now, self._budget, self.batch, &last)
         self.batch_last_t = last
-        self.batch = batch
         self.batch_taken = self._budget - room
         return self.batch_taken
 
     cpdef _finish_batch(self, int64_t now, bint partial=False):
-        cdef list batch = self.batch
+        cdef Triples batch = self.batch
         cdef int64_t done
-        if not batch:
+        cdef Py_ssize_t i
+        if not batch.n:
             return
         if partial:
             batch = self._processed_by(now)
             done = 0
-            for _, a, b in batch:
-                done += b - a
+            for i in range(batch.n):
+                done += batch.data[3 * i + 2] - batch.data[3 * i + 1]
         else:
             done = self.batch_taken
-        self.batch = []
         cdef WorldBase w = self.w
-        w.add_processed(done, _k_finish(batch, w.p_processed))
+        cdef int64_t dup = w.processed_table.finish_c(batch)
+        self.batch.n = 0  # after finish_c: `batch` may be this very buffer
+        w.add_processed(done, dup)
 
-    cdef list _processed_by(self, int64_t now):
+    cdef Triples _processed_by(self, int64_t now):
+        """The batch's part processed by `now` (into the reused `_partial`)."""
         cdef int64_t limit = processed_limit_c(now, self.batch_t0, self.batch_rate)
         cdef int64_t a, b
-        cdef list out = []
-        for p, a, b in self.batch:
+        cdef Triples batch = self.batch, out = self._partial
+        cdef Py_ssize_t i
+        out.n = 0
+        for i in range(batch.n):
             if limit <= 0:
                 break
+            a = batch.data[3 * i + 1]
+            b = batch.data[3 * i + 2]
             if b - a > limit:
                 b = a + limit
-            out.append((p, a, b))
+            out.append(batch.data[3 * i], a, b)
             limit -= b - a
         return out
 
     # ------------------------------------------------------------- commits
 
     cdef int _commit_positions(self, str why, bint answer) except -1:
-        cdef dict sent = self.sent_offsets
-        offsets = _k_changed(self.owned, self.positions, sent)
-        if self.join_inflight and (offsets or answer):
+        # the changed positions as (partition, position, slot) in owned order: the OffsetCommit's
+        # offsets (one object per commit, handed to the coordinator's event)
+        cdef Triples offsets = Triples()
+        self.own.changed_c(offsets)
+        if self.join_inflight and (offsets.n or answer):
             self.w.emit(
                 "commit_failed",
                 self.name,
@@ -411,8 +410,8 @@ cdef class NativeMember(NativeClient):
                 },
             )
             return 0
-        if offsets or answer:
-            sent.update(offsets)
+        if offsets.n or answer:
+            self.own.mark_sent_c(offsets)
             self.w.commit(self, offsets, why, answer)
         return 0
 
@@ -435,7 +434,7 @@ cdef class NativeMember(NativeClient):
                 self.w.loop.after(self._retry_backoff, self._wake_if, self.incarnation)
         if error is _NONE:
             return
-        self.sent_offsets = {}
+        self.own.clear_sent()
         outcome = _on_commit_error(
             error, generation_unchanged=self._generation_unchanged(sent), state=self.state
         )
