@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import native
 from ..fields import INT32_MAX
-from .scenario import GroupConfig, Scenario, SimEvent
+from .scenario import GroupConfig, Scenario, SimEvent, range_refusal
 
 # every Scenario / GroupConfig / SimEvent field the claim looks at: a field added to the scenario
 # model and not listed here is a reason (the native core may not know what it means)
@@ -88,46 +88,25 @@ def _too_large_int(sc: Scenario) -> str | None:
     return None
 
 
-# the smallest value the scenario parser accepts for each int setting (sim/scenario.py): a Scenario
-# built through the Python API may hold less (heartbeat_interval_ms=0 divides by zero in C, where the
-# reference raises ZeroDivisionError; a negative latency leaves the native books' range)
-_GROUP_MINIMUM = {
-    "session_timeout_ms": 1, "heartbeat_interval_ms": 1, "max_poll_interval_ms": 1,
-    "auto_commit_interval_ms": 1, "max_poll_records": 1, "group_max_size": 1,
-    "metadata_max_age_ms": 1, "retry_backoff_ms": 1, "group_initial_rebalance_delay_ms": 0,
-}  # fmt: skip
-_SCENARIO_MINIMUM = {
-    "duration_ms": 1, "network_latency_ms": 0, "network_jitter_ms": 0, "poll_idle_ms": 1,
-    "poll_timeout_ms": 1, "lag_sample_ms": 1,
-}  # fmt: skip
-_EVENT_MINIMUM = {"at_ms": 0, "down_ms": 0, "every_ms": 0}
-
-
-def _outside_parser_range(sc: Scenario) -> str | None:
-    """The first int setting the scenario parser would refuse (below its minimum, not an int, or a
-    heartbeat not below the session timeout): the native core claims only what YAML can say."""
-    places: list[tuple[str, object, dict[str, int]]] = [
-        ("", sc, _SCENARIO_MINIMUM),
-        ("group.", sc.group, _GROUP_MINIMUM),
-    ]
-    places += [(f"events[{i}].", e, _EVENT_MINIMUM) for i, e in enumerate(sc.events)]
-    places += [(f"members[{i}].", m, {"start_ms": 0}) for i, m in enumerate(sc.members)]
-    places += [(f"topics[{i}].", t, {"partitions": 1}) for i, t in enumerate(sc.topics)]
-    for prefix, value, minimum in places:
-        for name, least in minimum.items():
-            v = getattr(value, name)
-            if type(v) is not int or v < least:
-                return f"{prefix}{name} {v!r} outside the scenario's range (an int >= {least})"
+def group_refusal(sc: Scenario) -> str | None:
+    """The group's settings the native coordinator does not run (None: it runs them): the protocol,
+    static membership, the first assignor, a group size limit, log append times, a heartbeat
+    interval it cannot divide by. Pure (no build check): `native_support` and the coordinator's own
+    guard (`native_coordinator.refusal`) both call it, and the coordinator cannot ask for the
+    builds' freshness without loading itself."""
     g = sc.group
-    if g.rebalance_timeout_ms is not None and (
-        type(g.rebalance_timeout_ms) is not int or g.rebalance_timeout_ms < 1
-    ):
-        return f"group.rebalance_timeout_ms {g.rebalance_timeout_ms!r} outside the scenario's range"
-    if g.heartbeat_interval_ms >= g.session_timeout_ms:
-        return "group.heartbeat_interval_ms not below group.session_timeout_ms"
-    for i, t in enumerate(sc.topics):
-        if type(t.produce_rate) not in (int, float) or not t.produce_rate >= 0:
-            return f"topics[{i}].produce_rate {t.produce_rate!r} outside the scenario's range"
+    if sc.protocol != "classic":
+        return f"protocol {sc.protocol}"
+    if g.static_membership:
+        return "static membership"
+    if not g.assignors or g.assignors[0] not in _EAGER_ASSIGNORS:
+        return f"assignor {g.assignors[0] if g.assignors else None}"
+    if g.group_max_size != INT32_MAX:
+        return "group_max_size"
+    if g.heartbeat_interval_ms <= 0:  # the elision divides by it (a C division)
+        return f"heartbeat_interval_ms {g.heartbeat_interval_ms}"
+    if sc.log_append_ms:
+        return "log_append_ms"
     return None
 
 
@@ -138,20 +117,24 @@ def native_support(sc: Scenario) -> str | None:
     unknown |= {f.name for f in fields(SimEvent)} - _EVENT_FIELDS
     if unknown:
         return f"unknown scenario fields {sorted(unknown)}"
+    too_large = _too_large_int(sc)
+    if too_large:
+        return too_large
+    # what the parser refuses (its minimums, the heartbeat rule) is not claimed: a Scenario built
+    # through the Python API may hold it (heartbeat_interval_ms=0 divides by zero in C, where the
+    # reference raises ZeroDivisionError; a negative latency leaves the native books' range)
+    outside = range_refusal(sc)
+    if outside:
+        return outside
+    unported = group_refusal(sc)
+    if unported:
+        return unported
     g = sc.group
-    if sc.protocol != "classic":
-        return f"protocol {sc.protocol}"
-    if g.static_membership:
-        return "static membership"
-    if not g.assignors or g.assignors[0] not in _EAGER_ASSIGNORS:
-        return f"assignor {g.assignors[0] if g.assignors else None}"
     for a in g.assignors[1:]:
         if a not in _LISTED_ASSIGNORS:
             return f"listed assignor {a}"
     if g.delivery != "at-least-once" or not g.enable_auto_commit:
         return f"delivery {g.delivery}, auto-commit {g.enable_auto_commit}"
-    if g.group_max_size != INT32_MAX:
-        return "group_max_size"
     if sc.extra:
         return f"extra settings {sorted(sc.extra)}"
     if len(sc.topics) != 1:
@@ -159,8 +142,6 @@ def native_support(sc: Scenario) -> str | None:
     for name in ("network_latency_samples_ms", "member_startup_ms", "member_close_ms"):
         if getattr(sc, name):
             return f"measured environment ({name})"
-    if sc.log_append_ms:
-        return "measured environment (log_append_ms)"
     for e in sc.events:
         if e.kind not in _EVENTS:
             return f"{e.kind} events"
@@ -174,12 +155,6 @@ def native_support(sc: Scenario) -> str | None:
         return f"processing_jitter {sc.processing_jitter!r}"
     if not 0 <= sc.duration_ms < _EXACT // 4:
         return f"duration_ms {sc.duration_ms}"
-    too_large = _too_large_int(sc)
-    if too_large:
-        return too_large
-    outside = _outside_parser_range(sc)
-    if outside:
-        return outside
     if _build() is None:
         return _MISSING
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .. import limits
@@ -140,6 +140,72 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+MIN_MS_PER_RECORD = 1e-6  # below this, records per poll overflow a float (sim/member.py)
+
+# The smallest value the parser accepts for each numeric setting, by the model's field name (YAML's
+# network.latency_ms is network_latency_ms): the parser reads these, and `range_refusal` checks a
+# Scenario built through the Python API against them (the native core claims only what YAML can say,
+# so a minimum added here is in that claim too). A field annotated float takes any finite number;
+# the others take ints only. rebalance_timeout_ms may also be None (its default).
+SCENARIO_MINIMUM: dict[str, int | float] = {
+    "seed": INT64_MIN, "duration_ms": 1, "network_latency_ms": 0, "network_jitter_ms": 0,
+    "poll_idle_ms": 1, "poll_timeout_ms": 1, "lag_sample_ms": 1, "processing_jitter": 0,
+    "processing_ms_per_record": MIN_MS_PER_RECORD,
+}  # fmt: skip
+GROUP_MINIMUM: dict[str, int | float] = {
+    "session_timeout_ms": 1, "heartbeat_interval_ms": 1, "max_poll_interval_ms": 1,
+    "auto_commit_interval_ms": 1, "max_poll_records": 1, "group_max_size": 1,
+    "metadata_max_age_ms": 1, "retry_backoff_ms": 1, "group_initial_rebalance_delay_ms": 0,
+    "rebalance_timeout_ms": 1,
+}  # fmt: skip
+TOPIC_MINIMUM: dict[str, int | float] = {"partitions": 1, "produce_rate": 0}
+MEMBER_MINIMUM: dict[str, int | float] = {"start_ms": 0}
+EVENT_MINIMUM: dict[str, int | float] = {
+    "at_ms": 0, "down_ms": 0, "every_ms": 0, "for_ms": 0, "count": 0
+}  # fmt: skip
+# an event kind's own minimum for one of its fields (a rolling restart every 0 ms never moves on)
+EVENT_KIND_MINIMUM: dict[str, tuple[str, int]] = {
+    "rolling_restart": ("every_ms", 1), "pause": ("for_ms", 1), "add_partitions": ("count", 1)
+}  # fmt: skip
+
+
+def range_refusal(sc: Scenario) -> str | None:
+    """The first setting of a built Scenario the parser would refuse by the tables above (below its
+    minimum, or not a number of its kind) or by the heartbeat rule; None when it would take them."""
+    places: list[tuple[str, Any, dict[str, int | float]]] = [
+        ("", sc, SCENARIO_MINIMUM),
+        ("group.", sc.group, GROUP_MINIMUM),
+    ]
+    places += [(f"topics[{i}].", t, TOPIC_MINIMUM) for i, t in enumerate(sc.topics)]
+    places += [(f"members[{i}].", m, MEMBER_MINIMUM) for i, m in enumerate(sc.members)]
+    places += [(f"events[{i}].", e, EVENT_MINIMUM) for i, e in enumerate(sc.events)]
+    for prefix, value, minimum in places:
+        kinds = {f.name: f for f in fields(value)}
+        for name, least in minimum.items():
+            v = getattr(value, name)
+            if v is None and kinds[name].default is None:
+                continue
+            number = kinds[name].type == "float"
+            if not (_num(v) if number else _is_int(v)) or v < least:
+                what = "a number" if number else "an int"
+                return f"{prefix}{name} {v!r} outside the scenario's range ({what} >= {least})"
+    for i, e in enumerate(sc.events):
+        name, least = EVENT_KIND_MINIMUM.get(e.kind, ("", 0))
+        if name and getattr(e, name) < least:
+            v = getattr(e, name)
+            return (
+                f"events[{i}].{name} {v!r} outside the scenario's range (>= {least} for {e.kind})"
+            )
+    if not heartbeat_below_session(sc.group.heartbeat_interval_ms, sc.group.session_timeout_ms):
+        return "group.heartbeat_interval_ms not below group.session_timeout_ms"
+    return None
+
+
+def heartbeat_below_session(heartbeat_interval_ms: int, session_timeout_ms: int) -> bool:
+    """The parser's one rule across two group settings (read by `range_refusal` too)."""
+    return heartbeat_interval_ms < session_timeout_ms
+
+
 # Kafka's widths: timeouts, intervals and counts of its configs are int32; the simulator's own
 # times are int64 milliseconds; a rate is records per second (its log end offsets stay in int64).
 MAX_RATE = 1e9
@@ -190,8 +256,9 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     _keys(doc, _TOP, "")
     name = _get(doc, "name", "", lambda v: isinstance(v, str), "a string", "")
     _get(doc, "description", "", lambda v: isinstance(v, str), "a string", "")
-    seed = _get(doc, "seed", "", _is_int, "an integer", 0, min_value=INT64_MIN)
-    duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=1)
+    least = SCENARIO_MINIMUM
+    seed = _get(doc, "seed", "", _is_int, "an integer", 0, min_value=least["seed"])
+    duration = _get(doc, "duration_ms", "", _is_int, "an integer", min_value=least["duration_ms"])
     limits.check("duration_ms", duration, field="duration_ms")
     protocol = _get(
         doc, "protocol", "", lambda v: v in PROTOCOLS, " or ".join(PROTOCOLS), "classic"
@@ -205,8 +272,18 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     if not isinstance(net, Mapping):
         raise InputError(f"expected a mapping, got {show(net)}", field="network")
     _keys(net, {"latency_ms", "jitter_ms", "latency_samples_ms"}, "network.")
-    latency = _get(net, "latency_ms", "network.", _is_int, "an integer", 1, min_value=0)
-    jitter = _get(net, "jitter_ms", "network.", _is_int, "an integer", 4, min_value=0)
+    latency = _get(
+        net,
+        "latency_ms",
+        "network.",
+        _is_int,
+        "an integer",
+        1,
+        min_value=least["network_latency_ms"],
+    )
+    jitter = _get(
+        net, "jitter_ms", "network.", _is_int, "an integer", 4, min_value=least["network_jitter_ms"]
+    )
     lat_samples = _samples(net, "latency_samples_ms", "network.")
     simdoc = doc.get("simulation", {}) or {}
     if not isinstance(simdoc, Mapping):
@@ -227,16 +304,19 @@ def parse_simulation_scenario(doc: Any) -> Scenario:
     startup = _samples(simdoc, "member_startup_ms", "simulation.")
     close = _samples(simdoc, "member_close_ms", "simulation.")
     append = _samples(simdoc, "log_append_ms", "simulation.")
+    s = "simulation."
     poll_idle = _get(
-        simdoc, "poll_idle_ms", "simulation.", _is_int, "an integer", 1000, min_value=1
+        simdoc, "poll_idle_ms", s, _is_int, "an integer", 1000, min_value=least["poll_idle_ms"]
     )
     poll_timeout = _get(
-        simdoc, "poll_timeout_ms", "simulation.", _is_int, "an integer", 100, min_value=1
+        simdoc, "poll_timeout_ms", s, _is_int, "an integer", 100, min_value=least["poll_timeout_ms"]
     )
     lag_sample = _get(
-        simdoc, "lag_sample_ms", "simulation.", _is_int, "an integer", 5000, min_value=1
+        simdoc, "lag_sample_ms", s, _is_int, "an integer", 5000, min_value=least["lag_sample_ms"]
     )
-    pjit = _get(simdoc, "processing_jitter", "simulation.", _num, "a number", 0.2, min_value=0)
+    pjit = _get(
+        simdoc, "processing_jitter", s, _num, "a number", 0.2, min_value=least["processing_jitter"]
+    )
     if pjit >= 1:
         raise InputError(f"must be < 1, got {show(pjit)}", field="simulation.processing_jitter")
     names = {m.name for m in members}
@@ -351,32 +431,23 @@ def _parse_group(gd: Any, protocol: str) -> GroupConfig:
     )
     delivery = _get(gd, "delivery", w, lambda v: v in DELIVERY, " or ".join(DELIVERY), d.delivery)
     ints = {}
-    for k in (
-        "session_timeout_ms",
-        "heartbeat_interval_ms",
-        "max_poll_interval_ms",
-        "auto_commit_interval_ms",
-        "max_poll_records",
-        "group_max_size",
-        "metadata_max_age_ms",
-        "retry_backoff_ms",
-    ):
-        ints[k] = _get(gd, k, w, _is_int, "an integer", getattr(d, k), min_value=1)
-    ints["group_initial_rebalance_delay_ms"] = _get(
-        gd,
-        "group_initial_rebalance_delay_ms",
-        w,
-        _is_int,
-        "an integer",
-        d.group_initial_rebalance_delay_ms,
-        min_value=0,
-    )
+    for k, least in GROUP_MINIMUM.items():
+        if k != "rebalance_timeout_ms":
+            ints[k] = _get(gd, k, w, _is_int, "an integer", getattr(d, k), min_value=least)
     rto = (
-        _get(gd, "rebalance_timeout_ms", w, _is_int, "an integer", None, min_value=1)
+        _get(
+            gd,
+            "rebalance_timeout_ms",
+            w,
+            _is_int,
+            "an integer",
+            None,
+            min_value=GROUP_MINIMUM["rebalance_timeout_ms"],
+        )
         if gd.get("rebalance_timeout_ms") is not None
         else None
     )
-    if ints["heartbeat_interval_ms"] >= ints["session_timeout_ms"]:
+    if not heartbeat_below_session(ints["heartbeat_interval_ms"], ints["session_timeout_ms"]):
         raise InputError(
             "must be lower than session_timeout_ms", field="group.heartbeat_interval_ms"
         )
@@ -413,13 +484,20 @@ def _parse_topics(td: Any) -> tuple[TopicSpec, ...]:
         if name in seen:
             raise InputError(f"duplicate topic {name!r}", field=f"{w}name")
         seen.add(name)
-        n = _get(t, "partitions", w, _is_int, "an integer", min_value=1)
-        rate = _get(t, "produce_rate", w, _num, "a number", 0, min_value=0, max_value=MAX_RATE)
+        least = TOPIC_MINIMUM
+        n = _get(t, "partitions", w, _is_int, "an integer", min_value=least["partitions"])
+        rate = _get(
+            t,
+            "produce_rate",
+            w,
+            _num,
+            "a number",
+            0,
+            min_value=least["produce_rate"],
+            max_value=MAX_RATE,
+        )
         out.append(TopicSpec(name, n, float(rate)))
     return tuple(out)
-
-
-MIN_MS_PER_RECORD = 1e-6
 
 
 def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
@@ -429,9 +507,9 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
         raise InputError(f"expected a mapping, got {show(md)}", field="members")
     _keys(md, _MEMBERS, "members.")
     ms = _get(md, "processing_ms_per_record", "members.", _num, "a number", 1.0, max_value=1e9)
-    if ms < MIN_MS_PER_RECORD:  # below this, records per poll overflow a float (sim/member.py)
+    if ms < SCENARIO_MINIMUM["processing_ms_per_record"]:
         raise InputError(
-            f"must be >= {MIN_MS_PER_RECORD:.6f}, got {show(ms)}",
+            f"must be >= {SCENARIO_MINIMUM['processing_ms_per_record']:.6f}, got {show(ms)}",
             field="members.processing_ms_per_record",
         )
     if "list" in md:
@@ -451,7 +529,15 @@ def _parse_members(md: Any) -> tuple[tuple[MemberSpec, ...], float]:
                         m, "name", w, lambda v: isinstance(v, str) and v != "", "a non-empty string"
                     ),
                     _get(m, "rack", w, lambda v: v is None or isinstance(v, str), "a string", None),
-                    _get(m, "start_ms", w, _is_int, "an integer", 0, min_value=0),
+                    _get(
+                        m,
+                        "start_ms",
+                        w,
+                        _is_int,
+                        "an integer",
+                        0,
+                        min_value=MEMBER_MINIMUM["start_ms"],
+                    ),
                 )
             )
         if len({m.name for m in out}) != len(out):
@@ -476,26 +562,25 @@ def _parse_events(ed: Any, topics: set[str]) -> tuple[SimEvent, ...]:
         if not isinstance(e, Mapping):
             raise InputError(f"expected a mapping, got {show(e)}", field=f"events[{i}]")
         _keys(e, _EVENT, w)
-        at = _get(e, "at_ms", w, _is_int, "an integer", min_value=0)
+        least = EVENT_MINIMUM
+        at = _get(e, "at_ms", w, _is_int, "an integer", min_value=least["at_ms"])
         kind = _get(e, "kind", w, lambda v: v in EVENT_KINDS, "one of " + ", ".join(EVENT_KINDS))
         member = _get(
             e, "member", w, lambda v: isinstance(v, str) and v != "", "a member name", None
         )
-        down = _get(e, "down_ms", w, _is_int, "an integer", 0, min_value=0)
-        every = _get(e, "every_ms", w, _is_int, "an integer", 0, min_value=0)
-        for_ms = _get(e, "for_ms", w, _is_int, "an integer", 0, min_value=0)
+        ints = {
+            k: _get(e, k, w, _is_int, "an integer", 0, min_value=least[k])
+            for k in ("down_ms", "every_ms", "for_ms", "count")
+        }
         topic = _get(e, "topic", w, lambda v: isinstance(v, str), "a topic name", None)
-        count = _get(e, "count", w, _is_int, "an integer", 0, min_value=0)
-        if kind == "rolling_restart" and every <= 0:
-            raise InputError("must be > 0 for rolling_restart", field=f"{w}every_ms")
-        if kind == "pause" and for_ms <= 0:
-            raise InputError("must be > 0 for pause", field=f"{w}for_ms")
         if kind == "add_partitions":
             if topic is None:
                 raise InputError("missing", field=f"{w}topic")
             if topic not in topics:
                 raise InputError(f"unknown topic {topic!r}", field=f"{w}topic")
-            if count <= 0:
-                raise InputError("must be > 0 for add_partitions", field=f"{w}count")
-        out.append(SimEvent(at, kind, member, down, every, for_ms, topic, count))
+        if kind in EVENT_KIND_MINIMUM:
+            k, least_for_kind = EVENT_KIND_MINIMUM[kind]
+            if ints[k] < least_for_kind:
+                raise InputError(f"must be > {least_for_kind - 1} for {kind}", field=f"{w}{k}")
+        out.append(SimEvent(at, kind, member, topic=topic, **ints))
     return tuple(out)
