@@ -33,17 +33,16 @@ from .native_group_handlers cimport GroupHandlers
 from .native_members cimport PartitionColumns, Triples
 from .native_world_base cimport WorldBase
 
-from ..fields import INT32_MAX
 from ..group.classic_group import ClassicGroupConfig
 from ..group.classic_messages import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
+from . import classic_native
 from .compiled import KERNELS
 from .native_group_core import REASONS, STATE_NAMES
 from .offsets_store import SimOffsetsStore
 
 _MEMBER_ID = re.compile(r"([^\s,#]+)(?:#\d+)?-\d+-[0-9a-f]{8}")  # coordinator._MEMBER_ID
-_EAGER = frozenset({"range", "roundrobin"})
 cdef dict ERRORS = {e.value: e for e in Errors}
 cdef object _NONE = Errors.NONE
 cdef object _MEMBER_STABLE = MemberState.STABLE
@@ -61,20 +60,12 @@ cdef enum:
 
 
 def refusal(sc):
-    """What this coordinator does not do for scenario `sc` (None: nothing), checked at construction."""
-    g = sc.group
-    if sc.protocol != "classic":
-        return f"protocol {sc.protocol}"
-    if g.static_membership:
-        return "static membership"
-    if not g.assignors or g.assignors[0] not in _EAGER:
-        return f"assignor {g.assignors[0] if g.assignors else None}"
-    if g.group_max_size != INT32_MAX:
-        return "group_max_size"
-    if g.heartbeat_interval_ms <= 0:  # the elision divides by it (C division: no ZeroDivisionError)
-        return f"heartbeat_interval_ms {g.heartbeat_interval_ms}"
-    if sc.log_append_ms:
-        return "log_append_ms"
+    """What this coordinator does not do for scenario `sc` (None: nothing), checked at construction:
+    the group settings the claim refuses too (`classic_native.group_refusal`, one list for both),
+    and coordinator failover."""
+    why = classic_native.group_refusal(sc)
+    if why is not None:
+        return why
     for e in sc.events:
         if e.kind == "coordinator_failover":
             return "coordinator_failover events"
