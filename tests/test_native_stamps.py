@@ -18,7 +18,7 @@ import pytest
 
 from compiled_legs import from_source, no_compiled_leg
 from kafka_rebalance import native
-from kafka_rebalance.cython_deps import cimported_modules
+from kafka_rebalance.cython_deps import cimported_modules, statements
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP = from_source(ROOT / "setup.py", "kafka_rebalance_setup_stamps")
@@ -145,6 +145,15 @@ def _forms(tmp_path: Path) -> Path:
         "package_module": "from .pkg cimport g\n",
         "parenthesized": "from . cimport (\n    b,  # the first\n    c,\n)\n",
         "names_of_a_module": "from .f cimport f_x\nfrom libc.stdint cimport int64_t\n",
+        # review 9 F5: a backslash continuation and `;`-separated statements were cut short
+        "continued": "from . cimport b, \\\n    c\n",
+        "continued_absolute": "cimport top.sub.c, \\\n    top.sub.d as dd\n",
+        "continued_before_cimport": "from . \\\n    cimport b\n",
+        "continued_crlf": "from . cimport b, \\\r\n    c\r\n",
+        "semicolons": "from . cimport b; from . cimport c\n",
+        "semicolon_absolute": "cdef int x = 1; cimport top.sub.d  # ; cimport top.sub.b\n",
+        "semicolon_in_parentheses": "from . cimport (b,\n    c); from .pkg cimport g\n",
+        "no_space_after_from": "from.f cimport f_x\n",
     }
     for name, text in forms.items():
         (sub / f"{name}.pyx").write_text(text)
@@ -163,6 +172,14 @@ def test_every_cimport_form_names_its_pxd(tmp_path: Path) -> None:
         "package_module": ["pkg/g"],
         "parenthesized": ["b", "c"],
         "names_of_a_module": ["f"],
+        "continued": ["b", "c"],
+        "continued_absolute": ["c", "d"],
+        "continued_before_cimport": ["b"],
+        "continued_crlf": ["b", "c"],
+        "semicolons": ["b", "c"],
+        "semicolon_absolute": ["d"],
+        "semicolon_in_parentheses": ["b", "c", "pkg/g"],
+        "no_space_after_from": ["f"],
     }
     for name, pxds in want.items():
         pyx = sub / f"{name}.pyx"
@@ -176,6 +193,23 @@ def test_every_cimport_form_names_its_pxd(tmp_path: Path) -> None:
             pxd.write_text(text + "cdef int more\n")
             assert native.cython_digest(pyx) != digest, (name, p)
             pxd.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('s = "from . cimport b"\n', ['s = ""']),  # a string is not code
+        ("x = 'a;b' ; y = 2\n", ['x = ""', "y = 2"]),
+        ('"""doc\ncimport b\n"""\nfrom . cimport c\n', ['""', "from . cimport c"]),
+        ("a = (1,\n  2)  # (\nb = 3\n", ["a = (1,\n  2)", "b = 3"]),
+        ("s = 'it\\'s; #'; cimport c\n", ['s = ""', "cimport c"]),
+        ("cdef extern from 'x.h':\n    int f()\n", ['cdef extern from "":', "int f()"]),
+    ],
+)
+def test_statements_leave_out_strings_and_comments(text: str, want: list[str]) -> None:
+    """What the scan reads as a statement: a `;`, `#` or "cimport" inside a string or a comment is
+    not one; a bracket spans lines."""
+    assert statements(text) == want
 
 
 def test_a_cimport_cycle_ends(tmp_path: Path) -> None:

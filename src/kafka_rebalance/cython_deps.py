@@ -8,7 +8,9 @@ A `.pyx` is compiled with its own `.pxd` and those of the package's modules it c
 too; a `.pxd` edited alone must make every build that read it stale, so the stamp covers them.
 Every cimport form Cython takes names a module: `cimport a.b.c, d.e as f`, `from .x cimport y`,
 `from . cimport a, b` and `from .pkg cimport (m, n)` (a name after `cimport` is a module when the
-`.pxd` of that name is there, else a name inside the module before it).
+`.pxd` of that name is there, else a name inside the module before it), wherever the statement is:
+continued over lines by a backslash or a parenthesis, or after a `;` (the source is read as logical
+statements first, with comments and string literals left out).
 """
 
 from __future__ import annotations
@@ -18,12 +20,8 @@ import os
 import re
 from pathlib import Path
 
-# a statement `from X cimport names` (names to the end of the line, or a parenthesized list over
-# several lines) or `cimport names`, at the start of a line
-_CIMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+cimport[ \t]*(\([^)]*\)|[^\n#]*)|cimport[ \t]+([^\n#]*))",
-    re.M,
-)
+# one logical statement: `from X cimport names` or `cimport names`
+_CIMPORT = re.compile(r"(?:from(?:\s+|(?=\.))([.\w]+)\s+cimport\b\s*(.*)|cimport\s+(.*))", re.S)
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
@@ -39,10 +37,50 @@ def _package_root(folder: Path) -> Path:
     return folder
 
 
+def statements(text: str) -> list[str]:
+    """The logical statements of a Cython source, each stripped: a line ends one unless a backslash
+    continues it or a bracket is open; a `;` ends one too. Comments are left out and each string
+    literal is an empty one (a `;`, `#` or "cimport" inside it is text, not code)."""
+    out: list[str] = []
+    current: list[str] = []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    depth = i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
+            i += len(quote)
+            while i < n and not text.startswith(quote, i) and (len(quote) == 3 or text[i] != "\n"):
+                i += 2 if text[i] == "\\" else 1
+            i += len(quote)
+            current.append('""')
+            continue
+        if ch == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if ch == "\\" and text[i + 1 : i + 2] == "\n":
+            current.append(" ")
+            i += 2
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        if ch == ";" or ch == "\n" and depth == 0:
+            out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    out.append("".join(current).strip())
+    return [st for st in out if st]
+
+
 def _names(text: str) -> list[str]:
     """The imported names of `a, b as c, (d, e)`: a, b, d, e (an `as` alias is not a module)."""
     out = []
-    text = re.sub(r"#[^\n]*", "", text).replace("\\\n", " ")
     for item in text.strip().strip("()").split(","):
         match = _NAME.match(item.strip())
         if match:
@@ -55,7 +93,11 @@ def cimported_modules(source: Path) -> list[tuple[Path, list[str]]]:
     path's parts), candidates in the order written (a name after `from X cimport` may be a module
     of package X or a name inside module X: both are candidates)."""
     found: list[tuple[Path, list[str]]] = []
-    for origin, names, absolute in _CIMPORT.findall(source.read_text(encoding="utf-8")):
+    for statement in statements(source.read_text(encoding="utf-8")):
+        match = _CIMPORT.fullmatch(statement)
+        if match is None:
+            continue
+        origin, names, absolute = (group or "" for group in match.groups())
         if not origin:  # cimport a.b.c, d: each from the package root
             found.extend((_package_root(source.parent), n.split(".")) for n in _names(absolute))
             continue
