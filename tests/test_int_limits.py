@@ -58,14 +58,48 @@ def test_the_checker_finds_each_way_of_writing_a_bound():
     assert [f.split(":")[0] for f in found] == ["line 1", "line 2", "line 3", "line 4", "line 5"]
 
 
+# Cython sources restating a bound, not yet mended: their owner (natpoll, session 15) edits them
+# this session; each entry must still be found (remove it once mended). In Cython the C bounds are
+# `from libc.stdint cimport INT64_MAX, INT64_MIN`; Python-level code takes fields'.
+PENDING = {
+    "sim/native_engine.pyx": [
+        "cdef int64_t INT64_MAX = 9223372036854775807",
+        "cdef int64_t INT64_MIN = -9223372036854775807 - 1",
+    ],
+    "sim/native_members.pyx": ["limit = (1 << 63) - 1"],
+}
+
+
+def _restated() -> dict[str, list[str]]:
+    """{module: the code lines restating a bound} over every Python and Cython source but fields."""
+    sources = [*SRC.rglob("*.py"), *SRC.rglob("*.pyx"), *SRC.rglob("*.pxd")]
+    found: dict[str, list[str]] = {}
+    for p in sorted(sources):
+        hits = [hit.split(": ", 1)[1] for hit in restated_bounds(p.read_text())]
+        if hits and p.name != "fields.py":
+            found[p.relative_to(SRC).as_posix()] = hits
+    return found
+
+
 def test_no_module_but_fields_restates_an_int32_or_int64_bound():
-    found = [
-        f"{p.relative_to(SRC)} {hit}"
-        for p in sorted(SRC.rglob("*.py"))
-        if p.name != "fields.py"
-        for hit in restated_bounds(p.read_text())
-    ]
-    assert found == [], "use fields.INT32_MIN/INT32_MAX/INT64_MIN/INT64_MAX:\n" + "\n".join(found)
+    """Cython sources too: native_group_core.pyx restated INT32_MAX while this test read `.py`
+    files only (note 14)."""
+    found = {name: hits for name, hits in _restated().items() if name not in PENDING}
+    assert found == {}, "use fields.INT32_MIN/INT32_MAX/INT64_MIN/INT64_MAX or libc.stdint's"
+
+
+def test_the_pending_restatements_are_still_there():
+    found = _restated()
+    for name, hits in PENDING.items():
+        assert found.get(name) == hits, f"{name} changed: update PENDING (remove what was mended)"
+
+
+def test_the_checker_reads_cython():
+    src = (
+        "cdef int64_t LIMIT = 1 << 61\ncdef int64_t M = 9223372036854775807\n"
+        "cdef int f(int64_t x) except? -1:\n    return x & (1 << 63)\nINT32_MAX = 2**31 - 1\n"
+    )
+    assert [f.split(":")[0] for f in restated_bounds(src)] == ["line 2", "line 5"]
 
 
 def test_fields_bounds_are_kafkas_widths():

@@ -8,7 +8,9 @@ C-level API instead; building these objects is what that API saves (bench/group_
 Times, timeouts and generations are ints, as `ClassicGroup` takes them: anything else (a float, a
 numpy integer) is refused with its TypeError (`classic_member.ints`) before the core sees it, where
 the C conversion would truncate it; a deadline that would leave int64 is refused (OverflowError) by
-the core's checked sums.
+the core's checked sums, and the group is then as it was before the call: a call whose times and
+timeouts might reach int64's end (any at or past 2**62, or negative) runs after a copy of the group
+(`GroupCore.copy`), which a refusal puts back; the others cannot overflow and run as they are.
 """
 
 from libc.stdint cimport int64_t
@@ -37,6 +39,12 @@ STATES = (ClassicGroupState.EMPTY, ClassicGroupState.PREPARING_REBALANCE,
 ERRORS = {e.value: e for e in Errors}
 CANCEL_JOIN = CancelTimer(JOIN_KEY)
 CANCEL_SYNC = CancelTimer(SYNC_KEY)
+# times and timeouts below this: a sum or a difference of two of them stays inside int64
+cdef int64_t SAFE = 1 << 62
+
+
+cdef inline bint _narrow(int64_t a, int64_t b, int64_t c) noexcept:
+    return 0 <= a < SAFE and 0 <= b < SAFE and 0 <= c < SAFE
 
 
 cdef class NativeClassicGroup:
@@ -44,12 +52,35 @@ cdef class NativeClassicGroup:
 
     cdef readonly GroupHandlers core
     cdef dict _handles  # member id string -> handle (the strings this group made)
+    cdef bint _wide  # a timeout of the config or of a join was outside [0, SAFE): copy every call
 
     def __init__(self, str group_id, config, *, str member_id_salt="", now_ms=0):
         ints(now_ms)
         self.core = GroupHandlers(group_id, config, member_id_salt=member_id_salt, now_ms=now_ms)
         self.core.build_objects = True
         self._handles = {}
+        self._wide = not (
+            _narrow(config.initial_rebalance_delay_ms, config.new_member_join_timeout_ms, 0)
+            and _narrow(config.min_session_timeout_ms, config.max_session_timeout_ms, 0))
+
+    def copy(self):
+        """This group as it is now, apart (the core's `copy`)."""
+        cdef NativeClassicGroup c = NativeClassicGroup.__new__(NativeClassicGroup)
+        c.core, c._handles, c._wide = self.core.copy(), dict(self._handles), self._wide
+        return c
+
+    cdef object _before(self, int64_t now, int64_t a, int64_t b):
+        """The group to go back to if this call is refused: None when it cannot be (every time and
+        timeout it may add narrow)."""
+        if not self._wide and _narrow(now, a, b):
+            return None
+        return self.core.copy()
+
+    cdef int _refused(self, object before) except -1:
+        """A call was refused (OverflowError): the group as it was before it."""
+        if before is not None:
+            self.core = before
+        return 0
 
     cdef int64_t _member(self, str member_id) except -2:
         """A member id's handle: 0 for "", -1 for an id this group never made."""
@@ -123,31 +154,50 @@ cdef class NativeClassicGroup:
 
     def join(self, req, now_ms):
         ints(now_ms, req.session_timeout_ms, req.rebalance_timeout_ms)
-        self.core.join(
-            self.core.client_handle(req.client), self._member(req.member_id),
-            self.core.instance_handle(req.group_instance_id), req.protocols, req.session_timeout_ms,
-            req.rebalance_timeout_ms, req.protocol_type, now_ms)
+        before = self._before(now_ms, req.session_timeout_ms, req.rebalance_timeout_ms)
+        if not _narrow(req.session_timeout_ms, req.rebalance_timeout_ms, 0):
+            self._wide = True  # the member may keep them: every later call may reach int64's end
+        try:
+            self.core.join(
+                self.core.client_handle(req.client), self._member(req.member_id),
+                self.core.instance_handle(req.group_instance_id), req.protocols,
+                req.session_timeout_ms, req.rebalance_timeout_ms, req.protocol_type, now_ms)
+        except OverflowError:
+            self._refused(before)
+            raise
         return self._effects(req.member_id, None)
 
     def sync(self, req, now_ms):
         ints(now_ms, req.generation_id)
-        self.core.sync(
-            self.core.client_handle(req.client), self._member(req.member_id),
-            self.core.instance_handle(req.group_instance_id), req.generation_id, req.protocol_type,
-            -1 if req.protocol_name is None else self.core.protocol_handle(req.protocol_name),
-            req.assignments, now_ms)
+        before = self._before(now_ms, 0, 0)
+        try:
+            self.core.sync(
+                self.core.client_handle(req.client), self._member(req.member_id),
+                self.core.instance_handle(req.group_instance_id), req.generation_id,
+                req.protocol_type,
+                -1 if req.protocol_name is None else self.core.protocol_handle(req.protocol_name),
+                req.assignments, now_ms)
+        except OverflowError:
+            self._refused(before)
+            raise
         return self._effects(req.member_id, None)
 
     def heartbeat(self, req, now_ms):
         ints(now_ms, req.generation_id)
-        self.core.heartbeat(
-            self.core.client_handle(req.client), self._member(req.member_id),
-            self.core.instance_handle(req.group_instance_id), req.generation_id, now_ms)
+        before = self._before(now_ms, 0, 0)
+        try:
+            self.core.heartbeat(
+                self.core.client_handle(req.client), self._member(req.member_id),
+                self.core.instance_handle(req.group_instance_id), req.generation_id, now_ms)
+        except OverflowError:
+            self._refused(before)
+            raise
         return self._effects(req.member_id, None)
 
     def leave(self, req, now_ms):
         ints(now_ms)
         cdef Py_ssize_t i, n = len(req.members)
+        before = self._before(now_ms, 0, 0)
         cdef int64_t* buf = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
         if buf == NULL:
             raise MemoryError()
@@ -156,6 +206,9 @@ cdef class NativeClassicGroup:
                 mid, inst = req.members[i]
                 buf[i], buf[n + i] = self._member(mid), self.core.instance_handle(inst)
             self.core.leave(self.core.client_handle(req.client), buf, buf + n, n, now_ms)
+        except OverflowError:
+            self._refused(before)
+            raise
         finally:
             free(buf)
         return self._effects("", req.members)
@@ -165,18 +218,25 @@ cdef class NativeClassicGroup:
         if payload and len(payload) > 1:
             ints(*payload[1:])  # the delays or the generation the group scheduled
         kind = key[0]
-        if kind == HEARTBEAT:
-            self.core.heartbeat_expired(self._member(key[1]), now_ms)
-        elif kind == "join":
-            if payload and payload[0] == "initial":
-                _, delay, remaining = payload
-                self.core.join_timer(True, delay, remaining, now_ms)
-            else:
-                self.core.join_timer(False, 0, 0, now_ms)
-        elif kind == "sync":
-            self.core.sync_timer(payload[1] if payload else self.core.generation_id, now_ms)
+        initial = kind == "join" and payload and payload[0] == "initial"
+        if initial:
+            _, delay, remaining = payload
+            before = self._before(now_ms, delay, remaining)
         else:
-            self.core._clear()
+            before = self._before(now_ms, 0, 0)
+        try:
+            if kind == HEARTBEAT:
+                self.core.heartbeat_expired(self._member(key[1]), now_ms)
+            elif kind == "join":
+                self.core.join_timer(initial, delay if initial else 0,
+                                     remaining if initial else 0, now_ms)
+            elif kind == "sync":
+                self.core.sync_timer(payload[1] if payload else self.core.generation_id, now_ms)
+            else:
+                self.core._clear()
+        except OverflowError:
+            self._refused(before)
+            raise
         return self._effects("", None)
 
     def validate_offset_commit(self, member_id, group_instance_id, generation_id):
@@ -186,7 +246,12 @@ cdef class NativeClassicGroup:
 
     def mark_dead(self, now_ms):
         ints(now_ms)
-        self.core.mark_dead(now_ms)
+        before = self._before(now_ms, 0, 0)
+        try:
+            self.core.mark_dead(now_ms)
+        except OverflowError:
+            self._refused(before)
+            raise
         return self._effects("", None)
 
     # ------------------------------------------------------------------ effects as objects

@@ -24,6 +24,7 @@ from libc.string cimport memset
 
 from .native_checked cimport add64, grow, sub64
 
+from ..fields import INT32_MAX
 from ..group.classic_messages import JoinGroupMember
 from ..group.classic_state import IllegalStateTransition
 from ..group.classic_values import ClassicGroupSnapshot, MemberSnapshot
@@ -31,7 +32,6 @@ from ..group.classic_values import ClassicGroupSnapshot, MemberSnapshot
 DEF MAX_PROTOCOLS = 64
 DEF MAX_MEMBER_PROTOCOLS = 8
 
-INT32_MAX = 2**31 - 1
 STATE_NAMES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 # ClassicGroupState.valid_previous_states, as bit sets over the states' numbers
 cdef int VALID_PREVIOUS[5]

@@ -9,6 +9,7 @@ Split from the core as the reference is split (`classic_group_base` / `_join` / 
 """
 
 from libc.stdint cimport int64_t
+from libc.string cimport memcpy
 
 from .native_group_core cimport (
     E_COORDINATOR_NOT_AVAILABLE, E_FENCED_INSTANCE_ID, E_ILLEGAL_GENERATION,
@@ -24,8 +25,52 @@ from .native_group_core cimport (
 from .native_checked cimport add64, grow, sub64
 
 
+cdef void* _copied(const void* p, Py_ssize_t n, Py_ssize_t size) except? NULL:
+    """A copy of `n` items of `size` bytes at `p` (NULL for none)."""
+    if p == NULL or n == 0:
+        return NULL
+    cdef void* q = grow(NULL, n, size)
+    memcpy(q, p, n * size)
+    return q
+
+
 cdef class GroupHandlers(GroupCore):
     """A classic group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and the timers, C-level."""
+
+    def copy(self):
+        """The group as it is now, apart (its own C arrays; the lists and dicts copied, their items
+        shared: strings, tuples, requests' assignments): `NativeClassicGroup` goes back to it when a
+        call is refused half-way (a deadline leaving int64 is found after changes were made)."""
+        cdef GroupHandlers c = GroupHandlers.__new__(GroupHandlers)
+        c.group_id, c.salt = self.group_id, self.salt
+        c.initial_delay_ms, c.min_session_ms = self.initial_delay_ms, self.min_session_ms
+        c.max_session_ms, c.new_member_timeout_ms = self.max_session_ms, self.new_member_timeout_ms
+        c.require_known_member_id, c.build_objects = self.require_known_member_id, self.build_objects
+        c.state, c.previous_state = self.state, self.previous_state
+        c.state_timestamp_ms, c.generation_id = self.state_timestamp_ms, self.generation_id
+        c.protocol_type, c.protocol, c.leader = self.protocol_type, self.protocol, self.leader
+        c.num_awaiting_join, c.num_members = self.num_awaiting_join, self.num_members
+        c.num_pending, c.num_pending_sync = self.num_pending, self.num_pending_sync
+        c.new_member_added, c.seq = self.new_member_added, self.seq
+        c.cap, c.head, c.tail, c.free_head = self.cap, self.head, self.tail, self.free_head
+        c.m = <Member*>_copied(self.m, self.cap, sizeof(Member))
+        c.m_protocols, c.m_assignment = list(self.m_protocols), list(self.m_assignment)
+        c.m_protocol_type = list(self.m_protocol_type)
+        c.seq_cap = self.seq_cap
+        c.seq_slot = <int64_t*>_copied(self.seq_slot, self.seq_cap, sizeof(int64_t))
+        c.ids = list(self.ids)
+        c.clients, c.instances = list(self.clients), list(self.instances)
+        c.protocols = list(self.protocols)
+        c.client_of, c.instance_of = dict(self.client_of), dict(self.instance_of)
+        c.protocol_of = dict(self.protocol_of)
+        c.inst_cap = self.inst_cap
+        c.inst_member = <int64_t*>_copied(self.inst_member, self.inst_cap, sizeof(int64_t))
+        memcpy(c.supported, self.supported, sizeof(self.supported))
+        c.fx_cap, c.nfx, c.fx_objs = self.fx_cap, self.nfx, list(self.fx_objs)
+        c.fx = <Effect*>_copied(self.fx, self.fx_cap, sizeof(Effect))
+        c.leave_cap = self.leave_cap
+        c.leave_errors = <int*>_copied(self.leave_errors, self.leave_cap, sizeof(int))
+        return c
 
     # ------------------------------------------------------------------ JoinGroup
 
