@@ -34,7 +34,7 @@ run: $(STAMP)
 # ruff (lint and format) and mypy first: seconds, before minutes of tests.
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check src tests bench scripts
-	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/ruff format --check .  # README's and docs' Python blocks too (ruff formats Markdown)
 	$(BIN)/mypy
 
 # When the install built the compiled modules (their stamps exist), the compiled legs of the tests
