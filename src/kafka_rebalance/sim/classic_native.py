@@ -155,9 +155,10 @@ def native_support(sc: Scenario) -> str | None:
         return f"processing_jitter {sc.processing_jitter!r}"
     if not 0 <= sc.duration_ms < _EXACT // 4:
         return f"duration_ms {sc.duration_ms}"
-    if _build() is None:
+    build = _build()
+    if build is None:
         return _MISSING
-    return None
+    return build.partition_range_refusal(sc)
 
 
 def native_world(sc: Scenario, sink: Any) -> Any:

@@ -46,11 +46,16 @@ def _check_range(base, base_t, num, den, committed, horizon):
     for b, bt, nu, d in zip(base, base_t, num, den):
         if nu < 0 or d < 1:
             raise OverflowError(f"rate {nu}/{d}: a log end offset must not decrease")
-        reach = max(reach, abs(b) + nu * (horizon + abs(bt)) + 1)
+        # the log end offset b + num * (now - base_t) // den: its product first, then the offset
+        product = nu * (horizon + abs(bt))
+        if product > limit:
+            raise OverflowError(f"partition arithmetic reaches {product} > int64")
+        reach = max(reach, abs(b) + product // d + 1)
     position_limit = max(reach, max(committed)) if committed else reach
     for b, bt, nu, d in zip(base, base_t, num, den):
-        # (end - base) * den + num - 1 (fetch), (pos + 1 - base) * den (next_arrival), base_t + both
-        worst = (2 * abs(b) + nu * (horizon + abs(bt)) + position_limit + 2) * d + nu + abs(bt) + horizon
+        # (end - base) * den + num - 1 (fetch), (pos + 1 - base) * den (next_arrival), base_t + both;
+        # end and pos are at most position_limit
+        worst = (2 * abs(b) + position_limit + 2) * d + nu + abs(bt) + horizon
         if worst > limit:
             raise OverflowError(f"partition arithmetic reaches {worst} > int64")
     if any(c < 0 for c in committed):
