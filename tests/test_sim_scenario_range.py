@@ -11,6 +11,7 @@ import ast
 import copy
 from dataclasses import fields, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -135,8 +136,10 @@ def _built_with(part: str, name: str, value: Any) -> tuple[scenario.Scenario, st
 
 @pytest.fixture(autouse=True)
 def _builds_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The claim's last reason is the builds' freshness; these tests are about the others."""
-    monkeypatch.setattr(classic_native, "_build", lambda: object())
+    """The claim's last reasons are the builds' freshness and the native partition table's range
+    (tests/test_sim_native_rates.py); these tests are about the others."""
+    fresh = SimpleNamespace(partition_range_refusal=lambda sc: None)
+    monkeypatch.setattr(classic_native, "_build", lambda: fresh)
 
 
 def test_the_base_scenario_is_claimed() -> None:

@@ -9,11 +9,13 @@ counts, memory stays proportional to the number of gaps and replays.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_right
 from math import gcd
 
 import numpy as np
 
+from ..fields import INT64_MAX
 from ..model import TopicPartition
 
 
@@ -63,6 +65,27 @@ class ProcessedOffsets:
                 break
             c += min(e, n) - s
         return c
+
+
+def per_partition_rate(rate: float, partitions: int) -> tuple[int, int]:
+    """A topic's rate (records/s) spread over `partitions`, as records per ms num / den in lowest
+    terms: rate_milli / (1e6 * partitions). The same floor quotients as the float; small integers keep
+    every log end offset on CPython's fast int path. The parser bounds num * duration
+    (`scenario._check_sizes`): `leo_all` multiplies in numpy's int64."""
+    rate_milli = int(round(rate * 1000))
+    den = 1_000_000 * partitions
+    g = gcd(rate_milli, den)
+    return rate_milli // g, den // g
+
+
+def log_end_overflow(rate: float, partitions: int, grown: list[int], duration: int) -> int | None:
+    """The first partition count (the topic's, then after each growth in `grown`) at which
+    num * duration leaves int64, or None: `leo_all` and the native columns compute
+    num * (now - base_t) in int64 (the parser refuses such a scenario)."""
+    for n in itertools.accumulate(grown, initial=partitions):
+        if per_partition_rate(rate, n)[0] * duration > INT64_MAX:
+            return n
+    return None
 
 
 class PartitionTable:
@@ -115,14 +138,10 @@ class PartitionTable:
             self.den.append(1)
             self.committed.append(0)
             new.append(p)
-        # rate (records/s) as an exact fraction: records per ms = rate_milli / (1e6 * n), in lowest terms
-        # (the same floor quotients; small integers keep every log-end offset on CPython's fast int path)
-        rate_milli = int(round(self.topic_rate[topic] * 1000))
-        den = 1_000_000 * len(existing)
-        g = gcd(rate_milli, den)
+        num, den = per_partition_rate(self.topic_rate[topic], len(existing))
         for p in existing:
-            self.num[p] = rate_milli // g
-            self.den[p] = den // g
+            self.num[p] = num
+            self.den[p] = den
         return new
 
     def leo(self, p: int, now_ms: int) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 from .. import limits
 from ..errors import InputError
 from ..fields import INT32_MAX, INT64_MAX, INT64_MIN, show
+from .partitions import log_end_overflow
 
 PROTOCOLS = ("classic", "consumer")
 DELIVERY = ("at-least-once", "at-most-once")
@@ -393,6 +394,18 @@ def _check_sizes(
         if t.produce_rate * (duration / 1000.0) > INT64_MAX:
             raise InputError(
                 f"{t.produce_rate:,.0f} records/s over {duration:,} ms overflows a log end offset",
+                field=f"topics[{i}].produce_rate",
+            )
+        grown = [
+            e.count
+            for e in sorted(events, key=lambda e: e.at_ms)
+            if e.kind == "add_partitions" and e.topic == t.name
+        ]
+        wraps = log_end_overflow(t.produce_rate, t.partitions, grown, duration)
+        if wraps is not None:
+            raise InputError(
+                f"{t.produce_rate:,} records/s on {wraps:,} partitions over {duration:,} ms: a log"
+                " end offset's arithmetic (records per ms times the time) leaves 64 bits",
                 field=f"topics[{i}].produce_rate",
             )
     for i, e in enumerate(events):
