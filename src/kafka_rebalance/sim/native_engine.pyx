@@ -19,6 +19,12 @@ there). A time beyond 64 bits (a scenario may say `down_ms: 9223372036854775807`
 a small Python heap of (time, sequence, slot) beside the C one: it is later than every time the C heap
 can hold, so it runs only once the C heap is empty, and from then on the clock is past 64 bits and
 every event goes there (review 7 F2).
+
+The native world's modules queue their own events through the C-level API (native_engine.pxd):
+`at_c(t, handler, kind, a, payload)` keeps the handler in the callbacks' list, `payload` in the args'
+list and (kind, a) in C arrays at the slot, and the loop runs `handler.fire(kind, a, payload)`: no
+bound method and no args tuple per event. It takes a sequence number as `at` does, so the order is
+the same as with the `at` call it replaces.
 """
 
 import heapq
@@ -37,34 +43,18 @@ cdef int64_t INT64_MIN = -9223372036854775807 - 1
 cdef int64_t SEQ_LIMIT = 4294967296
 
 
-cdef struct Entry:
-    int64_t t
-    int64_t seq
-    Py_ssize_t slot  # where its callback and args are (EventLoop._fns, _args)
-
-
 cdef inline bint _before(Entry* a, Entry* b) noexcept nogil:
     return a.t < b.t or (a.t == b.t and a.seq < b.seq)
 
 
-cdef class EventLoop:
-    cdef Entry* _heap
-    cdef Py_ssize_t _n
-    cdef Py_ssize_t _cap
-    cdef list _fns  # by slot: the callback of a queued event (None: a free slot)
-    cdef list _args  # by slot: its args tuple
-    cdef Py_ssize_t* _free  # free slots
-    cdef Py_ssize_t _nfree
-    cdef Py_ssize_t _free_cap
-    cdef int64_t _now
-    cdef object _now_obj
-    cdef bint _now_far  # the clock is past 64 bits: every event goes to _far
-    cdef list _far  # heap of (time, sequence, slot): the events past 64 bits
-    cdef int64_t _seq
-    cdef dict _timers  # key -> [deadline, payload, callback, version], as the reference
-    cdef public object processed
-    cdef public bint _stopped
+cdef class Handler:
+    """The receiver of C-level events (a native world, member or coordinator extends it)."""
 
+    cdef int fire(self, int kind, int64_t a, object payload) except -1:
+        raise NotImplementedError(f"{type(self).__name__} has no event kind {kind}")
+
+
+cdef class EventLoop:
     def __cinit__(self):
         self._heap = NULL
         self._n = 0
@@ -72,6 +62,9 @@ cdef class EventLoop:
         self._free = NULL
         self._nfree = 0
         self._free_cap = 0
+        self._kind = NULL
+        self._a = NULL
+        self._slot_cap = 0
         self._fns = []
         self._args = []
         self._far = []
@@ -88,8 +81,12 @@ cdef class EventLoop:
     def __dealloc__(self):
         free(self._heap)
         free(self._free)
+        free(self._kind)
+        free(self._a)
         self._heap = NULL
         self._free = NULL
+        self._kind = NULL
+        self._a = NULL
         self._n = 0
 
     @property
@@ -105,13 +102,16 @@ cdef class EventLoop:
 
     # ------------------------------------------------------------- scheduling
 
-    cdef int _push(self, object t, object fn, tuple args) except -1:
+    cdef Py_ssize_t _push(self, object t, object fn, object args) except -1:
+        """Queue fn(*args) at t (kind 0 at its slot); returns the slot."""
         cdef int64_t ti
         cdef int64_t seq
         cdef int ovf = 0
         cdef bint far
         cdef Entry* grown
         cdef Py_ssize_t* grown_free
+        cdef int* grown_kind
+        cdef int64_t* grown_a
         cdef Py_ssize_t i, parent, slot
         cdef Entry e
         if PyLong_CheckExact(t):
@@ -153,14 +153,25 @@ cdef class EventLoop:
                 self._free = grown_free
                 self._free_cap = self._free_cap * 2 + 64
             slot = len(self._fns)
+            if slot == self._slot_cap:
+                grown_kind = <int*>realloc(self._kind, (self._slot_cap * 2 + 64) * sizeof(int))
+                if grown_kind == NULL:
+                    raise MemoryError()
+                self._kind = grown_kind
+                grown_a = <int64_t*>realloc(self._a, (self._slot_cap * 2 + 64) * sizeof(int64_t))
+                if grown_a == NULL:
+                    raise MemoryError()
+                self._a = grown_a
+                self._slot_cap = self._slot_cap * 2 + 64
             self._fns.append(fn)
             self._args.append(args)
+        self._kind[slot] = 0
         self._seq = seq
         if far:
             if t < self._now_obj:
                 t = self._now_obj
             heapq.heappush(self._far, (t, seq, slot))
-            return 0
+            return slot
         e.t = ti
         e.seq = seq
         e.slot = slot
@@ -174,7 +185,25 @@ cdef class EventLoop:
             else:
                 break
         self._heap[i] = e
+        return slot
+
+    cdef int at_c(self, int64_t t, Handler h, int kind, int64_t a, object payload) except -1:
+        """`at(t, ...)` for a Handler's event: h.fire(kind, a, payload) at t (kind > 0)."""
+        cdef Py_ssize_t slot = self._push(t, h, payload)
+        self._kind[slot] = kind
+        self._a[slot] = a
         return 0
+
+    cdef int after_c(self, int64_t delay, Handler h, int kind, int64_t a, object payload) except -1:
+        """`after(delay, ...)` for a Handler's event (the reference's `now + delay`)."""
+        cdef Py_ssize_t slot = self._push(self._now_obj + delay, h, payload)
+        self._kind[slot] = kind
+        self._a[slot] = a
+        return 0
+
+    cdef int64_t now_c(self) noexcept:
+        """The clock (saturated at INT64_MAX past 64 bits; the native world's times stay below)."""
+        return self._now
 
     cdef Entry _pop(self) noexcept:
         cdef Entry top = self._heap[0]
@@ -199,7 +228,20 @@ cdef class EventLoop:
             self._heap[i] = last
         return top
 
-    cdef inline int _release(self, Py_ssize_t slot) except -1:
+    cdef int _call(self, Py_ssize_t slot) except -1:
+        """Release the slot, then run its event (the callback, or the Handler's fire)."""
+        cdef object fn = self._fns[slot]
+        cdef object args = self._args[slot]
+        cdef int kind = self._kind[slot]
+        cdef int64_t a = self._a[slot]
+        self._release(slot)
+        if kind:
+            (<Handler>fn).fire(kind, a, args)
+        else:
+            fn(*args)
+        return 0
+
+    cdef int _release(self, Py_ssize_t slot) except -1:
         """A popped event's slot, free again: its callback and args dropped (before the callback
         runs, as the reference pops its entry first), the slot on the free list (`_push` keeps
         room for every slot there)."""
@@ -262,21 +304,16 @@ cdef class EventLoop:
         cdef Py_ssize_t slot
         cdef Entry e
         cdef object t_obj
-        cdef object fn
-        cdef tuple args
         # as the reference: an exception from an event leaves `processed` as it was
         while self._n and not self._stopped:
             if self._heap[0].t > end_i:
                 break
             e = self._pop()
-            fn = self._fns[e.slot]
-            args = self._args[e.slot]
-            self._release(e.slot)
             if e.t != self._now:
                 self._now = e.t
                 self._now_obj = e.t
                 self._now_far = False
-            fn(*args)
+            self._call(e.slot)
             n += 1
             if progress is not None and not (n & 0x3FFF):
                 progress(self._now_obj)
@@ -285,13 +322,10 @@ cdef class EventLoop:
             if self._far[0][0] > end:
                 break
             t_obj, _, slot = heapq.heappop(self._far)
-            fn = self._fns[slot]
-            args = self._args[slot]
-            self._release(slot)
             self._now_obj = t_obj
             self._now = INT64_MAX
             self._now_far = True
-            fn(*args)
+            self._call(slot)
             n += 1
             if progress is not None and not (n & 0x3FFF):
                 progress(self._now_obj)

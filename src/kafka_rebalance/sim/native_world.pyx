@@ -26,16 +26,43 @@ from ..assign.registry import get_assignor
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import GroupSpec, TopicMetadata
-from .compiled import ENGINE, KERNELS
+from .compiled import KERNELS
 from .partitions import PartitionTable
 from .world_core import member_subscription
 
 from .native_books cimport Books, Network
+from .native_coordinator cimport NativeCoordinator
+from .native_engine cimport EventLoop
 from .native_members cimport PartitionColumns, ProcessedTable
 from .native_world_base cimport WorldBase
+from .native_world_client cimport NativeClient
 
 cdef object _EAGER = RebalanceProtocol.EAGER
 cdef object _k_assignment_indices = KERNELS.assignment_indices
+
+# the world's engine events (native_engine.EventLoop.at_c: fire(kind, a, payload)), one per `at` of
+# the reference: a request reaching the coordinator (a: the member's index, payload: the request), a
+# response reaching a member (a: index << 32 | incarnation, payload: the response), a batch of them
+cdef tuple _KINDS = ("join", "sync", "heartbeat", "leave", "commit")
+cdef enum:
+    EV_RECEIVE = 16  # + the kind's place in _KINDS
+    EV_DELIVER = 32  # + the kind's place in _KINDS
+    EV_DELIVER_MANY = 48
+
+
+cdef inline int _kind_code(str kind):
+    """kind's place in _KINDS (-1: another kind, sent through the Python-level path)."""
+    if kind == "heartbeat":
+        return 2
+    if kind == "commit":
+        return 4
+    if kind == "join":
+        return 0
+    if kind == "sync":
+        return 1
+    if kind == "leave":
+        return 3
+    return -1
 
 
 cdef class NativeWorld(WorldBase):
@@ -45,13 +72,14 @@ cdef class NativeWorld(WorldBase):
     cdef readonly Books books
     cdef readonly Network net
     cdef dict _index, _client_names, _client_keys, _assignors
-    cdef list _names
+    cdef list _names, _by_index  # by member index: names, members (NativeClient)
+    cdef NativeCoordinator _nc  # `coord` when native (its calls are C calls), else None
     cdef int64_t* _buf
     cdef Py_ssize_t _buf_cap
 
     def __init__(self, sc, sink, member_type, coordinator_type):
         self.sc = sc
-        self.loop = ENGINE.EventLoop()
+        self.loop = EventLoop()
         self.parts = PartitionTable()
         self._sink = sink
         self.wants_events = sink is not None
@@ -67,6 +95,7 @@ cdef class NativeWorld(WorldBase):
         self.members = {}
         self._index = {}
         self._names = []
+        self._by_index = []
         self._client_names = {}
         self._client_keys = {}
         self._assignors = {}
@@ -84,6 +113,7 @@ cdef class NativeWorld(WorldBase):
         for m in sc.members:
             self._add_member(m.name, m.rack)
         self.coord = coordinator_type(self)
+        self._nc = self.coord if isinstance(self.coord, NativeCoordinator) else None
 
     def __dealloc__(self):
         PyMem_Free(self._buf)
@@ -91,7 +121,10 @@ cdef class NativeWorld(WorldBase):
     cdef object _add_member(self, name, rack):
         cdef Py_ssize_t i = len(self._names)
         m = self._member_type(self, name, rack)
+        if not isinstance(m, NativeClient):
+            raise TypeError(f"a native world's members are NativeClients, not {type(m).__name__}")
         self.members[name] = m
+        self._by_index.append(m)
         self._index[name] = i
         self._names.append(name)
         self.books.ensure_member(i)
@@ -145,25 +178,61 @@ cdef class NativeWorld(WorldBase):
     cdef int64_t _arrival_up(self, object name, int64_t incarnation) except? -1:
         return self.net.arrival_c(self._index[name], incarnation, True, self.loop.now)
 
-    cdef int64_t _arrival_down(self, str client) except? -1:
+    cdef tuple _client_key(self, str client):
+        """(member index, incarnation) of a client string `name#incarnation`."""
         key = self._client_keys.get(client)
         if key is None:
             name, _, inc = client.rpartition("#")
             key = self._client_keys[client] = (self._index[name], int(inc))
-        return self.net.arrival_c(key[0], key[1], False, self.loop.now)
+        return key
+
+    cdef int64_t _arrival_down(self, str client) except? -1:
+        key = self._client_key(client)
+        return self.net.arrival_c(key[0], key[1], False, self.loop.now_c())
 
     cpdef object draw(self, tuple samples):
         """One value of a measured distribution, drawn with the seed."""
         return samples[int(self.rand() * len(samples))]
 
     cpdef send(self, object member, str kind, object req):
-        self.loop.at(
-            self._arrival_up(member.name, member.incarnation), self.coord.receive, kind, req,
-            member.name,
-        )
+        cdef int code = _kind_code(kind)
+        cdef Py_ssize_t i = self._index[member.name]
+        cdef int64_t t = self.net.arrival_c(i, member.incarnation, True, self.loop.now_c())
+        if code < 0:
+            self.loop.at(t, self.coord.receive, kind, req, member.name)
+        else:
+            self.loop.at_c(t, self, EV_RECEIVE + code, i, req)
 
     cpdef reply(self, str client, str kind, object resp):
-        self.loop.at(self._arrival_down(client), self._deliver, client, kind, resp)
+        cdef tuple key = self._client_key(client)
+        cdef int64_t i = key[0], inc = key[1]
+        cdef int64_t t = self.net.arrival_c(i, inc, False, self.loop.now_c())
+        cdef int code = _kind_code(kind)
+        if code < 0 or not 0 <= inc < (1 << 31):
+            self.loop.at(t, self._deliver, client, kind, resp)
+        else:
+            self.loop.at_c(t, self, EV_DELIVER + code, (i << 32) | inc, resp)
+
+    cdef int fire(self, int kind, int64_t a, object payload) except -1:
+        """The world's engine events (see EV_RECEIVE)."""
+        cdef NativeClient m
+        cdef str k
+        if kind >= EV_DELIVER_MANY:
+            for r in <list>payload:
+                self._deliver_c(r[0], r[1], r[2])
+        elif kind >= EV_DELIVER:
+            m = <NativeClient>self._by_index[a >> 32]
+            if m.alive and m.incarnation == (a & 0xFFFFFFFF):
+                self._deliver_to(m, <str>_KINDS[kind - EV_DELIVER], payload)
+        elif kind >= EV_RECEIVE:
+            k = <str>_KINDS[kind - EV_RECEIVE]
+            if self._nc is not None:
+                self._nc.receive(k, payload, self._names[a])
+            else:
+                self.coord.receive(k, payload, self._names[a])
+        else:
+            raise ValueError(f"no world event kind {kind}")
+        return 0
 
     cpdef reply_many(self, list replies):
         """Responses sent at once: one network event per distinct arrival time."""
@@ -176,25 +245,33 @@ cdef class NativeWorld(WorldBase):
             else:
                 lst.append(r)
         for t in sorted(by_t):
-            self.loop.at(t, self._deliver_many, by_t[t])
+            self.loop.at_c(t, self, EV_DELIVER_MANY, 0, by_t[t])
 
     def _deliver_many(self, list replies):
         for r in replies:
-            self._deliver(*r)
+            self._deliver_c(r[0], r[1], r[2])
 
     def _deliver(self, str client, str kind, resp):
+        self._deliver_c(client, kind, resp)
+
+    cdef int _deliver_c(self, str client, str kind, resp) except -1:
         name = self._client_names.get(client)
         if name is None:
             name = self._client_names[client] = client.partition("#")[0]
         m = self.members.get(name)
         if m is None or not m.alive or m.client != client:
-            return
+            return 0
+        return self._deliver_to(<NativeClient>m, kind, resp)
+
+    cdef int _deliver_to(self, NativeClient m, str kind, resp) except -1:
+        """A response reaching its (alive, same incarnation) member."""
         if kind == "heartbeat":
             m.on_heartbeat_response(resp[0].error, resp[1])
         elif kind == "commit":
             m.on_commit_response(resp[0], resp[1], resp[2])  # (error, sent, answered)
         else:
             m.on_response(resp)
+        return 0
 
     cpdef object coordinator_retry_time(self, int64_t now, int64_t backoff):
         up = self.coord.up_at

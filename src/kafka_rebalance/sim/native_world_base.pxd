@@ -4,11 +4,13 @@
 # the world that cimports it (Cython has no circular cimports); the calls are vtable calls.
 from libc.stdint cimport int64_t
 
+from .native_engine cimport EventLoop, Handler
 from .native_members cimport PartitionColumns, ProcessedTable
 
 
-cdef class WorldBase:
-    cdef public object sc, loop, parts, coord, rng, rand
+cdef class WorldBase(Handler):
+    cdef public EventLoop loop  # native_engine's: events queued with at_c (no args tuple)
+    cdef public object sc, parts, coord, rng, rand
     cdef public dict members
     cdef public tuple topic_names
     cdef public bint wants_events

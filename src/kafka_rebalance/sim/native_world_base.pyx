@@ -7,7 +7,7 @@ class holds the shared fields and refuses every call: only a subclass is a world
 from libc.stdint cimport int64_t
 
 
-cdef class WorldBase:
+cdef class WorldBase(Handler):
     """A world's fields and calls; every method is the subclass's (WorldCore's twin)."""
 
     cdef int64_t now_c(self) except? -1:

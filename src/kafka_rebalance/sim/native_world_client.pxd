@@ -3,8 +3,14 @@
 # The members hold their world as native_world_base.WorldBase: its calls are vtable calls.
 from libc.stdint cimport int64_t
 
+from .native_engine cimport EventLoop, Handler
 from .native_members cimport OwnedPartitions, Triples
 from .native_world_base cimport WorldBase
+
+# the member's events on the engine (native_engine.EventLoop.at_c: fire(kind, a, payload))
+cdef enum:
+    EV_POLL = 1  # a: the poll token
+    EV_HB_TICK = 2  # a: the incarnation
 
 # PrepareCommit as C ints (member_rebalance.PrepareCommit: NONE, IN_FLIGHT, DONE)
 cdef enum:
@@ -13,7 +19,7 @@ cdef enum:
     PC_DONE = 2
 
 
-cdef class NativeClient:
+cdef class NativeClient(Handler):
     cdef public WorldBase w
     cdef public object name, rack, instance_id, protocol, client, state, member_id
     cdef public object ms_per_record, batch_rate_obj
@@ -55,6 +61,13 @@ cdef class NativeClient:
     cdef int _on_sync(self, r) except -1
     cdef int _reset_and_rejoin(self, bint reset_member_id) except -1
     cdef int _complete_join(self, assignment) except -1
+    cdef int _hb_tick_c(self, int64_t inc) except -1
+    cdef int fire(self, int kind, int64_t a, object payload) except -1
+    cpdef on_response(self, resp)
+    cpdef on_heartbeat_response(self, error, sent=*)
+    # hooks NativeMember provides (member.SimMember's side)
+    cpdef on_commit_response(self, error, sent=*, bint answered=*)
+    cdef int _poll_c(self, int64_t token) except -1
     # hooks NativeMember provides (member.SimMember's side)
     cpdef wake(self)
     cpdef _finish_batch(self, int64_t now, bint partial=*)

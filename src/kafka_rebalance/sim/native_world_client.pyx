@@ -55,7 +55,7 @@ cdef class NativeClient:
         return _PC_OBJECTS[self._prepare]
 
     cdef int64_t _now(self) except? -1:
-        return self.w.loop.now
+        return self.w.loop.now_c()
 
     cdef list _owned(self):
         """The reference's `owned` list (a copy)."""
@@ -87,6 +87,20 @@ cdef class NativeClient:
         return 0
 
     # hooks NativeMember provides
+
+    cdef int fire(self, int kind, int64_t a, object payload) except -1:
+        """The member's engine events (native_engine.Handler)."""
+        if kind == EV_POLL:
+            return self._poll_c(a)
+        if kind == EV_HB_TICK:
+            return self._hb_tick_c(a)
+        raise ValueError(f"no member event kind {kind}")
+
+    cdef int _poll_c(self, int64_t token) except -1:
+        raise NotImplementedError
+
+    cpdef on_commit_response(self, error, sent=None, bint answered=False):
+        raise NotImplementedError
 
     cpdef wake(self):
         raise NotImplementedError
@@ -124,21 +138,26 @@ cdef class NativeClient:
         if self.hb_ticking or not self.heartbeating():
             return
         self.hb_ticking = True
-        self.w.loop.at(
-            self._next_heartbeat_at(self._now()) + self._hb_latency, self._hb_tick, self.incarnation
+        self.w.loop.at_c(
+            self._next_heartbeat_at(self._now()) + self._hb_latency, self, EV_HB_TICK,
+            self.incarnation, None,
         )
 
     def _hb_tick(self, int64_t inc):
+        self._hb_tick_c(inc)
+
+    cdef int _hb_tick_c(self, int64_t inc) except -1:
         self.hb_ticking = False
         if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
-            return
+            return 0
         self.w.coord.receive(
             "heartbeat",
             heartbeat_request(self.client, self.member_id, self.generation, self.instance_id),
             self.name,
         )
+        return 0
 
-    def on_heartbeat_response(self, error, sent=None):
+    cpdef on_heartbeat_response(self, error, sent=None):
         if not self.alive:
             return
         if error is _NONE:
@@ -243,7 +262,7 @@ cdef class NativeClient:
         self.w.send(self, "join", req)
         return 0
 
-    def on_response(self, resp):
+    cpdef on_response(self, resp):
         if not self.alive:
             return
         cdef int64_t now = self._now()

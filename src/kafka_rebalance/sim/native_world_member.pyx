@@ -57,7 +57,7 @@ cdef object _on_commit_error = cc.on_commit_error
 from .native_batch_time cimport busy_for_c, processed_limit_c
 from .native_members cimport OwnedPartitions, ProcessedTable, Triples
 from .native_world_base cimport WorldBase
-from .native_world_client cimport PC_DONE, PC_IN_FLIGHT, PC_NONE, NativeClient
+from .native_world_client cimport EV_POLL, PC_DONE, PC_IN_FLIGHT, PC_NONE, NativeClient
 
 
 cdef class NativeMember(NativeClient):
@@ -223,14 +223,14 @@ cdef class NativeMember(NativeClient):
 
     cdef int _schedule_poll(self, int64_t t) except -1:
         self.poll_token += 1
-        self.w.loop.at(t, self._poll, self.poll_token)
+        self.w.loop.at_c(t, self, EV_POLL, self.poll_token, None)
         return 0
 
     cdef int _poll_soon(self, int64_t t) except -1:
         cdef int64_t now = self._now()
         if t <= now and not self._in_poll:
             self.poll_token += 1
-            self._poll(self.poll_token)
+            self._poll_c(self.poll_token)
         else:
             self._schedule_poll(t)
         return 0
@@ -244,18 +244,22 @@ cdef class NativeMember(NativeClient):
                 t = self.stall_until
             if t <= now and not self._in_poll:
                 self.poll_token += 1
-                self._poll(self.poll_token)
+                self._poll_c(self.poll_token)
             else:
                 self._schedule_poll(t if t > now else now)
 
     def _poll(self, int64_t token):
+        self._poll_c(token)
+
+    cdef int _poll_c(self, int64_t token) except -1:
         if token != self.poll_token or not self.alive:
-            return
+            return 0
         self._in_poll = True
         try:
             self._poll_body()
         finally:
             self._in_poll = False
+        return 0
 
     cdef int _poll_body(self) except -1:
         cdef WorldBase w = self.w
@@ -415,7 +419,7 @@ cdef class NativeMember(NativeClient):
             self.w.commit(self, offsets, why, answer)
         return 0
 
-    def on_commit_response(self, error, sent=None, answered=False):
+    cpdef on_commit_response(self, error, sent=None, bint answered=False):
         if not self.alive:
             return
         cdef bint retry
