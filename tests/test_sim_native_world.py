@@ -146,6 +146,7 @@ def test_the_base_class_refuses_every_call():
         "emit": ("start",),
         "draw": ((1,),),
         "send": (None, "join", None),
+        "to_coordinator": ("heartbeat", None, "a"),
         "reply": ("a#1", "join", None),
         "reply_many": ([],),
         "commit": (None, {}, "auto"),

@@ -203,6 +203,13 @@ cdef class NativeWorld(WorldBase):
         else:
             self.loop.at_c(t, self, EV_RECEIVE + code, i, req)
 
+    cpdef to_coordinator(self, str kind, object req, object name):
+        """A request reaching the coordinator now (`coord.receive`: a C call when native)."""
+        if self._nc is not None:
+            self._nc.receive(kind, req, name)
+        else:
+            self.coord.receive(kind, req, name)
+
     cpdef reply(self, str client, str kind, object resp):
         cdef tuple key = self._client_key(client)
         cdef int64_t i = key[0], inc = key[1]
@@ -225,11 +232,7 @@ cdef class NativeWorld(WorldBase):
             if m.alive and m.incarnation == (a & 0xFFFFFFFF):
                 self._deliver_to(m, <str>_KINDS[kind - EV_DELIVER], payload)
         elif kind >= EV_RECEIVE:
-            k = <str>_KINDS[kind - EV_RECEIVE]
-            if self._nc is not None:
-                self._nc.receive(k, payload, self._names[a])
-            else:
-                self.coord.receive(k, payload, self._names[a])
+            self.to_coordinator(<str>_KINDS[kind - EV_RECEIVE], payload, self._names[a])
         else:
             raise ValueError(f"no world event kind {kind}")
         return 0

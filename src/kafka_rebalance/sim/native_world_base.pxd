@@ -28,6 +28,7 @@ cdef class WorldBase(Handler):
                object detail=*)
     cpdef object draw(self, tuple samples)
     cpdef send(self, object member, str kind, object req)
+    cpdef to_coordinator(self, str kind, object req, object name)
     cpdef reply(self, str client, str kind, object resp)
     cpdef reply_many(self, list replies)
     cpdef commit(self, object m, object offsets, str why, bint answer=*)

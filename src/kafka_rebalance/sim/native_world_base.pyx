@@ -23,6 +23,9 @@ cdef class WorldBase(Handler):
     cpdef send(self, object member, str kind, object req):
         raise NotImplementedError("WorldBase.send")
 
+    cpdef to_coordinator(self, str kind, object req, object name):
+        raise NotImplementedError("WorldBase.to_coordinator")
+
     cpdef reply(self, str client, str kind, object resp):
         raise NotImplementedError("WorldBase.reply")
 

@@ -150,7 +150,7 @@ cdef class NativeClient:
         self.hb_ticking = False
         if inc != self.incarnation or not self.heartbeating() or self.rejoin_needed:
             return 0
-        self.w.coord.receive(
+        self.w.to_coordinator(
             "heartbeat",
             heartbeat_request(self.client, self.member_id, self.generation, self.instance_id),
             self.name,
