@@ -29,15 +29,13 @@ the same as with the `at` call it replaces.
 
 import heapq
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t
 from libc.stdlib cimport free, realloc
 
 cdef extern from "Python.h":
     bint PyLong_CheckExact(object o)
     long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
 
-cdef int64_t INT64_MAX = 9223372036854775807
-cdef int64_t INT64_MIN = -9223372036854775807 - 1
 
 # the reference's limit on sequence numbers (2**32 scheduled events): kept, so both refuse alike
 cdef int64_t SEQ_LIMIT = 4294967296

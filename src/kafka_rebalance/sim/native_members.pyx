@@ -17,9 +17,10 @@ negative dividend. The poll's batch times (doubles) are `native_batch_time`.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport INT64_MIN, int64_t, uint64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
 from libc.string cimport memmove
 
+from ..fields import INT64_MAX as _INT64_MAX
 from .partitions import ProcessedOffsets
 
 NEVER = 1 << 62  # poll_kernels.NEVER: no record will ever land
@@ -39,7 +40,7 @@ cdef int64_t* _grow(int64_t* data, Py_ssize_t cap) except NULL:
 def _check_range(base, base_t, num, den, committed, horizon):
     """The largest position any run up to `horizon` can reach, computed with Python ints; raises
     OverflowError when some intermediate of the kernels' arithmetic could leave int64."""
-    limit = (1 << 63) - 1
+    limit = _INT64_MAX
     if not 0 <= horizon <= TIME_LIMIT:
         raise OverflowError(f"horizon {horizon} outside [0, 2**53]")
     reach = 0
@@ -353,7 +354,7 @@ cdef class ProcessedTable:
             c = cols.committed[p]
             if c > 0:
                 gap = c - self.covered_below_c(p, c)
-                if lost > 0x7FFFFFFFFFFFFFFF - gap:
+                if lost > INT64_MAX - gap:
                     raise OverflowError("lost records leave int64")
                 lost += gap
         return lost

@@ -17,7 +17,7 @@ sticky and cooperative assignment) raises rather than guesses.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
-from libc.stdint cimport int64_t
+from libc.stdint cimport INT32_MAX, int64_t
 
 import json
 import random
@@ -215,7 +215,7 @@ cdef class NativeWorld(WorldBase):
         cdef int64_t i = key[0], inc = key[1]
         cdef int64_t t = self.net.arrival_c(i, inc, False, self.loop.now_c())
         cdef int code = _kind_code(kind)
-        if code < 0 or not 0 <= inc < (1 << 31):
+        if code < 0 or not 0 <= inc <= INT32_MAX:  # packed below the index
             self.loop.at(t, self._deliver, client, kind, resp)
         else:
             self.loop.at_c(t, self, EV_DELIVER + code, (i << 32) | inc, resp)
