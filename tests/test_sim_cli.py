@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.cli import main
+from sim_native_runs import require_native_build
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -113,3 +114,84 @@ def test_bad_file_reports_field(tmp_path, capsys):
 def test_unknown_compare_variant(capsys):
     rc = main(["simulate", str(EXAMPLES / "crash.yaml"), "--compare", "eager,bogus"])
     assert rc == 2 and "bogus" in capsys.readouterr().err
+
+
+# --core: the simulator core (docs/sim-native.md, "How the choice is made")
+
+
+def _simulate(capsys, *argv) -> tuple[int, str, str]:
+    rc = main(["simulate", *argv])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_core_native_writes_what_core_reference_writes(tmp_path, capsys, fmt):
+    """A scenario the native core claims: stdout and the event log are byte for byte the
+    reference's; which core ran is on stderr."""
+    require_native_build()
+    scenario = str(EXAMPLES / "rolling-restart.yaml")
+    written = {}
+    for core in ("native", "reference"):
+        events = tmp_path / f"{core}.jsonl"
+        rc, out, err = _simulate(
+            capsys, scenario, "--core", core, "--format", fmt, "--events-out", str(events)
+        )
+        assert rc == 0
+        assert err == f"kafka-rebalance simulate: core {core}\n"
+        written[core] = (out, events.read_bytes())
+    assert written["native"] == written["reference"]
+    assert written["native"][1].count(b"\n") > 100  # the event log has rows
+
+
+def test_core_native_refuses_a_scenario_it_does_not_claim(capsys):
+    rc, out, err = _simulate(capsys, str(EXAMPLES / "crash.yaml"), "--core", "native")
+    assert rc == 2 and out == ""
+    assert "'--core'" in err and "the native core does not claim this scenario: crash events" in err
+
+
+def test_core_native_with_compare_names_the_variant_refused(capsys):
+    require_native_build()
+    rc, _, err = _simulate(
+        capsys,
+        str(EXAMPLES / "rolling-restart.yaml"),
+        "--compare",
+        "eager,cooperative",
+        "--core",
+        "native",
+    )
+    assert rc == 2
+    assert "variant cooperative: the native core does not claim this scenario" in err
+    assert "assignor cooperative-sticky" in err
+
+
+def test_core_auto_says_why_the_reference_ran(capsys):
+    rc, _, err = _simulate(
+        capsys, str(EXAMPLES / "crash.yaml"), "--core", "auto", "--format", "json"
+    )
+    assert rc == 0
+    assert err == (
+        "kafka-rebalance simulate: core reference"
+        " (the native core does not claim this scenario: crash events)\n"
+    )
+
+
+def test_without_core_nothing_is_noted(capsys):
+    rc, out, err = _simulate(capsys, str(EXAMPLES / "crash.yaml"), "--format", "json")
+    assert rc == 0 and json.loads(out)["rebalances"] >= 1 and err == ""
+
+
+def test_an_unknown_core_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", str(EXAMPLES / "crash.yaml"), "--core", "fast"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--core" in err and "invalid choice: 'fast'" in err
+
+
+def test_core_is_in_the_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--core {auto,native,reference}" in out and "(default: the native core" in out

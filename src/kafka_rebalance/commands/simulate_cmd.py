@@ -3,11 +3,14 @@
 Output (docs/formats.md section 2): the summary object; `--events-out PATH` writes
 the event log (`.jsonl` or `.parquet`) the Spark pipeline reads; `--compare
 eager,cooperative,static,consumer` runs the same scenario under each protocol
-choice and prints them side by side (`{"compare": {name: summary}}`).
+choice and prints them side by side (`{"compare": {name: summary}}`). `--core` picks the simulator
+core (docs/sim-native.md): the output is the same on either; which one ran goes to stderr when
+`--core` is given.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -15,6 +18,7 @@ from rich.console import Console
 from .. import io_util, limits, output, textfmt
 from ..errors import InputError
 from ..ops.simulate import COMPARE_VARIANTS, check_variants, compare, simulate
+from ..sim.api import CORES
 from ..sim.scenario import parse_simulation_scenario
 
 if TYPE_CHECKING:
@@ -40,6 +44,15 @@ def register(subparsers) -> None:
         metavar="LIST",
         default=None,
         help=f"comma-separated variants to run side by side: {','.join(COMPARE_VARIANTS)}",
+    )
+    p.add_argument(
+        "--core",
+        choices=CORES,
+        default=None,
+        help="the simulator core: auto (default: the native core when it claims the scenario, "
+        "else the reference), native (an error naming why when it does not claim it) or reference "
+        "(the Python simulator); the output is the same on either, and which one ran is noted on "
+        "stderr when this flag is given",
     )
     output.add_format_flag(p)
     p.set_defaults(func=run)
@@ -72,8 +85,21 @@ def _check_memory(sc, path: str, events_out: bool) -> None:
         raise exc.in_file(path) from None
 
 
+def _core_error(exc: InputError) -> InputError:
+    """The api's refusal of a core, as an error about the flag that asked for it."""
+    return InputError(exc.message, field="--core") if exc.field == "core" else exc
+
+
+def _note_core(args, core: str, reason: str | None) -> None:
+    """Which core ran, on stderr (stdout stays the same on either), when `--core` was asked for."""
+    if args.core is not None:
+        why = f" (the native core does not claim this scenario: {reason})" if reason else ""
+        print(f"kafka-rebalance simulate: core {core}{why}", file=sys.stderr)
+
+
 def run(args) -> int:
     sc = _load(args.file)
+    core = args.core or "auto"
     if args.events_out and not args.events_out.endswith((".jsonl", ".parquet")):
         raise InputError("expected a path ending in .jsonl or .parquet", field="--events-out")
     from ..io_publish import check_output_paths
@@ -93,15 +119,23 @@ def run(args) -> int:
             def cb(name: str, now: int, end: int) -> None:
                 prog.update(names.index(name) * sc.duration_ms + now, f"{name}")
 
-            result = compare(sc, names, progress=cb).to_json()
+            try:
+                result = compare(sc, names, progress=cb, core=core).to_json()
+            except InputError as exc:
+                raise _core_error(exc) from None
         output.emit(result, args.format, _compare_table)
         return 0
     with _Progress(sc.duration_ms) as prog:
-        res = simulate(
-            sc,
-            progress=lambda now, end: prog.update(now, sc.name or "simulate"),
-            events=bool(args.events_out),
-        )
+        try:
+            res = simulate(
+                sc,
+                progress=lambda now, end: prog.update(now, sc.name or "simulate"),
+                events=bool(args.events_out),
+                core=core,
+            )
+        except InputError as exc:
+            raise _core_error(exc) from None
+    _note_core(args, res.core, res.core_reason)
     if args.events_out:
         res.write_events(args.events_out)
     output.emit(res.summary, args.format, _table)

@@ -23,11 +23,15 @@ def as_scenario(scenario: Scenario | Mapping[str, Any]) -> Scenario:
 @dataclass(frozen=True)
 class SimulationRun:
     """One simulated run: the summary (what `kafka-rebalance simulate` prints), the event log if asked,
-    and the GroupMetadata records the coordinator wrote if asked (classic groups)."""
+    the GroupMetadata records the coordinator wrote if asked (classic groups), and which core ran it
+    ("native" or "reference", beside the summary: both give the same summary; `core_reason`: why
+    not the native one, None when it ran or was not asked about)."""
 
     summary: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list, repr=False)
     group_metadata: tuple[GroupMetadataWrite, ...] = field(default=(), repr=False)
+    core: str = "reference"
+    core_reason: str | None = None
 
     def write_events(self, path: str | Path) -> None:
         """The event log as `.jsonl` or Parquet, as `simulate --events-out` writes it."""
@@ -44,16 +48,19 @@ def simulate(
     events: bool = False,
     record_group_metadata: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    core: str = "auto",
 ) -> SimulationRun:
-    """Run a scenario (optionally as one of COMPARE_VARIANTS); deterministic for a given seed."""
+    """Run a scenario (optionally as one of COMPARE_VARIANTS); deterministic for a given seed.
+    `core`: "auto" (the native core when it claims the scenario, else the reference), "native" (an
+    InputError naming why when it does not) or "reference": `sim.api.simulate_scenario`'s."""
     sc = as_scenario(scenario)
     if variant is not None:
         sc = variant_of(sc, variant)
     if record_group_metadata:
-        res, writes = simulate_recording_group_metadata(sc)
-        return SimulationRun(res.summary, res.events, writes)
-    res = simulate_scenario(sc, progress=progress, collect_events=events)
-    return SimulationRun(res.summary, res.events)
+        res, writes = simulate_recording_group_metadata(sc, core=core)
+        return SimulationRun(res.summary, res.events, writes, res.core, res.core_reason)
+    res = simulate_scenario(sc, progress=progress, collect_events=events, core=core)
+    return SimulationRun(res.summary, res.events, (), res.core, res.core_reason)
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,17 @@ def compare(
     variants: Sequence[str] = COMPARE_VARIANTS,
     *,
     progress: Callable[[str, int, int], None] | None = None,
+    core: str = "auto",
 ) -> Comparison:
-    """Run the scenario once per variant (eager, cooperative, static, consumer) and keep each summary."""
+    """Run the scenario once per variant (eager, cooperative, static, consumer) and keep each summary
+    (`core` as `simulate`'s, for every variant)."""
     sc = as_scenario(scenario)
     out: dict[str, dict[str, Any]] = {}
     for n in check_variants(variants):
         cb = (lambda now, end, _n=n: progress(_n, now, end)) if progress else None
-        out[n] = simulate_scenario(variant_of(sc, n), progress=cb, collect_events=False).summary
+        try:
+            res = simulate_scenario(variant_of(sc, n), progress=cb, collect_events=False, core=core)
+        except InputError as exc:  # the core asked for: say which variant it refused
+            raise InputError(f"variant {n}: {exc.message}", field=exc.field) from None
+        out[n] = res.summary
     return Comparison(out)

@@ -65,9 +65,9 @@ class GroupMetadataWrite:
 
 
 def simulate_recording_group_metadata(
-    sc: Scenario,
+    sc: Scenario, *, core: str = "auto"
 ) -> tuple[SimulationResult, tuple[GroupMetadataWrite, ...]]:
-    """`simulate_scenario(sc)` (same summary, same event log) and every GroupMetadata record its coordinator wrote.
+    """`simulate_scenario(sc, core=core)` (same summary, same event log) and every GroupMetadata record its coordinator wrote.
 
     The classic coordinator hands each record to its offsets store
     (`store.write_group`); the store of this one run is wrapped to keep a copy,
@@ -98,7 +98,7 @@ def simulate_recording_group_metadata(
 
         store.write_group = recording
 
-    return simulate_scenario(sc, on_world=record_writes), tuple(writes)
+    return simulate_scenario(sc, on_world=record_writes, core=core), tuple(writes)
 
 
 def consumer_offsets_records(
