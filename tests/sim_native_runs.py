@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kafka_rebalance import native
 from kafka_rebalance.sim import classic_native
 
 
@@ -31,3 +32,14 @@ def assert_same_run(nat: Any, ref: Any) -> None:
     assert nat.simulated_events == ref.simulated_events
     # the same members in the same (first-pause) order: review 9 F3
     assert list(nat.paused_ms_by_member.items()) == list(ref.paused_ms_by_member.items())
+
+
+def native_coordinator_module() -> Any:
+    """sim/native_coordinator's fresh build (skip without it and the native world's, as above)."""
+    build = native.cython_build("kafka_rebalance.sim", "native_coordinator")
+    if build is None:
+        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
+            pytest.fail("native_coordinator build missing or stale")
+        pytest.skip("native_coordinator build missing or stale")
+    require_native_build()
+    return build
