@@ -65,6 +65,7 @@ def test_arithmetic_beyond_int64_is_not_claimed() -> None:
     assert reason is not None and "beyond int64" in reason
     with pytest.raises(InputError, match="beyond int64"):
         simulate_scenario(big, collect_events=False, core="native")
+    assert simulate_scenario(big, collect_events=False, core="auto").core == "reference"
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

@@ -567,7 +567,7 @@ class ConsumerSimulation(Simulation):
         # run): one lookup per answer instead of splitting the string
         m = self._client_members.get(client)
         if m is None:
-            m = self.members.get(client.partition("#")[0])
+            m = self.members.get(client.rpartition("#")[0])
             if m is None:
                 return
             self._client_members[client] = m

@@ -227,7 +227,7 @@ class ClassicCoordinator:
                 error = e.error
                 if error is _NONE or error is _MEMBER_ID_REQUIRED:
                     client: str = e.client
-                    self.by_member_id[e.member_id] = client.partition("#")[0]
+                    self.by_member_id[e.member_id] = client.rpartition("#")[0]
                 replies.append((e.client, "join", e))
             elif t is _SYNC_RESPONSE:
                 replies.append((e.client, "sync", e))

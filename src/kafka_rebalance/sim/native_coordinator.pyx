@@ -321,7 +321,7 @@ cdef class NativeCoordinator:
                 client = clients[e.client]
                 mid = own if e.member < 0 else ids[e.member]
                 if e.error == E_NONE or e.error == E_MEMBER_ID_REQUIRED:
-                    self.by_member_id[mid] = client.partition("#")[0]
+                    self.by_member_id[mid] = client.rpartition("#")[0]
                 replies.append((client, "join", _tuple_new(_JOIN_RESPONSE, (
                     client, ERRORS[e.error], mid, e.a, None if e.c < 0 else protocols[e.c], ids[e.b],
                     objs[e.obj] if e.flags & JF_MEMBERS else (), bool(e.flags & JF_SKIP_ASSIGNMENT)))))

@@ -260,7 +260,7 @@ cdef class NativeWorld(WorldBase):
     cdef int _deliver_c(self, str client, str kind, resp) except -1:
         name = self._client_names.get(client)
         if name is None:
-            name = self._client_names[client] = client.partition("#")[0]
+            name = self._client_names[client] = client.rpartition("#")[0]
         m = self.members.get(name)
         if m is None or not m.alive or m.client != client:
             return 0

@@ -206,7 +206,7 @@ class WorldCore:
     def _deliver(self, client: str, kind: str, resp: Any) -> None:
         name = self._client_names.get(client)
         if name is None:
-            name = self._client_names[client] = client.partition("#")[0]
+            name = self._client_names[client] = client.rpartition("#")[0]
         m = self.members.get(name)
         if m is None or not m.alive or m.client != client:
             return
