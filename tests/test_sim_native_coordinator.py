@@ -9,7 +9,6 @@ the native build the tests skip (fail under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from kafka_rebalance.sim.api import simulate_scenario  # noqa: E402
 from kafka_rebalance.sim.coordinator import ClassicCoordinator  # noqa: E402
 from kafka_rebalance.sim.scenario import SimEvent, parse_simulation_scenario  # noqa: E402
 from kafka_rebalance.sim.world import Simulation  # noqa: E402
+from sim_native_runs import native_coordinator_module  # noqa: E402
 
 SCENARIOS = dict(fps.scenarios())
 M2 = sorted(
@@ -38,19 +38,6 @@ M2 = sorted(
         "example-rolling-restart-seed7",
     }
 )
-
-
-def _coordinator_module() -> Any:
-    build = native.cython_build("kafka_rebalance.sim", "native_coordinator")
-    if build is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native_coordinator build missing or stale")
-        pytest.skip("native_coordinator build missing or stale")
-    if classic_native._build() is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native world build missing or stale")
-        pytest.skip("native world build missing or stale")
-    return build
 
 
 def _run(name: str, core: str) -> tuple[Any, Any]:
@@ -65,7 +52,7 @@ def test_the_native_coordinator_runs_the_claimed_scenarios(name):
     """The coordinator of a core="native" run is the native one, and what it keeps beside the
     fingerprint equals the reference coordinator's: the offsets store (every record appended, the
     committed offsets with their times, the last GroupMetadata) and the member routing table."""
-    mod = _coordinator_module()
+    mod = native_coordinator_module()
     nat, nw = _run(name, "native")
     ref, rw = _run(name, "reference")
     assert nat.core == "native" and ref.core == "reference"
@@ -88,7 +75,7 @@ def test_the_native_coordinator_runs_the_claimed_scenarios(name):
 def test_it_runs_in_the_reference_world_too(name):
     """Beside the reference's members and world (`world.Simulation`, its calls through Python), the
     native coordinator gives the reference's run: event rows, summary and event count."""
-    mod = _coordinator_module()
+    mod = native_coordinator_module()
     sc = parse_simulation_scenario(SCENARIOS[name])
     rows: list[dict] = []
     w = Simulation(sc, rows.append)
@@ -122,7 +109,7 @@ def _world(**changes: Any) -> Simulation:
     ],
 )
 def test_what_it_does_not_handle_is_refused(changes, why):
-    mod = _coordinator_module()
+    mod = native_coordinator_module()
     w = _world(**changes)
     assert mod.refusal(w.sc) == why
     with pytest.raises(NotImplementedError, match=why):
@@ -130,13 +117,13 @@ def test_what_it_does_not_handle_is_refused(changes, why):
 
 
 def test_a_consumer_protocol_world_is_refused():
-    mod = _coordinator_module()
+    mod = native_coordinator_module()
     sc = parse_simulation_scenario(SCENARIOS["rolling-range"])
     assert mod.refusal(replace(sc, protocol="consumer")) == "protocol consumer"
 
 
 def test_failover_and_unknown_requests_are_refused():
-    mod = _coordinator_module()
+    mod = native_coordinator_module()
     c = mod.NativeCoordinator(_world())
     with pytest.raises(NotImplementedError, match="failover"):
         c.failover(1000)
@@ -146,7 +133,7 @@ def test_failover_and_unknown_requests_are_refused():
 
 def test_a_stale_coordinator_build_is_a_reason(monkeypatch):
     """The claim needs the coordinator's build too: without it the reference runs, and says why."""
-    _coordinator_module()
+    native_coordinator_module()
     real = native.cython_build
 
     def without_coordinator(package: str, name: str) -> Any:
