@@ -14,8 +14,8 @@ import pytest
 
 from kafka_rebalance.sim.reference_sources import PURE_COORDINATOR, RecordingGroup
 from sim_fingerprint_set import fingerprint, scenarios
+from sim_native_group_pair import native_group
 from test_sim_fingerprint_legs import REFERENCE, _use_pure
-from test_sim_native_group import native_group
 
 
 def _classic_without_failover(doc: dict) -> bool:
