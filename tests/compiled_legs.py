@@ -16,6 +16,8 @@ from typing import NoReturn
 
 import pytest
 
+from kafka_rebalance import native
+
 REQUIRED = os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED", "") == "1"
 
 
@@ -27,6 +29,17 @@ def no_compiled_leg(reason: str) -> NoReturn:
             "succeeded) requires the compiled leg"
         )
     pytest.skip(reason)
+
+
+def require_build(name: str, package: str = "kafka_rebalance.sim") -> ModuleType:
+    """The fresh Cython build of `package.name` (setup.py's CYTHON); without one the test skips,
+    or fails under KAFKA_REBALANCE_REQUIRE_COMPILED=1 (`no_compiled_leg`): the one rule for a
+    missing or stale build."""
+    build = native.cython_build(package, name)
+    if build is None:
+        path = package.removeprefix("kafka_rebalance.").replace(".", "/")
+        no_compiled_leg(f"no fresh Cython build of {path}/{name}.pyx (missing or stale)")
+    return build
 
 
 def from_source(source: Path, name: str) -> ModuleType:

@@ -10,8 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from compiled_legs import no_compiled_leg
-from kafka_rebalance import native
+from compiled_legs import require_build
 from kafka_rebalance.group.classic_group import ClassicGroup, ClassicGroupConfig
 from kafka_rebalance.group.classic_messages import (
     CancelTimer,
@@ -30,10 +29,7 @@ MEMBER_ID = re.compile(r"\S+-\d+-[0-9a-f]{8}")
 
 
 def native_group() -> Any:
-    module = native.cython_build("kafka_rebalance.sim", "native_group")
-    if module is None:
-        no_compiled_leg("no fresh Cython build of sim/native_group.pyx: only the reference ran")
-    return module
+    return require_build("native_group")
 
 
 class Pair:

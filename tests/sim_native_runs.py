@@ -2,26 +2,22 @@
 
 One definition of "the same run" (event rows, summary, event count, paused times in the reference's
 first-pause order) for every test that compares the two cores, so a new thing to compare is added
-once (review 9 D7), and the skip/fail rule for a missing native build.
+once (review 9 D7), and the native world's builds required (compiled_legs.require_build's rule).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import pytest
-
-from kafka_rebalance import native
+from compiled_legs import require_build
 from kafka_rebalance.sim import classic_native
 
 
 def require_native_build() -> None:
-    """Skip without a fresh native build; fail instead under KAFKA_REBALANCE_REQUIRE_COMPILED=1."""
-    if classic_native._build() is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native world build missing or stale")
-        pytest.skip("native world build missing or stale")
+    """Skip without fresh builds of every module the native world runs (`classic_native`'s list,
+    as its `_build` checks them); fail instead under KAFKA_REBALANCE_REQUIRE_COMPILED=1."""
+    for name in classic_native._MODULES:
+        require_build(name)
 
 
 def assert_same_run(nat: Any, ref: Any) -> None:
@@ -36,10 +32,6 @@ def assert_same_run(nat: Any, ref: Any) -> None:
 
 def native_coordinator_module() -> Any:
     """sim/native_coordinator's fresh build (skip without it and the native world's, as above)."""
-    build = native.cython_build("kafka_rebalance.sim", "native_coordinator")
-    if build is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail("native_coordinator build missing or stale")
-        pytest.skip("native_coordinator build missing or stale")
+    build = require_build("native_coordinator")
     require_native_build()
     return build

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compiled_legs import no_compiled_leg
+from compiled_legs import no_compiled_leg, require_build
 from kafka_rebalance import native
 from kafka_rebalance.sim import compiled
 
@@ -32,9 +32,7 @@ def bench() -> Any:
 
 
 def test_the_three_drivers_make_the_same_polls(bench: Any) -> None:
-    nm = native.cython_build("kafka_rebalance.sim", "native_members")
-    if nm is None:
-        no_compiled_leg("no fresh Cython build of sim/native_members.pyx")
+    nm = require_build("native_members")
     if not native.is_compiled(compiled.KERNELS):
         no_compiled_leg("poll_kernels is not compiled: the benchmark compares with its build")
     driver = bench.build("native_polls")

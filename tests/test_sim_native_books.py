@@ -17,30 +17,22 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import no_compiled_leg
+from compiled_legs import require_build
 from kafka_rebalance import native
 from kafka_rebalance.sim import member
 from kafka_rebalance.sim.api import parse_simulation_scenario
 from kafka_rebalance.sim.world_core import WorldCore
 
-BOOKS = native.cython_build("kafka_rebalance.sim", "native_books")
-BATCH_TIME = native.cython_build("kafka_rebalance.sim", "native_batch_time")
 BUSY_FOR = native.source_module(member).SimMember.__dict__["_busy_for"]  # the reference, as Python
 INT64 = range(-(2**63), 2**63)
 
 
 def _books() -> Any:
-    if BOOKS is None:
-        no_compiled_leg("no fresh Cython build of sim/native_books.pyx: only the reference exists")
-    return BOOKS
+    return require_build("native_books")
 
 
 def _batch_time() -> Any:
-    if BATCH_TIME is None:
-        no_compiled_leg(
-            "no fresh Cython build of sim/native_batch_time.pyx: only the reference exists"
-        )
-    return BATCH_TIME
+    return require_build("native_batch_time")
 
 
 def _world(partitions: int, **fields: Any) -> WorldCore:

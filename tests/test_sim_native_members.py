@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import from_source, no_compiled_leg
-from kafka_rebalance import native
+from compiled_legs import from_source, require_build
 from kafka_rebalance.sim.member_rebalance import join_complete
 from kafka_rebalance.sim.partitions import PartitionTable, ProcessedOffsets
 
@@ -23,15 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 REF: ModuleType = from_source(
     ROOT / "src" / "kafka_rebalance" / "sim" / "poll_kernels.py", "poll_kernels_reference"
 )
-NATIVE = native.cython_build("kafka_rebalance.sim", "native_members")
 
 
 def _native() -> Any:
-    if NATIVE is None:
-        no_compiled_leg(
-            "no fresh Cython build of sim/native_members.pyx: only the reference exists"
-        )
-    return NATIVE
+    return require_build("native_members")
 
 
 # --------------------------------------------------------------- tables

@@ -18,7 +18,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_rebalance import native
+from compiled_legs import require_build
 from kafka_rebalance.errors import InputError
 from kafka_rebalance.sim import classic_native
 from kafka_rebalance.sim.api import simulate, simulate_scenario
@@ -30,11 +30,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "rolling-restart
 
 
 def _members_build():
-    nm = native.cython_build("kafka_rebalance.sim", "native_members")
-    if nm is None:
-        require_native_build()
-        pytest.skip("native_members build missing or stale")
-    return nm
+    return require_build("native_members")
 
 
 def _example(rate: float) -> dict:

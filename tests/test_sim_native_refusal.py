@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from compiled_legs import no_compiled_leg
-from kafka_rebalance import native
+from compiled_legs import require_build
 from kafka_rebalance.sim import classic_native
 from kafka_rebalance.sim.scenario import Scenario, SimEvent, parse_simulation_scenario
 
@@ -44,10 +43,7 @@ def _scenario(changes: dict[str, Any]) -> Scenario:
 
 
 def _coordinator() -> Any:
-    mod = native.cython_build("kafka_rebalance.sim", "native_coordinator")
-    if mod is None:
-        no_compiled_leg("no fresh Cython build of sim/native_coordinator.pyx")
-    return mod
+    return require_build("native_coordinator")
 
 
 @pytest.mark.parametrize(("changes", "why"), UNPORTED)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sim_fingerprint_set as fps  # noqa: E402
-from kafka_rebalance import native  # noqa: E402
+from compiled_legs import require_build
 from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
 
 KNOWN = json.loads(fps.FINGERPRINTS.read_text())
@@ -39,12 +38,7 @@ M2 = (
 
 
 def _build(name: str):
-    build = native.cython_build("kafka_rebalance.sim", name)
-    if build is None:
-        if os.environ.get("KAFKA_REBALANCE_REQUIRE_COMPILED") == "1":
-            pytest.fail(f"{name} build missing or stale")
-        pytest.skip(f"{name} build missing or stale")
-    return build
+    return require_build(name)
 
 
 def _world(sc, sink):
