@@ -156,13 +156,13 @@ def test_core_native_with_compare_names_the_variant_refused(capsys):
         capsys,
         str(EXAMPLES / "rolling-restart.yaml"),
         "--compare",
-        "eager,cooperative",
+        "eager,static",
         "--core",
         "native",
     )
     assert rc == 2
-    assert "variant cooperative: the native core does not claim this scenario" in err
-    assert "assignor cooperative-sticky" in err
+    assert "variant static: the native core does not claim this scenario" in err
+    assert "static membership" in err
 
 
 def test_core_auto_says_why_the_reference_ran(capsys):

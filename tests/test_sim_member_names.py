@@ -57,9 +57,10 @@ def test_a_member_named_with_hash_joins_like_any_other(
 
 
 @pytest.mark.parametrize("names", NAMES)
-def test_the_native_core_equals_the_reference(names: list[str]) -> None:
+@pytest.mark.parametrize("assignor", ["range", "cooperative-sticky", "sticky"])
+def test_the_native_core_equals_the_reference(names: list[str], assignor: str) -> None:
     require_native_build()
-    doc = _doc(names)
+    doc = _doc(names, assignor=assignor)
     nat = simulate(copy.deepcopy(doc), core="native")
     ref = simulate(copy.deepcopy(doc), core="reference")
     assert_same_run(nat, ref)

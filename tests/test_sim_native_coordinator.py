@@ -29,13 +29,17 @@ from kafka_rebalance.sim.world import Simulation  # noqa: E402
 from sim_native_runs import native_coordinator_module  # noqa: E402
 
 SCENARIOS = dict(fps.scenarios())
-M2 = sorted(
+CLAIMED = sorted(
     {
         "rolling-range",
         "rolling-roundrobin",
         "rolling-range-40",
         "example-rolling-restart-seed1",
         "example-rolling-restart-seed7",
+        # M3 (session 16): sticky and cooperative-sticky
+        "rolling-sticky",
+        "rolling-cooperative-sticky",
+        "rolling-cooperative-sticky-40",
     }
 )
 
@@ -47,7 +51,7 @@ def _run(name: str, core: str) -> tuple[Any, Any]:
     return res, worlds[0]
 
 
-@pytest.mark.parametrize("name", M2)
+@pytest.mark.parametrize("name", CLAIMED)
 def test_the_native_coordinator_runs_the_claimed_scenarios(name):
     """The coordinator of a core="native" run is the native one, and what it keeps beside the
     fingerprint equals the reference coordinator's: the offsets store (every record appended, the
@@ -71,7 +75,9 @@ def test_the_native_coordinator_runs_the_claimed_scenarios(name):
     assert nw.coord.needs_real_heartbeats() == rw.coord.needs_real_heartbeats()
 
 
-@pytest.mark.parametrize("name", ["rolling-range-40", "example-rolling-restart-seed7"])
+@pytest.mark.parametrize(
+    "name", ["rolling-range-40", "example-rolling-restart-seed7", "rolling-cooperative-sticky-40"]
+)
 def test_it_runs_in_the_reference_world_too(name):
     """Beside the reference's members and world (`world.Simulation`, its calls through Python), the
     native coordinator gives the reference's run: event rows, summary and event count."""
@@ -97,8 +103,7 @@ def _world(**changes: Any) -> Simulation:
     ("changes", "why"),
     [
         ({"group": {"static_membership": True}}, "static membership"),
-        ({"group": {"assignors": ("cooperative-sticky",)}}, "assignor cooperative-sticky"),
-        ({"group": {"assignors": ("sticky", "range")}}, "assignor sticky"),
+        ({"group": {"assignors": ("uniform",)}}, "assignor uniform"),
         ({"group": {"group_max_size": 10}}, "group_max_size"),
         ({"log_append_ms": (1, 2, 3)}, "log_append_ms"),
         ({"group": {"heartbeat_interval_ms": 0}}, "heartbeat_interval_ms 0"),

@@ -2,7 +2,8 @@
 
 `core="auto"` runs the native core for every scenario `classic_native.native_support` claims, so the
 claim must hold beyond the 42 fingerprint scenarios (tests/test_sim_native_fingerprints.py): here
-hypothesis draws small eager groups (range / roundrobin, a listed cooperative-sticky, one topic,
+hypothesis draws small groups (eager: range / roundrobin, a listed cooperative-sticky; and since
+session 16 cooperative-sticky and sticky first, alone or with a listed one; one topic,
 network latency and jitter, processing jitter, heartbeat, session, commit and poll settings, one or
 two rolling restarts) and every claimed one must give the reference's event rows, summary, event
 count and paused times. Skips without the native build (fails under
@@ -19,9 +20,25 @@ from kafka_rebalance.sim.api import simulate_scenario
 from kafka_rebalance.sim.scenario import parse_simulation_scenario
 from sim_native_runs import assert_same_run, require_native_build
 
+EAGER_LISTS = (
+    ["range"],
+    ["roundrobin"],
+    ["range", "cooperative-sticky"],
+    ["roundrobin", "range"],
+)
+# M3 (session 16): cooperative-sticky (KIP-429: withholding, partial revocation, the follow-up
+# rebalance), sticky (its user data), and each first in a list whose common protocol is eager
+STICKY_LISTS = (
+    ["cooperative-sticky"],
+    ["sticky"],
+    ["cooperative-sticky", "range"],
+    ["sticky", "cooperative-sticky"],
+    ["sticky", "roundrobin"],
+)
+
 
 @st.composite
-def eager_scenarios(draw: st.DrawFn) -> dict:
+def eager_scenarios(draw: st.DrawFn, lists: tuple[list[str], ...] = EAGER_LISTS) -> dict:
     members = draw(st.integers(1, 7))
     heartbeat = draw(st.sampled_from([500, 1000, 3000]))
     restarts = [
@@ -39,16 +56,7 @@ def eager_scenarios(draw: st.DrawFn) -> dict:
         "duration_ms": draw(st.integers(10_000, 120_000)),
         "group": {
             "id": draw(st.sampled_from(["g", "orders-app", "bench"])),
-            "assignors": draw(
-                st.sampled_from(
-                    [
-                        ["range"],
-                        ["roundrobin"],
-                        ["range", "cooperative-sticky"],
-                        ["roundrobin", "range"],
-                    ]
-                )
-            ),
+            "assignors": list(draw(st.sampled_from(lists))),
             "heartbeat_interval_ms": heartbeat,
             "session_timeout_ms": draw(st.sampled_from([6000, 10_000, 45_000])),
             "group_initial_rebalance_delay_ms": draw(st.sampled_from([0, 500, 3000])),
@@ -92,6 +100,19 @@ def test_a_claimed_random_scenario_is_the_reference(doc):
     assert_same_run(nat, ref)
 
 
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(eager_scenarios(STICKY_LISTS))
+def test_a_claimed_random_sticky_or_cooperative_scenario_is_the_reference(doc):
+    require_native_build()
+    sc = parse_simulation_scenario(doc)
+    assume(classic_native.native_support(sc) is None)
+    ref = simulate_scenario(sc, collect_events=True, core="reference")
+    nat = simulate_scenario(sc, collect_events=True, core="native")
+    assert_same_run(nat, ref)
+
+
 def test_the_drawn_scenarios_are_claimed():
     """The strategy above must reach the native core: a drawn scenario is claimed (else the test
     above would assume every example away)."""
@@ -105,3 +126,8 @@ def test_the_drawn_scenarios_are_claimed():
                 ),
             )
             assert classic_native.native_support(parse_simulation_scenario(doc)) is None
+    for assignors in STICKY_LISTS:
+        doc = find(
+            eager_scenarios(STICKY_LISTS), lambda d, a=assignors: d["group"]["assignors"] == a
+        )
+        assert classic_native.native_support(parse_simulation_scenario(doc)) is None

@@ -27,7 +27,9 @@ DOC: dict[str, Any] = {
 UNPORTED = [
     ({"protocol": "consumer"}, "protocol consumer"),
     ({"group": {"static_membership": True}}, "static membership"),
-    ({"group": {"assignors": ("cooperative-sticky", "range")}}, "assignor cooperative-sticky"),
+    ({"group": {"assignors": ("uniform",)}}, "assignor uniform"),  # not a client-side assignor
+    ({"group": {"assignors": ("cooperative-sticky", "range")}}, None),  # claimed since session 16
+    ({"group": {"assignors": ("sticky",)}}, None),
     ({"group": {"assignors": ("roundrobin", "sticky")}}, None),  # a listed one: the claim's own
     ({"group": {"group_max_size": 10}}, "group_max_size"),
     ({"log_append_ms": (1, 2)}, "log_append_ms"),

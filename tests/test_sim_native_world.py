@@ -35,6 +35,7 @@ M2 = (
     "example-rolling-restart-seed1",
     "example-rolling-restart-seed7",
 )
+M3 = ("rolling-sticky", "rolling-cooperative-sticky", "rolling-cooperative-sticky-40")
 
 
 def _build(name: str):
@@ -65,7 +66,7 @@ def _fingerprint(events, summary, simulated) -> str:
     return h.hexdigest()
 
 
-@pytest.mark.parametrize("name", M2)
+@pytest.mark.parametrize("name", M2 + M3)
 def test_the_native_world_gives_the_fingerprint(name):
     sc = parse_simulation_scenario(SCENARIOS[name])
     events, summary, simulated, _, w = _run(sc, _world)
@@ -86,11 +87,20 @@ def test_rows_summary_counts_and_pauses_equal_the_reference():
     assert nat[4].rng.getstate() == ref[4].rng.getstate()
 
 
-@pytest.mark.parametrize("name", ["rolling-range-40", "example-rolling-restart-seed7"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rolling-range-40",
+        "example-rolling-restart-seed7",
+        "rolling-cooperative-sticky-40",
+        "rolling-sticky",
+    ],
+)
 def test_the_partition_table_and_the_members_partitions_equal_the_reference(name):
     """At the end of a run, the C columns and intervals hold the reference table's committed
     offsets and processed intervals, and each member's C arrays its owned list, positions and the
-    sent offsets of its owned partitions (the reference's dict may keep others: never read)."""
+    sent offsets of its owned partitions (the reference's dict may keep others: never read); its
+    assignors' state (sticky's memory, cooperative-sticky's generation) is the reference member's."""
     from kafka_rebalance.sim.world import Simulation
 
     sc = parse_simulation_scenario(SCENARIOS[name])
@@ -109,8 +119,16 @@ def test_the_partition_table_and_the_members_partitions_equal_the_reference(name
         assert nm.owned == rm.owned
         assert nm.positions == rm.positions
         assert nm.sent_offsets == {p: o for p, o in rm.sent_offsets.items() if p in rm.owned}
+        assert nm.sticky_memory == rm.sticky_memory
+        assert nm.coop_generation == rm.coop_generation
+        assert (nm.generation, nm.member_id, nm.state) == (rm.generation, rm.member_id, rm.state)
         owning += bool(rm.owned)
     assert owning  # some member owned partitions at the end
+    if sc.group.assignors[0] == "sticky":
+        assert all(m.sticky_memory for m in ref.members.values())
+    if sc.group.assignors[0] == "cooperative-sticky":
+        assert all(m.coop_generation > 0 for m in ref.members.values())
+        assert ref.revocations == nat.books.revocations > 0
 
 
 def test_without_a_sink_the_summary_is_the_same():

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kafka_rebalance import native
 from kafka_rebalance.sim import world_core as sim_world
 from kafka_rebalance.sim.api import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_fingerprint_set import rolling  # noqa: E402
+from sim_native_runs import require_native_build  # noqa: E402
 
 MEMBERS = 12  # 120 partitions, 10 each
 
@@ -66,19 +69,28 @@ class _Recorder:
         return self.inner.assign(spec)
 
 
-@pytest.mark.parametrize("assignors", [["sticky"], ["range", "sticky"]])
+@pytest.mark.parametrize(
+    ("assignors", "core"),
+    [(["sticky"], "reference"), (["range", "sticky"], "reference"), (["sticky"], "native")],
+)
 def test_the_leader_reads_owned_partitions_and_generation_from_the_user_data(
-    monkeypatch, assignors: list[str]
+    monkeypatch, assignors: list[str], core: str
 ) -> None:
+    """On either core (the native world's leader reads the same user data since session 16)."""
     specs: list = []
-    real = sim_world.get_assignor
+    world: Any = sim_world
+    if core == "native":
+        require_native_build()
+        world = native.cython_build("kafka_rebalance.sim", "native_world")
+    real = world.get_assignor
     monkeypatch.setattr(
-        sim_world,
+        world,
         "get_assignor",
         lambda name: _Recorder(real(name), specs) if name == "sticky" else real(name),
     )
     doc = rolling(4, assignors)
-    res = simulate(doc, collect_events=True)
+    res = simulate(doc, collect_events=True, core=core)
+    assert res.core == core
     if assignors[0] != "sticky":
         assert specs == []  # range is the leader's choice: sticky user data is never read
         return

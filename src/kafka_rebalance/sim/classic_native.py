@@ -11,7 +11,10 @@ Milestone M2: the world is `native_world.NativeWorld` (Cython: `world_core.World
 `native_world_client.NativeClient`), holding their world as `native_world_base.WorldBase` (C calls).
 The coordinator is `native_coordinator.NativeCoordinator` (`coordinator.py`'s `ClassicCoordinator`
 line by line over the group twin's C-level API, `native_group_handlers.GroupHandlers`). A claimed
-run is checked to be the reference's (tests/test_sim_native_fingerprints.py).
+run is checked to be the reference's (tests/test_sim_native_fingerprints.py). Milestone M3 (session
+16): `sticky` and `cooperative-sticky` as the first assignor (the leader's sticky user data and
+KIP-429's withholding in `NativeWorld.leader_assign`, the partial revocation and the assignors'
+state in `NativeClient._complete_join`); static membership is still refused.
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ _GROUP_FIELDS = frozenset(
 _EVENT_FIELDS = frozenset(
     {"at_ms", "kind", "member", "down_ms", "every_ms", "for_ms", "topic", "count"}
 )
-_EAGER_ASSIGNORS = frozenset({"range", "roundrobin"})
+# the first assignor (the one the coordinator selects): eager range/roundrobin (M2), sticky (eager,
+# its user data) and cooperative-sticky (KIP-429's withholding and follow-up rebalance, M3)
+_FIRST_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 # the second and later assignors of the list only add their metadata to JoinGroup (the first one
 # the members all list is selected): these user data are built as the reference builds them
 _LISTED_ASSIGNORS = frozenset({"range", "roundrobin", "cooperative-sticky"})
@@ -99,7 +104,7 @@ def group_refusal(sc: Scenario) -> str | None:
         return f"protocol {sc.protocol}"
     if g.static_membership:
         return "static membership"
-    if not g.assignors or g.assignors[0] not in _EAGER_ASSIGNORS:
+    if not g.assignors or g.assignors[0] not in _FIRST_ASSIGNORS:
         return f"assignor {g.assignors[0] if g.assignors else None}"
     if g.group_max_size != INT32_MAX:
         return "group_max_size"

@@ -9,7 +9,8 @@ The group's timers are keyed by ints instead of the reference's `(epoch, ("heart
 tuples (a member id handle, -1 the join timer, -2 the sync timer): one key per reference key, so the
 engine queues the same events. What `classic_native.native_support` does not claim is refused with
 NotImplementedError, never guessed: coordinator failover, `log_append_ms`, static membership,
-`group.max.size`, assignors other than eager range/roundrobin.
+`group.max.size`, a first assignor that is not client-side (range, roundrobin, sticky,
+cooperative-sticky: the group twin runs either rebalance protocol alike).
 
 The world's calls are few and named (`loop`, `reply`, `reply_many`, `emit`, `members`,
 `on_generation`, `pending_cause`, the partition table and the scenario): on a native world

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
 """The native classic world (docs/sim-native.md, M2): `world_core.WorldCore` and `world.Simulation`
 as one Cython class, for the scenarios `classic_native.native_support` claims (eager
-`range`/`roundrobin`, dynamic members, no faults).
+`range`/`roundrobin`; since M3 `sticky` and `cooperative-sticky`; dynamic members, no faults).
 
 The reference is `sim/world_core.py` and `sim/world.py`: every method here is theirs, in the same
 order, with the same `loop.at`/`after` calls (so the engine's sequence numbers and
@@ -12,8 +12,8 @@ world's `rng.random` drawn at the reference's points); the partition table's num
 `native_members.PartitionColumns` (log ends, committed offsets: range-checked for the whole run at
 construction) and `ProcessedTable` (the processed intervals), the reference's `PartitionTable` kept
 only for the partitions' names and TopicPartitions. Members and the coordinator call the world through `WorldBase`'s methods
-(`native_world_base.pxd`). What the claim excludes (crashes, pauses, partition growth, failover,
-sticky and cooperative assignment) raises rather than guesses.
+(`native_world_base.pxd`). What the claim excludes (crashes, pauses, partition growth, failover)
+raises rather than guesses.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
@@ -23,9 +23,10 @@ import json
 import random
 
 from ..assign.registry import get_assignor
+from ..assign.userdata import decode_sticky_user_data as _decode_sticky
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
-from ..model import GroupSpec, TopicMetadata
+from ..model import DEFAULT_GENERATION, GroupSpec, TopicMetadata, TopicPartition
 from .compiled import KERNELS
 from .partitions import PartitionTable
 from .world_core import member_subscription
@@ -37,7 +38,7 @@ from .native_members cimport PartitionColumns, ProcessedTable
 from .native_world_base cimport WorldBase
 from .native_world_client cimport NativeClient
 
-cdef object _EAGER = RebalanceProtocol.EAGER
+cdef object _COOPERATIVE = RebalanceProtocol.COOPERATIVE
 cdef object _k_assignment_indices = KERNELS.assignment_indices
 
 # the world's engine events (native_engine.EventLoop.at_c: fire(kind, a, payload)), one per `at` of
@@ -390,26 +391,49 @@ cdef class NativeWorld(WorldBase):
 
     cpdef dict leader_assign(self, object m, object r):
         """The leader runs the selected client-side assignor over the members' subscriptions
-        (eager `range`/`roundrobin` only: sticky user data and KIP-429 withholding are refused)."""
+        (`WorldCore.leader_assign`: sticky's user data, KIP-429's withholding)."""
         name = r.protocol_name or self.sc.group.assignors[0]
-        if name == "sticky" or m.protocol is not _EAGER:
-            raise NotImplementedError(f"assignor {name} / {m.protocol} is not in the claim")
         assignor = self._assignors.get(name)
         if assignor is None:
             assignor = self._assignors[name] = get_assignor(name)
         counts = m.known_partitions
         topics = {t: TopicMetadata(t, n) for t, n in counts.items()}
+        cdef bint coop = m.protocol is _COOPERATIVE
+        cdef bint sticky = name == "sticky"
+        index = self.parts.index
         subs = []
+        owned_by = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
         for jm in r.members:
             s = jm.metadata
+            if sticky:
+                # StickyAssignor.memberData: owned partitions and generation from the user data only
+                ud = _decode_sticky(s.user_data)
+                subs.append(
+                    member_subscription(
+                        jm.member_id,
+                        s.topics,
+                        tuple([TopicPartition(t, q) for t, q in ud.partitions]),
+                        DEFAULT_GENERATION if ud.generation is None else ud.generation,
+                        s.rack,
+                        jm.group_instance_id,
+                    )
+                )
+                continue
             subs.append(
                 member_subscription(
                     jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
                 )
             )
+            if coop and s.owned:
+                idx = s.owned_idx
+                if idx is None:
+                    idx = [index[tp] for tp in s.owned if tp in index]
+                mid = jm.member_id
+                for p in idx:
+                    owned_by[p] = mid
         result = assignor.assign(GroupSpec(topics, tuple(subs)))
         m.assigned_view = dict(counts)
-        return _k_assignment_indices(result, self.parts.topic_partitions, {}, False)
+        return _k_assignment_indices(result, self.parts.topic_partitions, owned_by, coop)
 
     cpdef send_leave(self, object member, str kind, object req):
         """A closing member's LeaveGroup (or leaving heartbeat), after its close time."""

@@ -369,9 +369,19 @@ cdef class NativeClient:
             self._owned(), assignment, self.protocol is _EAGER
         )
         if revoked:
-            raise NotImplementedError("a cooperative revocation is not in the native core's claim")
-        if self.joined_protocol == "sticky" or self.joined_protocol == "cooperative-sticky":
-            raise NotImplementedError(f"protocol {self.joined_protocol} is not in the claim")
+            # KIP-429: what the member gives up, after its batch in flight is finished
+            self._finish_batch(now)
+            w.revoke(self, revoked, "cooperative")
+            self.own.remove(revoked)  # from owned (order kept) and positions
+        if self.joined_protocol == "sticky":
+            # StickyAssignor.onAssignment: the assignment as received, and the generation
+            tps = w.parts.tps
+            self.sticky_memory = cc_encode_sticky(
+                [(tps[p].topic, tps[p].partition) for p in assignment], self.generation
+            )
+        elif self.joined_protocol == "cooperative-sticky":
+            # CooperativeStickyAssignor.onAssignment: the generation onJoinComplete's metadata has
+            self.coop_generation = self.generation
         self.next_autocommit = now + self._aci
         # owned = the assignment; each added partition's position and sent offset = its committed one
         self.own.complete_join(owned, added)
@@ -394,3 +404,4 @@ cdef class NativeClient:
 
 
 from ..assign.userdata import encode_cooperative_user_data as cc_encode_coop  # noqa: E402
+from ..assign.userdata import encode_sticky_user_data as cc_encode_sticky  # noqa: E402

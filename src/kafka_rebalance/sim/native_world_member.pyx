@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=False
 """The native classic member (docs/sim-native.md, M2, first step): `member.SimMember` (its rebalance
 half, `member_rebalance.RebalanceClient`, is native_world_client.NativeClient) for the scenarios `classic_native.native_support` claims (eager
-`range`/`roundrobin`, dynamic members, no faults), as a Cython class with C fields.
+`range`/`roundrobin`, `sticky`, `cooperative-sticky`; dynamic members, no faults), as a Cython class with C fields.
 
 The reference is `sim/member.py` and `sim/member_rebalance.py`: every method here is theirs, line by
 line, in the same order, with the same calls into the world (`world_core.WorldCore`, the reference
@@ -61,7 +61,7 @@ from .native_world_client cimport EV_POLL, PC_DONE, PC_IN_FLIGHT, PC_NONE, Nativ
 
 
 cdef class NativeMember(NativeClient):
-    """A classic eager consumer: lifecycle, poll loop, processing, commits, the rebalance client."""
+    """A classic consumer (eager or cooperative): lifecycle, poll loop, processing, commits, the rebalance client."""
 
     def __init__(self, world, name, rack):
         self.w = world
