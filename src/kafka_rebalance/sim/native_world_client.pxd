@@ -47,6 +47,7 @@ cdef class NativeClient(Handler):
 
     cdef int64_t _now(self) except? -1
     cdef list _owned(self)
+    cdef bint _owns_exactly(self, tuple partitions) except -1
     cdef bint _generation_unchanged(self, sent) except -1
     cpdef bint heartbeating(self) except -1
     cdef int64_t _next_heartbeat_at(self, int64_t t) noexcept

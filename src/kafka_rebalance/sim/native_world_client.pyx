@@ -67,6 +67,17 @@ cdef class NativeClient:
     def owned(self):
         return self._owned()
 
+    cdef bint _owns_exactly(self, tuple partitions) except -1:
+        """Is `owned` equal to `partitions` (same partitions, same order)? Compared as Python ints."""
+        cdef OwnedPartitions o = self.own
+        cdef Py_ssize_t i
+        if o.k != len(partitions):
+            return False
+        for i in range(o.k):
+            if partitions[i] != o.owned[i]:
+                return False
+        return True
+
     @property
     def positions(self):
         return self.own.positions()
@@ -384,7 +395,9 @@ cdef class NativeClient:
             self.coop_generation = self.generation
         self.next_autocommit = now + self._aci
         # owned = the assignment; each added partition's position and sent offset = its committed one
-        self.own.complete_join(owned, added)
+        # (most members of a cooperative rebalance keep what they own, in the same order: nothing to do)
+        if added or not self._owns_exactly(owned):
+            self.own.complete_join(owned, added)
         if added:
             self.caught_up_from = now
         w.assigned(self, added, owned)
