@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from classic_group_driver import (
+    Driver,
+    heartbeat_error,
+    one,
+    stable_group,
+    static_stable,
+)
 from kafka_rebalance.group.classic_group import ClassicGroup, ClassicGroupConfig
 from kafka_rebalance.group.classic_messages import (
-    CancelTimer,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     MemberRemoved,
-    ScheduleTimer,
     StateChanged,
     SyncGroupRequest,
     SyncGroupResponse,
@@ -25,81 +28,6 @@ from kafka_rebalance.group.classic_state import ClassicGroupState as S
 from kafka_rebalance.group.classic_state import IllegalStateTransition, check_transition
 from kafka_rebalance.group.coordinator_location import partition_for
 from kafka_rebalance.group.errors import Errors
-
-
-class Driver:
-    """A minimal timer-driving harness: applies effects, fires due timers in deadline order."""
-
-    def __init__(self, config: ClassicGroupConfig | None = None) -> None:
-        self.g = ClassicGroup("g", config)
-        self.timers: dict[tuple, tuple[int, object]] = {}
-        self.out: list = []
-
-    def apply(self, fx: list) -> list:
-        for e in fx:
-            if isinstance(e, ScheduleTimer):
-                self.timers[e.key] = (e.deadline_ms, e.payload)
-            elif isinstance(e, CancelTimer):
-                self.timers.pop(e.key, None)
-        self.out.extend(fx)
-        return fx
-
-    def advance(self, until: int) -> None:
-        while True:
-            due = sorted((d, k) for k, (d, _) in self.timers.items() if d <= until)
-            if not due:
-                return
-            d, k = due[0]
-            _, payload = self.timers.pop(k)
-            self.apply(self.g.on_timer(k, payload, d))
-
-    def join(
-        self,
-        client: str,
-        now: int,
-        member_id: str = "",
-        instance: str | None = None,
-        meta: object = None,
-        rebalance_timeout: int = 300_000,
-    ) -> list:
-        req = JoinGroupRequest(
-            client,
-            member_id,
-            (("range", meta if meta is not None else client),),
-            45_000,
-            rebalance_timeout,
-            instance,
-        )
-        return self.apply(self.g.join(req, now))
-
-    def join_dynamic(self, client: str, now: int) -> str:
-        fx = self.join(client, now)
-        r = _one(fx, JoinGroupResponse)
-        assert r.error is Errors.MEMBER_ID_REQUIRED  # KIP-394
-        self.join(client, now, r.member_id)
-        return r.member_id
-
-
-def _one(fx: list, t: type):
-    found = [e for e in fx if isinstance(e, t)]
-    assert len(found) == 1, fx
-    return found[0]
-
-
-def _stable_group(n: int = 2) -> tuple[Driver, list[str]]:
-    d = Driver()
-    ids = [d.join_dynamic(f"c{i}", 0) for i in range(n)]
-    d.advance(10_000)
-    assert d.g.state is S.COMPLETING_REBALANCE
-    leader = d.g.leader_id
-    d.apply(
-        d.g.sync(
-            SyncGroupRequest("c0", leader, d.g.generation_id, assignments={m: [m] for m in ids}),
-            10_000,
-        )
-    )
-    assert d.g.state is S.STABLE
-    return d, ids
 
 
 def test_valid_previous_states_table():
@@ -123,7 +51,7 @@ def test_coordinator_partition_matches_java_hashcode():
 def test_member_id_required_then_join():
     d = Driver()
     fx = d.join("c0", 0)
-    r = _one(fx, JoinGroupResponse)
+    r = one(fx, JoinGroupResponse)
     assert r.error is Errors.MEMBER_ID_REQUIRED and r.member_id
     assert d.g.state is S.EMPTY and r.member_id in d.g.pending_members
     d.join("c0", 5, r.member_id)
@@ -163,7 +91,7 @@ def test_initial_delay_capped_by_rebalance_timeout():
 
 
 def test_barrier_waits_for_all_known_members_then_rebalance_timeout():
-    d, ids = _stable_group(3)
+    d, ids = stable_group(3)
     # the leader rejoins: Stable -> PreparingRebalance
     d.join("c0", 20_000, ids[0])
     assert d.g.state is S.PREPARING_REBALANCE
@@ -172,7 +100,7 @@ def test_barrier_waits_for_all_known_members_then_rebalance_timeout():
         d.advance(t)
         if d.g.state is S.PREPARING_REBALANCE:
             fx = d.apply(d.g.heartbeat(HeartbeatRequest("c2", ids[2], 1), t))
-            assert _one(fx, HeartbeatResponse).error is Errors.REBALANCE_IN_PROGRESS
+            assert one(fx, HeartbeatResponse).error is Errors.REBALANCE_IN_PROGRESS
         if t == 310_000:
             assert (
                 d.g.state is S.PREPARING_REBALANCE
@@ -183,7 +111,7 @@ def test_barrier_waits_for_all_known_members_then_rebalance_timeout():
 
 
 def test_barrier_completes_when_all_rejoined():
-    d, ids = _stable_group(3)
+    d, ids = stable_group(3)
     d.join("c1", 20_000, ids[1], meta="changed")  # follower with new metadata triggers a rebalance
     assert d.g.state is S.PREPARING_REBALANCE
     d.join("c0", 20_100, ids[0])
@@ -193,7 +121,7 @@ def test_barrier_completes_when_all_rejoined():
 
 
 def test_leader_reelected_when_it_leaves():
-    d, ids = _stable_group(3)
+    d, ids = stable_group(3)
     assert d.g.leader_id == ids[0]
     fx = d.apply(d.g.leave(LeaveGroupRequest("c0", ((ids[0], None),)), 20_000))
     assert d.g.state is S.PREPARING_REBALANCE and d.g.leader_id == ids[1]
@@ -201,14 +129,14 @@ def test_leader_reelected_when_it_leaves():
 
 
 def test_follower_unchanged_join_in_stable_returns_current_generation():
-    d, ids = _stable_group(2)
+    d, ids = stable_group(2)
     fx = d.join("c1", 20_000, ids[1])
-    r = _one(fx, JoinGroupResponse)
+    r = one(fx, JoinGroupResponse)
     assert r.error is Errors.NONE and r.generation_id == 1 and d.g.state is S.STABLE
 
 
 def test_session_expiry_removes_member_and_rebalances():
-    d, ids = _stable_group(2)
+    d, ids = stable_group(2)
     d.apply(d.g.heartbeat(HeartbeatRequest("c0", ids[0], 1), 40_000))
     d.advance(56_000)  # c1's session (45 s from 10 s) expired; c0's did not
     assert ids[1] not in d.g.members and d.g.state is S.PREPARING_REBALANCE
@@ -236,14 +164,14 @@ def test_group_max_size():
     d.join_dynamic("c0", 0)
     d.join_dynamic("c1", 0)
     fx = d.join("c2", 0)  # two members already await the join: the third is turned away
-    assert _one(fx, JoinGroupResponse).error is Errors.GROUP_MAX_SIZE_REACHED
+    assert one(fx, JoinGroupResponse).error is Errors.GROUP_MAX_SIZE_REACHED
     assert len(d.g.members) == 2
 
 
 def test_inconsistent_protocol_rejected():
-    d, ids = _stable_group(1)
+    d, ids = stable_group(1)
     req = JoinGroupRequest("x", "", (("roundrobin", None),), 45_000, 300_000)
-    assert _one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INCONSISTENT_GROUP_PROTOCOL
 
 
 def _group_with(protocols: list[tuple[str, ...]]) -> ClassicGroup:
@@ -301,7 +229,7 @@ def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
     assert d.g.state is S.PREPARING_REBALANCE and not d.g.members
     req = JoinGroupRequest("k0", "", (("range", None),), 45_000, 300_000, protocol_type="connect")
     assert (
-        _one(d.apply(d.g.join(req, 1500)), JoinGroupResponse).error
+        one(d.apply(d.g.join(req, 1500)), JoinGroupResponse).error
         is Errors.INCONSISTENT_GROUP_PROTOCOL
     )
     assert d.g.protocol_type == "consumer" and not d.g.pending_members and not d.g.members
@@ -309,12 +237,12 @@ def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
     fx = d.apply(
         d.g.join(JoinGroupRequest("c1", "", (("roundrobin", None),), 45_000, 300_000), 1600)
     )
-    assert _one(fx, JoinGroupResponse).error is Errors.MEMBER_ID_REQUIRED
+    assert one(fx, JoinGroupResponse).error is Errors.MEMBER_ID_REQUIRED
     d.advance(10_000)  # the initial delay ends with nobody joined: Empty, the type is kept
     assert d.g.state is S.EMPTY and d.g.protocol_type == "consumer" and d.g.generation_id == 1
     # in Empty any non-empty type is accepted and the first member added sets the group's type
     fx = d.apply(d.g.join(req, 11_000))
-    mid = _one(fx, JoinGroupResponse).member_id
+    mid = one(fx, JoinGroupResponse).member_id
     d.apply(
         d.g.join(
             JoinGroupRequest(
@@ -326,7 +254,7 @@ def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
     assert d.g.state is S.PREPARING_REBALANCE and d.g.protocol_type == "connect"
     empty = JoinGroupRequest("k1", "", (("range", None),), 45_000, 300_000, protocol_type="")
     assert (
-        _one(Driver().g.join(empty, 0), JoinGroupResponse).error
+        one(Driver().g.join(empty, 0), JoinGroupResponse).error
         is Errors.INCONSISTENT_GROUP_PROTOCOL
     )
 
@@ -334,46 +262,29 @@ def test_empty_member_list_in_preparing_rebalance_keeps_protocol_type():
 def test_invalid_session_timeout():
     d = Driver()
     req = JoinGroupRequest("x", "", (("range", None),), 1000, 300_000)
-    assert _one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INVALID_SESSION_TIMEOUT
+    assert one(d.g.join(req, 1), JoinGroupResponse).error is Errors.INVALID_SESSION_TIMEOUT
 
 
 # ----------------------------------------------------------------------------- static membership (KIP-345)
 
 
-def _static_stable(n: int = 2) -> tuple[Driver, list[str]]:
-    d = Driver()
-    ids = []
-    for i in range(n):
-        d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
-        ids.append(d.g.static_members[f"i{i}"])
-    d.advance(10_000)
-    d.apply(
-        d.g.sync(
-            SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}),
-            10_000,
-        )
-    )
-    assert d.g.state is S.STABLE
-    return d, ids
-
-
 def test_static_member_rejoin_replaces_old_id_without_rebalance():
-    d, ids = _static_stable(2)
+    d, ids = static_stable(2)
     fx = d.join("c1-new", 20_000, instance="i1", meta="m1")
-    r = _one(fx, JoinGroupResponse)
+    r = one(fx, JoinGroupResponse)
     assert r.error is Errors.NONE and r.generation_id == 1 and r.member_id != ids[1]
     assert d.g.state is S.STABLE and d.g.generation_id == 1
     assert d.g.static_members["i1"] == r.member_id and ids[1] not in d.g.members
     # it syncs and gets its previous assignment back
     fx = d.apply(d.g.sync(SyncGroupRequest("c1-new", r.member_id, 1, "i1"), 20_001))
-    assert _one(fx, SyncGroupResponse).assignment == [ids[1]]
+    assert one(fx, SyncGroupResponse).assignment == [ids[1]]
     # the old member id is fenced
     fx = d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), 20_002)
-    assert _one(fx, HeartbeatResponse).error is Errors.FENCED_INSTANCE_ID
+    assert one(fx, HeartbeatResponse).error is Errors.FENCED_INSTANCE_ID
 
 
 def test_static_member_rejoin_with_unsupported_new_protocol_keeps_stable():
-    d, ids = _static_stable(2)
+    d, ids = static_stable(2)
     req = JoinGroupRequest(
         "c1-new", "", (("roundrobin", "m1"), ("range", "m1")), 45_000, 300_000, "i1"
     )
@@ -449,7 +360,7 @@ def test_static_member_not_removed_at_rebalance_timeout():
     """KIP-345: completing the join phase removes only *dynamic* members that did not rejoin; a static
     member that keeps heartbeating but does not rejoin stays, is handed to the leader for assignment
     and is pending sync; it leaves only when its session expires."""
-    d, ids = _static_stable(2)
+    d, ids = static_stable(2)
     d.join(
         "c0", 20_000, ids[0], instance="i0", meta="changed"
     )  # the leader rejoins: PreparingRebalance
@@ -457,7 +368,7 @@ def test_static_member_not_removed_at_rebalance_timeout():
     for t in range(20_000, 320_000, 10_000):  # i1 keeps its session alive but never rejoins
         d.advance(t)
         assert (
-            _one(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t), HeartbeatResponse).error
+            one(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t), HeartbeatResponse).error
             is Errors.REBALANCE_IN_PROGRESS
         )
         d.apply(d.g.heartbeat(HeartbeatRequest("c1", ids[1], 1, "i1"), t))
@@ -474,7 +385,7 @@ def test_static_member_not_removed_at_rebalance_timeout():
         ids[1]: "m1",
     }
     # its old generation no longer heartbeats: it must rejoin; its session timer restarted at the join
-    assert _hb(d.g, ids[1], 1, "i1", 320_001) is Errors.ILLEGAL_GENERATION
+    assert heartbeat_error(d.g, ids[1], 1, "i1", 320_001) is Errors.ILLEGAL_GENERATION
     assert d.timers[heartbeat_key(ids[1])][0] == 365_000
     d.apply(
         d.g.sync(
@@ -488,276 +399,3 @@ def test_static_member_not_removed_at_rebalance_timeout():
     assert ids[1] not in d.g.members and "i1" not in d.g.static_members
     assert [e.reason for e in d.out if isinstance(e, MemberRemoved)] == ["session timeout"]
     assert d.g.state is S.PREPARING_REBALANCE
-
-
-# ----------------------------------------------------------------------------- Behaviour 5: errors per state
-
-
-def _commit(g: ClassicGroup, mid: str, gen: int, inst: str | None = None) -> Errors:
-    return g.validate_offset_commit(mid, inst, gen)
-
-
-def _hb(g: ClassicGroup, mid: str, gen: int, inst: str | None = None, now: int = 1) -> Errors:
-    return _one(g.heartbeat(HeartbeatRequest("c", mid, gen, inst), now), HeartbeatResponse).error
-
-
-def test_errors_in_empty_state():
-    d = Driver()
-    g = d.g
-    assert g.state is S.EMPTY
-    assert _hb(g, "nobody", 0) is Errors.UNKNOWN_MEMBER_ID
-    assert (
-        _one(g.sync(SyncGroupRequest("c", "nobody", 0), 1), SyncGroupResponse).error
-        is Errors.UNKNOWN_MEMBER_ID
-    )
-    assert _commit(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert (
-        _commit(g, "", -1) is Errors.NONE
-    )  # admin / manual assignment commits are allowed on an empty group
-    lr = g.leave(LeaveGroupRequest("c", (("nobody", None),)), 1)[-1]
-    assert lr.member_errors == (("nobody", Errors.UNKNOWN_MEMBER_ID),)
-
-
-def test_errors_in_preparing_rebalance():
-    d, ids = _stable_group(2)
-    d.join("c0", 20_000, ids[0])  # leader rejoin
-    g = d.g
-    assert g.state is S.PREPARING_REBALANCE
-    assert _hb(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
-    assert _hb(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
-    assert _hb(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert (
-        _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error
-        is Errors.REBALANCE_IN_PROGRESS
-    )
-    assert _commit(g, ids[1], 1) is Errors.NONE  # commits of the current generation still allowed
-    assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
-
-
-def test_errors_in_completing_rebalance():
-    d = Driver()
-    ids = [d.join_dynamic(f"c{i}", 0) for i in range(2)]
-    d.advance(10_000)
-    g = d.g
-    assert g.state is S.COMPLETING_REBALANCE
-    assert _hb(g, ids[1], 1) is Errors.NONE
-    assert _commit(g, ids[1], 1) is Errors.REBALANCE_IN_PROGRESS
-    assert _commit(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
-    assert (
-        _one(g.sync(SyncGroupRequest("c", ids[1], 2), 1), SyncGroupResponse).error
-        is Errors.ILLEGAL_GENERATION
-    )
-    # a follower's sync is parked until the leader's arrives
-    assert not [
-        e for e in g.sync(SyncGroupRequest("c1", ids[1], 1), 1) if isinstance(e, SyncGroupResponse)
-    ]
-
-
-def test_errors_in_stable():
-    d, ids = _stable_group(2)
-    g = d.g
-    assert _hb(g, ids[1], 1) is Errors.NONE
-    assert _hb(g, ids[1], 0) is Errors.ILLEGAL_GENERATION
-    assert _hb(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert _commit(g, ids[1], 1) is Errors.NONE
-    assert _commit(g, ids[1], 2) is Errors.ILLEGAL_GENERATION
-    assert _commit(g, "nobody", 1) is Errors.UNKNOWN_MEMBER_ID
-    assert _commit(g, "", -1) is Errors.UNKNOWN_MEMBER_ID  # v0 commits only on an empty group
-
-
-def test_errors_with_static_fencing():
-    d, ids = _static_stable(2)
-    g = d.g
-    assert _hb(g, "someone-else", 1, "i1") is Errors.FENCED_INSTANCE_ID
-    assert _hb(g, ids[1], 1, "unknown-instance") is Errors.UNKNOWN_MEMBER_ID
-    assert _commit(g, "someone-else", 1, "i1") is Errors.FENCED_INSTANCE_ID
-
-
-def test_errors_in_dead():
-    d, ids = _stable_group(2)
-    g = d.g
-    d.apply(g.mark_dead(20_000))
-    assert g.state is S.DEAD
-    assert _hb(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
-    assert _commit(g, ids[1], 1) is Errors.COORDINATOR_NOT_AVAILABLE
-    assert (
-        _one(g.sync(SyncGroupRequest("c", ids[1], 1), 1), SyncGroupResponse).error
-        is Errors.COORDINATOR_NOT_AVAILABLE
-    )
-    assert (
-        _one(
-            g.join(JoinGroupRequest("c", "", (("range", 1),), 45_000, 1), 1), JoinGroupResponse
-        ).error
-        is Errors.COORDINATOR_NOT_AVAILABLE
-    )
-
-
-def test_load_from_snapshot_is_stable_with_fresh_session_timers():
-    d, ids = _stable_group(3)
-    snap = d.g.snapshot()
-    g2, fx = ClassicGroup.load(snap, None, 50_000)
-    assert g2.state is S.STABLE and g2.generation_id == 1 and g2.leader_id == ids[0]
-    deadlines = {e.key: e.deadline_ms for e in fx if isinstance(e, ScheduleTimer)}
-    assert deadlines == {heartbeat_key(m): 95_000 for m in ids}
-    assert _one(
-        g2.sync(SyncGroupRequest("c", ids[2], 1), 50_001), SyncGroupResponse
-    ).assignment == [ids[2]]
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(["join", "leave", "hb", "tick"]),
-            st.integers(0, 4),
-            st.integers(1, 20_000),
-        ),
-        min_size=1,
-        max_size=40,
-    )
-)
-def test_random_traffic_keeps_invariants(ops):
-    """Whatever members do, the state machine keeps its books consistent and only makes legal moves."""
-    d = Driver()
-    now = 0
-    known: dict[int, str] = {}
-    for op, who, dt in ops:
-        now += dt
-        d.advance(now)
-        client = f"c{who}"
-        if op == "join":
-            fx = d.join(client, now, known.get(who, ""))
-            for r in (e for e in fx if isinstance(e, JoinGroupResponse)):
-                if r.client == client and r.error in (Errors.MEMBER_ID_REQUIRED, Errors.NONE):
-                    known[who] = r.member_id
-        elif op == "leave" and who in known:
-            d.apply(d.g.leave(LeaveGroupRequest(client, ((known.pop(who), None),)), now))
-        elif op == "hb" and who in known:
-            d.apply(d.g.heartbeat(HeartbeatRequest(client, known[who], d.g.generation_id), now))
-        g = d.g
-        assert g.num_awaiting_join == sum(
-            1 for m in g.members.values() if m.awaiting_join is not None
-        )
-        assert (g.leader_id is None) == (not g.members) or g.leader_id in g.members
-        assert g.state is not S.STABLE or g.members
-        for e in d.out:
-            if isinstance(e, StateChanged):
-                assert e.old in e.new.valid_previous_states
-
-
-def test_handle_dispatches_requests_and_timers():
-    d = Driver()
-    g = d.g
-    fx = g.handle(JoinGroupRequest("c0", "", (("range", 1),), 45_000, 300_000), 0)
-    mid = _one(fx, JoinGroupResponse).member_id
-    fx = d.apply(g.handle(JoinGroupRequest("c0", mid, (("range", 1),), 45_000, 300_000), 1))
-    timer = next(e for e in fx if isinstance(e, ScheduleTimer) and e.key[0] == "join")
-    fx = g.handle((timer.key, timer.payload), timer.deadline_ms)
-    assert g.state is S.COMPLETING_REBALANCE and _one(fx, JoinGroupResponse).generation_id == 1
-    with pytest.raises(TypeError):
-        g.handle("nonsense", 1)
-
-
-# ----------------------------------------------------------------------------- subscribed topics
-
-
-def _sub(*topics: str) -> object:
-    from kafka_rebalance.assign.protocol import Subscription
-
-    return Subscription(tuple(topics))
-
-
-def _wire(*topics: str, version: int = 3) -> bytes:
-    from kafka_rebalance.assign.protocol import Subscription, encode_subscription
-
-    return encode_subscription(Subscription(tuple(topics)), version)
-
-
-def _static_group(metas: list[object], protocol_type: str = "consumer") -> tuple[Driver, list[str]]:
-    d = Driver()
-    for i, meta in enumerate(metas):
-        d.apply(
-            d.g.join(
-                JoinGroupRequest(
-                    f"c{i}", "", (("range", meta),), 45_000, 300_000, f"i{i}", protocol_type
-                ),
-                0,
-            )
-        )
-    d.advance(10_000)
-    assert d.g.state is S.COMPLETING_REBALANCE
-    return d, [d.g.static_members[f"i{i}"] for i in range(len(metas))]
-
-
-def test_subscribed_topics_computed_at_each_generation_from_objects_or_wire_bytes():
-    """ClassicGroup.computeSubscribedTopics at initNextGeneration: the union of the members' topics in
-    the selected protocol's metadata (a decoded subscription, or ConsumerProtocolSubscription bytes of
-    any version read as version 0)."""
-    d, ids = _static_group([_sub("a", "b"), _wire("c"), _wire("b", version=0)])
-    assert d.g.subscribed_topics == frozenset({"a", "b", "c"})
-    assert Driver().g.subscribed_topics is None  # a new group knows nothing
-    # a member changes its subscription: the next generation recomputes
-    d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 1, "i0", assignments={}), 10_000))
-    d.apply(
-        d.g.join(
-            JoinGroupRequest("c0", ids[0], (("range", _sub("z")),), 45_000, 300_000, "i0"), 11_000
-        )
-    )
-    assert d.g.state is S.PREPARING_REBALANCE and d.g.subscribed_topics == frozenset(
-        {"a", "b", "c"}
-    )
-    d.apply(
-        d.g.join(
-            JoinGroupRequest("c1", ids[1], (("range", _wire("c")),), 45_000, 300_000, "i1"), 11_001
-        )
-    )
-    d.apply(
-        d.g.join(
-            JoinGroupRequest("c2", ids[2], (("range", _wire("b")),), 45_000, 300_000, "i2"), 11_002
-        )
-    )
-    assert d.g.generation_id == 2 and d.g.subscribed_topics == frozenset({"z", "b", "c"})
-
-
-def test_subscribed_topics_unknown_when_not_consumer_protocol_or_unparsable():
-    d, _ = _static_group(
-        [_wire("a"), b"\x00\x00\x00\x00\x00\x05\x00\x01a"]
-    )  # 5 topics promised, 1 present
-    assert d.g.subscribed_topics is None  # Kafka logs the SchemaException: topics unknown
-    d, _ = _static_group(
-        [_wire("a", version=0)[:-4]]
-    )  # version 0 without its user data: buffer underflow
-    assert d.g.subscribed_topics is None
-    d, _ = _static_group([_wire("a"), _wire("b")], protocol_type="connect")
-    assert d.g.subscribed_topics is None
-
-
-def test_subscribed_topics_empty_when_empty_kept_when_dead_and_between_generations():
-    d, ids = _static_group([_sub("a"), _sub("b")])
-    d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 1, "i0", assignments={}), 10_000))
-    # a static member rejoining in Stable without changing the selected protocol updates its metadata
-    # but starts no generation: the subscribed topics are not recomputed
-    fx = d.apply(
-        d.g.join(
-            JoinGroupRequest("c1-new", "", (("range", _sub("x")),), 45_000, 300_000, "i1"), 20_000
-        )
-    )
-    assert _one(fx, JoinGroupResponse).generation_id == 1 and d.g.state is S.STABLE
-    assert d.g.subscribed_topics == frozenset({"a", "b"})
-    # everyone leaves: the next generation is Empty and subscribes to nothing (not "unknown")
-    d.apply(d.g.leave(LeaveGroupRequest("c0", (("", "i0"), ("", "i1"))), 30_000))
-    assert d.g.state is S.EMPTY and d.g.generation_id == 2 and d.g.subscribed_topics == frozenset()
-    d2, ids2 = _static_group([_sub("a")])
-    d2.apply(d2.g.mark_dead(20_000))
-    assert d2.g.state is S.DEAD and d2.g.subscribed_topics == frozenset({"a"})  # Dead keeps them
-
-
-def test_subscribed_topics_recomputed_on_load():
-    d, ids = _static_group([_wire("a"), _wire("b", "c")])
-    d.apply(d.g.sync(SyncGroupRequest("c0", ids[0], 1, "i0", assignments={}), 10_000))
-    g2, _ = ClassicGroup.load(d.g.snapshot(), None, 50_000)
-    assert g2.state is S.STABLE and g2.subscribed_topics == frozenset({"a", "b", "c"})
-    d.apply(d.g.leave(LeaveGroupRequest("c0", (("", "i0"), ("", "i1"))), 60_000))
-    g3, _ = ClassicGroup.load(d.g.snapshot(), None, 70_000)
-    assert g3.state is S.EMPTY and g3.subscribed_topics == frozenset()
-    assert g3.protocol_type == "consumer"

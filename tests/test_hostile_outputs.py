@@ -1,7 +1,7 @@
 """Hostile outputs and execute inputs (issue 17, classes 7, 8, 9): every output path is checked
 before any work, nothing is written on a refusal, and `cluster execute`'s flags, client
 properties and state file are refused with one line naming the file or flag, the field and the
-value, never a traceback.
+value, never a traceback (the state file's cases: tests/test_hostile_state_file.py).
 
 Each CLI case asserts: the exit code, one error line naming the flag or file, no traceback, and
 the folder holding the outputs unchanged (no file created, changed or removed).
@@ -19,27 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hostile_cli import ROOT, SNAPSHOT, one_line_error, tree
 from kafka_rebalance import cli
-
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "examples" / "cluster.json"
-
-
-def _tree(d: Path) -> dict[str, bytes | None]:
-    """Every path under `d` with its content (None for a folder): what 'unchanged' compares."""
-    return {
-        str(p.relative_to(d)): (None if p.is_dir() else p.read_bytes())
-        for p in sorted(d.rglob("*"))
-    }
-
-
-def _one_line_error(rc: int, want_rc: int, err: str, *says: str) -> None:
-    lines = err.strip().splitlines()
-    assert rc == want_rc, err
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for s in says:
-        assert s in lines[0], (s, lines[0])
-
 
 # -- class 8: output paths checked before anything is written -----------------------------------
 
@@ -173,12 +154,12 @@ def _workdir(tmp_path: Path) -> Path:
 def test_bad_output_path_refused_before_anything_is_written(case, tmp_path, capsys):
     w = _workdir(tmp_path)
     argv, says = _outputs_cases(w)[case]
-    before = _tree(tmp_path)
+    before = tree(tmp_path)
     rc = cli.main(argv)
     out, err = capsys.readouterr()
-    _one_line_error(rc, 2, err, *says)
+    one_line_error(rc, 2, err, *says)
     assert out == ""
-    assert _tree(tmp_path) == before
+    assert tree(tmp_path) == before
 
 
 def test_read_only_output_folder_is_refused_before_work(tmp_path, capsys, monkeypatch):
@@ -191,7 +172,7 @@ def test_read_only_output_folder_is_refused_before_work(tmp_path, capsys, monkey
     monkeypatch.setattr(io_publish.os, "statvfs", lambda p: RO())
     out = tmp_path / "p.json"
     rc = cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(out)])
-    _one_line_error(rc, 1, capsys.readouterr().err, str(out), "Read-only file system")
+    one_line_error(rc, 1, capsys.readouterr().err, str(out), "Read-only file system")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -227,7 +208,7 @@ def test_plan_writes_both_outputs_into_new_folders(tmp_path, capsys):
 def test_execute_numbers_refused_before_anything_is_submitted(flag, value, tmp_path, capsys):
     """Checked before the cluster is contacted (127.0.0.1:1 would fail with exit 1)."""
     w = _workdir(tmp_path)
-    before = _tree(tmp_path)
+    before = tree(tmp_path)
     argv = [
         "cluster",
         "execute",
@@ -239,8 +220,8 @@ def test_execute_numbers_refused_before_anything_is_submitted(flag, value, tmp_p
         f"{flag}={value}",
     ]
     rc = cli.main(argv)
-    _one_line_error(rc, 2, capsys.readouterr().err, flag)
-    assert _tree(tmp_path) == before
+    one_line_error(rc, 2, capsys.readouterr().err, flag)
+    assert tree(tmp_path) == before
 
 
 def _certs(tmp: Path) -> dict[str, Path]:
@@ -369,7 +350,7 @@ def test_bad_command_config_one_line_naming_file_and_key(case, command, tmp_path
         "group-list": ["group", "list", *common],
     }[command]
     rc = cli.main(argv)
-    _one_line_error(rc, 2, capsys.readouterr().err, names, key)
+    one_line_error(rc, 2, capsys.readouterr().err, names, key)
     assert not (tmp_path / "st.json").exists()
 
 
@@ -387,154 +368,6 @@ def test_any_jks_bytes_read_or_refused(tmp_path_factory, body, version, count):
         read_store("JKS", str(f), None, "pw", "ssl.truststore")
     except InputError as exc:
         assert str(f) in str(exc)
-
-
-# -- class 7: a hand-edited state file whose plan digest still matches ----------------------------
-
-STATE_EDITS = {
-    # name: (edit, field the error names)
-    "status-unknown": (lambda s: s["batches"][0].update(status="half-done"), "batches[0].status"),
-    "partition-a-string": (
-        lambda s: s["batches"][0]["moves"][0].update(partition="0"),
-        "batches[0].moves[0].partition",
-    ),
-    "replica-a-string": (
-        lambda s: s["batches"][0]["moves"][0].update(to=[1, "2", 3]),
-        "batches[0].moves[0].to[1]",
-    ),
-    "replica-negative": (
-        lambda s: s["batches"][0]["moves"][0].update(to=[1, -2, 3]),
-        "batches[0].moves[0].to[1]",
-    ),
-    "replica-beyond-int32": (
-        lambda s: s["batches"][0]["moves"][0].update(to=[1, 2**31, 3]),
-        "batches[0].moves[0].to[1]",
-    ),
-    "moves-not-a-list": (lambda s: s["batches"][0].update(moves={"a": 1}), "batches[0].moves"),
-    "batch-not-an-object": (lambda s: s["batches"].__setitem__(0, 7), "batches[0]"),
-    "batches-not-a-list": (lambda s: s.update(batches="all"), "batches"),
-    "index-out-of-order": (lambda s: s["batches"][0].update(index=5), "batches[0].index"),
-    "throttle-a-string": (lambda s: s.update(throttle="fast"), "throttle"),
-    "throttle-negative": (lambda s: s.update(throttle=-5), "throttle"),
-    "throttle-a-bool": (lambda s: s.update(throttle=True), "throttle"),
-    "phase-unknown": (lambda s: s.update(phase=3), "phase"),
-    "size-nan-as-string": (
-        lambda s: s["batches"][0]["moves"][0].update(size_bytes="NaN"),
-        "batches[0].moves[0].size_bytes",
-    ),
-    "log-dirs-wrong-length": (
-        lambda s: s["batches"][0]["moves"][0].update(log_dirs=["any"]),
-        "batches[0].moves[0].log_dirs",
-    ),
-    "election-a-list": (lambda s: s.update(election=[1]), "election"),
-    "election-count-a-string": (
-        lambda s: s.update(
-            election={"partitions": "3", "elected": 0, "not_needed": 0, "failed": {}}
-        ),
-        "election.partitions",
-    ),
-    "offline-brokers-strings": (lambda s: s.update(offline_brokers=["1"]), "offline_brokers[0]"),
-    "max-moves-zero": (lambda s: s.update(max_moves=0), "max_moves"),
-    "replica-repeated": (
-        lambda s: s["batches"][0]["moves"][0].update(to=[1, 1]),
-        "batches[0].moves[0].to",
-    ),
-    "leader-before-election-a-string": (
-        lambda s: s.update(leaders_before_election={"t-0": "1"}),
-        "leaders_before_election.t-0",
-    ),
-    "move-not-in-plan": (
-        lambda s: s["batches"][0]["moves"][0].update(topic="other-topic"),
-        "batches[0].moves[0]",
-    ),
-    "move-to-other-replicas": (
-        lambda s: s["batches"][0]["moves"][0].update(
-            to=list(reversed(s["batches"][0]["moves"][0]["to"]))
-        ),
-        "batches[0].moves[0].to",
-    ),
-    "partition-twice": (
-        lambda s: s["batches"][-1]["moves"].append(dict(s["batches"][0]["moves"][0])),
-        ".partition",
-    ),
-}
-
-
-def _fresh_state(plan_file: Path) -> dict:
-    """The state file `cluster execute --execute` writes first, for the example plan."""
-    from kafka_rebalance.cluster.batches import parse_reassignment
-    from kafka_rebalance.io_util import read_structured
-    from kafka_rebalance.kafka.execute import plan_digest, plan_execution, state_from_plan
-    from kafka_rebalance.ops.cluster_source import read_snapshot
-
-    doc = read_structured(plan_file)
-    plan = plan_execution(
-        parse_reassignment(doc),
-        read_snapshot(str(SNAPSHOT), None, None),
-        throttle=1_000_000,
-        max_moves_per_broker=1,
-        max_moves=None,
-        digest=plan_digest(doc),
-    )
-    return state_from_plan(plan, "127.0.0.1:1")
-
-
-@pytest.mark.parametrize("case", sorted(STATE_EDITS))
-def test_hand_edited_state_refused_on_resume(case, tmp_path, capsys):
-    plan = tmp_path / "plan.json"
-    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
-    capsys.readouterr()
-    state = _fresh_state(plan)
-    assert len(state["batches"]) >= 2
-    edit, field = STATE_EDITS[case]
-    edit(state)
-    st_file = tmp_path / "plan.json.state.json"
-    st_file.write_text(json.dumps(state))
-    before = _tree(tmp_path)
-    rc = cli.main(
-        [
-            "cluster",
-            "execute",
-            "--reassignment-json-file",
-            str(plan),
-            "--bootstrap-server",
-            "127.0.0.1:1",
-            "--execute",
-            "--resume",
-        ]
-    )
-    _one_line_error(rc, 2, capsys.readouterr().err, str(st_file), field)
-    assert _tree(tmp_path) == before
-
-
-def test_state_errors_show_values_as_json_not_python_reprs(tmp_path):
-    """execute_state checks through fields.py: a string is "x", a missing value null."""
-    from kafka_rebalance.errors import InputError
-    from kafka_rebalance.kafka.execute_state import validate_state
-
-    plan = tmp_path / "plan.json"
-    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
-    state = _fresh_state(plan)
-    state["batches"][0]["status"] = "half-done"
-    with pytest.raises(InputError, match='got "half-done"'):
-        validate_state(json.loads(json.dumps(state)), "s")
-    state = _fresh_state(plan)
-    state["batches"][0]["moves"][0]["partition"] = None
-    with pytest.raises(InputError, match=r"batches\[0\]\.moves\[0\]\.partition.*got null"):
-        validate_state(json.loads(json.dumps(state)), "s")
-
-
-def test_unedited_state_passes_the_checks(tmp_path, capsys):
-    """The checks accept what the executor writes (the edits above are what make them fail)."""
-    from kafka_rebalance.cluster.batches import parse_log_dirs, parse_reassignment
-    from kafka_rebalance.kafka.execute_state import check_state_matches_plan, validate_state
-
-    plan = tmp_path / "plan.json"
-    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
-    doc = json.loads(plan.read_text())
-    state = json.loads(json.dumps(_fresh_state(plan)))
-    validate_state(state, "s")
-    check_state_matches_plan(state, parse_reassignment(doc), parse_log_dirs(doc), "s")
 
 
 # -- class 9: the demo checks everything before work ----------------------------------------------
@@ -555,7 +388,7 @@ def test_unedited_state_passes_the_checks(tmp_path, capsys):
 def test_demo_refuses_bad_flags_before_any_output(extra, says, tmp_path, capsys):
     out = tmp_path / "new" / "demo"
     rc = cli.main(["demo", "--out", str(out), *extra])
-    _one_line_error(rc, 2, capsys.readouterr().err, says)
+    one_line_error(rc, 2, capsys.readouterr().err, says)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -563,7 +396,7 @@ def test_demo_refuses_a_bad_spark_master_from_the_environment(tmp_path, capsys, 
     monkeypatch.setenv("SPARK_MASTER", "nowhere")
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     rc = cli.main(["demo", "--out", str(tmp_path / "demo")])
-    _one_line_error(rc, 2, capsys.readouterr().err, "SPARK_MASTER", "nowhere")
+    one_line_error(rc, 2, capsys.readouterr().err, "SPARK_MASTER", "nowhere")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -584,7 +417,7 @@ def test_pipeline_refuses_a_bad_spark_master_before_spark_starts(
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps({"base": {}, "grid": {}}))
     rc = cli.main(["pipeline", "sweep", str(grid), "--out", str(tmp_path / "o"), *how])
-    _one_line_error(rc, 2, capsys.readouterr().err, *says)
+    one_line_error(rc, 2, capsys.readouterr().err, *says)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.json"]
 
 
@@ -605,7 +438,7 @@ def test_pipeline_refuses_the_current_folder_as_out(out, tmp_path, capsys, monke
     grid.write_text(json.dumps({"base": base, "grid": {"protocol": ["classic"]}}))
     out = str(work) if out == "CWD" else out
     rc = cli.main(["pipeline", "sweep", str(grid), "--out", out, "--master", "local[1]"])
-    _one_line_error(rc, 2, capsys.readouterr().err, "--out", out)
+    one_line_error(rc, 2, capsys.readouterr().err, "--out", out)
     assert list(work.iterdir()) == []
 
 
@@ -641,7 +474,7 @@ def test_no_permission_to_write_is_refused_before_work(tmp_path, capsys, monkeyp
     )
     out = locked / "new" / "p.json"
     rc = cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(out)])
-    _one_line_error(rc, 2, capsys.readouterr().err, "--output", str(out), "no permission")
+    one_line_error(rc, 2, capsys.readouterr().err, "--output", str(out), "no permission")
     assert list(locked.iterdir()) == []
 
 
@@ -651,27 +484,7 @@ def test_a_default_output_that_is_a_folder_leaves_no_temporary(tmp_path, capsys)
     plan = tmp_path / "plan.json"
     plan.write_text('{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}')
     (tmp_path / "plan.report.html").mkdir()
-    before = _tree(tmp_path)
+    before = tree(tmp_path)
     rc = cli.main(["report", str(plan)])
-    _one_line_error(rc, 2, capsys.readouterr().err, str(tmp_path / "plan.report.html"), "directory")
-    assert _tree(tmp_path) == before
-
-
-def test_cancel_with_a_hand_edited_state_file_cancels_and_says_why_the_file_stays(tmp_path, capsys):
-    from kafka_rebalance.kafka.sim_cluster import SimCluster
-    from kafka_rebalance.ops.cluster_source import read_snapshot
-
-    plan = tmp_path / "plan.json"
-    assert cli.main(["cluster", "plan", "--snapshot", str(SNAPSHOT), "--output", str(plan)]) == 0
-    state = _fresh_state(plan)
-    state["batches"][0]["status"] = "half-done"
-    st_file = tmp_path / "plan.json.state.json"
-    st_file.write_text(json.dumps(state))
-    capsys.readouterr()
-    with SimCluster(read_snapshot(str(SNAPSHOT), None, None), speedup=500.0) as sim:
-        argv = ["cluster", "execute", "--reassignment-json-file", str(plan)]
-        rc = cli.main([*argv, "--bootstrap-server", sim.bootstrap, "--cancel"])
-    err = capsys.readouterr().err
-    assert rc == 0 and "Traceback" not in err, err
-    assert "not marked cancelled" in err and "batches[0].status" in err and str(st_file) in err
-    assert json.loads(st_file.read_text()) == state
+    one_line_error(rc, 2, capsys.readouterr().err, str(tmp_path / "plan.report.html"), "directory")
+    assert tree(tmp_path) == before
