@@ -24,10 +24,18 @@ from libc.string cimport memset
 
 from .native_checked cimport add64, grow, sub64
 
+from dataclasses import fields as _fields
+
 from ..fields import INT32_MAX
 from ..group.classic_messages import JoinGroupMember
 from ..group.classic_state import IllegalStateTransition
 from ..group.classic_values import ClassicGroupSnapshot, MemberSnapshot
+
+# MemberSnapshot(...) without its generated __init__ (Python, one object.__setattr__ per field): the
+# class's allocator and slot descriptors in field order, as member_rebalance builds Subscription
+# (frozen, slots, no __post_init__: the same object; tests/test_sim_native_group* compare snapshots)
+cdef object _object_new = object.__new__
+cdef tuple _MS_SET = tuple([MemberSnapshot.__dict__[f.name].__set__ for f in _fields(MemberSnapshot)])
 
 DEF MAX_PROTOCOLS = 64
 DEF MAX_MEMBER_PROTOCOLS = 8
@@ -268,11 +276,15 @@ cdef class GroupCore:
         out = []
         cdef Py_ssize_t s = self.head
         while s >= 0:
-            out.append(MemberSnapshot(
-                self.ids[self.m[s].seq],
-                None if self.m[s].instance < 0 else self.instances[self.m[s].instance],
-                self.clients[self.m[s].client_id], self.m[s].rebalance_ms, self.m[s].session_ms,
-                self.m_protocols[s], self.m_assignment[s]))
+            ms = _object_new(MemberSnapshot)
+            _MS_SET[0](ms, self.ids[self.m[s].seq])
+            _MS_SET[1](ms, None if self.m[s].instance < 0 else self.instances[self.m[s].instance])
+            _MS_SET[2](ms, self.clients[self.m[s].client_id])
+            _MS_SET[3](ms, self.m[s].rebalance_ms)
+            _MS_SET[4](ms, self.m[s].session_ms)
+            _MS_SET[5](ms, self.m_protocols[s])
+            _MS_SET[6](ms, self.m_assignment[s])
+            out.append(ms)
             s = self.m[s].next
         return ClassicGroupSnapshot(
             self.group_id, self.protocol_type, self.generation_id,
