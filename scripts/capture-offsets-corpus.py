@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench" / "fidelity"))
 
-import fidelity as fd  # noqa: E402
+import real_cluster as rc  # noqa: E402
+
 import kafka_rebalance.group.records as records  # noqa: E402
 import real_kafka as rk  # noqa: E402
 
@@ -56,7 +57,7 @@ def java_group(
     if rack:
         args.append(rack)
     events: list[dict] = []
-    jvm = fd._Jvm(cp, args, events, threading.Lock())
+    jvm = rc.Jvm(cp, args, events, threading.Lock())
     for n in names:
         jvm.send(f"start {n}")
         time.sleep(1.0)
@@ -215,7 +216,7 @@ def main() -> int:
             p.produce(topic if i % 2 else topic2, b"v%d" % i, partition=i % 6)
         p.flush(30)
         with tempfile.TemporaryDirectory() as tmp:
-            cp = fd.compile_harness(rk.KAFKA_HOME, Path(tmp))
+            cp = rc.compile_harness(rk.KAFKA_HOME, Path(tmp))
             steps = [
                 (
                     f"corpus-range-{tag}",

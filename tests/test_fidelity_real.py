@@ -15,6 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "fidelity"))
 
+import real_cluster as rc  # noqa: E402
+
 import fidelity as fd  # noqa: E402
 
 TOLERANCE_MS = 3_000 + fd.LATENCY_SLACK_MS
@@ -27,7 +29,7 @@ def test_a_member_leaving_a_cooperative_group_matches_real_kafka(real_kafka):
     sc = dataclasses.replace(
         next(s for s in fd.SCENARIOS if s.name == "leave-cooperative"), observe_ms=8_000
     )
-    real, t_event, raw = fd.run_real(
+    real, t_event, raw = rc.run_real(
         sc,
         real_kafka.bootstrap,
         real_kafka.home,

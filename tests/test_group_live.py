@@ -10,107 +10,32 @@ frozen while both tools describe the groups; each view is compared text for text
 from __future__ import annotations
 
 import json
-import re
 import time
-import uuid
 
 import pytest
 
-from group_live import LiveConsumers, wait_for
-from kafka_rebalance.cli import main
-
-RUN = uuid.uuid4().hex[:6]
-T_A, T_B = f"ga-{RUN}", f"gb-{RUN}"
-G_CLASSIC, G_848 = f"g-classic-{RUN}", f"g-848-{RUN}"
-G_KP, G_JAVA = f"g-kpy-{RUN}", f"g-java-{RUN}"
-ALL = [G_CLASSIC, G_848, G_KP, G_JAVA]
-_RUNNING: dict[str, LiveConsumers] = {}
-
-
-def ours(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    rc = main(["group", *args])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+from group_live import wait_for
+from group_live_cli import (
+    ALL,
+    G_848,
+    G_CLASSIC,
+    G_JAVA,
+    G_KP,
+    RUNNING,
+    T_A,
+    T_B,
+    four_groups,
+    kafka_tool,
+    ours,
+    same_as_kafka,
+    scrape_metrics,
+)
 
 
 @pytest.fixture(scope="module")
 def live(real_kafka):
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    b = real_kafka.bootstrap
-    admin = AdminClient({"bootstrap.servers": b})
-    for f in admin.create_topics(
-        [NewTopic(t, n, 1, config={"retention.ms": "-1"}) for t, n in ((T_A, 4), (T_B, 2))]
-    ).values():
-        f.result()
-    p = Producer({"bootstrap.servers": b})
-    for i in range(40):
-        p.produce(T_A, f"a{i}".encode(), partition=i % 4, timestamp=1_700_000_000_000 + i * 1000)
-    for i in range(20):
-        p.produce(T_B, f"b{i}".encode(), partition=i % 2, timestamp=1_700_000_000_000 + i * 1000)
-    p.flush()
-    c = LiveConsumers(b)
-    _RUNNING["c"] = c
-    c.confluent(G_CLASSIC, [T_A, T_B], 2, static=True)
-    c.confluent(G_848, [T_A, T_B], 2, protocol="consumer")
-    c.kafka_python(G_KP, [T_A], 2)
-    c.java(real_kafka.home, G_JAVA, T_B)
-    expected = {G_CLASSIC: 60, G_848: 60, G_KP: 40, G_JAVA: 20}
-
-    def settled():
-        from kafka_rebalance.kafka.groups import GroupAdmin
-
-        with GroupAdmin(b) as a:
-            ds = a.describe(ALL)
-            if any(d.state != "Stable" for d in ds.values()):
-                return False
-            return all(sum(a.committed(g).values()) == n for g, n in expected.items())
-
-    try:
-        wait_for(settled, timeout=90, what="all four groups Stable with everything committed")
+    with four_groups(real_kafka):
         yield real_kafka
-    finally:
-        c.stop_all()
-
-
-def kafka_tool(real_kafka, *args: str) -> tuple[str, str]:
-    """Kafka's tool; run again when it failed on its own (an admin timeout on a loaded machine)."""
-    for _ in range(3):
-        r = real_kafka.tool(
-            "kafka-consumer-groups.sh",
-            "--bootstrap-server",
-            real_kafka.bootstrap,
-            *args,
-            check=False,
-        )
-        if "Executing consumer group command failed" not in r.stdout:
-            break
-    return r.stdout, r.stderr
-
-
-def _norm_err(text: str) -> list[str]:
-    """Kafka logs through log4j (`[date] WARN msg (class)`); ours prints `WARN msg`."""
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"^\[[^]]+\] (WARN|ERROR) (.*) \([\w.$]+\)$", line)
-        out.append(f"{m.group(1)} {m.group(2)}" if m else line)
-    return sorted(x for x in out if x.strip())
-
-
-def same_as_kafka(capsys, k, kafka_args: list[str], our_args: list[str], tries: int = 3):
-    """Our --format kafka text equals the tool's, on stdout and on stderr."""
-    for _ in range(tries):
-        theirs, their_err = kafka_tool(k, *kafka_args)
-        rc, out, err = ours(
-            capsys, *our_args, "--bootstrap-server", k.bootstrap, "--format", "kafka"
-        )
-        if out == theirs and _norm_err(err) == _norm_err(their_err):
-            return rc, out
-    assert out == theirs
-    assert _norm_err(err) == _norm_err(their_err)
-    return rc, out
 
 
 # -- describe: every view, both protocols, four clients --------------------------------------
@@ -372,8 +297,8 @@ def stopped(live):
     """The confluent groups, stopped: Empty, offsets at the log end."""
     from kafka_rebalance.kafka.groups import GroupAdmin
 
-    _RUNNING["c"].stop(G_CLASSIC)
-    _RUNNING["c"].stop(G_848)
+    RUNNING["c"].stop(G_CLASSIC)
+    RUNNING["c"].stop(G_848)
     with GroupAdmin(live.bootstrap) as a:
         wait_for(
             lambda: all(d.state == "Empty" for d in a.describe([G_CLASSIC, G_848]).values()),
@@ -503,22 +428,6 @@ def test_unreachable_cluster_exits_1(capsys):
     assert "error" in err
 
 
-# -- lag: Burrow's rules and kafka-lag-exporter's metrics on live groups ----------------------------
-
-
-def _scrape(port: int) -> dict[tuple[str, frozenset], float]:
-    import urllib.request
-
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r"^(kafka_\w+)\{(.*)\} (\S+)$", line)
-        if m:
-            labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
-            out[(m.group(1), labels)] = float(m.group(3))
-    return out
-
-
 def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
     """Committed offsets, log ends and lag as kafka-consumer-groups.sh reports them (groups left lagging by the resets)."""
     import socket
@@ -576,7 +485,7 @@ def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
         try:
             monitor.sample(int(time.time() * 1000))
             collector.update(monitor.evaluate())
-            metrics = _scrape(port)
+            metrics = scrape_metrics(port)
         finally:
             server.shutdown()
     for (g, t, p), (off, _end, lag) in tool.items():
@@ -633,7 +542,7 @@ def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
     try:
         first = json.loads(proc.stdout.readline())  # printed after the first evaluation
         assert first["groups"][0]["group"] == G_CLASSIC
-        metrics = _scrape(port)
+        metrics = scrape_metrics(port)
     finally:
         proc.kill()
         proc.wait()
@@ -641,70 +550,6 @@ def test_lag_once_and_prometheus_agree_with_the_broker(stopped, capsys):
     assert metrics[("kafka_consumergroup_group_max_lag", labels)] == max(
         v[2] for k, v in tool.items() if k[0] == G_CLASSIC
     )
-
-
-def test_stalled_consumer_turns_stall_then_stop_within_burrows_window(real_kafka):
-    """intervals=3: OK while keeping up; STALL (group ERR) once 3 samples show the same commit with lag;
-    after the consumer leaves, STOP once the time since the last commit exceeds the window's span."""
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    from kafka_rebalance.kafka.group_lag import LagMonitor
-    from kafka_rebalance.kafka.groups import GroupAdmin
-    from kafka_rebalance.pipeline.burrow import BurrowConfig, Status
-
-    b = real_kafka.bootstrap
-    topic, group = f"gs-{RUN}", f"g-stall-{RUN}"
-    topic_admin = AdminClient({"bootstrap.servers": b})
-    for f in topic_admin.create_topics([NewTopic(topic, 1, 1)]).values():
-        f.result()
-    prod = Producer({"bootstrap.servers": b})
-    for _i in range(5):
-        prod.produce(topic, b"x")
-    prod.flush()
-    c = LiveConsumers(b)
-    pause = c.pausable(group, topic)
-    try:
-        with GroupAdmin(b) as admin:
-            wait_for(
-                lambda: sum(admin.committed(group).values()) == 5,
-                timeout=60,
-                what="the consumer caught up",
-            )
-            monitor = LagMonitor(admin, (group,), BurrowConfig(intervals=3))
-
-            def step() -> tuple[Status, Status]:
-                monitor.sample(int(time.time() * 1000))
-                g = monitor.evaluate()[0]
-                return g.status, g.partitions[0].status
-
-            for _ in range(3):
-                assert step() == (Status.OK, Status.OK)
-                time.sleep(0.3)
-            pause.set()
-            time.sleep(1.0)
-            for _i in range(10):
-                prod.produce(topic, b"y")
-            prod.flush()
-            seen = [step()]
-            for _ in range(3):
-                time.sleep(0.3)
-                seen.append(step())
-            # the ring still holds a caught-up commit for two samples, then only the stalled one
-            assert seen[0] == (Status.OK, Status.OK) and seen[1] == (Status.OK, Status.OK)
-            assert seen[2] == (Status.ERR, Status.STALL), seen
-            c.stop(group)
-            wait_for(
-                lambda: admin.describe([group])[group].state == "Empty",
-                timeout=30,
-                what="group Empty",
-            )
-            store = next(iter(monitor.stores.values()))
-            span_ms = store.commits[-1].timestamp - store.commits[0].timestamp
-            time.sleep(span_ms / 1000 + 1.5)
-            assert step() == (Status.ERR, Status.STOP)
-    finally:
-        c.stop_all()
 
 
 # -- delete-offsets and delete: last, they change the groups ------------------------------------------

@@ -26,6 +26,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "src"))
 sys.path.insert(0, str(HERE.parent.parent / "tests"))
 
+import real_cluster as rc  # noqa: E402
+
 import fidelity as fd  # noqa: E402
 import real_kafka as rk  # noqa: E402
 
@@ -212,7 +214,7 @@ def main() -> int:
     try:
         for n in names:
             sc = known[n]
-            real, t_event, raw = fd.run_real(
+            real, t_event, raw = rc.run_real(
                 sc,
                 cluster.bootstrap,
                 rk.KAFKA_HOME,
