@@ -5,12 +5,15 @@ claim must hold beyond the 42 fingerprint scenarios (tests/test_sim_native_finge
 hypothesis draws small groups (eager: range / roundrobin, a listed cooperative-sticky; and since
 session 16 cooperative-sticky and sticky first, alone or with a listed one; one topic,
 network latency and jitter, processing jitter, heartbeat, session, commit and poll settings, one or
-two rolling restarts) and every claimed one must give the reference's event rows, summary, event
-count and paused times. Skips without the native build (fails under
+two rolling restarts; the sticky/cooperative draws also late joiners, long down times and a
+max_poll_interval_ms, and must reach cooperative revocations) and every claimed one must give the
+reference's event rows, summary, event count and paused times. Skips without the native build (fails under
 KAFKA_REBALANCE_REQUIRE_COMPILED=1).
 """
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import HealthCheck, assume, find, given, settings
 from hypothesis import strategies as st
@@ -35,22 +38,33 @@ STICKY_LISTS = (
     ["sticky", "cooperative-sticky"],
     ["sticky", "roundrobin"],
 )
+# what the sticky/cooperative test draws: cooperative-sticky alone (the only list whose common
+# protocol is cooperative) three times as often, so KIP-429's revocations are reached (review 11 S1)
+STICKY_DRAWS = STICKY_LISTS + (["cooperative-sticky"], ["cooperative-sticky"])
+# of the 60 derandomized examples, the claimed runs with `revoked` rows of reason `cooperative`
+# must be at least this many (12 at f7a285f+S1; review 11 S1)
+MIN_COOPERATIVE_RUNS = 8
 
 
 @st.composite
-def eager_scenarios(draw: st.DrawFn, lists: tuple[list[str], ...] = EAGER_LISTS) -> dict:
+def eager_scenarios(
+    draw: st.DrawFn, lists: tuple[list[str], ...] = EAGER_LISTS, late_joiners: bool = False
+) -> dict:
+    """`late_joiners` (review 11 S1): members listed with staggered start_ms (a late joiner makes
+    the others revoke cooperatively), longer down times and a drawn max_poll_interval_ms (poll
+    timeouts during a rebalance); without it the eager test's 60 scenarios are as they were."""
     members = draw(st.integers(1, 7))
     heartbeat = draw(st.sampled_from([500, 1000, 3000]))
     restarts = [
         {
             "at_ms": draw(st.integers(0, 40_000)),
             "kind": "rolling_restart",
-            "down_ms": draw(st.integers(0, 15_000)),
+            "down_ms": draw(st.integers(0, 40_000 if late_joiners else 15_000)),
             "every_ms": draw(st.integers(1, 12_000)),
         }
         for _ in range(draw(st.integers(1, 2)))
     ]
-    return {
+    doc = {
         "name": "random-eager",
         "seed": draw(st.integers(0, 2**31)),
         "duration_ms": draw(st.integers(10_000, 120_000)),
@@ -83,6 +97,14 @@ def eager_scenarios(draw: st.DrawFn, lists: tuple[list[str], ...] = EAGER_LISTS)
         },
         "events": restarts,
     }
+    if late_joiners:
+        doc["members"]["list"] = [
+            {"name": f"m{i}", "start_ms": draw(st.sampled_from([0, 0, 500, 4000, 15_000, 30_000]))}
+            for i in range(members)
+        ]
+        del doc["members"]["count"]
+        doc["group"]["max_poll_interval_ms"] = draw(st.sampled_from([300_000, 2000, 10_000]))
+    return doc
 
 
 # derandomized: the same 60 scenarios every run (CI must not fail on a draw; review 9's fuzzer ran
@@ -100,17 +122,35 @@ def test_a_claimed_random_scenario_is_the_reference(doc):
     assert_same_run(nat, ref)
 
 
-@settings(
-    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
-)
-@given(eager_scenarios(STICKY_LISTS))
-def test_a_claimed_random_sticky_or_cooperative_scenario_is_the_reference(doc):
+def test_a_claimed_random_sticky_or_cooperative_scenario_is_the_reference():
+    """...and across the examples, claimed scenarios reach KIP-429's cooperative revocation (review
+    11 S1: the strategy without late joiners reached it in one of 60), so it cannot drift away."""
     require_native_build()
-    sc = parse_simulation_scenario(doc)
-    assume(classic_native.native_support(sc) is None)
-    ref = simulate_scenario(sc, collect_events=True, core="reference")
-    nat = simulate_scenario(sc, collect_events=True, core="native")
-    assert_same_run(nat, ref)
+    cooperative_runs = []
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(eager_scenarios(STICKY_DRAWS, late_joiners=True))
+    def run(doc):
+        sc = parse_simulation_scenario(doc)
+        assume(classic_native.native_support(sc) is None)
+        ref = simulate_scenario(sc, collect_events=True, core="reference")
+        nat = simulate_scenario(sc, collect_events=True, core="native")
+        assert_same_run(nat, ref)
+        rows = [
+            e
+            for e in ref.events
+            if e["kind"] == "revoked" and json.loads(e["detail"])["reason"] == "cooperative"
+        ]
+        if rows:
+            cooperative_runs.append(len(rows))
+
+    run()
+    assert len(cooperative_runs) >= MIN_COOPERATIVE_RUNS
 
 
 def test_the_drawn_scenarios_are_claimed():
@@ -128,6 +168,7 @@ def test_the_drawn_scenarios_are_claimed():
             assert classic_native.native_support(parse_simulation_scenario(doc)) is None
     for assignors in STICKY_LISTS:
         doc = find(
-            eager_scenarios(STICKY_LISTS), lambda d, a=assignors: d["group"]["assignors"] == a
+            eager_scenarios(STICKY_LISTS, late_joiners=True),
+            lambda d, a=assignors: d["group"]["assignors"] == a,
         )
         assert classic_native.native_support(parse_simulation_scenario(doc)) is None
