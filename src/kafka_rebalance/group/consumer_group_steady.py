@@ -12,6 +12,7 @@ epochs. Anything else returns None and goes through consumer_group._heartbeat.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Final, cast
 
 from ..model import TopicPartition
 from .consumer_group_model import (
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 _NOTHING: frozenset[TopicPartition] = frozenset()
+_NONE: Final = Errors.NONE  # (read once: a compiled build reads an enum member of another
+# module's class through the generic attribute lookup)
 _set_field = object.__setattr__  # a frozen dataclass's field, on the group given up (in place)
 
 
@@ -117,7 +120,11 @@ def steady_answer(
     ):
         return NOT_STEADY
     member_id = req.member_id
-    members = group.members
+    # the group's maps are dicts (new_group and every update make them so): read and written
+    # through the compiled dict operations, not generic Mapping method calls
+    if type(group.members) is not dict or type(group.answers) is not dict:
+        return NOT_STEADY
+    members = cast(dict[str, ConsumerGroupMember], group.members)
     member = members.get(member_id)
     epoch = group.assignment_epoch
     if (
@@ -133,16 +140,22 @@ def steady_answer(
     ):
         return NOT_STEADY
     moved = member.member_epoch != epoch
+    target = _NOTHING
     if moved:
         # reconcile(): a stable member at an older epoch whose target is what it has
         assigned = member.assigned
-        target = group.target_assignment.get(member_id, _NOTHING)
+        targets = group.target_assignment
+        target = (
+            cast(dict[str, frozenset[TopicPartition]], targets).get(member_id, _NOTHING)
+            if type(targets) is dict
+            else targets.get(member_id, _NOTHING)
+        )
         if member.pending_revocation or not (target is assigned or target == assigned):
             return NOT_STEADY
     # steady from here on: the plain answer at `epoch` is put in `group.answers` unless the one
     # there says the same (an answer is a value: the one given last time is handed out again),
     # and the session deadline moves (written only on a steady path: NOT_STEADY changes nothing)
-    answers = group.answers
+    answers = cast(dict[str, ConsumerGroupHeartbeatResponse], group.answers)
     interval = config.heartbeat_interval_ms
     response = answers.get(member_id)
     if (
@@ -150,16 +163,19 @@ def steady_answer(
         or response.member_epoch != epoch
         or response.heartbeat_interval_ms != interval
     ):
-        answers[member_id] = ConsumerGroupHeartbeatResponse(  # type: ignore[index]
-            Errors.NONE, member_id, epoch, interval, None
-        )
-    group.session_deadlines[member_id] = now_ms + config.session_timeout_ms  # type: ignore[index]
+        answers[member_id] = ConsumerGroupHeartbeatResponse(_NONE, member_id, epoch, interval, None)
+    deadlines = group.session_deadlines
+    deadline = now_ms + config.session_timeout_ms
+    if type(deadlines) is dict:
+        cast(dict[str, int], deadlines)[member_id] = deadline
+    else:
+        deadlines[member_id] = deadline  # type: ignore[index]
     if not moved:
         return STEADY_ALIVE
     # the member at the new epoch, built field by field (what replace() gives, without its
     # generic field mapping: every member once per epoch); its assignment is the target set
     # itself (equal: as consumer_group_reconcile hands it on)
-    members[member_id] = ConsumerGroupMember(  # type: ignore[index]
+    members[member_id] = ConsumerGroupMember(
         member.member_id,
         epoch,
         member.member_epoch,

@@ -10,9 +10,8 @@ current *target* assignment as `owned`, so sticky assignors keep it.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from operator import attrgetter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 from ..model import (
     DEFAULT_GENERATION,
@@ -21,6 +20,7 @@ from ..model import (
     TopicMetadata,
     TopicPartition,
 )
+from ..model_fields import MemberFields
 from .consumer_group_model import (
     SERVER_ASSIGNORS,
     ConsumerGroupConfig,
@@ -28,21 +28,29 @@ from .consumer_group_model import (
     sorted_partitions,
 )
 
-_subscribed = attrgetter("subscribed_topics")
-
 
 def subscription_metadata(
     members: Iterable[ConsumerGroupMember], topics: Mapping[str, TopicMetadata]
 ) -> dict[str, int]:
     """Subscribed topic -> partition count, for subscribed topics that exist (sorted by name)."""
-    subscriptions = set(map(_subscribed, members))  # (most members share one)
+    subscriptions: set[tuple[str, ...]] = set()  # (most members share one)
+    last: tuple[str, ...] | None = None
+    for m in members:
+        s = m.subscribed_topics
+        if s is not last:  # (a run of members with one tuple object: hashed once)
+            subscriptions.add(s)
+            last = s
     names = sorted({t for s in subscriptions for t in s if t in topics})
     return {t: topics[t].partitions for t in names}
 
 
 def preferred_assignor(members: Iterable[ConsumerGroupMember], config: ConsumerGroupConfig) -> str:
     """The server assignor most members asked for, else the broker's default (the first configured)."""
-    counts = Counter(m.server_assignor for m in members if m.server_assignor)
+    counts: dict[str, int] = {}
+    for m in members:
+        name = m.server_assignor
+        if name:
+            counts[name] = counts.get(name, 0) + 1
     if not counts:
         return config.assignors[0]
     best = max(counts.values())
@@ -77,60 +85,88 @@ def compute_target_assignment(
     meta = subscription_metadata(members, topics)
     spec_topics = {t: topics[t] for t in meta}
     empty: tuple[TopicPartition, ...] = ()
+    # the maps as dicts (they are, from the group): compiled lookups, not generic method calls
+    targets: dict[str, frozenset[TopicPartition]] = (
+        cast(dict[str, frozenset[TopicPartition]], current_target)
+        if type(current_target) is dict
+        else dict(current_target)
+    )
+    hits: dict[str, TargetOrder] = (
+        {}
+        if orders is None
+        else (cast(dict[str, TargetOrder], orders) if type(orders) is dict else dict(orders))
+    )
+    ids: list[str] = []
+    curs: list[frozenset[TopicPartition] | None] = []
     subs: list[MemberSubscription] = []
     owned_of: list[tuple[TopicPartition, ...]] = []
     kept: list[TargetOrder | None] = []  # per member: its order from `orders`, when reused whole
     topics_of: dict[tuple[str, ...], tuple[str, ...]] = {}  # a subscription -> its existing topics
-    get_target = current_target.get
-    get_hit = (orders if orders is not None else {}).get
-    add_sub, add_owned, add_kept = subs.append, owned_of.append, kept.append
+    last_subscribed: tuple[str, ...] | None = None
+    names: tuple[str, ...] = ()
     for m in members:
         mid = m.member_id
-        cur = get_target(mid)
+        cur = targets.get(mid)
+        ids.append(mid)
+        curs.append(cur)
         subscribed = m.subscribed_topics
-        names = topics_of.get(subscribed)
-        if names is None:
-            names = topics_of[subscribed] = tuple(t for t in subscribed if t in meta)
-        if cur:
-            hit = get_hit(mid)
+        if subscribed is not last_subscribed:  # (a run of members with one tuple: looked up once)
+            found = topics_of.get(subscribed)
+            if found is None:
+                found = topics_of[subscribed] = tuple(t for t in subscribed if t in meta)
+            names = found
+            last_subscribed = subscribed
+        if cur is not None and len(cur) > 0:
+            hit = hits.get(mid)
             if hit is not None and hit[0] is cur:
                 owned = hit[1]
                 sub = hit[2]
-                if (
-                    sub is not None
-                    and sub.topics == names
-                    and sub.rack == m.rack_id
-                    and sub.instance_id == m.instance_id
-                ):
-                    add_sub(sub)
-                    add_owned(owned)
-                    add_kept(hit)
-                    continue
+                if sub is not None:
+                    fields: object = sub
+                    if isinstance(fields, MemberFields):  # (compiled storage: slots read directly)
+                        rack, instance, sub_names = fields.rack, fields.instance_id, fields.topics
+                    else:
+                        rack, instance, sub_names = sub.rack, sub.instance_id, sub.topics
+                    if (
+                        (sub_names is names or sub_names == names)
+                        and (rack is m.rack_id or rack == m.rack_id)
+                        and (instance is m.instance_id or instance == m.instance_id)
+                    ):
+                        subs.append(sub)
+                        owned_of.append(owned)
+                        kept.append(hit)
+                        continue
             else:
                 owned = tuple(sorted_partitions(cur))
         else:
             owned = empty
-        add_sub(MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id))
-        add_owned(owned)
-        add_kept(None)
+        subs.append(
+            MemberSubscription(mid, names, owned, DEFAULT_GENERATION, m.rack_id, m.instance_id)
+        )
+        owned_of.append(owned)
+        kept.append(None)
     assignor = get_assignor(SERVER_ASSIGNORS.get(assignor_name, assignor_name))
     result = assignor.assign(GroupSpec(spec_topics, tuple(subs)))
+    got_of: dict[str, Sequence[TopicPartition]] = (
+        cast(dict[str, Sequence[TopicPartition]], result) if type(result) is dict else dict(result)
+    )
     out: dict[str, frozenset[TopicPartition]] = {}
-    get_result = result.get
-    for sub, owned, hit in zip(subs, owned_of, kept):
-        mid = sub.member_id
-        cur = get_target(mid)
-        got = get_result(mid, empty)
-        if cur is not None and len(got) == len(owned) and tuple(got) == owned:
+    for i in range(len(ids)):
+        mid = ids[i]
+        cur = curs[i]
+        owned = owned_of[i]
+        got = got_of.get(mid, empty)
+        if cur is not None and (got is owned or (len(got) == len(owned) and tuple(got) == owned)):
             out[mid] = cur  # handed back as it was given: the same set
             if new_orders is not None:
                 # (the order reused whole is the same triple: kept, not built again)
-                new_orders[mid] = hit if hit is not None else (cur, owned, sub)
+                hit = kept[i]
+                new_orders[mid] = hit if hit is not None else (cur, owned, subs[i])
             continue
         target = frozenset(got)
         if cur is not None and target == cur:
             target = cur
             if new_orders is not None:
-                new_orders[mid] = (cur, owned, sub)
+                new_orders[mid] = (cur, owned, subs[i])
         out[mid] = target
     return out

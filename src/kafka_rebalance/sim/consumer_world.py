@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any, Final, cast
 
 from ..group import consumer_group as cg
@@ -71,6 +72,9 @@ class ConsumerCoordinator:
         # (the committed offsets are the world's `parts.committed`, written only by a commit this
         # coordinator accepts: what the offsets log keeps, so a failover keeps them as they are)
         self.by_member_id: dict[str, str] = {}
+        # the timers' callback, bound once (a compiled build would bind a new method object for
+        # every timer it sets: one per heartbeat)
+        self._timer_callback: Callable[[tuple, Any], None] = self._on_timer
 
     @property
     def up(self) -> bool:
@@ -93,13 +97,14 @@ class ConsumerCoordinator:
         # without its effect objects, the commonest heartbeats (nearly all) cost no extra call,
         # no effects and no effects loop: what _apply would do with them is done here
         group, config = self.group, self.config
-        done = steady_answer(group, req, now, config)
+        hreq = cast(ConsumerGroupHeartbeatRequest, req)
+        done = steady_answer(group, hreq, now, config)
         if done >= 0:
-            mid = req.member_id  # known (its first answer went through the path below)
+            mid = hreq.member_id  # known (its first answer went through the path below)
             if done == STEADY_MOVED_CANCEL:
                 w.loop.cancel_timer((self.epoch, "rebalance", mid))
             w.loop.set_timer(
-                (self.epoch, "session", mid), now + config.session_timeout_ms, self._on_timer
+                (self.epoch, "session", mid), now + config.session_timeout_ms, self._timer_callback
             )
             answers = cast(dict[str, ConsumerGroupHeartbeatResponse], group.answers)
             w.reply(client, "cheartbeat", answers[mid])
@@ -109,7 +114,9 @@ class ConsumerCoordinator:
             self.by_member_id[resp.member_id] = name
         if len(fx) == 1 and type(fx[0]) is ScheduleSessionTimeout:
             e = fx[0]
-            w.loop.set_timer((self.epoch, "session", e.member_id), e.deadline_ms, self._on_timer)
+            w.loop.set_timer(
+                (self.epoch, "session", e.member_id), e.deadline_ms, self._timer_callback
+            )
         else:
             self._apply(fx)
         w.reply(client, "cheartbeat", resp)
@@ -179,9 +186,11 @@ class ConsumerCoordinator:
             # a member committing at its own epoch (nearly every commit): what the validation
             # below answers for it (a consumer-protocol member, OffsetCommit v9+)
             if not w.wants_events:  # (the commonest: written, answered if asked, nothing else)
-                committed = parts.committed
-                for p, off in offsets.items():
-                    committed[p] = off
+                # the table's column as the world types it, the offsets as the objects they are
+                # (a compiled build stores them without unboxing and boxing each again)
+                column = cast(list[Any], w.p_committed)
+                for p, off in cast(dict[int, Any], offsets).items():
+                    column[p] = off
                 if answer:
                     w.reply(client, "commit", (_NONE, None, answer))
                 return
@@ -192,9 +201,9 @@ class ConsumerCoordinator:
             req = OffsetCommitRequest(group.group_id, (), member_id, epoch, instance_id)
             err = validate_offset_commit(cg.commit_view(group), req)
         if err is Errors.NONE and not w.wants_events:
-            committed = parts.committed
-            for p, off in offsets.items():
-                committed[p] = off
+            column = cast(list[Any], w.p_committed)
+            for p, off in cast(dict[int, Any], offsets).items():
+                column[p] = off
         elif err is Errors.NONE:
             committed, log = parts.committed, True
             for p, off in offsets.items():
