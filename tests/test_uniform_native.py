@@ -56,6 +56,7 @@ class Counted:
         self.heterogeneous_plan = module.heterogeneous_plan
         self.deal_and_balance = module.deal_and_balance
         self.keep_unshared = module.keep_unshared
+        self.owned_over_quota = module.owned_over_quota
         self.id_offset = module.id_offset
         self.taken = 0
         self.declined = 0
@@ -535,3 +536,46 @@ def test_deal_and_balance_equals_its_twin(spec: GroupSpec) -> None:
     )
     assert (owners, sizes) == (twin_owners, twin_sizes)
     _same_on_every_leg(spec, Counted(INSTALLED))
+
+
+@st.composite
+def over_quota_entries(draw) -> tuple[tuple[TopicPartition, ...], int]:
+    """A member's owned tuple and quota as the homogeneous builder hands them to its slow path:
+    mostly one topic (the C kernel's case), some of two topics, of a topic not in the plan, or
+    out of range (it declines those); duplicates; partitions a multiple of 16 or 64 apart, and
+    enough of them, to fill one bin up to the treeify threshold."""
+    topic = draw(st.sampled_from(["t0", "t0", "t0", "t1", "zz"]))
+    step = draw(st.sampled_from([1, 1, 16, 64, 4096]))
+    ps = draw(st.lists(st.integers(0, 40), min_size=1, max_size=60))
+    entries = [TopicPartition(topic, min(p * step, 9000)) for p in ps]
+    if draw(st.integers(0, 9)) == 0:
+        entries.append(TopicPartition("t1" if topic != "t1" else "t0", 1))
+    if draw(st.integers(0, 9)) == 0:
+        entries.append(TopicPartition(topic, 10_000))
+    return tuple(entries), draw(st.integers(-1, 70))
+
+
+@given(over_quota_entries())
+@settings(max_examples=400, deadline=None, derandomize=True)
+def test_owned_over_quota_equals_its_twin(case: tuple[tuple[TopicPartition, ...], int]) -> None:
+    """owned_over_quota (C, one topic) gives what kernels_hashmap.owned_over_quota gives, the
+    same objects in the same order, wherever it does not decline; it takes every plain one-topic
+    member whose bins cannot treeify."""
+    if INSTALLED is None:
+        no_compiled_leg("assign/uniform_native*.pyx are not built")
+    entries, quota = case
+    topics, counts = ["t0", "t1"], [9001, 9001]
+    index = {"t0": 0, "t1": 1}
+    objects = [uniform_mod.topic_objects(t, c) for t, c in zip(topics, counts)]
+    args = (entries, quota, index, counts, objects)
+    got = INSTALLED.owned_over_quota(*args)
+    twin = kernels_hashmap.owned_over_quota(*args, uniform_mod.topic_id_hash, TopicPartition)
+    if got is NotImplemented:
+        one_topic = {tp.topic for tp in entries} in ({"t0"}, {"t1"})
+        in_range = all(tp.partition < 9001 for tp in entries)
+        assert not (one_topic and in_range) or twin is None  # declined only what it must
+        return
+    assert twin is not None
+    kept, revoked, left = got
+    assert (kept, revoked, left) == twin
+    assert all(a is b for a, b in zip(kept + revoked, twin[0] + twin[1]))

@@ -53,6 +53,7 @@ class NativeKernels(NamedTuple):
     heterogeneous_plan: Callable[..., Any]
     deal_and_balance: Callable[..., Any]
     keep_unshared: Callable[..., Any]
+    owned_over_quota: Callable[..., Any]
     id_offset: int
     modules: tuple[ModuleType, ...]
 
@@ -72,6 +73,7 @@ def native_kernels() -> NativeKernels | None:
         plan.heterogeneous_plan,
         balance.deal_and_balance,
         kernel.keep_unshared,
+        balance.owned_over_quota,
         kernel.ID_OFFSET,
         (kernel, plan, balance),
     )
@@ -194,6 +196,10 @@ def uniform_compiled(spec: GroupSpec) -> AssignmentView | None:
     def slow(owned: tuple[TopicPartition, ...], quota: int) -> tuple[list[Any], list[Any], int]:
         if not objects:
             objects.extend(map(topic_objects, topics, counts))
+        if NATIVE is not None and len(counts) == 1:  # (one topic: its twin takes what it declines)
+            done = NATIVE.owned_over_quota(owned, quota, index, counts, objects)
+            if done is not NotImplemented:
+                return done
         fast = kernels_hashmap.owned_over_quota(
             owned, quota, index, counts, objects, topic_id_hash, TopicPartition
         )
