@@ -18,6 +18,7 @@ from typing import Any
 
 from ..fields import INT32_MAX
 from ..model import TopicMetadata, TopicPartition
+from ..model_fields import PartitionFields
 from .consumer_group_values import _NOT_GIVEN
 from .consumer_group_values import fast_inits as fast_inits  # (re-exported, as the three below)
 from .consumer_group_values import replace as replace
@@ -47,8 +48,19 @@ def sorted_partitions(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
     """Distinct partitions (a set's) in (topic, partition) order, as `sorted(tps)` gives them: by
     partition, then stably by topic, two key passes of plain attributes instead of a tuple key or
     the dataclass's `__lt__` per comparison (2-4x faster; the order is the same, no two of the
-    partitions being equal)."""
-    return sorted(sorted(tps, key=_by_partition), key=_by_topic)
+    partitions being equal). Partitions of one topic (a one-topic group's every set) skip the
+    second pass: it would keep their order."""
+    by_partition = sorted(tps, key=_by_partition)
+    first: object = None
+    for i, tp in enumerate(by_partition):
+        fields: object = tp
+        # (the compiled storage read directly, as the assignors' kernels read it)
+        t = fields.topic if isinstance(fields, PartitionFields) else tp.topic
+        if i == 0:
+            first = t
+        elif t is not first and t != first:
+            return sorted(by_partition, key=_by_topic)
+    return by_partition
 
 
 class MemberState(Enum):

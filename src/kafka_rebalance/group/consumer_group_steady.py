@@ -55,10 +55,11 @@ class SteadyAnswer(IntEnum):
     MOVED_CANCEL = 2  # the same, and the member's rebalance timeout is cancelled
 
 
-NOT_STEADY = SteadyAnswer.NOT_STEADY
-STEADY_ALIVE = SteadyAnswer.ALIVE
-STEADY_MOVED = SteadyAnswer.MOVED
-STEADY_MOVED_CANCEL = SteadyAnswer.MOVED_CANCEL
+# (Final: a compiled build reads them as constants, not from the module's dict per heartbeat)
+NOT_STEADY: Final = SteadyAnswer.NOT_STEADY
+STEADY_ALIVE: Final = SteadyAnswer.ALIVE
+STEADY_MOVED: Final = SteadyAnswer.MOVED
+STEADY_MOVED_CANCEL: Final = SteadyAnswer.MOVED_CANCEL
 
 
 def steady_heartbeat(

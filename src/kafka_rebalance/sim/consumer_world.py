@@ -291,6 +291,8 @@ class ConsumerSimMember(SimMember):
         self._hb_req: Any = None
         self._hb_owned: frozenset | None = None
         self._hb_interval = g.heartbeat_interval_ms
+        # the next beat's callback, bound once per incarnation (not a new method object per beat)
+        self._hb_send: Callable[[int], None] = self._send_heartbeat
         super().start()
         self.rejoin_needed = False
         self._heartbeat_now()
@@ -333,7 +335,7 @@ class ConsumerSimMember(SimMember):
         w = self.w
         w.send(self, "cheartbeat", self._hb_req)
         token = self.hb_token = self.hb_token + 1
-        w.loop.after(self._hb_interval, self._send_heartbeat, token)
+        w.loop.after(self._hb_interval, self._hb_send, token)
 
     def on_cheartbeat_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
         if not self.alive:
