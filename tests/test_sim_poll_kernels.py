@@ -15,14 +15,15 @@ import copy
 import math
 import os
 import shutil
+from array import array
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiled_legs import from_source, no_compiled_leg
+from compiled_legs import from_source, no_compiled_leg, require_build
 from kafka_rebalance import native
 from kafka_rebalance.model import TopicPartition
 from kafka_rebalance.sim import compiled
@@ -251,3 +252,30 @@ def test_assignment_indices_match_the_reference(result, owned_by, coop: bool) ->
     for k in LEGS:
         got = k.assignment_indices(assignment, by_topic, owned_by, coop)
         assert got == expected and list(got) == list(expected), k.__file__
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.dictionaries(
+        st.sampled_from(["m1", "m2", "m3", "m4", "m5"]),
+        st.lists(st.tuples(st.sampled_from(["a", "b", "gone"]), st.integers(0, 7)), max_size=12),
+    ),
+    st.dictionaries(st.integers(0, 9), st.sampled_from(["m1", "m2", "m3", "m4"])),
+    st.booleans(),
+)
+@example({"m1": [], "m2": [("a", 1), ("a", 2)]}, {1: "m1", 2: "m2"}, True)  # withheld; empty
+@example({"m5": [("b", 0), ("a", 4)]}, {5: "m1"}, True)  # m5 claims nothing: b-0 withheld
+@example({"m1": [("a", 6), ("gone", 0)], "m2": []}, {0: "m2"}, False)
+def test_native_assignment_indices_are_the_reference_kernels(result, owned_by, coop: bool) -> None:
+    """native_world_client's C `assignment_indices` (claims as member ordinals per partition index,
+    built as `NativeWorld.leader_assign` builds them) gives poll_kernels' reference result."""
+    build = require_build("native_world_client")
+    by_topic = {"a": [0, 1, 2, 3, 4], "b": [5, 6, 7, 8, 9]}  # "gone": a topic not in the table
+    assignment = {mid: [TopicPartition(t, q) for t, q in tps] for mid, tps in result.items()}
+    ordinal: dict[str, int] = {}
+    owner = array("i", [-1]) * 10
+    for p, mid in owned_by.items():
+        owner[p] = ordinal.setdefault(mid, len(ordinal))
+    expected = PURE.assignment_indices(assignment, by_topic, owned_by, coop)
+    got = build.assignment_indices(assignment, by_topic, owner, ordinal, coop)
+    assert got == expected and list(got) == list(expected)

@@ -21,13 +21,13 @@ from libc.stdint cimport INT32_MAX, int64_t
 
 import json
 import random
+from array import array
 
 from ..assign.registry import get_assignor
 from ..assign.userdata import decode_sticky_user_data as _decode_sticky
 from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import DEFAULT_GENERATION, GroupSpec, TopicMetadata, TopicPartition
-from .compiled import KERNELS
 from .partitions import PartitionTable
 from .world_core import member_subscription
 
@@ -36,10 +36,10 @@ from .native_coordinator cimport NativeCoordinator
 from .native_engine cimport EventLoop
 from .native_members cimport PartitionColumns, ProcessedTable
 from .native_world_base cimport WorldBase
-from .native_world_client cimport NativeClient
+from .native_world_client cimport NativeClient, assignment_indices
 
 cdef object _COOPERATIVE = RebalanceProtocol.COOPERATIVE
-cdef object _k_assignment_indices = KERNELS.assignment_indices
+cdef object _NO_CLAIM = array("i", [-1])  # times the partition count: no partition claimed
 
 # the world's engine events (native_engine.EventLoop.at_c: fire(kind, a, payload)), one per `at` of
 # the reference: a request reaching the coordinator (a: the member's index, payload: the request), a
@@ -400,9 +400,12 @@ cdef class NativeWorld(WorldBase):
         topics = {t: TopicMetadata(t, n) for t, n in counts.items()}
         cdef bint coop = m.protocol is _COOPERATIVE
         cdef bint sticky = name == "sticky"
+        # KIP-429's withholding: owner[p] the ordinal of the member claiming p (-1: none)
+        cdef int[::1] owner = _NO_CLAIM * len(self.p_tps) if coop else _NO_CLAIM
+        cdef int o
         index = self.parts.index
         subs = []
-        owned_by = {}  # partition index -> claiming member (cooperative: KIP-429 withholding)
+        ordinal = {}  # member id -> its ordinal in `owner`
         for jm in r.members:
             s = jm.metadata
             if sticky:
@@ -428,12 +431,12 @@ cdef class NativeWorld(WorldBase):
                 idx = s.owned_idx
                 if idx is None:
                     idx = [index[tp] for tp in s.owned if tp in index]
-                mid = jm.member_id
+                o = ordinal.setdefault(jm.member_id, len(ordinal))
                 for p in idx:
-                    owned_by[p] = mid
+                    owner[<Py_ssize_t>p] = o
         result = assignor.assign(GroupSpec(topics, tuple(subs)))
         m.assigned_view = dict(counts)
-        return _k_assignment_indices(result, self.parts.topic_partitions, owned_by, coop)
+        return assignment_indices(result, self.parts.topic_partitions, owner, ordinal, coop)
 
     cpdef send_leave(self, object member, str kind, object req):
         """A closing member's LeaveGroup (or leaving heartbeat), after its close time."""

@@ -75,3 +75,8 @@ cdef class NativeClient(Handler):
     cdef int _poll_soon(self, int64_t t) except -1
     cdef int _catch_up_before_commit(self, int64_t now) except -1
     cdef int _commit_positions(self, str why, bint answer) except -1
+
+
+# the leader's assignment as partition indices, KIP-429's withholding over C claims (the .pyx's end)
+cpdef dict assignment_indices(object result, dict by_topic, int[::1] owner, dict ordinal,
+                              bint coop)

@@ -5,9 +5,10 @@
 (native_world_client.pxd). `native_world_member.NativeMember` extends it with the poll loop.
 The owned partitions, their positions and sent offsets are one `native_members.OwnedPartitions`
 (C arrays in the reference's `owned` order); a rebalance reads them as a Python list once.
+`assignment_indices`: the leader's assignment as partition indices, its claims in C.
 """
 
-
+cimport cython
 from libc.stdint cimport int64_t
 
 from ..group import consumer_client as cc
@@ -418,3 +419,37 @@ cdef class NativeClient:
 
 from ..assign.userdata import encode_cooperative_user_data as cc_encode_coop  # noqa: E402
 from ..assign.userdata import encode_sticky_user_data as cc_encode_sticky  # noqa: E402
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)  # ps[q] as the reference indexes (a negative q from the end)
+cpdef dict assignment_indices(object result, dict by_topic, int[::1] owner, dict ordinal,
+                              bint coop):
+    """`poll_kernels.assignment_indices` with the claims in C: `owner[p]` is the ordinal (member id
+    -> ordinal in `ordinal`) of the member still claiming partition index p, -1 if none; no dict
+    look-up per partition. A partition number beyond Py_ssize_t raises OverflowError (the reference
+    drops it; an assignor returns only the topic metadata's partitions, < INT32_MAX)."""
+    cdef dict out = {}
+    cdef list idx, ps = []
+    cdef Py_ssize_t n = 0, q
+    cdef int o, c
+    for mid, tps in result.items():
+        o = ordinal.get(mid, -1) if coop else -1
+        idx = []
+        topic = None
+        for tp in tps:
+            t = tp.topic
+            if t != topic:
+                topic = t
+                ps = by_topic.get(t, [])
+                n = len(ps)
+            q = tp.partition
+            if q < n:
+                p = ps[q]
+                if coop:
+                    c = owner[<Py_ssize_t>p]
+                    if c >= 0 and c != o:
+                        continue
+                idx.append(p)
+        out[mid] = idx
+    return out
