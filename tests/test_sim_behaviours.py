@@ -403,6 +403,12 @@ def test_compare_variants_side_by_side(seed):
     [
         (lambda d: d.pop("duration_ms"), "duration_ms"),
         (lambda d: d["group"].update(assignors=["nope"]), "group.assignors[0]"),
+        # a name used twice: Kafka's consumer refuses it (getAssignorInstances); review 11 F1
+        (lambda d: d["group"].update(assignors=["range", "range"]), "group.assignors[1]"),
+        (
+            lambda d: d["group"].update(assignors=["roundrobin"] + ["range"] * 8),
+            "group.assignors[2]",
+        ),
         (lambda d: d["topics"][0].update(partitions=-1), "topics[0].partitions"),
         (lambda d: d["events"].append({"at_ms": 1, "kind": "explode"}), "events[0].kind"),
         (

@@ -31,6 +31,10 @@ UNPORTED = [
     ({"group": {"assignors": ("cooperative-sticky", "range")}}, None),  # claimed since session 16
     ({"group": {"assignors": ("sticky",)}}, None),
     ({"group": {"assignors": ("roundrobin", "sticky")}}, None),  # a listed one: the claim's own
+    # through the API only (the parser refuses it): the group twin holds 8 protocols per member,
+    # and nine would be claimed and then refused at the first JoinGroup (review 11 F1)
+    ({"group": {"assignors": ("roundrobin",) + ("range",) * 8}}, "an assignor listed twice"),
+    ({"group": {"assignors": ("range", "range")}}, "an assignor listed twice"),
     ({"group": {"group_max_size": 10}}, "group_max_size"),
     ({"log_append_ms": (1, 2)}, "log_append_ms"),
     ({}, None),
@@ -86,3 +90,16 @@ def test_a_reason_added_to_the_shared_list_reaches_the_coordinator(
     monkeypatch.setattr(classic_native, "group_refusal", lambda sc: "a new unported setting")
     assert mod.refusal(sc) == "a new unported setting"
     assert classic_native.native_support(sc) == "a new unported setting"
+
+
+def test_auto_runs_the_reference_for_an_assignor_listed_twice() -> None:
+    """Review 11 F1: nine listed assignors were claimed and the native group twin raised
+    NotImplementedError at the first JoinGroup; now `auto` falls back and the reference runs (it
+    selects roundrobin: the duplicated range is never a candidate of every member)."""
+    from kafka_rebalance.sim.api import simulate_scenario
+
+    sc = _scenario({"group": {"assignors": ("roundrobin",) + ("range",) * 8}})
+    result = simulate_scenario(sc)
+    assert result.core == "reference"
+    assert result.core_reason == "an assignor listed twice"
+    assert result.summary["rebalances"] > 0

@@ -104,6 +104,8 @@ def group_refusal(sc: Scenario) -> str | None:
         return f"protocol {sc.protocol}"
     if g.static_membership:
         return "static membership"
+    if len(set(g.assignors)) != len(g.assignors):  # the parser refuses it; the group twin holds 8
+        return "an assignor listed twice"
     if not g.assignors or g.assignors[0] not in _FIRST_ASSIGNORS:
         return f"assignor {g.assignors[0] if g.assignors else None}"
     if g.group_max_size != INT32_MAX:

@@ -434,6 +434,8 @@ def _parse_group(gd: Any, protocol: str) -> GroupConfig:
                 f"unknown assignor {a!r} (known: {', '.join(CLIENT_ASSIGNORS)})",
                 field=f"group.assignors[{i}]",
             )
+        if a in assignors[:i]:  # ConsumerPartitionAssignor.getAssignorInstances refuses it too
+            raise InputError(f"assignor {a!r} listed twice", field=f"group.assignors[{i}]")
     server = _get(
         gd,
         "server_assignor",
@@ -447,19 +449,10 @@ def _parse_group(gd: Any, protocol: str) -> GroupConfig:
     for k, least in GROUP_MINIMUM.items():
         if k != "rebalance_timeout_ms":
             ints[k] = _get(gd, k, w, _is_int, "an integer", getattr(d, k), min_value=least)
-    rto = (
-        _get(
-            gd,
-            "rebalance_timeout_ms",
-            w,
-            _is_int,
-            "an integer",
-            None,
-            min_value=GROUP_MINIMUM["rebalance_timeout_ms"],
-        )
-        if gd.get("rebalance_timeout_ms") is not None
-        else None
-    )
+    rto = None
+    if gd.get("rebalance_timeout_ms") is not None:
+        least = GROUP_MINIMUM["rebalance_timeout_ms"]
+        rto = _get(gd, "rebalance_timeout_ms", w, _is_int, "an integer", None, min_value=least)
     if not heartbeat_below_session(ints["heartbeat_interval_ms"], ints["session_timeout_ms"]):
         raise InputError(
             "must be lower than session_timeout_ms", field="group.heartbeat_interval_ms"
