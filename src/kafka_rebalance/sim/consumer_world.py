@@ -382,7 +382,7 @@ class ConsumerSimMember(SimMember):
             )
             if lost:
                 idx = self.w.parts.index
-                ps = [idx[tp] for tp in lost if tp in idx]
+                ps = [idx[tp] for tp in sorted_partitions(lost) if tp in idx]  # a SortedSet in Kafka
                 self.w.lose(self, ps, "fenced")
                 keep = set(ps)
                 self.owned = [p for p in self.owned if p not in keep]
