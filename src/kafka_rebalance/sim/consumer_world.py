@@ -382,7 +382,8 @@ class ConsumerSimMember(SimMember):
             )
             if lost:
                 idx = self.w.parts.index
-                ps = [idx[tp] for tp in sorted_partitions(lost) if tp in idx]  # a SortedSet in Kafka
+                # in (topic, partition) order: Kafka's onPartitionsLost gets a SortedSet
+                ps = [idx[tp] for tp in sorted_partitions(lost) if tp in idx]
                 self.w.lose(self, ps, "fenced")
                 keep = set(ps)
                 self.owned = [p for p in self.owned if p not in keep]
