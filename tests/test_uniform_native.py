@@ -13,6 +13,7 @@ required (tests/compiled_legs.py); without a build it skips, saying why.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Iterator
@@ -538,20 +539,29 @@ def test_deal_and_balance_equals_its_twin(spec: GroupSpec) -> None:
     _same_on_every_leg(spec, Counted(INSTALLED))
 
 
+_OVER_QUOTA_COUNT = 300_001  # partitions per topic: past 65,536 * 4
+
+
+@functools.cache
+def _over_quota_objects() -> list[Any]:
+    return [uniform_mod.topic_objects(t, _OVER_QUOTA_COUNT) for t in ("t0", "t1")]
+
+
 @st.composite
 def over_quota_entries(draw) -> tuple[tuple[TopicPartition, ...], int]:
     """A member's owned tuple and quota as the homogeneous builder hands them to its slow path:
     mostly one topic (the C kernel's case), some of two topics, of a topic not in the plan, or
     out of range (it declines those); duplicates; partitions a multiple of 16 or 64 apart, and
-    enough of them, to fill one bin up to the treeify threshold."""
+    enough of them, to fill one bin up to the treeify threshold; partitions past 65,536, where
+    Java's spread `h ^ (h >>> 16)` is not the identity (review 11 S6)."""
     topic = draw(st.sampled_from(["t0", "t0", "t0", "t1", "zz"]))
-    step = draw(st.sampled_from([1, 1, 16, 64, 4096]))
+    step = draw(st.sampled_from([1, 1, 16, 64, 4096, 65_536, 65_552]))
     ps = draw(st.lists(st.integers(0, 40), min_size=1, max_size=60))
-    entries = [TopicPartition(topic, min(p * step, 9000)) for p in ps]
+    entries = [TopicPartition(topic, min(p * step, _OVER_QUOTA_COUNT - 1)) for p in ps]
     if draw(st.integers(0, 9)) == 0:
         entries.append(TopicPartition("t1" if topic != "t1" else "t0", 1))
     if draw(st.integers(0, 9)) == 0:
-        entries.append(TopicPartition(topic, 10_000))
+        entries.append(TopicPartition(topic, _OVER_QUOTA_COUNT))
     return tuple(entries), draw(st.integers(-1, 70))
 
 
@@ -564,15 +574,13 @@ def test_owned_over_quota_equals_its_twin(case: tuple[tuple[TopicPartition, ...]
     if INSTALLED is None:
         no_compiled_leg("assign/uniform_native*.pyx are not built")
     entries, quota = case
-    topics, counts = ["t0", "t1"], [9001, 9001]
-    index = {"t0": 0, "t1": 1}
-    objects = [uniform_mod.topic_objects(t, c) for t, c in zip(topics, counts)]
-    args = (entries, quota, index, counts, objects)
+    counts = [_OVER_QUOTA_COUNT, _OVER_QUOTA_COUNT]
+    args = (entries, quota, {"t0": 0, "t1": 1}, counts, _over_quota_objects())
     got = INSTALLED.owned_over_quota(*args)
     twin = kernels_hashmap.owned_over_quota(*args, uniform_mod.topic_id_hash, TopicPartition)
     if got is NotImplemented:
         one_topic = {tp.topic for tp in entries} in ({"t0"}, {"t1"})
-        in_range = all(tp.partition < 9001 for tp in entries)
+        in_range = all(tp.partition < _OVER_QUOTA_COUNT for tp in entries)
         assert not (one_topic and in_range) or twin is None  # declined only what it must
         return
     assert twin is not None

@@ -35,7 +35,12 @@ from ..group.classic_values import ClassicGroupSnapshot, MemberSnapshot
 # class's allocator and slot descriptors in field order, as member_rebalance builds Subscription
 # (frozen, slots, no __post_init__: the same object; tests/test_sim_native_group* compare snapshots)
 cdef object _object_new = object.__new__
-cdef tuple _MS_SET = tuple([MemberSnapshot.__dict__[f.name].__set__ for f in _fields(MemberSnapshot)])
+_MS_FIELDS = ("member_id", "group_instance_id", "client_id", "rebalance_timeout_ms",
+              "session_timeout_ms", "protocols", "assignment")  # snapshot() sets them by these positions
+if tuple(sorted([f.name for f in _fields(MemberSnapshot)])) != tuple(sorted(_MS_FIELDS)):
+    # a field added or renamed would be left unset (review 11 S3): not loaded, the reference runs
+    raise ImportError(f"MemberSnapshot's fields are not {_MS_FIELDS}: native_group_core.snapshot")
+cdef tuple _MS_SET = tuple([MemberSnapshot.__dict__[n].__set__ for n in _MS_FIELDS])
 
 DEF MAX_PROTOCOLS = 64
 DEF MAX_MEMBER_PROTOCOLS = 8
