@@ -44,6 +44,10 @@ cdef class NativeClient(Handler):
     cdef public object pause_start, joined_protocol, sticky_memory
     cdef public int64_t coop_generation
     cdef object _session_timeout, _rebalance_timeout, _assignors, _topic_names
+    # the last JoinGroup's owned partitions (indices, TopicPartitions) and the TopicPartition list
+    # they were read from (_protocols reuses them while owned is the same)
+    cdef tuple _sub_owned_idx, _sub_owned_tps
+    cdef object _sub_tps_of
 
     cdef int64_t _now(self) except? -1
     cdef list _owned(self)

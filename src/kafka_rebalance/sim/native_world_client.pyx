@@ -9,6 +9,7 @@ The owned partitions, their positions and sent offsets are one `native_members.O
 """
 
 cimport cython
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from libc.stdint cimport int64_t
 
 from ..group import consumer_client as cc
@@ -48,6 +49,51 @@ cdef object _on_commit_error = cc.on_commit_error
 _PC_OBJECTS = (PrepareCommit.NONE, PrepareCommit.IN_FLIGHT, PrepareCommit.DONE)
 
 
+cdef bint _same_indices(tuple cached, OwnedPartitions o) except -1:
+    """Does `cached` (a tuple of ints built from `o.owned`) hold o's owned indices, in order?"""
+    cdef Py_ssize_t i
+    if len(cached) != o.k:
+        return False
+    for i in range(o.k):
+        if <int64_t>cached[i] != o.owned[i]:
+            return False
+    return True
+
+
+cdef bint _equals_owned(object seq, OwnedPartitions o) except -1:
+    """`list(seq) == owned` as the reference's list comparison decides it (item by item with `==`),
+    owned's items compared as C ints when the item is an int (no Python int per item)."""
+    cdef Py_ssize_t i
+    cdef int overflow = 0
+    cdef long long v
+    if len(seq) != o.k:
+        return False
+    for i in range(o.k):
+        x = seq[i]
+        if type(x) is int:
+            v = PyLong_AsLongLongAndOverflow(x, &overflow)
+            if overflow or v != o.owned[i]:
+                return False
+        elif not (x == o.owned[i]):
+            return False
+    return True
+
+
+cdef int64_t _coop_ud_generation = 0
+cdef object _coop_ud = None
+
+
+cdef object _coop_user_data(int64_t generation):
+    """`encode_cooperative_user_data(generation)`, the last encoding kept: the bytes are a function
+    of the int alone (struct.pack(">i", generation)), so the kept bytes equal a new encoding (all
+    members of a rebalance encode the same generation)."""
+    global _coop_ud_generation, _coop_ud
+    if _coop_ud is None or generation != _coop_ud_generation:
+        _coop_ud = cc_encode_coop(generation)
+        _coop_ud_generation = generation
+    return _coop_ud
+
+
 cdef class NativeClient:
     """The rebalance client of a native member (its state is declared in the .pxd)."""
 
@@ -72,10 +118,17 @@ cdef class NativeClient:
         """Is `owned` equal to `partitions` (same partitions, same order)? Compared as Python ints."""
         cdef OwnedPartitions o = self.own
         cdef Py_ssize_t i
+        cdef int overflow = 0
+        cdef long long v
         if o.k != len(partitions):
             return False
         for i in range(o.k):
-            if partitions[i] != o.owned[i]:
+            x = partitions[i]
+            if type(x) is int:
+                v = PyLong_AsLongLongAndOverflow(x, &overflow)
+                if overflow or v != o.owned[i]:
+                    return False
+            elif x != o.owned[i]:
                 return False
         return True
 
@@ -202,28 +255,37 @@ cdef class NativeClient:
     # ------------------------------------------------------------- rebalance
 
     cdef object _protocols(self):
-        """ConsumerCoordinator.metadata(): one subscription per assignor, with its user data."""
+        """ConsumerCoordinator.metadata(): one subscription per assignor, with its user data.
+
+        The owned partitions' two tuples (indices, TopicPartitions) are kept from the last JoinGroup
+        and reused while `owned` holds the same indices in the same order (compared in C each time:
+        the key is the content, so no path that changes `owned` can leave them stale) and the
+        world's TopicPartition list is the same list (append-only: index p's TopicPartition never
+        changes). Each Subscription is new: it carries the generation, which changes every
+        rebalance."""
+        cdef OwnedPartitions o = self.own
+        cdef Py_ssize_t i
+        cdef tuple owned_idx = self._sub_owned_idx
         tps = self.w.p_tps
+        if owned_idx is None or tps is not self._sub_tps_of or not _same_indices(owned_idx, o):
+            owned_idx = tuple([o.owned[i] for i in range(o.k)])
+            self._sub_owned_tps = tuple([tps[p] for p in owned_idx])
+            self._sub_owned_idx = owned_idx
+            self._sub_tps_of = tps
+        owned_tps = self._sub_owned_tps
         out = []
-        owned = self._owned()
         for a in self._assignors:
             if a == "cooperative-sticky":
-                ud = cc_encode_coop(self.coop_generation)
+                ud = _coop_user_data(self.coop_generation)
             elif a == "sticky":
                 ud = self.sticky_memory
             else:
                 ud = None
-            owned_idx = tuple(owned)
             out.append(
                 (
                     a,
                     subscription(
-                        self._topic_names,
-                        tuple([tps[p] for p in owned_idx]),
-                        self.generation,
-                        self.rack,
-                        ud,
-                        owned_idx,
+                        self._topic_names, owned_tps, self.generation, self.rack, ud, owned_idx
                     ),
                 )
             )
@@ -232,11 +294,18 @@ cdef class NativeClient:
     cdef int _prepare_join(self) except -1:
         cdef WorldBase w = self.w
         cdef int64_t now = self._now()
-        owned = self._owned()
-        commit_first, revoked, lost = join_prepare(
-            owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
-        )
-        if commit_first and owned and self._prepare != PC_DONE:
+        owned = None
+        if self.generation >= 0 and self.protocol is not _EAGER:
+            # join_prepare's cooperative branch (a valid generation): nothing revoked or lost, the
+            # commit first with auto-commit; no owned list built (every member, every rebalance)
+            commit_first = self._join_auto_commit
+            revoked = lost = ()
+        else:
+            owned = self._owned()
+            commit_first, revoked, lost = join_prepare(
+                owned, self.protocol is _EAGER, self.generation >= 0, self._join_auto_commit
+            )
+        if commit_first and self.own.k and self._prepare != PC_DONE:
             self._prepare = PC_IN_FLIGHT
             self._catch_up_before_commit(now)
             if self.protocol is _EAGER:
@@ -375,11 +444,24 @@ cdef class NativeClient:
     cdef int _complete_join(self, assignment) except -1:
         cdef WorldBase w = self.w
         cdef int64_t now = self._now()
+        cdef bint kept = False
         self.join_inflight = False
         self.state = _STABLE
-        revoked, added, owned, rejoin = join_complete(
-            self._owned(), assignment, self.protocol is _EAGER
-        )
+        if (
+            self.protocol is not _EAGER
+            and type(assignment) is list
+            and _equals_owned(assignment, self.own)
+        ):
+            # join_complete's `assigned == owned` branch (most members of a cooperative rebalance):
+            # nothing revoked or added, owned unchanged; no owned list built
+            revoked = added = ()
+            owned = tuple(assignment)
+            rejoin = False
+            kept = True
+        else:
+            revoked, added, owned, rejoin = join_complete(
+                self._owned(), assignment, self.protocol is _EAGER
+            )
         if revoked:
             # KIP-429: what the member gives up, after its batch in flight is finished
             self._finish_batch(now)
@@ -397,7 +479,7 @@ cdef class NativeClient:
         self.next_autocommit = now + self._aci
         # owned = the assignment; each added partition's position and sent offset = its committed one
         # (most members of a cooperative rebalance keep what they own, in the same order: nothing to do)
-        if added or not self._owns_exactly(owned):
+        if not kept and (added or not self._owns_exactly(owned)):
             self.own.complete_join(owned, added)
         if added:
             self.caught_up_from = now

@@ -1,0 +1,147 @@
+"""The JoinGroup metadata the native members send, field by field, against the reference members'.
+
+`NativeClient._protocols` keeps the owned partitions' tuples (indices and TopicPartitions) from the
+last JoinGroup and reuses them while the member owns the same indices, and keeps the last
+cooperative-sticky user data by generation (docs/sim-native.md, natcoop3). A cache that returned a
+stale value would send the wrong `owned`, `owned_idx` or `user_data`: the coordinator's equality
+ignores `owned_idx`, and a stale `owned` could still give the same event rows in a short run, so
+here every JoinGroupRequest both worlds send is recorded and compared whole (each Subscription's
+fields, `owned_idx` included). The runs must reach what would make a cache stale: a member whose
+owned partitions change between two JoinGroups (a KIP-429 revocation, an added partition), the
+user data changing (sticky's memory, cooperative-sticky's generation), and a generation reset (a
+poll timeout's lost partitions); and the cache's hits (owned kept). Without the
+builds the tests skip (fail under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sim_fingerprint_set as fps  # noqa: E402
+from compiled_legs import require_build  # noqa: E402
+from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
+
+SCENARIOS = dict(fps.scenarios())
+
+
+def _harsh(assignors: list[str], seed: int) -> dict:
+    """Late joiners, long down times and a short max.poll.interval: cooperative revocations with
+    follow-up rejoins, and poll timeouts that reset a member's generation."""
+    return {
+        "name": f"harsh-{'-'.join(assignors)}",
+        "seed": seed,
+        "duration_ms": 120_000,
+        "group": {
+            "id": "g",
+            "assignors": assignors,
+            "heartbeat_interval_ms": 500,
+            "session_timeout_ms": 6000,
+            "max_poll_interval_ms": 2000,
+            "auto_commit_interval_ms": 1000,
+            "max_poll_records": 50,
+        },
+        "topics": [{"name": "t", "partitions": 17, "produce_rate": 600}],
+        "members": {
+            "list": [
+                {"name": f"m{i}", "start_ms": (0, 0, 500, 4000, 15_000, 30_000)[i]}
+                for i in range(6)
+            ],
+            "processing_ms_per_record": 2.5,
+        },
+        "network": {"latency_ms": 7, "jitter_ms": 5},
+        "simulation": {"poll_idle_ms": 1000, "poll_timeout_ms": 100, "processing_jitter": 0.5},
+        "events": [
+            {"at_ms": 20_000, "kind": "rolling_restart", "down_ms": 9000, "every_ms": 7000},
+        ],
+    }
+
+
+CASES = {
+    "rolling-cooperative-sticky-40": SCENARIOS["rolling-cooperative-sticky-40"],
+    "rolling-sticky": SCENARIOS["rolling-sticky"],
+    "harsh-cooperative-sticky": _harsh(["cooperative-sticky"], 3),
+    "harsh-sticky": _harsh(["sticky", "range"], 5),
+}
+
+
+def _join_row(member, req) -> tuple:
+    subs = tuple(
+        (name, s.topics, s.owned, s.owned_idx, s.generation, s.rack, s.user_data)
+        for name, s in req.protocols
+    )
+    return (member.name, req.member_id, req.group_instance_id, subs)
+
+
+def _recording(base):
+    class Recording(base):
+        def send(self, member, kind, req):
+            if kind == "join":
+                self.joins.append(_join_row(member, req))
+            return super().send(member, kind, req)
+
+    return Recording
+
+
+def _runs(doc):
+    from kafka_rebalance.sim import classic_native
+    from kafka_rebalance.sim.world import Simulation
+
+    world = require_build("native_world")
+    member = require_build("native_world_member")
+    coordinator = require_build("native_coordinator")
+    sc = parse_simulation_scenario(doc)
+    assert classic_native.native_support(sc) is None  # claimed: the native core runs it
+    ref = _recording(Simulation)(sc, None)
+    ref.joins = []
+    nat = _recording(world.NativeWorld)(
+        sc, None, member.NativeMember, coordinator.NativeCoordinator
+    )
+    nat.joins = []
+    assert nat.run() == ref.run()
+    return nat.joins, ref.joins
+
+
+def _reached(joins: list[tuple]) -> set[str]:
+    """What the run's JoinGroups reach that a stale cache would get wrong (and the cache's hits)."""
+    seen: set[str] = set()
+    last: dict[str, tuple] = {}
+    for name, _mid, _inst, subs in joins:
+        protocol, _, owned, _, generation, _, user_data = subs[0]
+        prev = last.get(name)
+        if prev is not None:
+            p_owned, p_generation, p_user_data = prev
+            if owned and p_owned:
+                seen.add("owned kept" if owned == p_owned else "owned changed")
+            if generation < 0 <= p_generation:
+                seen.add("generation reset")
+            if user_data and p_user_data and user_data != p_user_data:
+                seen.add(f"{protocol} user data changed")
+        last[name] = (owned, generation, user_data)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_join_metadata_is_the_references(name):
+    nat, ref = _runs(CASES[name])
+    assert len(nat) == len(ref) > 0
+    for i, (n, r) in enumerate(zip(nat, ref)):
+        assert n == r, f"JoinGroup {i}"
+
+
+def test_the_runs_reach_what_would_make_a_cache_stale():
+    """The cases above must keep reaching each of these (else a stale cache could pass them)."""
+    seen: set[str] = set()
+    for doc in CASES.values():
+        seen |= _reached(_runs(doc)[1])
+    assert seen >= {
+        "owned kept",
+        "owned changed",
+        "generation reset",
+        "sticky user data changed",
+        "cooperative-sticky user data changed",
+    }, seen
