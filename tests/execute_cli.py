@@ -1,12 +1,16 @@
 """Shared by the `cluster execute` tests: the example cluster and plan, the CLI run (`run_cli`), the
-execute command line (`execute_argv`), a run interrupted at a batch (`interrupted_run`), a cluster
-with a dead broker and plan files; `start_sim` and `example_files` are what the modules' `sim` and
-`files` fixtures hold."""
+execute command lines (`execute_cmd`, `execute_argv`), a run interrupted at a batch
+(`interrupted_run`), a cluster with a dead broker and plan files, and the `sim` and `files` fixtures.
+
+A test module imports the fixtures (`from execute_cli import files_fixture, sim_fixture`), which
+pytest then finds as `files` and `sim`; they are not in conftest.py, where `sim` would reach every
+module (tests/test_sim_cluster_wire.py has a `sim` of its own)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,8 +82,22 @@ def run_cli(argv: list[str]) -> int:
 
 
 def start_sim() -> SimCluster:
-    """The example cluster, simulated and started (the `sim` fixtures stop it)."""
+    """The example cluster, simulated and started (the `sim` fixture stops it)."""
     return SimCluster(cluster(), speedup=200.0, broker_bandwidth=50 * MB).start()
+
+
+@pytest.fixture(name="sim")
+def sim_fixture() -> Iterator[SimCluster]:
+    """The example cluster, simulated, for one test."""
+    s = start_sim()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(name="files")
+def files_fixture(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """`example_files` under the test's tmp_path: plan, snapshot, state file."""
+    return example_files(tmp_path)
 
 
 def example_files(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -99,12 +117,15 @@ def target() -> dict:
     return {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in plan_doc()["partitions"]}
 
 
+def execute_cmd(plan, *args: str) -> list[str]:
+    """`cluster execute --reassignment-json-file PLAN ARGS...`."""
+    return ["cluster", "execute", "--reassignment-json-file", str(plan), *args]
+
+
 def execute_argv(plan, state, bootstrap, *extra) -> list[str]:
-    return [
-        "cluster",
-        "execute",
-        "--reassignment-json-file",
-        str(plan),
+    """The example run against `bootstrap`: 10 MB/s, 2 moves per broker, JSON out, then `extra`."""
+    return execute_cmd(
+        plan,
         "--bootstrap-server",
         bootstrap,
         "--throttle",
@@ -121,7 +142,7 @@ def execute_argv(plan, state, bootstrap, *extra) -> list[str]:
         "json",
         "--execute",
         *extra,
-    ]
+    )
 
 
 def cluster_replicas(key):

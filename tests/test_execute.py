@@ -13,13 +13,14 @@ from execute_cli import (
     cluster,
     cluster_replicas,
     dead_broker_cluster,
-    example_files,
     execute_argv,
+    execute_cmd,
+    files_fixture,  # noqa: F401 (the fixture `files`)
     interrupted_run,
     placement,
     plan_doc,
     run_cli,
-    start_sim,
+    sim_fixture,  # noqa: F401 (the fixture `sim`)
     target,
 )
 from kafka_rebalance.cluster.snapshot import snapshot_to_json
@@ -30,27 +31,12 @@ from kafka_rebalance.kafka.sim_cluster import SimCluster
 from kafka_rebalance.kafka.wire import messages as M
 
 
-@pytest.fixture()
-def sim():
-    s = start_sim()
-    yield s
-    s.stop()
-
-
-@pytest.fixture()
-def files(tmp_path: Path):
-    return example_files(tmp_path)
-
-
 def test_dry_run_from_snapshot_prints_batches_and_writes_nothing(files, capsys, tmp_path):
     plan, snap, state = files
     out_dir = tmp_path / "batches"
     rc = run_cli(
-        [
-            "cluster",
-            "execute",
-            "--reassignment-json-file",
-            str(plan),
+        execute_cmd(
+            plan,
             "--snapshot",
             str(snap),
             "--throttle",
@@ -61,7 +47,7 @@ def test_dry_run_from_snapshot_prints_batches_and_writes_nothing(files, capsys, 
             str(out_dir),
             "--format",
             "json",
-        ]
+        )
     )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
@@ -84,18 +70,9 @@ def test_dry_run_against_the_cluster_sends_no_writes(sim, files, capsys):
     plan, _, state = files
     before = placement(sim.snapshot())
     rc = run_cli(
-        [
-            "cluster",
-            "execute",
-            "--reassignment-json-file",
-            str(plan),
-            "--bootstrap-server",
-            sim.bootstrap,
-            "--throttle",
-            "1000000",
-            "--format",
-            "json",
-        ]
+        execute_cmd(
+            plan, "--bootstrap-server", sim.bootstrap, "--throttle", "1000000", "--format", "json"
+        )
     )
     assert rc == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "dry-run"
@@ -167,20 +144,7 @@ def test_interrupt_mid_batch_and_resume(sim, files, capsys):
 def test_refusals(sim, files, capsys, tmp_path):
     plan, snap, state = files
     # --execute on a snapshot
-    assert (
-        run_cli(
-            [
-                "cluster",
-                "execute",
-                "--reassignment-json-file",
-                str(plan),
-                "--snapshot",
-                str(snap),
-                "--execute",
-            ]
-        )
-        == 2
-    )
+    assert run_cli(execute_cmd(plan, "--snapshot", str(snap), "--execute")) == 2
     # a plan naming a broker the cluster does not have
     bad = tmp_path / "bad.json"
     bad.write_text(
@@ -191,12 +155,7 @@ def test_refusals(sim, files, capsys, tmp_path):
             }
         )
     )
-    assert (
-        run_cli(
-            ["cluster", "execute", "--reassignment-json-file", str(bad), "--snapshot", str(snap)]
-        )
-        == 2
-    )
+    assert run_cli(execute_cmd(bad, "--snapshot", str(snap))) == 2
     # resuming with a state file of another plan
     assert run_cli(execute_argv(plan, state, sim.bootstrap, "--max-batches", "1")) == 0
     other = tmp_path / "other.json"

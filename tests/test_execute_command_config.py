@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from execute_cli import (
+    execute_cmd,
     run_cli,
     write_plan,
 )
@@ -35,17 +36,9 @@ def test_sasl_without_a_mechanism_defaults_to_gssapi_as_kafka_does(monkeypatch, 
     for extra in ([], ["--execute", "--state-file", str(tmp_path / "st.json")]):
         assert (
             run_cli(
-                [
-                    "cluster",
-                    "execute",
-                    "--reassignment-json-file",
-                    str(plan),
-                    "--bootstrap-server",
-                    "127.0.0.1:1",
-                    "--command-config",
-                    str(cfg),
-                    *extra,
-                ]
+                execute_cmd(
+                    plan, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(cfg), *extra
+                )
             )
             == 2
         )

@@ -5,37 +5,25 @@ plan entry and the flag, and a new throttle on --resume applied and recorded."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from execute_cli import (
     MB,
     dead_broker_cluster,
-    example_files,
     execute_argv,
+    execute_cmd,
+    files_fixture,  # noqa: F401 (the fixture `files`)
     interrupted_run,
     placement,
     run_cli,
-    start_sim,
+    sim_fixture,  # noqa: F401 (the fixture `sim`)
     target,
     write_plan,
 )
 from kafka_rebalance.cluster.snapshot import snapshot_to_json
 from kafka_rebalance.kafka.admin import KafkaAdmin
 from kafka_rebalance.kafka.execute import load_state
-
-
-@pytest.fixture()
-def sim():
-    s = start_sim()
-    yield s
-    s.stop()
-
-
-@pytest.fixture()
-def files(tmp_path: Path):
-    return example_files(tmp_path)
 
 
 def test_dry_run_keeps_log_dirs_in_the_batch_files(files, capsys, tmp_path):
@@ -62,11 +50,8 @@ def test_dry_run_keeps_log_dirs_in_the_batch_files(files, capsys, tmp_path):
     out_dir = tmp_path / "batches"
     assert (
         run_cli(
-            [
-                "cluster",
-                "execute",
-                "--reassignment-json-file",
-                str(plan),
+            execute_cmd(
+                plan,
                 "--snapshot",
                 str(snap),
                 "--output-dir",
@@ -75,7 +60,7 @@ def test_dry_run_keeps_log_dirs_in_the_batch_files(files, capsys, tmp_path):
                 "1",
                 "--format",
                 "json",
-            ]
+            )
         )
         == 0
     )
@@ -113,12 +98,7 @@ def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_d
             {"topic": "orders", "partition": 1, "replicas": [2, 1], "log_dirs": log_dirs},
         ],
     )
-    assert (
-        run_cli(
-            ["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(snap)]
-        )
-        == 2
-    )
+    assert run_cli(execute_cmd(plan, "--snapshot", str(snap))) == 2
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
     assert str(plan) in msg and "field 'partitions[1].log_dirs" in msg and why in msg
@@ -130,13 +110,7 @@ def test_bad_log_dirs_name_the_file_and_the_entry(files, capsys, tmp_path, log_d
 def test_an_empty_plan_is_refused_as_the_tool_does(files, capsys, tmp_path, mode):
     _, snap, _ = files
     plan = write_plan(tmp_path, [])
-    argv = [
-        "cluster",
-        "execute",
-        "--reassignment-json-file",
-        str(plan),
-        *[str(snap) if a == "SNAP" else a for a in mode],
-    ]
+    argv = execute_cmd(plan, *[str(snap) if a == "SNAP" else a for a in mode])
     assert run_cli(argv) == 2
     cap = capsys.readouterr()
     msg = " ".join((cap.out + cap.err).split())
@@ -155,12 +129,7 @@ def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
             {"topic": "t", "partition": 1, "replicas": [2, 5, 4]},
         ],
     )
-    assert (
-        run_cli(
-            ["cluster", "execute", "--reassignment-json-file", str(plan), "--snapshot", str(dead)]
-        )
-        == 2
-    )
+    assert run_cli(execute_cmd(plan, "--snapshot", str(dead))) == 2
     msg = " ".join("".join(capsys.readouterr()).split())
     assert f"{plan}: field 'partitions[1].replicas'" in msg and "broker 5 is not alive" in msg
     for flag in (
@@ -170,21 +139,7 @@ def test_cli_errors_name_the_plan_entry_and_the_flag(files, capsys, tmp_path):
         "--poll-interval",
         "--batch-timeout",
     ):
-        assert (
-            run_cli(
-                [
-                    "cluster",
-                    "execute",
-                    "--reassignment-json-file",
-                    str(plan),
-                    "--snapshot",
-                    str(dead),
-                    flag,
-                    "0",
-                ]
-            )
-            == 2
-        )
+        assert run_cli(execute_cmd(plan, "--snapshot", str(dead), flag, "0")) == 2
         msg = " ".join("".join(capsys.readouterr()).split())
         assert f"field '{flag}'" in msg and "got 0" in msg
 

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from execute_cli import execute_cmd
 from hostile_cli import SNAPSHOT, fresh_state, one_line_error, tree
 from kafka_rebalance import cli
 
@@ -93,18 +94,7 @@ def test_hand_edited_state_refused_on_resume(case, tmp_path, capsys):
     st_file = tmp_path / "plan.json.state.json"
     st_file.write_text(json.dumps(state))
     before = tree(tmp_path)
-    rc = cli.main(
-        [
-            "cluster",
-            "execute",
-            "--reassignment-json-file",
-            str(plan),
-            "--bootstrap-server",
-            "127.0.0.1:1",
-            "--execute",
-            "--resume",
-        ]
-    )
+    rc = cli.main(execute_cmd(plan, "--bootstrap-server", "127.0.0.1:1", "--execute", "--resume"))
     one_line_error(rc, 2, capsys.readouterr().err, str(st_file), field)
     assert tree(tmp_path) == before
 
@@ -151,7 +141,7 @@ def test_cancel_with_a_hand_edited_state_file_cancels_and_says_why_the_file_stay
     st_file.write_text(json.dumps(state))
     capsys.readouterr()
     with SimCluster(read_snapshot(str(SNAPSHOT), None, None), speedup=500.0) as sim:
-        argv = ["cluster", "execute", "--reassignment-json-file", str(plan)]
+        argv = execute_cmd(plan)
         rc = cli.main([*argv, "--bootstrap-server", sim.bootstrap, "--cancel"])
     err = capsys.readouterr().err
     assert rc == 0 and "Traceback" not in err, err
