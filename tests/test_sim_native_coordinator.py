@@ -66,13 +66,46 @@ def test_the_native_coordinator_runs_the_claimed_scenarios(name):
     # the group twin did the work: its generation is the reference group's
     assert nw.coord.group.generation_id == rw.coord.group.generation_id > 0
     assert nw.coord.store.records_appended == rw.coord.store.records_appended > 0
-    assert nw.coord.store.offsets == rw.coord.store.offsets
+    # in the same order too (the native coordinator keeps its commits in C until the store is read)
+    assert list(nw.coord.store.offsets.items()) == list(rw.coord.store.offsets.items())
     assert nw.coord.store.group == rw.coord.store.group
     assert nw.coord.by_member_id == rw.coord.by_member_id
     assert nw.coord.hb_history == rw.coord.hb_history
     assert nw.coord.muted == {} and not rw.coord.muted
     assert nw.coord.up and nw.coord.up_at == rw.coord.up_at == 0
     assert nw.coord.needs_real_heartbeats() == rw.coord.needs_real_heartbeats()
+
+
+def _store_reads(name: str, core: str) -> list[tuple]:
+    """The offsets store read every 7,001 ms of simulated time during the run: its records so far,
+    its offsets with their times in the dict's order, its last GroupMetadata."""
+    reads: list[tuple] = []
+    sc = parse_simulation_scenario(SCENARIOS[name])
+
+    def read(world: Any) -> None:
+        store = world.coord.store
+        reads.append(
+            (world.loop.now, store.records_appended, list(store.offsets.items()), store.group)
+        )
+
+    def every(world: Any) -> None:
+        for t in range(7_001, sc.duration_ms, 7_001):
+            world.loop.at(t, read, world)
+
+    simulate_scenario(sc, collect_events=False, core=core, on_world=every)
+    return reads
+
+
+@pytest.mark.parametrize("name", ["rolling-cooperative-sticky-40", "rolling-range"])
+def test_the_store_read_during_the_run_is_the_references(name):
+    """The native coordinator keeps a native member's commits in C columns and puts them into the
+    store when it is read: read at any time, the store is the reference's, records, times and the
+    offsets dict's insertion order included."""
+    nat = _store_reads(name, "native")
+    ref = _store_reads(name, "reference")
+    assert len(nat) == len(ref) > 10
+    assert any(offsets for _, _, offsets, _ in nat[:3])  # read while commits were still coming
+    assert nat == ref
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,18 @@ from .native_world_base cimport WorldBase
 cdef class NativeCoordinator:
     cdef public object w  # the world: a native_world.NativeWorld, or world.Simulation (the reference's)
     cdef WorldBase _nw  # `w` when it is a native world (its calls are C calls), else None
-    cdef readonly object config, store
+    cdef readonly object config
+    # the SimOffsetsStore (read through the `store` property, which first flushes the pending commits)
+    cdef object _store
+    # a native member's commits not yet in `_store.offsets`: per partition index the last offset and
+    # time, a pending flag, and the pending partitions in the order they became pending; the records
+    # they add to `records_appended`
+    cdef int64_t* _pend_off
+    cdef int64_t* _pend_t
+    cdef char* _pending
+    cdef int64_t* _pend_order
+    cdef Py_ssize_t _npend, _pend_cap
+    cdef int64_t _pend_records
     cdef readonly GroupHandlers group
     cdef readonly int64_t epoch, up_at
     # member id -> member name (the routing table); member id string -> handle
@@ -50,4 +61,5 @@ cdef class NativeCoordinator:
     cdef int _unmute(self, str client) except -1
     cdef int _on_state(self, int old, int new, object reason) except -1
     cdef bint _elided_heartbeat(self, int64_t member, int64_t now) except -1
-    cdef int _store_triples(self, Triples offsets, dict stored) except -1
+    cdef int _store_triples(self, Triples offsets) except -1
+    cdef int _flush_commits(self) except -1
