@@ -21,6 +21,10 @@ The world's calls are few and named (`loop`, `reply`, `reply_many`, `emit`, `mem
 import re
 
 from libc.stdint cimport int64_t
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
+                                  int direction) except -2
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
@@ -31,7 +35,7 @@ from .native_group_core cimport (
     FX_STATE_CHANGED, FX_SYNC_RESPONSE, JF_MEMBERS, JF_SKIP_ASSIGNMENT, R_LEAVE, ST_COMPLETING,
     ST_EMPTY, ST_PREPARING, ST_STABLE, Effect,
 )
-from .native_checked cimport grow
+from .native_checked cimport grow, new_tuple_of
 from .native_group_handlers cimport GroupHandlers
 from .native_members cimport PartitionColumns, Triples
 from .native_world_base cimport WorldBase
@@ -51,15 +55,20 @@ cdef object _NONE = Errors.NONE
 cdef object _MEMBER_STABLE = MemberState.STABLE
 cdef object _k_store_commits = KERNELS.store_commits
 # the responses built as their NamedTuple's __new__ builds them (tuple.__new__(cls, fields)): the same
-# objects, without the generated Python-level __new__
-cdef object _tuple_new = tuple.__new__
-cdef object _JOIN_RESPONSE = JoinGroupResponse
-cdef object _SYNC_RESPONSE = SyncGroupResponse
-cdef object _HEARTBEAT_RESPONSE = HeartbeatResponse
+# objects, without the generated Python-level __new__ (native_checked.new_tuple_of)
+cdef type _JOIN_RESPONSE = JoinGroupResponse
+cdef type _SYNC_RESPONSE = SyncGroupResponse
+cdef type _HEARTBEAT_RESPONSE = HeartbeatResponse
 # the group's timer keys (a heartbeat timer's key is its member id handle, > 0)
 cdef enum:
     K_JOIN = -1
     K_SYNC = -2
+
+
+cdef inline str _client_name(str client):
+    """client.rpartition("#")[0]: the member name of a client id `name#incarnation` ("" without '#')."""
+    cdef Py_ssize_t i = PyUnicode_FindChar(client, 35, 0, len(client), -1)  # '#'
+    return client[:i] if i > 0 else ""
 
 
 def refusal(sc):
@@ -382,13 +391,13 @@ cdef class NativeCoordinator:
                 client = clients[e.client]
                 mid = own if e.member < 0 else ids[e.member]
                 if e.error == E_NONE or e.error == E_MEMBER_ID_REQUIRED:
-                    self.by_member_id[mid] = client.rpartition("#")[0]
-                replies.append((client, "join", _tuple_new(_JOIN_RESPONSE, (
+                    self.by_member_id[mid] = _client_name(client)
+                replies.append((client, "join", new_tuple_of(_JOIN_RESPONSE, (
                     client, ERRORS[e.error], mid, e.a, None if e.c < 0 else protocols[e.c], ids[e.b],
                     objs[e.obj] if e.flags & JF_MEMBERS else (), bool(e.flags & JF_SKIP_ASSIGNMENT)))))
             elif k == FX_SYNC_RESPONSE:
                 client = clients[e.client]
-                replies.append((client, "sync", _tuple_new(_SYNC_RESPONSE, (
+                replies.append((client, "sync", new_tuple_of(_SYNC_RESPONSE, (
                     client, ERRORS[e.error], None if e.obj < 0 else objs[e.obj],
                     None if e.c < 0 else protocols[e.c]))))
             elif k == FX_HEARTBEAT_RESPONSE:
@@ -396,7 +405,7 @@ cdef class NativeCoordinator:
                     continue
                 client = clients[e.client]
                 replies.append((client, "heartbeat",
-                                (_tuple_new(_HEARTBEAT_RESPONSE, (client, ERRORS[e.error])), hb_sent)))
+                                (new_tuple_of(_HEARTBEAT_RESPONSE, (client, ERRORS[e.error])), hb_sent)))
             elif k == FX_LEAVE_RESPONSE:
                 pass
             elif k == FX_STATE_CHANGED:

@@ -22,7 +22,9 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from .native_checked cimport add64, grow, sub64
+from .native_checked cimport (
+    add64, grow, new_object, new_tuple_of, set_fresh_slot, slot_offset, sub64,
+)
 
 from dataclasses import fields as _fields
 
@@ -31,16 +33,21 @@ from ..group.classic_messages import JoinGroupMember
 from ..group.classic_state import IllegalStateTransition
 from ..group.classic_values import ClassicGroupSnapshot, MemberSnapshot
 
-# MemberSnapshot(...) without its generated __init__ (Python, one object.__setattr__ per field): the
-# class's allocator and slot descriptors in field order, as member_rebalance builds Subscription
+cdef type _JOIN_GROUP_MEMBER = JoinGroupMember  # built as its NamedTuple's __new__ builds it
+
+# MemberSnapshot(...) without its generated __init__ (Python, one object.__setattr__ per field): what
+# object.__new__ does (the class's allocator), then each slot stored as its member descriptor's
+# __set__ stores it (a new reference at the slot's offset; the fresh object's slots are empty)
 # (frozen, slots, no __post_init__: the same object; tests/test_sim_native_group* compare snapshots)
-cdef object _object_new = object.__new__
 _MS_FIELDS = ("member_id", "group_instance_id", "client_id", "rebalance_timeout_ms",
               "session_timeout_ms", "protocols", "assignment")  # snapshot() sets them by these positions
 if tuple(sorted([f.name for f in _fields(MemberSnapshot)])) != tuple(sorted(_MS_FIELDS)):
     # a field added or renamed would be left unset (review 11 S3): not loaded, the reference runs
     raise ImportError(f"MemberSnapshot's fields are not {_MS_FIELDS}: native_group_core.snapshot")
-cdef tuple _MS_SET = tuple([MemberSnapshot.__dict__[n].__set__ for n in _MS_FIELDS])
+cdef type _MEMBER_SNAPSHOT = MemberSnapshot
+cdef Py_ssize_t _MS_OFFSET[7]
+for _i, _n in enumerate(_MS_FIELDS):
+    _MS_OFFSET[_i] = slot_offset(MemberSnapshot, _n)  # ImportError unless a writable object slot
 
 DEF MAX_PROTOCOLS = 64
 DEF MAX_MEMBER_PROTOCOLS = 8
@@ -281,14 +288,14 @@ cdef class GroupCore:
         out = []
         cdef Py_ssize_t s = self.head
         while s >= 0:
-            ms = _object_new(MemberSnapshot)
-            _MS_SET[0](ms, self.ids[self.m[s].seq])
-            _MS_SET[1](ms, None if self.m[s].instance < 0 else self.instances[self.m[s].instance])
-            _MS_SET[2](ms, self.clients[self.m[s].client_id])
-            _MS_SET[3](ms, self.m[s].rebalance_ms)
-            _MS_SET[4](ms, self.m[s].session_ms)
-            _MS_SET[5](ms, self.m_protocols[s])
-            _MS_SET[6](ms, self.m_assignment[s])
+            ms = new_object(_MEMBER_SNAPSHOT)
+            set_fresh_slot(ms, _MS_OFFSET[0], self.ids[self.m[s].seq])
+            set_fresh_slot(ms, _MS_OFFSET[1], None if self.m[s].instance < 0 else self.instances[self.m[s].instance])
+            set_fresh_slot(ms, _MS_OFFSET[2], self.clients[self.m[s].client_id])
+            set_fresh_slot(ms, _MS_OFFSET[3], self.m[s].rebalance_ms)
+            set_fresh_slot(ms, _MS_OFFSET[4], self.m[s].session_ms)
+            set_fresh_slot(ms, _MS_OFFSET[5], self.m_protocols[s])
+            set_fresh_slot(ms, _MS_OFFSET[6], self.m_assignment[s])
             out.append(ms)
             s = self.m[s].next
         return ClassicGroupSnapshot(
@@ -423,8 +430,8 @@ cdef class GroupCore:
                     else:
                         raise KeyError(name)
                     inst = self.m[x].instance
-                    out.append(JoinGroupMember(
-                        self.ids[self.m[x].seq], None if inst < 0 else self.instances[inst], meta))
+                    out.append(new_tuple_of(_JOIN_GROUP_MEMBER, (
+                        self.ids[self.m[x].seq], None if inst < 0 else self.instances[inst], meta)))
                     x = self.m[x].next
                 e = &self.fx[self.nfx - 1]
                 e.obj = len(self.fx_objs)
