@@ -101,6 +101,7 @@ def test_the_store_read_during_the_run_is_the_references(name):
     """The native coordinator keeps a native member's commits in C columns and puts them into the
     store when it is read: read at any time, the store is the reference's, records, times and the
     offsets dict's insertion order included."""
+    native_coordinator_module()
     nat = _store_reads(name, "native")
     ref = _store_reads(name, "reference")
     assert len(nat) == len(ref) > 10

@@ -280,6 +280,7 @@ PATHS = {
 
 
 def _scenario(name: str) -> Scenario:
+    native_coordinator_module()  # skips (or fails under KAFKA_REBALANCE_REQUIRE_COMPILED) without the build
     sc = parse_simulation_scenario(SCENARIOS[name])
     assert classic_native.native_support(sc) is None  # claimed: core="auto" runs it natively
     return sc
@@ -307,7 +308,6 @@ def test_the_path_is_reached_and_the_run_is_the_reference(path):
 def test_the_native_core_runs_the_scenario_as_the_reference(name):
     """The whole native core (the native world around the native coordinator) on the same scenario."""
     sc = _scenario(name)
-    native_coordinator_module()
     worlds: list[Any] = []
     nat = simulate_scenario(sc, collect_events=True, core="native", on_world=worlds.append)
     ref, ref_store = _reference(sc)
