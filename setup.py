@@ -71,6 +71,7 @@ CYTHON = [
     "src/kafka_rebalance/sim/native_group_core.pyx",
     "src/kafka_rebalance/sim/native_group_handlers.pyx",
     "src/kafka_rebalance/sim/native_group.pyx",
+    "src/kafka_rebalance/sim/native_member_messages.pyx",
     "src/kafka_rebalance/sim/native_world_client.pyx",
     "src/kafka_rebalance/sim/native_world_member.pyx",
     "src/kafka_rebalance/sim/native_world_base.pyx",

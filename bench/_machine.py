@@ -40,6 +40,7 @@ class User(NamedTuple):
 
 NATIVE_WORLD = (
     "native_world_base",
+    "native_member_messages",
     "native_world_client",
     "native_world_member",
     "native_coordinator",

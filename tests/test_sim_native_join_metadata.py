@@ -145,3 +145,40 @@ def test_the_runs_reach_what_would_make_a_cache_stale():
         "sticky user data changed",
         "cooperative-sticky user data changed",
     }, seen
+
+
+def test_the_builders_are_their_classes():
+    """native_member_messages' builders give what the classes' constructors give: the same type
+    and fields (Subscription's owned_idx too, which its equality ignores), values passed on as
+    the same objects; the cooperative user data is the encoding of each generation, kept or not."""
+    from kafka_rebalance.assign.userdata import encode_cooperative_user_data
+    from kafka_rebalance.group.classic_messages import (
+        HeartbeatRequest,
+        JoinGroupRequest,
+        SyncGroupRequest,
+    )
+    from kafka_rebalance.model import TopicPartition
+    from kafka_rebalance.sim.subscription import Subscription
+
+    mm = require_build("native_member_messages")
+    owned = (TopicPartition("t", 3), TopicPartition("u", 0))
+    for rack, user_data, owned_idx in [(None, None, None), ("r1", b"\x00\x01", (3, 9))]:
+        got = mm.subscription_c(("t", "u"), owned, 7, rack, user_data, owned_idx)
+        want = Subscription(("t", "u"), owned, 7, rack, user_data, owned_idx=owned_idx)
+        assert type(got) is Subscription
+        assert [getattr(got, f) for f in mm.SUBSCRIPTION_FIELDS] == [
+            getattr(want, f) for f in mm.SUBSCRIPTION_FIELDS
+        ]
+        assert got.owned is owned and got.owned_idx is owned_idx
+    hb = mm.heartbeat_request_c("c", "m-1", 4, None)
+    assert type(hb) is HeartbeatRequest and hb == HeartbeatRequest("c", "m-1", 4, None)
+    protocols = (("range", got),)
+    join = mm.join_request_c("c", "", protocols, 10_000, 300_000, "i")
+    assert type(join) is JoinGroupRequest
+    assert join == JoinGroupRequest("c", "", protocols, 10_000, 300_000, "i")
+    assert join.protocols is protocols
+    sync = mm.sync_request_c("c", "m-1", 4, None, "consumer", "range", {"m-1": [1]})
+    assert type(sync) is SyncGroupRequest
+    assert sync == SyncGroupRequest("c", "m-1", 4, None, "consumer", "range", {"m-1": [1]})
+    for generation in (1, 1, 2, -1, 2, 2_147_483_647):
+        assert mm.cooperative_user_data(generation) == encode_cooperative_user_data(generation)

@@ -61,6 +61,7 @@ _EXACT = 1 << 53  # times and rates must be exact in a double (the poll's batch 
 
 _MODULES = (
     "native_world_base",
+    "native_member_messages",
     "native_world_client",
     "native_world_member",
     "native_coordinator",

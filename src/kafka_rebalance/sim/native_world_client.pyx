@@ -5,7 +5,9 @@
 (native_world_client.pxd). `native_world_member.NativeMember` extends it with the poll loop.
 The owned partitions, their positions and sent offsets are one `native_members.OwnedPartitions`
 (C arrays in the reference's `owned` order); a rebalance reads them as a Python list once.
-`assignment_indices`: the leader's assignment as partition indices, its claims in C.
+`assignment_indices`: the leader's assignment as partition indices, its claims in C. The requests
+and the JoinGroup metadata are built by `native_member_messages` (C calls); the owned partitions'
+tuples of the JoinGroup metadata are kept while the member owns the same (`_protocols`).
 """
 
 cimport cython
@@ -16,15 +18,14 @@ from ..group import consumer_client as cc
 from ..group.classic_messages import JoinGroupResponse, LeaveGroupRequest, SyncGroupResponse
 from ..group.consumer_client import MemberState, RebalanceProtocol
 from ..group.errors import Errors
-from .member_rebalance import (
-    PrepareCommit,
-    heartbeat_action,
-    heartbeat_request,
-    join_complete,
-    join_prepare,
-    join_request,
-    subscription,
-    sync_request,
+from .member_rebalance import PrepareCommit, heartbeat_action, join_complete, join_prepare
+from .native_coordinator cimport NativeCoordinator
+from .native_member_messages cimport (
+    cooperative_user_data,
+    heartbeat_request_c,
+    join_request_c,
+    subscription_c,
+    sync_request_c,
 )
 
 cdef int64_t NEVER = 1 << 62
@@ -79,21 +80,6 @@ cdef bint _equals_owned(object seq, OwnedPartitions o) except -1:
     return True
 
 
-cdef int64_t _coop_ud_generation = 0
-cdef object _coop_ud = None
-
-
-cdef object _coop_user_data(int64_t generation):
-    """`encode_cooperative_user_data(generation)`, the last encoding kept: the bytes are a function
-    of the int alone (struct.pack(">i", generation)), so the kept bytes equal a new encoding (all
-    members of a rebalance encode the same generation)."""
-    global _coop_ud_generation, _coop_ud
-    if _coop_ud is None or generation != _coop_ud_generation:
-        _coop_ud = cc_encode_coop(generation)
-        _coop_ud_generation = generation
-    return _coop_ud
-
-
 cdef class NativeClient:
     """The rebalance client of a native member (its state is declared in the .pxd)."""
 
@@ -145,10 +131,17 @@ cdef class NativeClient:
 
     cdef int _stop_heartbeats(self) except -1:
         if self.heartbeating():
-            self.w.coord.heartbeat_stopped(
-                self.member_id, self.hb_base, self.hb_first, self._now(), self.generation,
-                self.client,
-            )
+            coord = self.w.coord
+            if type(coord) is NativeCoordinator:  # a C call (twice per member per rebalance)
+                (<NativeCoordinator>coord).heartbeat_stopped(
+                    self.member_id, self.hb_base, self.hb_first, self._now(), self.generation,
+                    self.client,
+                )
+            else:
+                coord.heartbeat_stopped(
+                    self.member_id, self.hb_base, self.hb_first, self._now(), self.generation,
+                    self.client,
+                )
         return 0
 
     # hooks NativeMember provides
@@ -217,7 +210,7 @@ cdef class NativeClient:
             return 0
         self.w.to_coordinator(
             "heartbeat",
-            heartbeat_request(self.client, self.member_id, self.generation, self.instance_id),
+            heartbeat_request_c(self.client, self.member_id, self.generation, self.instance_id),
             self.name,
         )
         return 0
@@ -276,7 +269,7 @@ cdef class NativeClient:
         out = []
         for a in self._assignors:
             if a == "cooperative-sticky":
-                ud = _coop_user_data(self.coop_generation)
+                ud = cooperative_user_data(self.coop_generation)
             elif a == "sticky":
                 ud = self.sticky_memory
             else:
@@ -284,7 +277,7 @@ cdef class NativeClient:
             out.append(
                 (
                     a,
-                    subscription(
+                    subscription_c(
                         self._topic_names, owned_tps, self.generation, self.rack, ud, owned_idx
                     ),
                 )
@@ -334,7 +327,7 @@ cdef class NativeClient:
         self.rejoin_needed = False
         self.state = _PREPARING
         protocols = self._protocols()
-        req = join_request(
+        req = join_request_c(
             self.client, self.member_id, protocols, self._session_timeout,
             self._rebalance_timeout, self.instance_id,
         )
@@ -385,7 +378,7 @@ cdef class NativeClient:
             self.w.send(
                 self,
                 "sync",
-                sync_request(
+                sync_request_c(
                     self.client, self.member_id, self.generation, self.instance_id, "consumer",
                     r.protocol_name, assignments,
                 ),
@@ -499,7 +492,6 @@ cdef class NativeClient:
         return 0
 
 
-from ..assign.userdata import encode_cooperative_user_data as cc_encode_coop  # noqa: E402
 from ..assign.userdata import encode_sticky_user_data as cc_encode_sticky  # noqa: E402
 
 
