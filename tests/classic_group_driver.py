@@ -100,6 +100,13 @@ def static_stable(n: int = 2) -> tuple[Driver, list[str]]:
     for i in range(n):
         d.join(f"c{i}", 0, instance=f"i{i}", meta=f"m{i}")
         ids.append(d.g.static_members[f"i{i}"])
+    sync_all(d, ids)
+    return d, ids
+
+
+def sync_all(d: Driver, ids: list[str]) -> None:
+    """Static members i0, i1, ... joined at 0 (`ids` their member ids): at 10 s the leader, static
+    i0, sends generation 1's SyncGroup assigning each member its own id; the group is then Stable."""
     d.advance(10_000)
     d.apply(
         d.g.sync(
@@ -108,7 +115,6 @@ def static_stable(n: int = 2) -> tuple[Driver, list[str]]:
         )
     )
     assert d.g.state is S.STABLE
-    return d, ids
 
 
 def commit_error(g: ClassicGroup, mid: str, gen: int, inst: str | None = None) -> Errors:

@@ -10,6 +10,7 @@ from classic_group_driver import (
     one,
     stable_group,
     static_stable,
+    sync_all,
 )
 from kafka_rebalance.group.classic_group import ClassicGroup, ClassicGroupConfig
 from kafka_rebalance.group.classic_messages import (
@@ -306,14 +307,7 @@ def _static_stable_with(protocols: list[tuple[str, ...]]) -> tuple[Driver, list[
             )
         )
     ids = [d.g.static_members[f"i{i}"] for i in range(len(protocols))]
-    d.advance(10_000)
-    d.apply(
-        d.g.sync(
-            SyncGroupRequest("c0", d.g.leader_id, 1, "i0", assignments={m: [m] for m in ids}),
-            10_000,
-        )
-    )
-    assert d.g.state is S.STABLE
+    sync_all(d, ids)
     return d, ids
 
 
