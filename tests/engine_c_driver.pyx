@@ -24,7 +24,8 @@ cdef class Recorder(Handler):
         self.reactions = reactions
 
     cdef int fire(self, int kind, int64_t a, object payload) except -1:
-        self._note(self.loop.now_c(), "c", kind, a, payload)
+        # `now`, not the saturating `now_c()`: past 64 bits (the far heap) the clock is still exact
+        self._note(self.loop.now, "c", kind, a, payload)
         return 0
 
     def py_event(self, kind, a, payload):
@@ -56,8 +57,8 @@ cdef int64_t schedule(EventLoop loop, Recorder h, tuple op) except? -1:
 
 def run(EventLoop loop, list phases, dict reactions):
     """Each phase (ops, end): its ops scheduled from outside the loop, then `run_until(end)`.
-    Returns the events fired (and a row per phase's end: clock, processed, sequences taken) and
-    the sequences taken after each outside call."""
+    Returns the events fired (and a row per phase's end: the clock, `now_c()`'s saturated one,
+    processed, sequences taken) and the sequences taken after each outside call."""
     h = Recorder(loop, reactions)
     taken = []
     for ops, end in phases:

@@ -5,7 +5,9 @@ different times, from outside the loop and from inside events: the order fired, 
 event's kind, int and payload, and the sequence numbers taken after every call are those of
 sim/engine.py (the reference) running the same schedule, where a C-level event is a plain callback.
 Each C-level call takes one sequence number, as `at` does, so equal times keep the order of the
-calls (review 10 S5: the API was tested only end to end)."""
+calls (review 10 S5: the API was tested only end to end). Times past 64 bits go to the loop's far
+heap (`_push`'s far branch): C-level events there keep their kind, int and payload, fire after every
+64-bit event, and `now_c()` saturates at INT64_MAX while `now` stays exact (review 11 S2)."""
 
 from __future__ import annotations
 
@@ -19,12 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiled_legs import no_compiled_leg, require_build
+from kafka_rebalance.fields import INT32_MAX, INT64_MAX, INT64_MIN
 from test_sim_engine_legs import PURE
 
 TESTS = Path(__file__).resolve().parent
 BENCH = TESTS.parent / "bench"
-INT64_MAX = 2**63 - 1
-INT32_MAX = 2**31 - 1
 HOWS = ("at", "after", "at_c", "after_c")
 
 Op = tuple[str, int, int, int, Any]  # (how, time or delay, kind, a, payload)
@@ -74,7 +75,7 @@ def reference(phases: list[Phase], reactions: dict[Any, list[Op]]) -> tuple[list
     for ops, end in phases:
         taken += [schedule(op) for op in ops]
         loop.run_until(end)
-        fired.append(("end", loop.now, loop.now, loop.processed, loop._seq))
+        fired.append(("end", loop.now, min(loop.now, INT64_MAX), loop.processed, loop._seq))
     return fired, taken
 
 
@@ -89,7 +90,7 @@ def test_equal_times_fire_in_the_order_of_the_calls(driver: Any) -> None:
                 ("at_c", 5, 2, -1, "B"),
                 ("after_c", 5, 3, INT64_MAX, "C"),
                 ("after", 5, 1, 7, "D"),
-                ("at_c", 3, INT32_MAX, -(2**63), "E"),
+                ("at_c", 3, INT32_MAX, INT64_MIN, "E"),
                 ("at", 3, 1, 0, "E2"),
             ],
             4,
@@ -118,30 +119,96 @@ def test_equal_times_fire_in_the_order_of_the_calls(driver: Any) -> None:
         (5, "K"),  # scheduled by B, after every event queued before B fired
     ]
     kinds = {row[4]: row[1:4] for row in fired if row[0] != "end"}
-    assert kinds["E"] == ("c", INT32_MAX, -(2**63)) and kinds["C"] == ("c", 3, INT64_MAX)
+    assert kinds["E"] == ("c", INT32_MAX, INT64_MIN) and kinds["C"] == ("c", 3, INT64_MAX)
     assert kinds["A"] == ("py", 1, 0) and kinds[("J", 1)] == ("c", 1, 0)
     assert taken == [1, 2, 3, 4, 5, 6, 10, 11]  # one sequence number per call, C-level or not
 
 
+def test_c_level_events_past_64_bits_fire_from_the_far_heap(driver: Any) -> None:
+    """Times past 64 bits go to the far heap (`_push`'s far branch), whether the time is past them
+    or the clock already is: C-level events there keep their kind, int and payload (the slot's
+    `_kind`/`_a`), fire after the 64-bit events in time-then-call order, clamp a time in the past
+    to now, and `now_c()` saturates at INT64_MAX while `now` stays exact (review 11 S2)."""
+    top = INT64_MAX
+    phases: list[Phase] = [
+        ([("at", 3, 1, 0, "A")], 4),
+        (
+            [
+                ("after_c", top, 2, 7, "F1"),  # now 4 + INT64_MAX: far from the start
+                ("at", top + 3, 1, 0, "P1"),
+                ("at_c", top, 3, INT64_MIN, "N1"),  # INT64_MAX itself is a 64-bit time
+                ("after_c", top - 4, 1, 1, "N2"),
+            ],
+            top + 10,
+        ),
+        ([("at_c", 5, 1, 0, "L1"), ("after_c", 1, 2, 3, "L2"), ("after", 0, 1, 0, "L3")], top + 10),
+        ([], top + 20),
+    ]
+    reactions: dict[Any, list[Op]] = {
+        "N2": [("after_c", 1, 4, 9, "R1")],  # from a 64-bit event to the far heap
+        "F1": [  # the clock is past 64 bits: every call goes far, a past time clamped to now
+            ("at_c", 0, 5, -1, "R2"),
+            ("after_c", 0, 6, 2, "R3"),
+            ("at", 1, 1, 0, "R4"),
+            ("after", -2, 1, 0, "R5"),
+        ],
+    }
+    fired, taken = driver(phases, reactions)
+    assert (fired, taken) == reference(phases, reactions)
+    events = [row for row in fired if row[0] != "end"]
+    assert [(row[0] - top, row[4]) for row in events[1:]] == [
+        (0, "N1"),
+        (0, "N2"),
+        (1, "R1"),
+        (3, "P1"),
+        (4, "F1"),
+        (4, "R2"),
+        (4, "R3"),
+        (4, "R4"),
+        (4, "R5"),
+        (10, "L1"),
+        (10, "L3"),
+        (11, "L2"),
+    ]
+    kinds = {row[4]: row[1:4] for row in events}
+    assert kinds["F1"] == ("c", 2, 7) and kinds["R1"] == ("c", 4, 9) and kinds["R2"] == ("c", 5, -1)
+    assert kinds["N1"] == ("c", 3, INT64_MIN) and kinds["L2"] == ("c", 2, 3)
+    assert kinds["P1"] == ("py", 1, 0) and kinds["R5"] == ("py", 1, 0)
+    ends = [row[1:3] for row in fired if row[0] == "end"]
+    assert ends == [(4, 4), (top + 10, top), (top + 10, top), (top + 20, top)]  # now, now_c()
+    assert taken == [1, 2, 3, 4, 5, 11, 12, 13]
+
+
 how = st.sampled_from(HOWS)
 kind = st.sampled_from([1, 2, 3, 7, INT32_MAX, -1])  # any but 0, which marks a plain callback
-a = st.sampled_from([0, 1, -1, 12_345, INT64_MAX, -(2**63)])
+a = st.sampled_from([0, 1, -1, 12_345, INT64_MAX, INT64_MIN])
 
 
 @st.composite
 def schedules(draw: st.DrawFn) -> tuple[list[Phase], dict[Any, list[Op]]]:
     """1-3 phases of 0-12 outside calls each, and 0-20 calls made from inside events (each under an
-    earlier call's payload, so each runs once): times and delays from -5 to 40, so many fall on one
-    time and some in the past. Payloads are unique: ints and tuples."""
+    earlier call's payload, so each runs once): times and delays mostly from -5 to 40, so many fall
+    on one time and some in the past; one in five near INT64_MAX, and one phase end in four past
+    it, so events reach the far heap (review 11 S2). Payloads are unique: ints and tuples."""
     made: list[Any] = []
 
     def op() -> Op:
         payload: Any = len(made) if len(made) % 2 else (len(made), "x")
         made.append(payload)
-        return (draw(how), draw(st.integers(-5, 40)), draw(kind), draw(a), payload)
+        h = draw(how)
+        if draw(st.integers(0, 4)):
+            t = draw(st.integers(-5, 40))
+        else:  # a C-level call takes a 64-bit time or delay; `at` and `after` take any int
+            t = INT64_MAX + draw(st.integers(-8, 0 if h.endswith("_c") else 8))
+        return (h, t, draw(kind), draw(a), payload)
+
+    def end() -> int:
+        if draw(st.integers(0, 3)):
+            return draw(st.integers(0, 60))
+        return INT64_MAX + draw(st.integers(-4, 40))
 
     phases = [
-        ([op() for _ in range(draw(st.integers(0, 12)))], draw(st.integers(0, 60)))
+        ([op() for _ in range(draw(st.integers(0, 12)))], end())
         for _ in range(draw(st.integers(1, 3)))
     ]
     reactions: dict[Any, list[Op]] = {}
