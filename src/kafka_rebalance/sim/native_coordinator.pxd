@@ -2,6 +2,7 @@
 # points as C-level methods, for a native world that cimports it.
 from libc.stdint cimport int64_t
 
+from .native_engine cimport EventLoop
 from .native_group_handlers cimport GroupHandlers
 from .native_members cimport Triples
 from .native_world_base cimport WorldBase
@@ -32,6 +33,7 @@ cdef class NativeCoordinator:
     # member id -> (phase base, first beat, stop time, generation, client)
     cdef readonly dict hb_history
     cdef object _loop, _timer_cb, _receive, _commit
+    cdef EventLoop _cloop  # `_loop` when it is the native engine's (its timers are C calls), else None
     cdef int64_t _latency, _hb_interval
 
     # entry points (the world's and the members' calls)
@@ -61,5 +63,7 @@ cdef class NativeCoordinator:
     cdef int _unmute(self, str client) except -1
     cdef int _on_state(self, int old, int new, object reason) except -1
     cdef bint _elided_heartbeat(self, int64_t member, int64_t now) except -1
+    cdef int _set_timer(self, int64_t key, int64_t deadline, object payload) except -1
+    cdef int _cancel_timer(self, int64_t key) except -1
     cdef int _store_triples(self, Triples offsets) except -1
     cdef int _flush_commits(self) except -1

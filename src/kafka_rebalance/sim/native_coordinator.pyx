@@ -36,12 +36,16 @@ from .native_group_core cimport (
     ST_EMPTY, ST_PREPARING, ST_STABLE, Effect,
 )
 from .native_checked cimport grow, new_tuple_of
+from .native_engine cimport EventLoop
 from .native_group_handlers cimport GroupHandlers
 from .native_members cimport PartitionColumns, Triples
 from .native_world_base cimport WorldBase
 
 from ..group.classic_group import ClassicGroupConfig
-from ..group.classic_messages import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
+from ..group.classic_messages import (
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    SyncGroupRequest, SyncGroupResponse,
+)
 from ..group.consumer_client import MemberState
 from ..group.errors import Errors
 from . import classic_native
@@ -56,6 +60,43 @@ cdef object _MEMBER_STABLE = MemberState.STABLE
 cdef object _k_store_commits = KERNELS.store_commits
 # the responses built as their NamedTuple's __new__ builds them (tuple.__new__(cls, fields)): the same
 # objects, without the generated Python-level __new__ (native_checked.new_tuple_of)
+cdef type _JOIN_REQUEST = JoinGroupRequest
+cdef type _SYNC_REQUEST = SyncGroupRequest
+cdef type _HEARTBEAT_REQUEST = HeartbeatRequest
+cdef type _LEAVE_REQUEST = LeaveGroupRequest
+for _r in (JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest):
+    if _r._fields[0] != "client":
+        raise ImportError(f"{_r.__name__}'s first field is not client: native_coordinator.receive")
+# a request's fields by position (a NamedTuple's attribute is its item at the field's index)
+cdef Py_ssize_t JR_MEMBER, JR_INSTANCE, JR_PROTOCOLS, JR_SESSION, JR_REBALANCE, JR_TYPE
+cdef Py_ssize_t SR_MEMBER, SR_INSTANCE, SR_GENERATION, SR_TYPE, SR_PROTOCOL, SR_ASSIGNMENTS
+cdef Py_ssize_t HR_MEMBER, HR_INSTANCE, HR_GENERATION
+JR_MEMBER, JR_INSTANCE, JR_PROTOCOLS, JR_SESSION, JR_REBALANCE, JR_TYPE = [
+    JoinGroupRequest._fields.index(n) for n in ("member_id", "group_instance_id", "protocols",
+                                                "session_timeout_ms", "rebalance_timeout_ms",
+                                                "protocol_type")]
+SR_MEMBER, SR_INSTANCE, SR_GENERATION, SR_TYPE, SR_PROTOCOL, SR_ASSIGNMENTS = [
+    SyncGroupRequest._fields.index(n) for n in ("member_id", "group_instance_id", "generation_id",
+                                                "protocol_type", "protocol_name", "assignments")]
+HR_MEMBER, HR_INSTANCE, HR_GENERATION = [
+    HeartbeatRequest._fields.index(n) for n in ("member_id", "group_instance_id", "generation_id")]
+
+
+cdef inline object _field(object req, type cls, Py_ssize_t i, str name):
+    """req.<name>: read by position when req is exactly the NamedTuple `cls` (the same value)."""
+    if type(req) is cls:
+        return (<tuple>req)[i]
+    return getattr(req, name)
+
+
+cdef inline str _client(object req):
+    """req.client (every request's first field)."""
+    t = type(req)
+    if t is _JOIN_REQUEST or t is _SYNC_REQUEST or t is _HEARTBEAT_REQUEST or t is _LEAVE_REQUEST:
+        return (<tuple>req)[0]
+    return req.client
+
+
 cdef type _JOIN_RESPONSE = JoinGroupResponse
 cdef type _SYNC_RESPONSE = SyncGroupResponse
 cdef type _HEARTBEAT_RESPONSE = HeartbeatResponse
@@ -126,6 +167,7 @@ cdef class NativeCoordinator:
         self.muted = {}
         self.hb_history = {}
         self._loop = world.loop
+        self._cloop = world.loop if isinstance(world.loop, EventLoop) else None
         self._timer_cb = self.on_timer
         self._receive = self.receive
         self._commit = self.commit
@@ -197,7 +239,7 @@ cdef class NativeCoordinator:
     # ------------------------------------------------------------------ requests
 
     cpdef receive(self, str kind, object req, object name):
-        cdef str client = req.client
+        cdef str client = _client(req)
         cdef GroupHandlers g = self.group
         cdef int64_t ch, now
         cdef Py_ssize_t i, n
@@ -211,23 +253,34 @@ cdef class NativeCoordinator:
         if kind == "join" or kind == "sync":
             ch = g.client_handle(client)
             if kind == "join":
-                g.join(ch, self._member(req.member_id), g.instance_handle(req.group_instance_id),
-                       req.protocols, req.session_timeout_ms, req.rebalance_timeout_ms,
-                       req.protocol_type, now)
+                member_id = _field(req, _JOIN_REQUEST, JR_MEMBER, "member_id")
+                g.join(ch, self._member(member_id),
+                       g.instance_handle(_field(req, _JOIN_REQUEST, JR_INSTANCE, "group_instance_id")),
+                       _field(req, _JOIN_REQUEST, JR_PROTOCOLS, "protocols"),
+                       _field(req, _JOIN_REQUEST, JR_SESSION, "session_timeout_ms"),
+                       _field(req, _JOIN_REQUEST, JR_REBALANCE, "rebalance_timeout_ms"),
+                       _field(req, _JOIN_REQUEST, JR_TYPE, "protocol_type"), now)
             else:
-                g.sync(ch, self._member(req.member_id), g.instance_handle(req.group_instance_id),
-                       req.generation_id, req.protocol_type,
-                       -1 if req.protocol_name is None else g.protocol_handle(req.protocol_name),
-                       req.assignments, now)
+                member_id = _field(req, _SYNC_REQUEST, SR_MEMBER, "member_id")
+                protocol_name = _field(req, _SYNC_REQUEST, SR_PROTOCOL, "protocol_name")
+                g.sync(ch, self._member(member_id),
+                       g.instance_handle(_field(req, _SYNC_REQUEST, SR_INSTANCE, "group_instance_id")),
+                       _field(req, _SYNC_REQUEST, SR_GENERATION, "generation_id"),
+                       _field(req, _SYNC_REQUEST, SR_TYPE, "protocol_type"),
+                       -1 if protocol_name is None else g.protocol_handle(protocol_name),
+                       _field(req, _SYNC_REQUEST, SR_ASSIGNMENTS, "assignments"), now)
             answered = self._answers(ch)  # read before applying: an unmuted request reuses fx
-            self._apply(req.member_id, None, False)
+            self._apply(member_id, None, False)
             if not answered:
                 self.muted[client] = []  # parked: the connection waits for its answer
             return
         elif kind == "heartbeat":
-            g.heartbeat(g.client_handle(client), self._member(req.member_id),
-                        g.instance_handle(req.group_instance_id), req.generation_id, now)
-            self._apply(req.member_id, (req.generation_id, req.member_id), False)
+            member_id = _field(req, _HEARTBEAT_REQUEST, HR_MEMBER, "member_id")
+            generation = _field(req, _HEARTBEAT_REQUEST, HR_GENERATION, "generation_id")
+            g.heartbeat(g.client_handle(client), self._member(member_id),
+                        g.instance_handle(_field(req, _HEARTBEAT_REQUEST, HR_INSTANCE,
+                                                 "group_instance_id")), generation, now)
+            self._apply(member_id, (generation, member_id), False)
             return
         elif kind == "leave":
             n = len(req.members)
@@ -370,23 +423,22 @@ cdef class NativeCoordinator:
         cdef list replies = []  # responses leave together: one network event for a batch
         w = self.w
         loop = self._loop
-        cb = self._timer_cb
         ids, clients, protocols, objs = g.ids, g.clients, g.protocols, g.fx_objs
         for i in range(g.nfx):
             e = &g.fx[i]
             k = e.kind
             if k == FX_SCHEDULE_HEARTBEAT:
-                loop.set_timer(e.member, e.deadline, cb, None)
+                self._set_timer(e.member, e.deadline, None)
             elif k == FX_SCHEDULE_JOIN:
-                loop.set_timer(K_JOIN, e.deadline, cb, (e.a, e.b) if e.flags & 1 else None)
+                self._set_timer(K_JOIN, e.deadline, (e.a, e.b) if e.flags & 1 else None)
             elif k == FX_SCHEDULE_SYNC:
-                loop.set_timer(K_SYNC, e.deadline, cb, e.a)
+                self._set_timer(K_SYNC, e.deadline, e.a)
             elif k == FX_CANCEL_HEARTBEAT:
-                loop.cancel_timer(e.member)
+                self._cancel_timer(e.member)
             elif k == FX_CANCEL_JOIN:
-                loop.cancel_timer(K_JOIN)
+                self._cancel_timer(K_JOIN)
             elif k == FX_CANCEL_SYNC:
-                loop.cancel_timer(K_SYNC)
+                self._cancel_timer(K_SYNC)
             elif k == FX_JOIN_RESPONSE:
                 client = clients[e.client]
                 mid = own if e.member < 0 else ids[e.member]
@@ -423,6 +475,19 @@ cdef class NativeCoordinator:
             elif k == FX_METADATA_CHANGED:
                 self._store.write_group(objs[e.obj], loop.now)
         return self._send_replies(replies)
+
+    cdef int _set_timer(self, int64_t key, int64_t deadline, object payload) except -1:
+        """loop.set_timer(key, deadline, on_timer, payload): a C call on the native engine."""
+        if self._cloop is not None:
+            return self._cloop.set_timer_c(key, deadline, self._timer_cb, payload)
+        self._loop.set_timer(key, deadline, self._timer_cb, payload)
+        return 0
+
+    cdef int _cancel_timer(self, int64_t key) except -1:
+        if self._cloop is not None:
+            return self._cloop.cancel_timer_c(key)
+        self._loop.cancel_timer(key)
+        return 0
 
     cdef int _send_replies(self, list replies) except -1:
         if len(replies) == 1:

@@ -43,3 +43,5 @@ cdef class EventLoop:
     cdef int at_c(self, int64_t t, Handler h, int kind, int64_t a, object payload) except -1
     cdef int after_c(self, int64_t delay, Handler h, int kind, int64_t a, object payload) except -1
     cdef int64_t now_c(self) noexcept
+    cdef int set_timer_c(self, object key, object deadline, object callback, object payload) except -1
+    cdef int cancel_timer_c(self, object key) except -1

@@ -261,6 +261,11 @@ cdef class EventLoop:
 
     def set_timer(self, key, deadline, callback, payload=None):
         """(Re)arm the timer `key`; callback(key, payload) runs at the deadline unless re-armed or cancelled."""
+        self.set_timer_c(key, deadline, callback, payload)
+
+    cdef int set_timer_c(self, object key, object deadline, object callback, object payload) except -1:
+        """`set_timer` as a C call (the native coordinator arms a session timer per join, sync and
+        heartbeat)."""
         cdef list entry = self._timers.get(key)
         cdef object version
         if entry is not None and entry[0] <= deadline and entry[3] >= 0:
@@ -268,13 +273,19 @@ cdef class EventLoop:
             entry[0] = deadline
             entry[1] = payload
             entry[2] = callback
-            return
+            return 0
         version = (entry[3] + 1) if entry is not None and entry[3] >= 0 else 0
         self._timers[key] = [deadline, payload, callback, version]
         self._push(deadline, self._fire, (key, version))
+        return 0
 
     def cancel_timer(self, key):
         self._timers.pop(key, None)
+
+    cdef int cancel_timer_c(self, object key) except -1:
+        """`cancel_timer` as a C call."""
+        self._timers.pop(key, None)
+        return 0
 
     def timer_deadline(self, key):
         e = self._timers.get(key)
