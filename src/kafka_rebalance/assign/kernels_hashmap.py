@@ -30,7 +30,7 @@ def java_bin_order(spreads: list[int], head: bool, trailing: bool = False) -> li
     instead). computeIfAbsent checks the size at the start of every call, also for a key already
     present: `trailing` says a call came after the last new key (it may double the table once
     more). None when a bin would become a tree (the caller then emulates the map:
-    javacompat.JavaHashMap)."""
+    javacompat.JavaHashMap). Its C twin for head=False: uniform_native_plan.java_put_order."""
     n = len(spreads)
     if n == 0:
         return []

@@ -7,11 +7,14 @@ partition kept by two members): assignRemainingPartitions and the balance pass w
 sizes as C int arrays, and Kafka's MemberAssignmentBalancer on C arrays. Split from
 uniform_native_plan.pyx (the group's plans: the members' order, the subscription plan), which it
 follows in a call. What it cannot take it declines (False), and the twin runs. Nothing is kept
-between calls.
+between calls. Java's HashMap iteration order is uniform_native_plan's `java_put_order`, cimported
+through uniform_native_plan.pxd: one C copy of the rule (review 11 S7).
 """
 
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
+
+from kafka_rebalance.assign.uniform_native_plan cimport java_put_order
 
 
 cdef struct Balancer:
@@ -313,12 +316,11 @@ def owned_over_quota(entries, Py_ssize_t quota, dict index, list counts, list ob
     if type(entries) is not tuple or len(entries) == 0:
         return NotImplemented
     cdef Py_ssize_t n = len(entries)
-    cdef Py_ssize_t e, k, j, c, p, d, b, cap, thr, at
+    cdef Py_ssize_t e, k, j, c, p, d
     cdef object first = None
-    cdef int *order = NULL
+    cdef Py_ssize_t *order = NULL
+    cdef unsigned int *spreads = NULL
     cdef int *parts = NULL
-    cdef int *bins = NULL
-    cdef int *grown
     cdef char *seen = NULL
     try:
         for e in range(n):
@@ -352,67 +354,23 @@ def owned_over_quota(entries, Py_ssize_t quota, dict index, list counts, list ob
                 seen[p] = 1
                 parts[d] = <int>p
                 d += 1
-        # java_bin_order(spreads, head=False): the capacity a `put` per key leaves (doubled past
-        # 0.75 of it, or by treeifyBin under 64 slots), then (bin, insertion) order; the spread
-        # of an int32 key p is p ^ (p >>> 16)
-        cap = 16
-        thr = 12
-        bins = <int *>malloc(cap * sizeof(int))
-        if bins == NULL:
-            raise MemoryError()
-        memset(bins, 0, cap * sizeof(int))
-        for k in range(d):
-            b = (parts[k] ^ (parts[k] >> 16)) & (cap - 1)
-            bins[b] += 1
-            if bins[b] - 1 >= 8:
-                if cap >= 64:
-                    return NotImplemented  # a real tree bin: the twin declines too (None)
-                cap <<= 1
-                thr <<= 1
-                grown = _counted(parts, k + 1, cap)
-                free(bins)
-                bins = grown
-            if k + 1 > thr:
-                cap <<= 1
-                thr <<= 1
-                grown = _counted(parts, k + 1, cap)
-                free(bins)
-                bins = grown
-        # a stable counting sort by bin at the final capacity
-        grown = _counted(parts, d, cap)
-        free(bins)
-        bins = grown
-        at = 0
-        for b in range(cap):
-            k = bins[b]
-            bins[b] = at
-            at += k
-        order = <int *>malloc(d * sizeof(int))
-        if order == NULL:
+        # Java's iteration order of a HashMap the partitions were `put` in (owned order); the
+        # spread of an int32 key p is p ^ (p >>> 16)
+        spreads = <unsigned int *>malloc((d + 1) * sizeof(unsigned int))
+        order = <Py_ssize_t *>malloc((d + 1) * sizeof(Py_ssize_t))
+        if spreads == NULL or order == NULL:
             raise MemoryError()
         for k in range(d):
-            b = (parts[k] ^ (parts[k] >> 16)) & (cap - 1)
-            order[bins[b]] = parts[k]
-            bins[b] += 1
+            spreads[k] = <unsigned int>(parts[k] ^ (parts[k] >> 16))
+        if java_put_order(spreads, d, order, NULL) == 0:
+            return NotImplemented  # a real tree bin: the twin declines too (None)
         keep = d if d < quota else (quota if quota > 0 else 0)
-        kept = [objs[order[k]] for k in range(keep)]
-        revoked = [objs[order[k]] for k in range(keep, d)]
+        kept = [objs[parts[order[k]]] for k in range(keep)]
+        revoked = [objs[parts[order[k]]] for k in range(keep, d)]
         return kept, revoked, quota - keep
     finally:
         free(order)
+        free(spreads)
         free(parts)
-        free(bins)
         free(seen)
 
-
-cdef int *_counted(int *parts, Py_ssize_t present, Py_ssize_t cap) except NULL:
-    """kernels_hashmap._bin_counts: keys per bin of a `cap`-slot table holding the first
-    `present` keys, in a new array."""
-    cdef int *out = <int *>malloc(cap * sizeof(int))
-    if out == NULL:
-        raise MemoryError()
-    memset(out, 0, cap * sizeof(int))
-    cdef Py_ssize_t i
-    for i in range(present):
-        out[(parts[i] ^ (parts[i] >> 16)) & (cap - 1)] += 1
-    return out

@@ -113,8 +113,7 @@ cdef int _member_order(
     order iterates; position[k]: where spec member k comes. 0 (decline) when an id is not an exact
     str, ids repeat, or a bin could treeify (kernels_hashmap.java_bin_order's None)."""
     cdef unsigned int *spreads = <unsigned int *>malloc((n + 1) * sizeof(unsigned int))
-    cdef Py_ssize_t *bins = NULL
-    cdef Py_ssize_t i, k, b, cap = 16, thr = 12, existing, start, size
+    cdef Py_ssize_t i, k, cap
     cdef unsigned int h
     cdef PyObject *m
     cdef PyObject *mid
@@ -137,6 +136,39 @@ cdef int _member_order(
                 return 0
             h = _string_hash(mid)
             spreads[i] = h ^ (h >> 16)
+        cap = java_put_order(spreads, n, at, position)
+        if cap == 0:
+            return 0  # a bin could treeify
+        # repeated ids (equal hashes: neighbours within a bin) decline, as len(set(ids)) != n
+        for i in range(n):
+            k = i + 1
+            while k < n and (spreads[at[k]] & (cap - 1)) == (spreads[at[i]] & (cap - 1)):
+                if spreads[at[k]] == spreads[at[i]]:
+                    if _same_id(group, at[i], at[k], id_offset):
+                        return 0
+                k += 1
+        return 1
+    finally:
+        free(spreads)
+
+
+cdef inline bint _same_id(tuple group, Py_ssize_t a, Py_ssize_t b, Py_ssize_t id_offset) except -1:
+    cdef PyObject *x = _slot(PyTuple_GET_ITEM(<PyObject *>group, a), id_offset)
+    cdef PyObject *y = _slot(PyTuple_GET_ITEM(<PyObject *>group, b), id_offset)
+    return x == y or <object>x == <object>y
+
+
+cdef Py_ssize_t java_put_order(
+    unsigned int *spreads, Py_ssize_t n, Py_ssize_t *at, Py_ssize_t *position
+) except -1:
+    """kernels_hashmap.java_bin_order(spreads, head=False), the Cython kernels' one copy of Java's
+    HashMap iteration rule (uniform_native_balance cimports it through uniform_native_plan.pxd):
+    n keys, `HashMap.hash` values `spreads`, `put` in that order into a `new HashMap<>()`. Fills
+    at[j] (the key iterated j-th) and, unless NULL, position[i] (where key i comes); returns the
+    table's final capacity, or 0 when a bin would become a tree (the twin's None)."""
+    cdef Py_ssize_t *bins = NULL
+    cdef Py_ssize_t i, b, cap = 16, thr = 12, existing, start, size
+    try:
         # the table's capacity as Java's put grows it: doubled past 0.75 full, and when a bin
         # reaches the treeify threshold under 64 slots (treeifyBin resizes); a tree bin: decline
         bins = _bin_counts(spreads, 0, cap, NULL)
@@ -161,29 +193,20 @@ cdef int _member_order(
             size = bins[b]
             bins[b] = start
             start += size
-        for i in range(n):
-            b = spreads[i] & (cap - 1)
-            at[bins[b]] = i
-            position[i] = bins[b]
-            bins[b] += 1
-        # repeated ids (equal hashes: neighbours within a bin) decline, as len(set(ids)) != n
-        for i in range(n):
-            k = i + 1
-            while k < n and (spreads[at[k]] & (cap - 1)) == (spreads[at[i]] & (cap - 1)):
-                if spreads[at[k]] == spreads[at[i]]:
-                    if _same_id(group, at[i], at[k], id_offset):
-                        return 0
-                k += 1
-        return 1
+        if position == NULL:
+            for i in range(n):
+                b = spreads[i] & (cap - 1)
+                at[bins[b]] = i
+                bins[b] += 1
+        else:
+            for i in range(n):
+                b = spreads[i] & (cap - 1)
+                at[bins[b]] = i
+                position[i] = bins[b]
+                bins[b] += 1
+        return cap
     finally:
-        free(spreads)
         free(bins)
-
-
-cdef inline bint _same_id(tuple group, Py_ssize_t a, Py_ssize_t b, Py_ssize_t id_offset) except -1:
-    cdef PyObject *x = _slot(PyTuple_GET_ITEM(<PyObject *>group, a), id_offset)
-    cdef PyObject *y = _slot(PyTuple_GET_ITEM(<PyObject *>group, b), id_offset)
-    return x == y or <object>x == <object>y
 
 
 cdef Py_ssize_t *_bin_counts(
