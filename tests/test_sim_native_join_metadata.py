@@ -182,3 +182,34 @@ def test_the_builders_are_their_classes():
     assert sync == SyncGroupRequest("c", "m-1", 4, None, "consumer", "range", {"m-1": [1]})
     for generation in (1, 1, 2, -1, 2, 2_147_483_647):
         assert mm.cooperative_user_data(generation) == encode_cooperative_user_data(generation)
+
+
+def test_the_leaders_reads_and_member_subscriptions_are_the_references():
+    """The leader's side of native_member_messages: a TopicPartition's fields read and a
+    MemberSubscription built through the compiled bases' descriptors (taken on this build), equal
+    to getattr and to world_core.member_subscription (type, each field the same object; lists
+    become tuples as __post_init__ makes them); another type is read by getattr."""
+    from kafka_rebalance.model import MemberSubscription, TopicPartition
+    from kafka_rebalance.sim.world_core import member_subscription
+
+    mm = require_build("native_member_messages")
+    assert mm.TOPIC_PARTITION_FAST and mm.MEMBER_SUBSCRIPTION_FAST
+    for tp in (TopicPartition("t", 3), TopicPartition("orders", 2**40), TopicPartition("", -1)):
+        assert mm.tp_topic(tp) is tp.topic and mm.tp_partition(tp) is tp.partition
+
+    class Other:
+        topic, partition = "x", 5
+
+    assert (mm.tp_topic(Other()), mm.tp_partition(Other())) == ("x", 5)
+    owned = (TopicPartition("t", 1),)
+    for args in [
+        ("m-1", ("t",), owned, 3, None, None),
+        ("m-2", ["t", "u"], list(owned), -1, "r1", "i-2"),
+        ("m-3", ("t",), (), 0, None, "i-3"),
+    ]:
+        got, want = mm.member_subscription_c(*args), member_subscription(*args)
+        assert type(got) is type(want) is MemberSubscription
+        assert got == want == MemberSubscription(*args)
+        for f in mm.MEMBER_SUBSCRIPTION_FIELDS:
+            g, w = getattr(got, f), getattr(want, f)
+            assert g is w if f not in ("topics", "owned") else (type(g) is tuple and g == w)

@@ -13,3 +13,7 @@ cpdef object sync_request_c(object client, object member_id, object generation,
                             object instance_id, object protocol_type, object protocol_name,
                             object assignments)
 cpdef object cooperative_user_data(int64_t generation)
+cpdef object tp_topic(object tp)
+cpdef object tp_partition(object tp)
+cpdef object member_subscription_c(object member_id, object topics, object owned,
+                                   object generation, object rack, object instance_id)

@@ -12,6 +12,12 @@
   and the reference runs.
 - cooperative-sticky's user data: the last `encode_cooperative_user_data` kept, by generation.
 
+- The leader's side: a TopicPartition's `topic` and `partition` read, and a MemberSubscription
+  built (`world_core.member_subscription`), through the getset descriptors attribute lookup finds
+  on those classes (the compiled `model_fields` bases'), called directly: what `getattr` and the
+  descriptor's `__set__` call after finding them, for an object of exactly that class. Without
+  those descriptors (a pure install) the reference's Python paths run.
+
 tests/test_sim_native_join_metadata.py compares each builder with its class and every
 JoinGroupRequest of a run with the reference's.
 """
@@ -24,7 +30,9 @@ from dataclasses import fields as _fields
 
 from ..assign.userdata import encode_cooperative_user_data
 from ..group.classic_messages import HeartbeatRequest, JoinGroupRequest, SyncGroupRequest
+from ..model import MemberSubscription, TopicPartition
 from .subscription import Subscription
+from .world_core import member_subscription
 
 cdef extern from "structmember.h":
     ctypedef struct PyMemberDef:
@@ -39,6 +47,16 @@ cdef extern from "structmember.h":
 cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
+    ctypedef object (*getter)(object, void*)
+    ctypedef int (*setter)(object, object, void*) except -1
+    ctypedef struct PyGetSetDef:
+        const char* name
+        getter get
+        setter set
+        const char* doc
+        void* closure
+    ctypedef struct PyGetSetDescrObject:
+        PyGetSetDef* d_getset
 
 cdef PyTypeObject* _TUPLE = <PyTypeObject*>tuple
 cdef object _object_new = object.__new__
@@ -145,3 +163,65 @@ cpdef object cooperative_user_data(int64_t generation):
         _coop_user_data = encode_cooperative_user_data(generation)
         _coop_generation = generation
     return _coop_user_data
+
+
+# ------------------------------------------------------------------------------ the leader's side
+
+cdef type _GETSET = type(type.__dict__["__name__"])  # getset_descriptor
+MEMBER_SUBSCRIPTION_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
+
+
+cdef PyGetSetDef* _getset(type cls, str name):
+    """The getset descriptor attribute lookup finds for `name` on `cls` (the first class of its
+    MRO defining it), if it is one with a getter and a setter; else NULL."""
+    cdef PyGetSetDef* g
+    for k in cls.__mro__:
+        d = k.__dict__.get(name)
+        if d is not None:
+            if type(d) is not _GETSET:
+                return NULL
+            g = (<PyGetSetDescrObject*><PyObject*>d).d_getset
+            return g if g.get != NULL and g.set != NULL else NULL
+    return NULL
+
+
+cdef PyGetSetDef* _TP_TOPIC = _getset(TopicPartition, "topic")
+cdef PyGetSetDef* _TP_PARTITION = _getset(TopicPartition, "partition")
+cdef PyGetSetDef* _MS[6]
+for _i, _name in enumerate(MEMBER_SUBSCRIPTION_FIELDS):
+    _MS[_i] = _getset(MemberSubscription, _name)
+# True when every field above is a getset descriptor (the compiled model_fields): the fast paths
+cdef bint _TP_FAST = _TP_TOPIC != NULL and _TP_PARTITION != NULL
+cdef bint _MS_FAST = all([_MS[_i] != NULL for _i in range(6)])
+cdef object _ms_new = MemberSubscription.__new__
+TOPIC_PARTITION_FAST = _TP_FAST
+MEMBER_SUBSCRIPTION_FAST = _MS_FAST
+
+
+cpdef object tp_topic(object tp):
+    """`tp.topic`."""
+    if _TP_FAST and type(tp) is TopicPartition:
+        return _TP_TOPIC.get(tp, _TP_TOPIC.closure)
+    return tp.topic
+
+
+cpdef object tp_partition(object tp):
+    """`tp.partition`."""
+    if _TP_FAST and type(tp) is TopicPartition:
+        return _TP_PARTITION.get(tp, _TP_PARTITION.closure)
+    return tp.partition
+
+
+cpdef object member_subscription_c(object member_id, object topics, object owned,
+                                   object generation, object rack, object instance_id):
+    """`world_core.member_subscription(...)`: its setters called directly."""
+    if not _MS_FAST:
+        return member_subscription(member_id, topics, owned, generation, rack, instance_id)
+    m = _ms_new(MemberSubscription)
+    _MS[0].set(m, member_id, _MS[0].closure)
+    _MS[1].set(m, topics if type(topics) is tuple else tuple(topics), _MS[1].closure)
+    _MS[2].set(m, owned if type(owned) is tuple else tuple(owned), _MS[2].closure)
+    _MS[3].set(m, generation, _MS[3].closure)
+    _MS[4].set(m, rack, _MS[4].closure)
+    _MS[5].set(m, instance_id, _MS[5].closure)
+    return m

@@ -29,11 +29,11 @@ from ..group.consumer_client import RebalanceProtocol
 from ..group.coordinator_location import partition_for
 from ..model import DEFAULT_GENERATION, GroupSpec, TopicMetadata, TopicPartition
 from .partitions import PartitionTable
-from .world_core import member_subscription
 
 from .native_books cimport Books, Network
 from .native_coordinator cimport NativeCoordinator
 from .native_engine cimport EventLoop
+from .native_member_messages cimport member_subscription_c
 from .native_members cimport PartitionColumns, ProcessedTable
 from .native_world_base cimport WorldBase
 from .native_world_client cimport NativeClient, assignment_indices
@@ -412,7 +412,7 @@ cdef class NativeWorld(WorldBase):
                 # StickyAssignor.memberData: owned partitions and generation from the user data only
                 ud = _decode_sticky(s.user_data)
                 subs.append(
-                    member_subscription(
+                    member_subscription_c(
                         jm.member_id,
                         s.topics,
                         tuple([TopicPartition(t, q) for t, q in ud.partitions]),
@@ -423,7 +423,7 @@ cdef class NativeWorld(WorldBase):
                 )
                 continue
             subs.append(
-                member_subscription(
+                member_subscription_c(
                     jm.member_id, s.topics, s.owned, s.generation, s.rack, jm.group_instance_id
                 )
             )

@@ -26,6 +26,8 @@ from .native_member_messages cimport (
     join_request_c,
     subscription_c,
     sync_request_c,
+    tp_partition,
+    tp_topic,
 )
 
 cdef int64_t NEVER = 1 << 62
@@ -512,12 +514,12 @@ cpdef dict assignment_indices(object result, dict by_topic, int[::1] owner, dict
         idx = []
         topic = None
         for tp in tps:
-            t = tp.topic
+            t = tp_topic(tp)
             if t != topic:
                 topic = t
                 ps = by_topic.get(t, [])
                 n = len(ps)
-            q = tp.partition
+            q = tp_partition(tp)
             if q < n:
                 p = ps[q]
                 if coop:
