@@ -203,7 +203,7 @@ def _store(store: Any) -> tuple:
 
 
 # Two claimed scenarios (found by a search over 4,000 random claimed ones, written out) that between
-# them reach every path below. A slow network (3 s each way) with restarts every 50 ms: members close
+# them reach every path below but the last (a third, late-join-answer, reaches it). A slow network (3 s each way) with restarts every 50 ms: members close
 # while their JoinGroup is parked (their LeaveGroup queues), stopped members' sessions run out while
 # the group waits for them. A 200 ms rebalance timeout with long restarts: members do not rejoin in
 # time, SyncGroups are answered with errors.
@@ -251,6 +251,25 @@ SCENARIOS: dict[str, dict] = {
         "simulation": {"poll_idle_ms": 100, "poll_timeout_ms": 10, "processing_jitter": 0.2},
         "events": [{"at_ms": 7873, "kind": "rolling_restart", "down_ms": 15000, "every_ms": 4000}],
     },
+    # A 3 s network with up to 1.5 s of jitter and a 7 s session (tools12, session 17): a live
+    # member reads its JoinGroup answer late (its heartbeat phase starts then), and its session,
+    # restarted when the join completed, runs out before `now - latency` reaches that phase.
+    "late-join-answer": {
+        "name": "late-join-answer",
+        "seed": 1,
+        "duration_ms": 40_000,
+        "group": {
+            "id": "g",
+            "assignors": ["range"],
+            "heartbeat_interval_ms": 500,
+            "session_timeout_ms": 7000,
+            "group_initial_rebalance_delay_ms": 0,
+        },
+        "topics": [{"name": "t", "partitions": 2, "produce_rate": 10}],
+        "members": {"count": 3, "processing_ms_per_record": 1.0},
+        "network": {"latency_ms": 3000, "jitter_ms": 1500},
+        "events": [],
+    },
 }
 
 # path -> the scenario that reaches it
@@ -270,12 +289,15 @@ PATHS = {
     # on_timer() -> _elided_heartbeat(): a stopped member's last beat, from hb_history, keeps its
     # session (answers True), or the early returns: its last beat before its phase (the member is
     # removed), too old for the session or no history (a member whose request is parked: the group
-    # leaves it as it was). Not reached by a claimed scenario: a live member's early returns, and
-    # `sent < hb_first` (every member sets hb_first and hb_base together: dead code today)
+    # leaves it as it was); a live member's last beat before its phase (the member is removed).
+    # Not reached: a live member's "not a member", its "session over" (its last beat is at most
+    # one heartbeat interval before now - latency, and the interval is below the session: it
+    # cannot be), and `sent < hb_first` (every member sets hb_first and hb_base together)
     "elision: history, delivered; session renewed": "slow-network",
     "elision: history, before its phase; removed": "slow-network",
     "elision: history, session over; left as it was": "slow-network",
     "elision: no history; left as it was": "rebalance-timeout-200ms",
+    "elision: live, before its phase; removed": "late-join-answer",
 }
 
 
