@@ -37,6 +37,8 @@ cdef class EventLoop:
     cdef public bint _stopped
 
     cdef Py_ssize_t _push(self, object t, object fn, object args) except -1
+    cdef Py_ssize_t _push_near(self, int64_t ti, object fn, object args) except -1
+    cdef Py_ssize_t _slot_for(self, object fn, object args) except -1
     cdef Entry _pop(self) noexcept
     cdef int _release(self, Py_ssize_t slot) except -1
     cdef int _call(self, Py_ssize_t slot) except -1

@@ -105,13 +105,7 @@ cdef class EventLoop:
         cdef int64_t ti
         cdef int64_t seq
         cdef int ovf = 0
-        cdef bint far
-        cdef Entry* grown
-        cdef Py_ssize_t* grown_free
-        cdef int* grown_kind
-        cdef int64_t* grown_a
-        cdef Py_ssize_t i, parent, slot
-        cdef Entry e
+        cdef Py_ssize_t slot
         if PyLong_CheckExact(t):
             ti = PyLong_AsLongLongAndOverflow(t, &ovf)
         elif t < self._now_obj:  # the reference clamps before its key arithmetic sees the type
@@ -124,18 +118,58 @@ cdef class EventLoop:
             ti = self._now
             t = self._now_obj
             ovf = 1 if self._now_far else 0
-        far = ovf > 0 or self._now_far
-        if not far and ti < self._now:
+        if not (ovf > 0 or self._now_far):
+            return self._push_near(ti, fn, args)
+        seq = self._seq + 1
+        if seq >= SEQ_LIMIT:
+            raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
+        slot = self._slot_for(fn, args)
+        self._seq = seq
+        if t < self._now_obj:
+            t = self._now_obj
+        heapq.heappush(self._far, (t, seq, slot))
+        return slot
+
+    cdef Py_ssize_t _push_near(self, int64_t ti, object fn, object args) except -1:
+        """`_push` of a 64-bit time while the clock is within 64 bits (clamped to now): the C heap."""
+        cdef int64_t seq
+        cdef Entry* grown
+        cdef Py_ssize_t i, parent, slot
+        cdef Entry e
+        if ti < self._now:
             ti = self._now
         seq = self._seq + 1
         if seq >= SEQ_LIMIT:
             raise OverflowError("the simulation scheduled 2**32 events: the event keys are full")
-        if not far and self._n == self._cap:
+        if self._n == self._cap:
             grown = <Entry*>realloc(self._heap, (self._cap * 2 + 64) * sizeof(Entry))
             if grown == NULL:
                 raise MemoryError()
             self._heap = grown
             self._cap = self._cap * 2 + 64
+        slot = self._slot_for(fn, args)
+        self._seq = seq
+        e.t = ti
+        e.seq = seq
+        e.slot = slot
+        i = self._n
+        self._n += 1
+        while i > 0:  # sift up
+            parent = (i - 1) >> 1
+            if _before(&e, &self._heap[parent]):
+                self._heap[i] = self._heap[parent]
+                i = parent
+            else:
+                break
+        self._heap[i] = e
+        return slot
+
+    cdef Py_ssize_t _slot_for(self, object fn, object args) except -1:
+        """A free slot holding fn and args (kind 0); `_free` keeps room for every slot."""
+        cdef Py_ssize_t* grown_free
+        cdef int* grown_kind
+        cdef int64_t* grown_a
+        cdef Py_ssize_t slot
         if self._nfree:
             self._nfree -= 1
             slot = self._free[self._nfree]
@@ -164,30 +198,15 @@ cdef class EventLoop:
             self._fns.append(fn)
             self._args.append(args)
         self._kind[slot] = 0
-        self._seq = seq
-        if far:
-            if t < self._now_obj:
-                t = self._now_obj
-            heapq.heappush(self._far, (t, seq, slot))
-            return slot
-        e.t = ti
-        e.seq = seq
-        e.slot = slot
-        i = self._n
-        self._n += 1
-        while i > 0:  # sift up
-            parent = (i - 1) >> 1
-            if _before(&e, &self._heap[parent]):
-                self._heap[i] = self._heap[parent]
-                i = parent
-            else:
-                break
-        self._heap[i] = e
         return slot
 
     cdef int at_c(self, int64_t t, Handler h, int kind, int64_t a, object payload) except -1:
         """`at(t, ...)` for a Handler's event: h.fire(kind, a, payload) at t (kind > 0)."""
-        cdef Py_ssize_t slot = self._push(t, h, payload)
+        cdef Py_ssize_t slot
+        if self._now_far:
+            slot = self._push(t, h, payload)
+        else:  # no int object made for t
+            slot = self._push_near(t, h, payload)
         self._kind[slot] = kind
         self._a[slot] = a
         return 0
@@ -206,21 +225,28 @@ cdef class EventLoop:
     cdef Entry _pop(self) noexcept:
         cdef Entry top = self._heap[0]
         cdef Entry last
-        cdef Py_ssize_t n, i, child
+        cdef Py_ssize_t n, i, child, parent
         self._n -= 1
         n = self._n
         if n > 0:
+            # Floyd's sift-down: the hole goes down to a leaf along the earlier children (one
+            # comparison a level), then the last entry, usually one of the latest, sifts up from there
+            # (the heap's keys are unique, so it pops the same order whatever its shape)
             last = self._heap[n]
             i = 0
-            while True:  # sift down
+            while True:
                 child = 2 * i + 1
                 if child >= n:
                     break
                 if child + 1 < n and _before(&self._heap[child + 1], &self._heap[child]):
                     child += 1
-                if _before(&self._heap[child], &last):
-                    self._heap[i] = self._heap[child]
-                    i = child
+                self._heap[i] = self._heap[child]
+                i = child
+            while i > 0:
+                parent = (i - 1) >> 1
+                if _before(&last, &self._heap[parent]):
+                    self._heap[i] = self._heap[parent]
+                    i = parent
                 else:
                     break
             self._heap[i] = last
