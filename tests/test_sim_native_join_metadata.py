@@ -15,6 +15,8 @@ builds the tests skip (fail under KAFKA_REBALANCE_REQUIRE_COMPILED=1).
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +25,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sim_fingerprint_set as fps  # noqa: E402
-from compiled_legs import require_build  # noqa: E402
+from compiled_legs import no_compiled_leg, require_build  # noqa: E402
 from kafka_rebalance.sim.scenario import parse_simulation_scenario  # noqa: E402
 
 SCENARIOS = dict(fps.scenarios())
@@ -193,7 +195,6 @@ def test_the_leaders_reads_and_member_subscriptions_are_the_references():
     from kafka_rebalance.sim.world_core import member_subscription
 
     mm = require_build("native_member_messages")
-    assert mm.TOPIC_PARTITION_FAST and mm.MEMBER_SUBSCRIPTION_FAST
     for tp in (TopicPartition("t", 3), TopicPartition("orders", 2**40), TopicPartition("", -1)):
         assert mm.tp_topic(tp) is tp.topic and mm.tp_partition(tp) is tp.partition
 
@@ -213,3 +214,49 @@ def test_the_leaders_reads_and_member_subscriptions_are_the_references():
         for f in mm.MEMBER_SUBSCRIPTION_FIELDS:
             g, w = getattr(got, f), getattr(want, f)
             assert g is w if f not in ("topics", "owned") else (type(g) is tuple and g == w)
+    if not (mm.TOPIC_PARTITION_FAST and mm.MEMBER_SUBSCRIPTION_FAST):
+        # exact either way (the reference's getattr and builder ran above); the fast reads need
+        # model_fields' fresh mypyc build, whose getset descriptors they call
+        no_compiled_leg("model_fields is not a fresh mypyc build: the leader's fast reads are off")
+
+
+_CHANGED_SUBSCRIPTION = """
+import dataclasses, sys
+import kafka_rebalance.sim.subscription as sm
+
+@dataclasses.dataclass(frozen=True)  # the same fields, without slots
+class Subscription:
+    topics: object
+    owned: object
+    generation: object
+    rack: object
+    user_data: object
+    owned_idx: object
+
+sm.Subscription = Subscription
+from kafka_rebalance import native
+from kafka_rebalance.sim import classic_native
+from kafka_rebalance.sim.scenario import parse_simulation_scenario
+import sim_fingerprint_set as fps
+
+print(native.cython_build("kafka_rebalance.sim", "native_member_messages"))
+print(classic_native.native_support(parse_simulation_scenario(dict(fps.scenarios())[sys.argv[1]])))
+"""
+
+
+def test_a_subscription_of_another_shape_makes_the_module_refuse_to_load():
+    """Review 12 F2: a Subscription that is not the slots dataclass the builders write makes
+    native_member_messages refuse to load (ImportError), so the claim names the build and the
+    reference runs; it used to raise KeyError out of `native_support`."""
+    require_build("native_member_messages")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), *sys.path]))
+    done = subprocess.run(
+        [sys.executable, "-c", _CHANGED_SUBSCRIPTION, "rolling-cooperative-sticky-40"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    build, claim = done.stdout.splitlines()
+    assert build == "None"
+    assert claim.startswith("native build missing or stale") and "native_member_messages" in claim

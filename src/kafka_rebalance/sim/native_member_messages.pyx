@@ -4,10 +4,10 @@
 `join_request`, `sync_request`, `subscription`), which stay the reference.
 
 - A request is a NamedTuple: what its generated `__new__` returns is `tuple.__new__(cls, fields)`,
-  here tuple's own tp_new over the fields.
+  here `native_checked.new_tuple_of` (the class's allocator, the fields stored in order).
 - A Subscription is a frozen slots dataclass without `__post_init__`: `object.__new__` and each
-  slot set in field order, here written as the slot descriptor's `__set__` writes it
-  (structmember.c, T_OBJECT_EX). At import the class must still be that (its fields, in order,
+  slot set in field order, here `native_checked.new_object` and `set_fresh_slot` (as the slot
+  descriptor's `__set__` writes an empty slot; structmember.c, T_OBJECT_EX). At import the class must still be that (its fields, in order,
   writable object slots; no `__post_init__`, object's `__new__`): else the module refuses to load
   and the reference runs.
 - cooperative-sticky's user data: the last `encode_cooperative_user_data` kept, by generation.
@@ -22,9 +22,10 @@ tests/test_sim_native_join_metadata.py compares each builder with its class and 
 JoinGroupRequest of a run with the reference's.
 """
 
-from cpython.object cimport PyObject, PyTypeObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.object cimport PyObject
 from libc.stdint cimport int64_t
+
+from .native_checked cimport new_object, new_tuple_of, set_fresh_slot, slot_offset
 
 from dataclasses import fields as _fields
 
@@ -34,19 +35,7 @@ from ..model import MemberSubscription, TopicPartition
 from .subscription import Subscription
 from .world_core import member_subscription
 
-cdef extern from "structmember.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-        int flags
-    enum:
-        T_OBJECT_EX
-        READONLY
-
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
     ctypedef object (*getter)(object, void*)
     ctypedef int (*setter)(object, object, void*) except -1
     ctypedef struct PyGetSetDef:
@@ -58,23 +47,9 @@ cdef extern from "Python.h":
     ctypedef struct PyGetSetDescrObject:
         PyGetSetDef* d_getset
 
-cdef PyTypeObject* _TUPLE = <PyTypeObject*>tuple
-cdef object _object_new = object.__new__
 cdef object _JOIN_PROTOCOL_TYPE = JoinGroupRequest._field_defaults["protocol_type"]
 cdef object _JOIN_REASON = JoinGroupRequest._field_defaults["reason"]
-cdef type _SLOT = type(Subscription.__dict__["topics"])  # member_descriptor
 SUBSCRIPTION_FIELDS = ("topics", "owned", "generation", "rack", "user_data", "owned_idx")
-
-
-cdef Py_ssize_t _slot_offset(type cls, str name) except -1:
-    """Where the slot `name` of `cls` sits in its instances (a writable object slot)."""
-    d = cls.__dict__.get(name)
-    if type(d) is not _SLOT:
-        raise ImportError(f"{cls.__name__}.{name} is not a slot: native_member_messages")
-    cdef PyMemberDef* m = (<PyMemberDescrObject*><PyObject*>d).d_member
-    if m.type != T_OBJECT_EX or (m.flags & READONLY):
-        raise ImportError(f"{cls.__name__}.{name} is not a writable object slot")
-    return m.offset
 
 
 if (
@@ -83,55 +58,38 @@ if (
     or Subscription.__new__ is not object.__new__
 ):
     raise ImportError("Subscription is not the slots dataclass native_member_messages builds")
-cdef Py_ssize_t _S_TOPICS = _slot_offset(Subscription, "topics")
-cdef Py_ssize_t _S_OWNED = _slot_offset(Subscription, "owned")
-cdef Py_ssize_t _S_GENERATION = _slot_offset(Subscription, "generation")
-cdef Py_ssize_t _S_RACK = _slot_offset(Subscription, "rack")
-cdef Py_ssize_t _S_USER_DATA = _slot_offset(Subscription, "user_data")
-cdef Py_ssize_t _S_OWNED_IDX = _slot_offset(Subscription, "owned_idx")
-
-
-cdef inline int _put(object obj, Py_ssize_t offset, object value) except -1:
-    """The slot descriptor's __set__: the new reference in, the old one (NULL on a new object)
-    released."""
-    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + offset)
-    cdef PyObject* old = slot[0]
-    Py_INCREF(value)
-    slot[0] = <PyObject*>value
-    Py_XDECREF(old)
-    return 0
+cdef Py_ssize_t _S_TOPICS = slot_offset(Subscription, "topics")
+cdef Py_ssize_t _S_OWNED = slot_offset(Subscription, "owned")
+cdef Py_ssize_t _S_GENERATION = slot_offset(Subscription, "generation")
+cdef Py_ssize_t _S_RACK = slot_offset(Subscription, "rack")
+cdef Py_ssize_t _S_USER_DATA = slot_offset(Subscription, "user_data")
+cdef Py_ssize_t _S_OWNED_IDX = slot_offset(Subscription, "owned_idx")
 
 
 cpdef object subscription_c(object topics, object owned, object generation, object rack,
                             object user_data, object owned_idx):
     """`member_rebalance.subscription(...)`: the same Subscription, its slots set in field order."""
-    s = _object_new(Subscription)
-    _put(s, _S_TOPICS, topics)
-    _put(s, _S_OWNED, owned)
-    _put(s, _S_GENERATION, generation)
-    _put(s, _S_RACK, rack)
-    _put(s, _S_USER_DATA, user_data)
-    _put(s, _S_OWNED_IDX, owned_idx)
+    s = new_object(Subscription)
+    set_fresh_slot(s, _S_TOPICS, topics)
+    set_fresh_slot(s, _S_OWNED, owned)
+    set_fresh_slot(s, _S_GENERATION, generation)
+    set_fresh_slot(s, _S_RACK, rack)
+    set_fresh_slot(s, _S_USER_DATA, user_data)
+    set_fresh_slot(s, _S_OWNED_IDX, owned_idx)
     return s
-
-
-cdef inline object _request(type cls, tuple values):
-    """`tuple.__new__(cls, values)`: tuple's tp_new over the fields (the NamedTuple's own __new__)."""
-    cdef tuple args = (values,)
-    return _TUPLE.tp_new(cls, <PyObject*>args, NULL)
 
 
 cpdef object heartbeat_request_c(object client, object member_id, object generation,
                                  object instance_id):
     """`member_rebalance.heartbeat_request(...)`."""
-    return _request(HeartbeatRequest, (client, member_id, generation, instance_id))
+    return new_tuple_of(HeartbeatRequest, (client, member_id, generation, instance_id))
 
 
 cpdef object join_request_c(object client, object member_id, object protocols,
                             object session_timeout_ms, object rebalance_timeout_ms,
                             object instance_id):
     """`member_rebalance.join_request(...)`: protocol_type and reason the NamedTuple's defaults."""
-    return _request(
+    return new_tuple_of(
         JoinGroupRequest,
         (
             client, member_id, protocols, session_timeout_ms, rebalance_timeout_ms, instance_id,
@@ -144,7 +102,7 @@ cpdef object sync_request_c(object client, object member_id, object generation,
                             object instance_id, object protocol_type, object protocol_name,
                             object assignments):
     """`member_rebalance.sync_request(...)`."""
-    return _request(
+    return new_tuple_of(
         SyncGroupRequest,
         (client, member_id, generation, instance_id, protocol_type, protocol_name, assignments),
     )

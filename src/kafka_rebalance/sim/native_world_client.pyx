@@ -103,22 +103,9 @@ cdef class NativeClient:
         return self._owned()
 
     cdef bint _owns_exactly(self, tuple partitions) except -1:
-        """Is `owned` equal to `partitions` (same partitions, same order)? Compared as Python ints."""
-        cdef OwnedPartitions o = self.own
-        cdef Py_ssize_t i
-        cdef int overflow = 0
-        cdef long long v
-        if o.k != len(partitions):
-            return False
-        for i in range(o.k):
-            x = partitions[i]
-            if type(x) is int:
-                v = PyLong_AsLongLongAndOverflow(x, &overflow)
-                if overflow or v != o.owned[i]:
-                    return False
-            elif x != o.owned[i]:
-                return False
-        return True
+        """Is `owned` equal to `partitions` (same partitions, same order), compared with `==` as
+        `_equals_owned` does?"""
+        return _equals_owned(partitions, self.own)
 
     @property
     def positions(self):
