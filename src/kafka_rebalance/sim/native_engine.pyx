@@ -45,6 +45,20 @@ cdef inline bint _before(Entry* a, Entry* b) noexcept nogil:
     return a.t < b.t or (a.t == b.t and a.seq < b.seq)
 
 
+cdef inline void _sift_up(Entry* heap, Py_ssize_t i, Entry e) noexcept:
+    """Put `e` in the hole at `i`, moving it up past the parents it comes before (a push's new
+    entry, or `_pop`'s last entry from the leaf Floyd's sift-down left open)."""
+    cdef Py_ssize_t parent
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _before(&e, &heap[parent]):
+            heap[i] = heap[parent]
+            i = parent
+        else:
+            break
+    heap[i] = e
+
+
 cdef class Handler:
     """The receiver of C-level events (a native world, member or coordinator extends it)."""
 
@@ -134,7 +148,7 @@ cdef class EventLoop:
         """`_push` of a 64-bit time while the clock is within 64 bits (clamped to now): the C heap."""
         cdef int64_t seq
         cdef Entry* grown
-        cdef Py_ssize_t i, parent, slot
+        cdef Py_ssize_t i, slot
         cdef Entry e
         if ti < self._now:
             ti = self._now
@@ -154,14 +168,7 @@ cdef class EventLoop:
         e.slot = slot
         i = self._n
         self._n += 1
-        while i > 0:  # sift up
-            parent = (i - 1) >> 1
-            if _before(&e, &self._heap[parent]):
-                self._heap[i] = self._heap[parent]
-                i = parent
-            else:
-                break
-        self._heap[i] = e
+        _sift_up(self._heap, i, e)
         return slot
 
     cdef Py_ssize_t _slot_for(self, object fn, object args) except -1:
@@ -225,7 +232,7 @@ cdef class EventLoop:
     cdef Entry _pop(self) noexcept:
         cdef Entry top = self._heap[0]
         cdef Entry last
-        cdef Py_ssize_t n, i, child, parent
+        cdef Py_ssize_t n, i, child
         self._n -= 1
         n = self._n
         if n > 0:
@@ -242,14 +249,7 @@ cdef class EventLoop:
                     child += 1
                 self._heap[i] = self._heap[child]
                 i = child
-            while i > 0:
-                parent = (i - 1) >> 1
-                if _before(&last, &self._heap[parent]):
-                    self._heap[i] = self._heap[parent]
-                    i = parent
-                else:
-                    break
-            self._heap[i] = last
+            _sift_up(self._heap, i, last)
         return top
 
     cdef int _call(self, Py_ssize_t slot) except -1:
