@@ -19,8 +19,9 @@ not slow the next and CPU s is that process's own time. The event log is not kep
 (collect_events=False); everything else, including per-record duplicate and loss accounting,
 runs as in `kafka-rebalance simulate`.
 
-KAFKA_REBALANCE_SIM_CORE=native|auto|reference (default reference) chooses the simulator's core
-(`sim.api.simulate_scenario(core=...)`, docs/sim-native.md); each row's `core` says which ran.
+KAFKA_REBALANCE_SIM_CORE=native|auto|reference (default auto, what `kafka-rebalance simulate` runs)
+chooses the simulator's core (`sim.api.simulate_scenario(core=...)`, docs/sim-native.md); each
+row's `core` says which ran.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def day() -> dict:
 def run_case(name: str, doc: dict) -> dict:
     load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
-    core = os.environ.get("KAFKA_REBALANCE_SIM_CORE", "reference")
+    core = os.environ.get("KAFKA_REBALANCE_SIM_CORE", "auto")
     res = simulate_scenario(parse_simulation_scenario(doc), collect_events=False, core=core)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
@@ -167,13 +168,13 @@ def markdown(rows: list[dict], command: str, notes: str = "") -> str:
     if notes:
         lines += [notes, ""]
     lines += [
-        "| case | members | partitions | simulated s | CPU s | wall s | load | peak RSS | sim events | "
+        "| case | core | members | partitions | simulated s | CPU s | wall s | load | peak RSS | sim events | "
         "events per CPU s | rebalances | records | duplicates | lost |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['case']} | {r['members']:,} | {r['partitions']:,} | {r['simulated_s']:,.0f} | "
+            f"| {r['case']} | {r.get('core', 'reference')} | {r['members']:,} | {r['partitions']:,} | {r['simulated_s']:,.0f} | "
             f"{r['cpu_s']:,.1f} | {r['wall_s']:,.1f} | {r['load']:.1f} | {r['peak_rss_mib']:,} MiB | "
             f"{r['events']:,} | {r['events_per_cpu_s']:,} | {r['rebalances']:,} | {r['records']:,} | "
             f"{r['duplicates']:,} | {r['lost']:,} |"
