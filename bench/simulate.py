@@ -100,10 +100,11 @@ def day() -> dict:
     }
 
 
-def run_case(name: str, doc: dict) -> dict:
+def run_case(name: str, doc: dict, core: str = "reference") -> dict:
+    """One case in this process, on `core` (the benches that import this module count or profile
+    the reference's engine and world, so they keep the reference; `--one` passes the table's)."""
     load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
-    core = os.environ.get("KAFKA_REBALANCE_SIM_CORE", "auto")
     res = simulate_scenario(parse_simulation_scenario(doc), collect_events=False, core=core)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
@@ -229,7 +230,8 @@ def main() -> int:
     args = ap.parse_args()
     counts = member_counts(args.members)
     if args.one:
-        print(json.dumps(run_case(args.one, case_doc(args.one, counts[0]))), flush=True)
+        core = os.environ.get("KAFKA_REBALANCE_SIM_CORE", "auto")
+        print(json.dumps(run_case(args.one, case_doc(args.one, counts[0]), core)), flush=True)
         return 0
     cases = args.case or list(CASES)
     rows = []
